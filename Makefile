@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: Apache-2.0
+# Thin entry over CMake.  The README's two commands:
+#   make demo   install what is missing, build, run xprobe on the bundled demo
+#   make test   install what is missing, build (plain, ASan+UBSan, fuzz),
+#               run unit, CLI, live and fuzz tests
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PY := /usr/bin/python3
+FUZZ_SECONDS ?= 20
+
+.PHONY: all deps build build-asan build-fuzz demo test test-unit test-cli \
+	test-asan test-fuzz tracefs bench clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build -j $(JOBS)
+
+build-asan: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPROBE_SANITIZE=ON >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+
+build-fuzz: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DXPROBE_FUZZ=ON >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+
+tracefs:
+	@./scripts/ensure-tracefs.sh
+
+demo: build tracefs
+	@./scripts/demo.sh build/bin/xprobe
+
+test-unit: build build-asan
+	@cd build && ctest --output-on-failure -j $(JOBS)
+	@cd build-asan && ctest --output-on-failure -j $(JOBS)
+
+test-cli: build build-asan tracefs
+	@XPROBE_BIN=$(CURDIR)/build/bin/xprobe XPROBE_BUILD=$(CURDIR)/build \
+		$(PY) -m pytest -q -p no:cacheprovider tests/cli tests/live
+	@XPROBE_BIN=$(CURDIR)/build-asan/bin/xprobe XPROBE_BUILD=$(CURDIR)/build-asan \
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		$(PY) -m pytest -q -p no:cacheprovider tests/cli
+
+test-fuzz: build-fuzz
+	@./scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_SECONDS)
+
+test: test-unit test-cli test-fuzz
+	@echo "xprobe: all tests passed"
+
+bench: build
+	@XPROBE_BENCH_DEPS=1 ./scripts/install-deps.sh
+	@for b in bench/bench_*.sh; do echo "== $$b"; $$b || exit 1; done
+
+clean:
+	rm -rf build build-asan build-fuzz

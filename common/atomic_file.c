@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * atomic_file.c - temporary + fsync + rename + directory fsync; see
+ * atomic_file.h for the guarantees.  The sequence number makes concurrent
+ * writers in one process use distinct temporaries.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic_file.h"
+
+int xpc_atomic_fault_before_rename;
+
+static unsigned long tmp_seq;
+
+int xpc_atomic_open(struct xpc_atomic_file *f, const char *path)
+{
+	char *dup_dir = NULL, *dup_base = NULL;
+	const char *dir, *base;
+	size_t n;
+	int err = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	if (!path || !*path)
+		return -EINVAL;
+	dup_dir = strdup(path);
+	dup_base = strdup(path);
+	f->path = strdup(path);
+	if (!dup_dir || !dup_base || !f->path) {
+		err = -ENOMEM;
+		goto out;
+	}
+	dir = dirname(dup_dir);
+	base = basename(dup_base);
+	if (!*base || strcmp(base, "/") == 0 || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0) {
+		err = -EISDIR;
+		goto out;
+	}
+	n = strlen(dir) + strlen(base) + 64;
+	f->tmp_path = malloc(n);
+	if (!f->tmp_path) {
+		err = -ENOMEM;
+		goto out;
+	}
+	snprintf(f->tmp_path, n, "%s/.%s.xprobe-%d-%lu.tmp", dir, base, (int)getpid(),
+		 __atomic_add_fetch(&tmp_seq, 1, __ATOMIC_RELAXED));
+	f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (f->fd < 0) {
+		err = -errno;
+		free(f->tmp_path);
+		f->tmp_path = NULL;
+		goto out;
+	}
+	/* O_CREAT honours the umask; make 0600 explicit. */
+	if (fchmod(f->fd, 0600) < 0)
+		err = -errno;
+out:
+	free(dup_dir);
+	free(dup_base);
+	if (err)
+		xpc_atomic_abort(f);
+	return err;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char *dup = strdup(path);
+	int fd, err = 0;
+
+	if (!dup)
+		return -ENOMEM;
+	fd = open(dirname(dup), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		if (fsync(fd) < 0 && errno != EINVAL)
+			err = -errno;
+		close(fd);
+	}
+	free(dup);
+	return err;
+}
+
+int xpc_atomic_commit(struct xpc_atomic_file *f)
+{
+	int err = 0;
+
+	if (f->fd < 0 || !f->tmp_path)
+		return -EBADF;
+	if (fsync(f->fd) < 0)
+		err = -errno;
+	if (close(f->fd) < 0 && !err)
+		err = -errno;
+	f->fd = -1;
+	if (!err && xpc_atomic_fault_before_rename)
+		err = xpc_atomic_fault_before_rename;
+	if (!err && rename(f->tmp_path, f->path) < 0)
+		err = -errno;
+	if (err) {
+		xpc_atomic_abort(f);
+		return err;
+	}
+	free(f->tmp_path);
+	f->tmp_path = NULL;
+	err = fsync_dir_of(f->path);
+	xpc_atomic_abort(f);
+	return err;
+}
+
+void xpc_atomic_abort(struct xpc_atomic_file *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	if (f->tmp_path)
+		unlink(f->tmp_path);
+	free(f->tmp_path);
+	free(f->path);
+	f->tmp_path = NULL;
+	f->path = NULL;
+}
+
+int xpc_atomic_write(const char *path, const void *data, size_t len)
+{
+	struct xpc_atomic_file f;
+	const char *p = data;
+	int err;
+
+	err = xpc_atomic_open(&f, path);
+	if (err)
+		return err;
+	while (len) {
+		ssize_t n = write(f.fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			xpc_atomic_abort(&f);
+			return err;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return xpc_atomic_commit(&f);
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * parse.h - the one way the project turns outside text into numbers.
+ * No atoi/strtol elsewhere (STYLE.md: banned list).
+ */
+#ifndef XPC_PARSE_H
+#define XPC_PARSE_H
+
+#include <stdint.h>
+
+/*
+ * Parse a whole string as an unsigned decimal in [min, max].
+ * Leading '+', '-', whitespace and trailing bytes are rejected.
+ * Return: 0, -EINVAL (not a number), -ERANGE (outside [min, max]).
+ */
+int xpc_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Same for "0x" hexadecimal (prefix required, case-insensitive digits). */
+int xpc_parse_hex_u64(const char *s, uint64_t *out);
+/* Same for a signed decimal in [min, max]. */
+int xpc_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
+
+#endif /* XPC_PARSE_H */

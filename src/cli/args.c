@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * args.c - getopt_long over one table of every flag; see args.h.
+ * Cross-flag checks (conflicts, requirements) run after the loop, like
+ * argp's ARGP_KEY_END; value checks that the contract reports as JSON
+ * errors (zero samples, missing --match in measure ...) are left to the
+ * commands.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../common/parse.h"
+#include "args.h"
+
+enum opt_id {
+	O_JSON = 1000, O_NONINTERACTIVE, O_NOCOLOR, O_HELP,
+	O_PID, O_LIMIT, O_FROM, O_TO, O_MATCH, O_SPEC, O_INPUT, O_AGENT, O_CUPTI_SOCKET,
+	O_EVENTS_OUT, O_FORMAT, O_NAME, O_SAMPLES, O_DURATION, O_TIMEOUT, O_MAX_EVENTS,
+	O_AGGREGATE, O_CPU_SAMPLE, O_SYSCALL_AGG, O_MAX_GROUPS, O_FREQUENCY, O_MAX_SAMPLES,
+	O_STACK_DEPTH, O_MAX_THREADS, O_MAX_INFLIGHT,
+};
+
+struct opt_def {
+	struct option lo;
+	unsigned long bit; /* 0 = common flag */
+};
+
+static const struct opt_def opt_defs[] = {
+	{ { "json", no_argument, NULL, O_JSON }, 0 },
+	{ { "non-interactive", no_argument, NULL, O_NONINTERACTIVE }, 0 },
+	{ { "no-color", no_argument, NULL, O_NOCOLOR }, 0 },
+	{ { "help", no_argument, NULL, O_HELP }, 0 },
+	{ { "pid", required_argument, NULL, O_PID }, XP_OPT_PID },
+	{ { "limit", required_argument, NULL, O_LIMIT }, XP_OPT_LIMIT },
+	{ { "from", required_argument, NULL, O_FROM }, XP_OPT_FROM },
+	{ { "to", required_argument, NULL, O_TO }, XP_OPT_TO },
+	{ { "match", required_argument, NULL, O_MATCH }, XP_OPT_MATCH },
+	{ { "spec", required_argument, NULL, O_SPEC }, XP_OPT_SPEC },
+	{ { "input", required_argument, NULL, O_INPUT }, XP_OPT_INPUT },
+	{ { "agent", required_argument, NULL, O_AGENT }, XP_OPT_AGENT },
+	{ { "cupti-socket", required_argument, NULL, O_CUPTI_SOCKET }, XP_OPT_CUPTI_SOCKET },
+	{ { "events-out", required_argument, NULL, O_EVENTS_OUT }, XP_OPT_EVENTS_OUT },
+	{ { "format", required_argument, NULL, O_FORMAT }, XP_OPT_FORMAT },
+	{ { "name", required_argument, NULL, O_NAME }, XP_OPT_NAME },
+	{ { "samples", required_argument, NULL, O_SAMPLES }, XP_OPT_SAMPLES },
+	{ { "duration-ms", required_argument, NULL, O_DURATION }, XP_OPT_DURATION },
+	{ { "timeout-ms", required_argument, NULL, O_TIMEOUT }, XP_OPT_TIMEOUT },
+	{ { "max-events", required_argument, NULL, O_MAX_EVENTS }, XP_OPT_MAX_EVENTS },
+	{ { "aggregate", no_argument, NULL, O_AGGREGATE }, XP_OPT_AGGREGATE },
+	{ { "cpu-sample", no_argument, NULL, O_CPU_SAMPLE }, XP_OPT_CPU_SAMPLE },
+	{ { "syscall-aggregate", no_argument, NULL, O_SYSCALL_AGG }, XP_OPT_SYSCALL_AGG },
+	{ { "max-groups", required_argument, NULL, O_MAX_GROUPS }, XP_OPT_MAX_GROUPS },
+	{ { "frequency-hz", required_argument, NULL, O_FREQUENCY }, XP_OPT_FREQUENCY },
+	{ { "max-samples", required_argument, NULL, O_MAX_SAMPLES }, XP_OPT_MAX_SAMPLES },
+	{ { "stack-depth", required_argument, NULL, O_STACK_DEPTH }, XP_OPT_STACK_DEPTH },
+	{ { "max-threads", required_argument, NULL, O_MAX_THREADS }, XP_OPT_MAX_THREADS },
+	{ { "max-inflight", required_argument, NULL, O_MAX_INFLIGHT }, XP_OPT_MAX_INFLIGHT },
+};
+
+#define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
+
+static int usage_error(const struct xp_command *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int usage_error(const struct xp_command *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "error: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n\nUsage: xprobe %s %s\n\nFor more information, try 'xprobe %s --help'.\n",
+		cmd->name, cmd->usage, cmd->name);
+	return 2;
+}
+
+static const char *flag_name(unsigned long bit)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (opt_defs[i].bit == bit)
+			return opt_defs[i].lo.name;
+	return "?";
+}
+
+static int parse_num(const struct xp_command *cmd, const char *flag, const char *arg,
+		     uint64_t max, uint64_t *out)
+{
+	int rc = xpc_parse_u64(arg, 0, max, out);
+
+	if (rc == -ERANGE)
+		return usage_error(cmd, "invalid value '%s' for '--%s': number too large", arg,
+				   flag);
+	if (rc)
+		return usage_error(cmd, "invalid value '%s' for '--%s': expected a non-negative integer",
+				   arg, flag);
+	return 0;
+}
+
+/* Pairs of flags that cannot be combined (the clap conflicts). */
+struct conflict {
+	unsigned long a, b;
+};
+
+static const struct conflict conflicts[] = {
+	{ XP_OPT_SPEC, XP_OPT_INPUT }, { XP_OPT_SPEC, XP_OPT_PID },
+	{ XP_OPT_SPEC, XP_OPT_FROM }, { XP_OPT_SPEC, XP_OPT_TO },
+	{ XP_OPT_SPEC, XP_OPT_MATCH }, { XP_OPT_SPEC, XP_OPT_SAMPLES },
+	{ XP_OPT_SPEC, XP_OPT_DURATION }, { XP_OPT_SPEC, XP_OPT_TIMEOUT },
+	{ XP_OPT_SPEC, XP_OPT_MAX_EVENTS }, { XP_OPT_SPEC, XP_OPT_AGGREGATE },
+	{ XP_OPT_SPEC, XP_OPT_MAX_GROUPS }, { XP_OPT_SPEC, XP_OPT_NAME },
+	{ XP_OPT_SPEC, XP_OPT_CPU_SAMPLE }, { XP_OPT_SPEC, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_PID, XP_OPT_INPUT },
+	{ XP_OPT_AGGREGATE, XP_OPT_INPUT }, { XP_OPT_AGGREGATE, XP_OPT_SAMPLES },
+	{ XP_OPT_AGGREGATE, XP_OPT_EVENTS_OUT }, { XP_OPT_AGGREGATE, XP_OPT_FORMAT },
+	{ XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE }, { XP_OPT_AGGREGATE, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG },
+};
+
+/* Flags that only make sense with another one (any of `needs`). */
+struct requirement {
+	unsigned long flag, needs;
+};
+
+static const struct requirement requirements[] = {
+	{ XP_OPT_MAX_GROUPS, XP_OPT_AGGREGATE | XP_OPT_SYSCALL_AGG | XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_FREQUENCY, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_MAX_SAMPLES, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_STACK_DEPTH, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_MAX_THREADS, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_MAX_INFLIGHT, XP_OPT_SYSCALL_AGG },
+};
+
+static int check_combinations(const struct xp_command *cmd, unsigned long seen)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(conflicts) / sizeof(conflicts[0]); i++) {
+		const struct conflict *c = &conflicts[i];
+
+		if ((seen & c->a) && (seen & c->b))
+			return usage_error(cmd, "the argument '--%s' cannot be used with '--%s'",
+					   flag_name(c->a), flag_name(c->b));
+	}
+	for (i = 0; i < sizeof(requirements) / sizeof(requirements[0]); i++) {
+		const struct requirement *r = &requirements[i];
+		unsigned long b;
+
+		if (!(seen & r->flag) || (seen & r->needs) || !(cmd->flags & r->flag))
+			continue;
+		for (b = 1; b; b <<= 1)
+			if ((r->needs & b) && (cmd->flags & b))
+				break;
+		return usage_error(cmd, "the argument '--%s' requires '--%s'", flag_name(r->flag),
+				   flag_name(b));
+	}
+	return 0;
+}
+
+static int check_required(const struct xp_command *cmd, const struct xp_cli *cli,
+			  unsigned long seen)
+{
+	bool inventory = cli->cpu_sample || cli->syscall_aggregate;
+
+	if (strcmp(cmd->name, "discover") == 0 && !(seen & XP_OPT_PID))
+		return usage_error(cmd, "the following required argument was not provided: --pid <PID>");
+	if (strcmp(cmd->name, "validate") == 0) {
+		if (!(seen & XP_OPT_PID))
+			return usage_error(cmd, "the following required argument was not provided: --pid <PID>");
+		if (inventory)
+			return 0;
+		if (!(seen & XP_OPT_FROM))
+			return usage_error(cmd, "the following required argument was not provided: --from <SELECTOR>");
+		if (!(seen & XP_OPT_TO))
+			return usage_error(cmd, "the following required argument was not provided: --to <SELECTOR>");
+		if (!(seen & XP_OPT_MATCH))
+			return usage_error(cmd, "the following required argument was not provided: --match <POLICY>");
+	}
+	return 0;
+}
+
+/*
+ * getopt_long accepts unambiguous prefixes ("--jso"); scripts must not come
+ * to depend on that, so every flag must be spelled in full.  Values of
+ * flags given as "--flag VALUE" are skipped, as getopt would take them.
+ */
+static int check_exact_names(const struct xp_command *cmd, int argc, char **argv,
+			     const struct option *longopts)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const struct option *o;
+		size_t n;
+
+		if (strcmp(a, "--") == 0)
+			return 0;
+		if (strcmp(a, "-h") == 0 || a[0] != '-' || a[1] == '\0')
+			continue;
+		if (a[1] != '-')
+			return usage_error(cmd, "unexpected argument '%s' found", a);
+		n = strcspn(a + 2, "=");
+		for (o = longopts; o->name; o++)
+			if (strlen(o->name) == n && strncmp(o->name, a + 2, n) == 0)
+				break;
+		if (!o->name)
+			return usage_error(cmd, "unexpected argument '%.*s' found", (int)n + 2, a);
+		if (o->has_arg == required_argument && a[2 + n] != '=')
+			i++;
+	}
+	return 0;
+}
+
+int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp_cli *cli,
+		  bool *done)
+{
+	struct option longopts[NOPTS + 1];
+	unsigned long seen = 0;
+	size_t i, n = 0;
+	int c, rc;
+
+	*done = false;
+	for (i = 0; i < NOPTS; i++)
+		if (!opt_defs[i].bit || (cmd->flags & opt_defs[i].bit))
+			longopts[n++] = opt_defs[i].lo;
+	memset(&longopts[n], 0, sizeof(longopts[n]));
+
+	if ((rc = check_exact_names(cmd, argc, argv, longopts)))
+		return rc;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		unsigned long bit = 0;
+		uint64_t v;
+
+		for (i = 0; i < NOPTS; i++)
+			if (opt_defs[i].lo.val == c)
+				bit = opt_defs[i].bit;
+		if (bit && (seen & bit) && bit != XP_OPT_INPUT)
+			return usage_error(cmd, "the argument '--%s' cannot be used multiple times",
+					   flag_name(bit));
+		seen |= bit;
+		switch (c) {
+		case O_JSON: cli->json = true; break;
+		case O_NONINTERACTIVE: cli->non_interactive = true; break;
+		case O_NOCOLOR: cli->no_color = true; break;
+		case 'h':
+		case O_HELP:
+			printf("%s\n\nUsage: xprobe %s %s\n\n%s", cmd->summary, cmd->name, cmd->usage,
+			       cmd->help);
+			*done = true;
+			return 0;
+		case O_PID:
+			if ((rc = parse_num(cmd, "pid", optarg, UINT32_MAX, &v)))
+				return rc;
+			cli->has_pid = true;
+			cli->pid = (uint32_t)v;
+			break;
+		case O_LIMIT:
+			if ((rc = parse_num(cmd, "limit", optarg, UINT64_MAX, &cli->limit)))
+				return rc;
+			cli->has_limit = true;
+			break;
+		case O_FROM: cli->from = optarg; break;
+		case O_TO: cli->to = optarg; break;
+		case O_MATCH: cli->match = optarg; break;
+		case O_SPEC: cli->spec = optarg; break;
+		case O_INPUT:
+			if (cli->ninputs == XP_MAX_INPUTS)
+				return usage_error(cmd, "at most %d '--input' files", XP_MAX_INPUTS);
+			cli->inputs[cli->ninputs++] = optarg;
+			break;
+		case O_AGENT: cli->agent = optarg; break;
+		case O_CUPTI_SOCKET: cli->cupti_socket = optarg; break;
+		case O_EVENTS_OUT: cli->events_out = optarg; break;
+		case O_FORMAT:
+			if (strcmp(optarg, "jsonl") && strcmp(optarg, "chrome"))
+				return usage_error(cmd, "invalid value '%s' for '--format': expected jsonl or chrome",
+						   optarg);
+			cli->format = optarg;
+			break;
+		case O_NAME: cli->name = optarg; break;
+#define NUM_CASE(id, flag, field)                                                  \
+	case id:                                                                   \
+		if ((rc = parse_num(cmd, flag, optarg, UINT64_MAX, &cli->field))) \
+			return rc;                                                 \
+		cli->has_##field = true;                                           \
+		break;
+		NUM_CASE(O_SAMPLES, "samples", samples)
+		NUM_CASE(O_DURATION, "duration-ms", duration_ms)
+		NUM_CASE(O_TIMEOUT, "timeout-ms", timeout_ms)
+		NUM_CASE(O_MAX_EVENTS, "max-events", max_events)
+		NUM_CASE(O_MAX_GROUPS, "max-groups", max_groups)
+		NUM_CASE(O_FREQUENCY, "frequency-hz", frequency_hz)
+		NUM_CASE(O_MAX_SAMPLES, "max-samples", max_samples)
+		NUM_CASE(O_STACK_DEPTH, "stack-depth", stack_depth)
+		NUM_CASE(O_MAX_THREADS, "max-threads", max_threads)
+		NUM_CASE(O_MAX_INFLIGHT, "max-inflight", max_inflight)
+#undef NUM_CASE
+		case O_AGGREGATE: cli->aggregate = true; break;
+		case O_CPU_SAMPLE: cli->cpu_sample = true; break;
+		case O_SYSCALL_AGG: cli->syscall_aggregate = true; break;
+		case ':':
+			return usage_error(cmd, "a value is required for '%s' but none was supplied",
+					   argv[optind - 1]);
+		case '?':
+		default:
+			return usage_error(cmd, "unexpected argument '%s' found",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error(cmd, "unexpected argument '%s' found", argv[optind]);
+	if ((rc = check_combinations(cmd, seen)))
+		return rc;
+	return check_required(cmd, cli, seen);
+}

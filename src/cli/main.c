@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * main.c - xprobe's entry point: the command table, top-level --help and
+ * --version, and dispatch.  Commands are matched exactly (no prefixes:
+ * scripts must not depend on abbreviations).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "cli.h"
+
+#define COMMON_HELP                                                               \
+	"Common options:\n"                                                       \
+	"      --json             write exactly one JSON document to stdout\n"     \
+	"      --non-interactive  never prompt (xprobe never does)\n"            \
+	"      --no-color         plain output (xprobe never colors)\n"          \
+	"  -h, --help             print this help\n"
+
+static const struct xp_command commands[] = {
+	{
+		"doctor",
+		"Diagnose this machine: kernel, BTF, BPF/perf permission, lockdown, ptrace, tracefs, NVIDIA/CUDA/CUPTI, namespaces.",
+		"[--json] [--non-interactive] [--no-color]",
+		"ok: true means the diagnosis completed, not that every capability is available.\n\n" COMMON_HELP,
+		0,
+		cmd_doctor,
+	},
+	{
+		"discover",
+		"List CUDA compute processes (NVML) that are PID or its descendants.",
+		"--pid <PID> [--limit <N>] [--json] [--non-interactive] [--no-color]",
+		"Options:\n"
+		"      --pid <PID>        process-tree root\n"
+		"      --limit <N>        at most N candidates (default 200, must be positive)\n\n" COMMON_HELP,
+		XP_OPT_PID | XP_OPT_LIMIT,
+		cmd_discover,
+	},
+	{
+		"validate",
+		"Check, read-only, whether a measurement can run against a live process.",
+		"--pid <PID> (--from <SELECTOR> --to <SELECTOR> --match <POLICY> | --cpu-sample | --syscall-aggregate) [--json]",
+		"Options:\n"
+		"      --pid <PID>            target process\n"
+		"      --from <SELECTOR>      start endpoint (see docs/selectors.md)\n"
+		"      --to <SELECTOR>        end endpoint\n"
+		"      --match <POLICY>       exact | first-after | nearest | stack-nested | stream-order\n"
+		"      --cpu-sample           check CPU sampling (threads, perf events, Python symbols)\n"
+		"      --syscall-aggregate    check the eBPF syscall aggregate path\n\n" COMMON_HELP,
+		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_CPU_SAMPLE |
+			XP_OPT_SYSCALL_AGG,
+		cmd_validate,
+	},
+	{
+		"measure",
+		"Measure the latency between two events, live (--pid), from completed captures (--input) or a spec (--spec).",
+		"(--pid <PID> | --input <FILE>... | --spec <FILE>) [--from <SEL> --to <SEL> --match <POLICY>] [OPTIONS]",
+		"Source (exactly one):\n"
+		"      --pid <PID>            live target\n"
+		"      --input <FILE>         completed capture: Event JSONL, host-capture JSON,\n"
+		"                             .xtf file or libxprobe session directory (repeatable)\n"
+		"      --spec <FILE>          versioned MeasurementSpec (live)\n"
+		"Endpoints and pairing:\n"
+		"      --from <SELECTOR>      start endpoint\n"
+		"      --to <SELECTOR>        end endpoint\n"
+		"      --match <POLICY>       exact | first-after | nearest | stack-nested | stream-order\n"
+		"      --name <NAME>          measurement name\n"
+		"Bounds:\n"
+		"      --samples <N>          stop after N matched pairs\n"
+		"      --duration-ms <MS>     collection window\n"
+		"      --timeout-ms <MS>      outer bound (default 30000)\n"
+		"      --max-events <N>       capture capacity in events (default 100000)\n"
+		"Artifacts:\n"
+		"      --events-out <PATH>    write the whole bounded capture atomically, mode 0600\n"
+		"      --format <FMT>         jsonl (default) | chrome (Chrome Trace Event Format)\n"
+		"CUDA:\n"
+		"      --agent <PATH>         xprobe Agent shared object for CUDA endpoints\n"
+		"      --aggregate            GPU activity inventory (--max-groups, default 4096)\n"
+		"Inventories:\n"
+		"      --cpu-sample           CPU/Python hotspot inventory; --frequency-hz (99),\n"
+		"                             --max-samples (10000), --max-groups (256),\n"
+		"                             --stack-depth (64), --max-threads (1024)\n"
+		"      --syscall-aggregate    syscall lifecycle inventory; --max-groups (256),\n"
+		"                             --max-inflight (1024)\n\n" COMMON_HELP,
+		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_SPEC | XP_OPT_INPUT |
+			XP_OPT_AGENT | XP_OPT_CUPTI_SOCKET | XP_OPT_EVENTS_OUT | XP_OPT_FORMAT |
+			XP_OPT_NAME | XP_OPT_SAMPLES | XP_OPT_DURATION | XP_OPT_TIMEOUT |
+			XP_OPT_MAX_EVENTS | XP_OPT_AGGREGATE | XP_OPT_CPU_SAMPLE |
+			XP_OPT_SYSCALL_AGG | XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY |
+			XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH | XP_OPT_MAX_THREADS |
+			XP_OPT_MAX_INFLIGHT,
+		cmd_measure,
+	},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void top_usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "xprobe %s - measure the latency between two events in a live process\n\n"
+		     "Usage: xprobe <COMMAND> [OPTIONS]\n\nCommands:\n", XP_VERSION);
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nOptions:\n  -h, --help     print help\n  -V, --version  print version\n\n"
+		     "Run 'xprobe <COMMAND> --help' for the options of a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct xp_cli cli;
+	bool done;
+	size_t i;
+	int rc;
+
+	if (argc < 2) {
+		fprintf(stderr, "error: a command is required\n\n");
+		top_usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		top_usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("xprobe %s\n", XP_VERSION);
+		return 0;
+	}
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			break;
+	if (i == NCOMMANDS) {
+		fprintf(stderr, "error: unrecognized command '%s'\n\n", argv[1]);
+		top_usage(stderr);
+		return 2;
+	}
+	memset(&cli, 0, sizeof(cli));
+	cli.command = commands[i].name;
+	rc = xp_args_parse(&commands[i], argc - 1, argv + 1, &cli, &done);
+	if (rc || done)
+		return rc;
+	return commands[i].run(&cli);
+}

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * event.c - enum names, the capture container, sort and merge.
+ * Invariants are in event.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/buf.h"
+#include "../../common/json.h"
+#include "event.h"
+
+static const char *const source_names[XP_SRC__COUNT] = {
+	"ebpf", "cupti_callback", "cupti_activity", "marker",
+};
+
+static const char *const event_type_names[XP_EV__COUNT] = {
+	"host_function_entry", "host_function_exit", "kernel_function_entry",
+	"kernel_function_exit", "tracepoint", "syscall_entry", "syscall_exit",
+	"cuda_api_entry", "cuda_api_exit", "gpu_kernel_start", "gpu_kernel_end",
+	"gpu_memcpy_start", "gpu_memcpy_end", "gpu_memset_start", "gpu_memset_end",
+	"nvtx_range_start", "nvtx_range_end", "marker", "usdt",
+};
+
+static const char *const clock_names[XP_CLOCK__COUNT] = {
+	"host_monotonic", "cupti", "cupti_normalized_to_host_monotonic",
+};
+
+static const char *const probe_kind_names[XP_PROBE__COUNT] = {
+	"uprobe", "uretprobe", "kprobe", "kretprobe", "tracepoint", "syscall", "usdt",
+};
+
+static const char *const memcpy_names[XP_MEMCPY__COUNT] = {
+	"HtoD", "DtoH", "DtoD", "HtoH", "PtoP", "unknown",
+};
+
+static const char *const nvtx_kind_names[XP_NVTX__COUNT] = { "thread", "process" };
+
+static int parse_name(const char *const *names, unsigned count, const char *s, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < count; i++)
+		if (strlen(names[i]) == n && memcmp(names[i], s, n) == 0)
+			return (int)i;
+	return -1;
+}
+
+#define NAME_FUNCS(fn, table, count)                                  \
+	const char *xp_##fn##_name(unsigned v)                        \
+	{                                                             \
+		return v < (count) ? table[v] : "unknown";            \
+	}                                                             \
+	int xp_##fn##_parse(const char *s, size_t n)                  \
+	{                                                             \
+		return parse_name(table, (count), s, n);              \
+	}
+
+NAME_FUNCS(source, source_names, XP_SRC__COUNT)
+NAME_FUNCS(event_type, event_type_names, XP_EV__COUNT)
+NAME_FUNCS(clock_domain, clock_names, XP_CLOCK__COUNT)
+NAME_FUNCS(probe_kind, probe_kind_names, XP_PROBE__COUNT)
+NAME_FUNCS(memcpy_kind, memcpy_names, XP_MEMCPY__COUNT)
+NAME_FUNCS(nvtx_range_kind, nvtx_kind_names, XP_NVTX__COUNT)
+
+void xp_capture_init(struct xp_capture *c, size_t max_events)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_events = max_events;
+	xp_strtab_init(&c->strings);
+}
+
+void xp_capture_free(struct xp_capture *c)
+{
+	free(c->events);
+	free(c->attrs);
+	free(c->args);
+	xp_strtab_free(&c->strings);
+	memset(c, 0, sizeof(*c));
+}
+
+struct xp_event *xp_capture_add(struct xp_capture *c, int *err)
+{
+	struct xp_event *e;
+
+	if (c->max_events && c->count >= c->max_events) {
+		*err = -E2BIG;
+		return NULL;
+	}
+	if (c->count == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 1024;
+
+		if (c->max_events && cap > c->max_events)
+			cap = c->max_events;
+		e = realloc(c->events, cap * sizeof(*e));
+		if (!e) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		c->events = e;
+		c->cap = cap;
+	}
+	e = &c->events[c->count++];
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+void xp_capture_pop(struct xp_capture *c)
+{
+	if (c->count)
+		c->count--;
+}
+
+long xp_capture_add_attr(struct xp_capture *c, xp_str_t key, xp_str_t value)
+{
+	if (!key || !value)
+		return -ENOMEM;
+	if (c->nattrs == c->attrs_cap) {
+		size_t cap = c->attrs_cap ? c->attrs_cap * 2 : 256;
+		struct xp_attr *a = realloc(c->attrs, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		c->attrs = a;
+		c->attrs_cap = cap;
+	}
+	c->attrs[c->nattrs].key = key;
+	c->attrs[c->nattrs].value = value;
+	return (long)c->nattrs++;
+}
+
+long xp_capture_add_arg(struct xp_capture *c, const struct xp_arg *arg)
+{
+	if (c->nargs == c->args_cap) {
+		size_t cap = c->args_cap ? c->args_cap * 2 : 256;
+		struct xp_arg *a = realloc(c->args, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		c->args = a;
+		c->args_cap = cap;
+	}
+	c->args[c->nargs] = *arg;
+	return (long)c->nargs++;
+}
+
+xp_str_t xp_event_attr(const struct xp_capture *c, const struct xp_event *e, xp_str_t key)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->attrs_count; i++)
+		if (c->attrs[e->attrs_first + i].key == key)
+			return c->attrs[e->attrs_first + i].value;
+	return 0;
+}
+
+static int link_attr(struct xp_capture *c, struct xp_event *e, xp_str_t k, xp_str_t v)
+{
+	long idx = xp_capture_add_attr(c, k, v);
+
+	if (idx < 0)
+		return (int)idx;
+	if (e->attrs_count == 0)
+		e->attrs_first = (uint32_t)idx;
+	else if (e->attrs_first + e->attrs_count != (uint32_t)idx)
+		return -EINVAL; /* attributes of one event must be contiguous */
+	e->attrs_count++;
+	return 0;
+}
+
+int xp_event_add_attr_str(struct xp_capture *c, struct xp_event *e, const char *key,
+			  const char *value)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	xp_str_t k, v;
+
+	xpc_buf_putc(&b, '"');
+	xpc_json_escape(&b, value, strlen(value));
+	xpc_buf_putc(&b, '"');
+	if (!xpc_buf_ok(&b)) {
+		xpc_buf_free(&b);
+		return -ENOMEM;
+	}
+	k = xp_capture_intern(c, key);
+	v = xp_capture_intern_n(c, b.data, b.len);
+	xpc_buf_free(&b);
+	return link_attr(c, e, k, v);
+}
+
+int xp_event_add_attr_u64(struct xp_capture *c, struct xp_event *e, const char *key,
+			  uint64_t value)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)value);
+
+	return link_attr(c, e, xp_capture_intern(c, key), xp_capture_intern_n(c, tmp, (size_t)n));
+}
+
+static int cmp_ts(const void *a, const void *b)
+{
+	const struct xp_event *x = a, *y = b;
+
+	if (x->timestamp_ns != y->timestamp_ns)
+		return x->timestamp_ns < y->timestamp_ns ? -1 : 1;
+	/* stability: sequence holds the original index during the sort */
+	return x->sequence < y->sequence ? -1 : x->sequence > y->sequence;
+}
+
+int xp_capture_sort_and_sequence(struct xp_capture *c)
+{
+	size_t i;
+	bool sorted = true;
+
+	for (i = 0; i < c->count; i++) {
+		c->events[i].sequence = i;
+		if (i && c->events[i - 1].timestamp_ns > c->events[i].timestamp_ns)
+			sorted = false;
+	}
+	if (!sorted) {
+		qsort(c->events, c->count, sizeof(*c->events), cmp_ts);
+		for (i = 0; i < c->count; i++)
+			c->events[i].sequence = i;
+	}
+	return 0;
+}
+
+static xp_str_t reintern(struct xp_capture *dst, const struct xp_capture *src, xp_str_t id)
+{
+	if (!id)
+		return 0;
+	return xp_capture_intern_n(dst, xp_strtab_get(&src->strings, id),
+				   xp_strtab_len(&src->strings, id));
+}
+
+int xp_capture_merge(struct xp_capture *dst, const struct xp_capture *src, uint32_t *mixed_pid)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < src->count; i++) {
+		const struct xp_event *s = &src->events[i];
+		struct xp_event *d;
+		uint32_t k;
+
+		if (dst->has_pid && s->pid != dst->pid) {
+			if (mixed_pid)
+				*mixed_pid = s->pid;
+			return -EINVAL;
+		}
+		if (!dst->has_pid) {
+			dst->has_pid = true;
+			dst->pid = s->pid;
+		}
+		d = xp_capture_add(dst, &err);
+		if (!d)
+			return err;
+		*d = *s;
+		d->host.binary_path = reintern(dst, src, s->host.binary_path);
+		d->host.build_id = reintern(dst, src, s->host.build_id);
+		d->host.symbol = reintern(dst, src, s->host.symbol);
+		d->host.symbol_demangled = reintern(dst, src, s->host.symbol_demangled);
+		d->cuda.kernel_name = reintern(dst, src, s->cuda.kernel_name);
+		d->cuda.kernel_name_mangled = reintern(dst, src, s->cuda.kernel_name_mangled);
+		d->nvtx.name = reintern(dst, src, s->nvtx.name);
+		d->attrs_count = 0;
+		for (k = 0; k < s->attrs_count; k++) {
+			const struct xp_attr *a = &src->attrs[s->attrs_first + k];
+
+			err = link_attr(dst, d, reintern(dst, src, a->key),
+					reintern(dst, src, a->value));
+			if (err)
+				return err;
+		}
+		d->host.args_count = 0;
+		for (k = 0; k < s->host.args_count; k++) {
+			struct xp_arg a = src->args[s->host.args_first + k];
+			long idx;
+
+			a.abi_type = reintern(dst, src, a.abi_type);
+			a.value = reintern(dst, src, a.value);
+			a.read_error = reintern(dst, src, a.read_error);
+			idx = xp_capture_add_arg(dst, &a);
+			if (idx < 0)
+				return (int)idx;
+			if (k == 0)
+				d->host.args_first = (uint32_t)idx;
+			d->host.args_count++;
+		}
+		if (dst->strings.failed)
+			return -ENOMEM;
+	}
+	dst->dropped += src->dropped;
+	dst->unknown_records += src->unknown_records;
+	dst->record_limit_reached |= src->record_limit_reached;
+	if (src->has_start_time && !dst->has_start_time) {
+		dst->has_start_time = true;
+		dst->process_start_time = src->process_start_time;
+	}
+	if (src->cupti.present) {
+		dst->cupti.present = true;
+		dst->cupti.record_capacity += src->cupti.record_capacity;
+		dst->cupti.observed_records += src->cupti.observed_records;
+		dst->cupti.dropped_records += src->cupti.dropped_records;
+	}
+	return 0;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * test_common.c - the JSON writer, escaping, float formatting, number
+ * parsing and the atomic writer of common/.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "../../common/atomic_file.h"
+#include "../../common/json.h"
+#include "../../common/parse.h"
+#include "testlib.h"
+
+static void check_f64(double v, const char *want)
+{
+	char buf[48];
+
+	xpc_fmt_f64(v, buf, sizeof(buf));
+	CHECK_STR(buf, want);
+}
+
+static void test_floats(void)
+{
+	check_f64(65.0, "65.0");
+	check_f64(1.0, "1.0");
+	check_f64(0.5, "0.5");
+	check_f64(0.000244140625, "0.000244140625");
+	check_f64(0.1, "0.1");
+	check_f64(1.0 / 3.0, "0.3333333333333333");
+	check_f64(123456.789, "123456.789");
+	check_f64(1e16, "1e16");
+	check_f64(1e15, "1000000000000000.0");
+	check_f64(0.00001, "0.00001");
+	check_f64(0.000001, "1e-6");
+	check_f64(1.5e-7, "1.5e-7");
+	check_f64(-2.25, "-2.25");
+	check_f64(0.0, "0.0");
+	check_f64(2500000.5, "2500000.5");
+}
+
+static void test_writer(void)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	xpc_json_ku64(&w, "a", 1);
+	xpc_json_karr_begin(&w, "b");
+	xpc_json_u64(&w, 1);
+	xpc_json_str(&w, "x\"y\\\n\x01");
+	xpc_json_arr_end(&w);
+	xpc_json_kobj_begin(&w, "c");
+	xpc_json_obj_end(&w);
+	xpc_json_kraw(&w, "d", "{\"k\":[1,{}],\"z\":null}");
+	xpc_json_kf64(&w, "e", 2.0);
+	xpc_json_obj_end(&w);
+	CHECK(xpc_json_finish(&w) == 0);
+	CHECK_STR(b.data, "{\"a\":1,\"b\":[1,\"x\\\"y\\\\\\n\\u0001\"],\"c\":{},\"d\":{\"k\":[1,{}],\"z\":null},\"e\":2.0}");
+	xpc_buf_reset(&b);
+
+	xpc_json_init_buf(&w, &b, XPC_JSON_PRETTY);
+	xpc_json_obj_begin(&w);
+	xpc_json_ku64(&w, "a", 1);
+	xpc_json_karr_begin(&w, "b");
+	xpc_json_arr_end(&w);
+	xpc_json_kraw(&w, "d", "{\"k\":[1,2]}");
+	xpc_json_obj_end(&w);
+	CHECK(xpc_json_finish(&w) == 0);
+	CHECK_STR(b.data, "{\n  \"a\": 1,\n  \"b\": [],\n  \"d\": {\n    \"k\": [\n      1,\n      2\n    ]\n  }\n}");
+	xpc_buf_reset(&b);
+
+	/* unbalanced document is reported */
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	CHECK(xpc_json_finish(&w) == -EINVAL);
+	xpc_buf_free(&b);
+}
+
+static void test_escape_utf8(void)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+
+	xpc_json_escape(&b, "caf\xc3\xa9", 5);
+	CHECK_STR(b.data, "caf\xc3\xa9");
+	xpc_buf_reset(&b);
+	xpc_json_escape(&b, "a\xff" "b\xc3", 4); /* invalid byte, truncated sequence */
+	CHECK_STR(b.data, "a\xef\xbf\xbd" "b\xef\xbf\xbd");
+	xpc_buf_reset(&b);
+	xpc_json_escape(&b, "\xed\xa0\x80", 3); /* UTF-16 surrogate encoded */
+	CHECK_STR(b.data, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	xpc_buf_reset(&b);
+	xpc_json_escape(&b, "\x7f\t", 2);
+	CHECK_STR(b.data, "\x7f\\t");
+	xpc_buf_free(&b);
+}
+
+static void test_parse(void)
+{
+	uint64_t v;
+	int64_t s;
+
+	CHECK(xpc_parse_u64("123", 0, 1000, &v) == 0 && v == 123);
+	CHECK(xpc_parse_u64("18446744073709551615", 0, UINT64_MAX, &v) == 0 && v == UINT64_MAX);
+	CHECK(xpc_parse_u64("18446744073709551616", 0, UINT64_MAX, &v) == -ERANGE);
+	CHECK(xpc_parse_u64("-1", 0, 10, &v) == -EINVAL);
+	CHECK(xpc_parse_u64("+1", 0, 10, &v) == -EINVAL);
+	CHECK(xpc_parse_u64(" 1", 0, 10, &v) == -EINVAL);
+	CHECK(xpc_parse_u64("1x", 0, 10, &v) == -EINVAL);
+	CHECK(xpc_parse_u64("", 0, 10, &v) == -EINVAL);
+	CHECK(xpc_parse_u64("11", 0, 10, &v) == -ERANGE);
+	CHECK(xpc_parse_hex_u64("0x1A2b", &v) == 0 && v == 0x1a2b);
+	CHECK(xpc_parse_hex_u64("0x", &v) == -EINVAL);
+	CHECK(xpc_parse_hex_u64("12", &v) == -EINVAL);
+	CHECK(xpc_parse_hex_u64("0x10000000000000000", &v) == -ERANGE);
+	CHECK(xpc_parse_i64("-9223372036854775808", INT64_MIN, INT64_MAX, &s) == 0 && s == INT64_MIN);
+	CHECK(xpc_parse_i64("-5", 0, 10, &s) == -ERANGE);
+}
+
+static int count_tmp_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".tmp"))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void test_atomic(void)
+{
+	char dir[] = "/tmp/xp_atomic_XXXXXX", path[256], buf[16];
+	struct stat st;
+	mode_t old;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/out.jsonl", dir);
+	old = umask(0);
+	CHECK(xpc_atomic_write(path, "hello", 5) == 0);
+	umask(old);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	/* A forced failure leaves the old file and no temporary. */
+	xpc_atomic_fault_before_rename = -EIO;
+	CHECK(xpc_atomic_write(path, "world!", 6) == -EIO);
+	xpc_atomic_fault_before_rename = 0;
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && read(fd, buf, sizeof(buf)) == 5);
+	close(fd);
+	CHECK(memcmp(buf, "hello", 5) == 0);
+	CHECK(count_tmp_files(dir) == 0);
+	/* A directory that does not exist */
+	CHECK(xpc_atomic_write("/nonexistent-dir/x", "a", 1) == -ENOENT);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	test_floats();
+	test_writer();
+	test_escape_utf8();
+	test_parse();
+	test_atomic();
+	TEST_MAIN_END();
+}
