@@ -118,8 +118,20 @@ static void close_container(struct xpc_json *w, char c)
 	if ((w->flags & XPC_JSON_PRETTY) && !empty)
 		indent(w);
 	xpc_buf_putc(w->out, c);
-	if (w->depth == 0)
-		maybe_flush(w);
+	/* Flush inside documents too, so one large document (a Chrome trace
+	 * of a million events) streams in bounded memory. */
+	maybe_flush(w);
+}
+
+void xpc_json_line_end(struct xpc_json *w)
+{
+	if (w->depth != 0) {
+		w->err = w->err ? w->err : -EINVAL;
+		return;
+	}
+	xpc_buf_putc(w->out, '\n');
+	w->first[0] = true;
+	maybe_flush(w);
 }
 
 void xpc_json_obj_begin(struct xpc_json *w)

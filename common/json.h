@@ -55,6 +55,13 @@ void xpc_json_init_fd(struct xpc_json *w, int fd, unsigned flags);
  */
 int xpc_json_finish(struct xpc_json *w);
 
+/*
+ * End one top-level value of a JSON Lines stream: write "\n" and let the
+ * next top-level value follow without a comma.  -EINVAL (sticky) when a
+ * container is still open.
+ */
+void xpc_json_line_end(struct xpc_json *w);
+
 void xpc_json_obj_begin(struct xpc_json *w);
 void xpc_json_obj_end(struct xpc_json *w);
 void xpc_json_arr_begin(struct xpc_json *w);
