@@ -66,9 +66,46 @@ const char *xp_alignment_name(enum xp_alignment a);
 
 /*
  * Which policies the correlator accepts for a selector pair, as a bitmask
- * of (1 << enum xp_policy).  first-after and nearest are always in it.
+ * of (1 << enum xp_policy): peer-contract-notes 3.1 step 5, lenient on
+ * purpose (the stricter validate-time rules live with `validate`).
+ *   exact         allowed unless either endpoint is a uprobe, tracepoint,
+ *                 NVTX or CPython GC selector; except syscall:X:entry ->
+ *                 syscall:X:exit, python:gc_start -> python:gc_end, and
+ *                 nvtx_range_start -> nvtx_range_end with identical regex
+ *                 text, which are always allowed;
+ *   stack-nested  uprobe entry -> uprobe return, same binary text and the
+ *                 same symbol/signature/offset;
+ *   stream-order  both endpoints kernel/memcpy/memset activity;
+ *   first-after, nearest  always.
  */
 unsigned xp_policy_compatible(const struct xp_selector *start, const struct xp_selector *end);
+
+/*
+ * The policies of @mask in recommendation order (stack-nested, exact,
+ * stream-order, first-after, nearest): the order validate lists
+ * compatible_policies in.  Returns how many were written to @out.
+ */
+size_t xp_policy_list(unsigned mask, enum xp_policy out[XP_POLICY__COUNT]);
+/* The strongest policy of @mask (first of xp_policy_list); first-after
+ * when @mask holds none of stack-nested, exact, stream-order. */
+enum xp_policy xp_policy_recommend(unsigned mask);
+/* What @p requires of its endpoints ("exact matching requires endpoints
+ * that share a deterministic correlation key", ...); NULL for the temporal
+ * policies, which require nothing. */
+const char *xp_policy_requirement(enum xp_policy p);
+
+/* Which exact pairing a selector pair gets (and its method string). */
+enum xp_exact_kind {
+	XP_EXACT_CUPTI_KEY = 0, /* exact_cupti_correlation_id */
+	XP_EXACT_SYSCALL,       /* exact_syscall_tid_lifecycle */
+	XP_EXACT_PYTHON_GC,     /* exact_python_gc_tid_lifecycle */
+	XP_EXACT_NVTX,          /* exact_nvtx_range_id */
+};
+enum xp_exact_kind xp_exact_kind(const struct xp_selector *start, const struct xp_selector *end);
+/* The result's correlation.method and confidence for @p on this pair. */
+const char *xp_correlation_method(enum xp_policy p, const struct xp_selector *start,
+				  const struct xp_selector *end);
+enum xp_confidence xp_policy_confidence(enum xp_policy p);
 
 struct xp_correlate_opts {
 	enum xp_policy policy;
@@ -112,7 +149,10 @@ struct xp_correlation {
 /*
  * Correlate @c.  On failure returns a negative code and fills @err with the
  * contract's message, details (start_selector, end_selector, match_policy
- * kebab-case, plus per-code counters) and hints.
+ * kebab-case, plus per-code counters) and hints; @out then holds no pairs
+ * or warnings, only host_events/cuda_events when selection ran.  Either
+ * way @out needs xp_correlation_free.  @start and @end are bound to @c
+ * (xp_selector_bind) on entry.
  */
 int xp_correlate(const struct xp_capture *c, struct xp_selector *start, struct xp_selector *end,
 		 const struct xp_correlate_opts *opts, struct xp_correlation *out,

@@ -65,12 +65,13 @@ static void say(char *why, size_t size, const char *fmt, ...)
 }
 
 /*
- * Unescape @n bytes of @s into @out when they are a pure literal.
+ * Unescape @n bytes of @s (at offset @base of the regex) into @out when
+ * they are a pure literal.
  * Returns the literal length, -1 (not a literal; reason in @why) or
  * -2 (a literal, but too long; reason in @why).
  */
-static int unescape_literal(const char *s, size_t n, char out[XP_NAME_FILTER_MAX], char *why,
-			    size_t why_size)
+static int unescape_literal(const char *s, size_t n, size_t base, char out[XP_NAME_FILTER_MAX],
+			    char *why, size_t why_size)
 {
 	size_t i, len = 0;
 
@@ -91,7 +92,8 @@ static int unescape_literal(const char *s, size_t n, char out[XP_NAME_FILTER_MAX
 			}
 			ch = (char)next;
 		} else if (is_meta(ch)) {
-			say(why, why_size, "unescaped metacharacter '%c' at offset %zu", ch, i);
+			say(why, why_size, "unescaped metacharacter '%c' at offset %zu", ch,
+			    base + i);
 			return -1;
 		}
 		if (len + 1 >= XP_NAME_FILTER_MAX) {
@@ -113,7 +115,7 @@ static int unescape_literal(const char *s, size_t n, char out[XP_NAME_FILTER_MAX
 int xp_name_filter_reduce(const char *regex, struct xp_name_filter *out, char *why,
 			  size_t why_size)
 {
-	char reason[128] = "", best[128] = "";
+	char reason[128] = "", first[128] = "", best[128] = "";
 	size_t n, i;
 
 	memset(out, 0, sizeof(*out));
@@ -136,14 +138,19 @@ int xp_name_filter_reduce(const char *regex, struct xp_name_filter *out, char *w
 		if (n < pl + sl || strncmp(regex, w->prefix, pl) != 0 ||
 		    strcmp(regex + n - sl, w->suffix) != 0)
 			continue;
-		len = unescape_literal(regex + pl, n - pl - sl, out->literal, reason,
+		len = unescape_literal(regex + pl, n - pl - sl, pl, out->literal, reason,
 				       sizeof(reason));
 		if (len == -2) {
 			memcpy(best, reason, sizeof(best));
 			continue;
 		}
-		if (len < 0)
+		if (len < 0) {
+			/* the first reading explains best, unless its "trailing
+			 * backslash" only comes from stripping a suffix */
+			if (!first[0] && (sl == 0 || strcmp(reason, "trailing backslash") != 0))
+				memcpy(first, reason, sizeof(first));
 			continue;
+		}
 		if (len == 0) {
 			snprintf(best, sizeof(best), "the literal is empty");
 			continue;
@@ -153,9 +160,9 @@ int xp_name_filter_reduce(const char *regex, struct xp_name_filter *out, char *w
 		return 0;
 	}
 	memset(out, 0, sizeof(*out));
-	/* a wrapper that stripped to a pure literal explains best; else the
-	 * whole-text attempt ("" "" wrapper, always tried last) does */
-	say(why, why_size, "%s", best[0] ? best : reason);
+	/* a wrapper that stripped to a pure literal that is empty or too long
+	 * explains best; else the first wrapper that applied */
+	say(why, why_size, "%s", best[0] ? best : first[0] ? first : reason);
 	return -EINVAL;
 }
 
