@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * symbolize.c - native (libdw Dwfl over /proc/<pid>/maps) and perf-map
+ * symbolization of a live process's addresses; see symbolize.h.
+ *
+ * Owns: the /proc/<pid>/maps reader used for the "mapping" of a frame and
+ * for CPython recognition, the perf-map parser, and the Dwfl session.
+ * Does not own: symbol lookup *by name* (src/target/resolve.h does that for
+ * selectors), nor any decision about hints (cpu_sample_profile.c).
+ *
+ * Invariants: regions and perf-map entries are sorted by start address and
+ * looked up by binary search; every string handed out lives in
+ * s->strings.  Files are read through /proc/<pid>/root so a target in
+ * another mount namespace is read as it sees its own files.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <elfutils/libdwfl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolize.h"
+
+const char *xp_frame_kind_name(enum xp_frame_kind k)
+{
+	switch (k) {
+	case XP_FRAME_UNRESOLVED:
+		return "unresolved";
+	case XP_FRAME_NATIVE:
+		return "native";
+	case XP_FRAME_JIT:
+		return "jit";
+	case XP_FRAME_PYTHON:
+		return "python";
+	}
+	return "unresolved";
+}
+
+/* ---------------------------------------------------------------------- */
+/* perf map                                                                */
+
+static int parse_hex(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int digits = 0;
+
+	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	for (; p < end && isxdigit((unsigned char)*p); p++, digits++) {
+		unsigned d = isdigit((unsigned char)*p) ? (unsigned)(*p - '0') :
+							   (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+
+		if (v >> 60)
+			return -ERANGE;
+		v = v << 4 | d;
+	}
+	if (!digits)
+		return -EINVAL;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct xp_perf_map_entry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, struct xp_perf_map *m)
+{
+	const char *p = text, *end = text + len;
+	size_t cap = 0, i, w;
+	uint32_t line = 0;
+
+	memset(m, 0, sizeof(*m));
+	while (p < end) {
+		const char *eol = memchr(p, '\n', end - p);
+		const char *le = eol ? eol : end, *q = p, *name;
+		uint64_t start, size;
+		size_t nlen;
+
+		line++;
+		if (le > q && le[-1] == '\r')
+			le--;
+		if (parse_hex(&q, le, &start) || q >= le || *q != ' ')
+			goto bad;
+		while (q < le && *q == ' ')
+			q++;
+		if (parse_hex(&q, le, &size) || q >= le || *q != ' ')
+			goto bad;
+		while (q < le && *q == ' ')
+			q++;
+		name = q;
+		nlen = le - q;
+		if (!nlen || size == 0 || start + size < start)
+			goto bad;
+		if (m->n >= XP_PERF_MAP_MAX_ENTRIES) {
+			m->truncated = true;
+			break;
+		}
+		if (m->n == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct xp_perf_map_entry *nv = realloc(m->v, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			m->v = nv;
+			cap = ncap;
+		}
+		m->v[m->n].start = start;
+		m->v[m->n].size = size;
+		m->v[m->n].line = line;
+		m->v[m->n].name = xp_strtab_intern(st, name, nlen);
+		if (!m->v[m->n].name)
+			return -ENOMEM;
+		m->n++;
+		goto next;
+bad:
+		if (le > p) /* empty lines are not errors */
+			m->bad_lines++;
+next:
+		p = eol ? eol + 1 : end;
+	}
+	/* Sort by start; of entries with the same start the last line wins
+	 * (a JIT that reuses memory appends the new owner). */
+	qsort(m->v, m->n, sizeof(*m->v), entry_cmp);
+	for (i = 0, w = 0; i < m->n; i++) {
+		if (w && m->v[w - 1].start == m->v[i].start)
+			m->v[w - 1] = m->v[i];
+		else
+			m->v[w++] = m->v[i];
+	}
+	m->n = w;
+	return 0;
+}
+
+int xp_perf_map_load(const char *path, struct xp_strtab *st, struct xp_perf_map *m)
+{
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	bool truncated = false;
+	int fd, rc;
+
+	memset(m, 0, sizeof(*m));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 65536;
+			char *nt;
+
+			if (ncap > XP_PERF_MAP_MAX_BYTES)
+				ncap = XP_PERF_MAP_MAX_BYTES;
+			if (ncap == cap) {
+				truncated = true;
+				break;
+			}
+			nt = realloc(text, ncap);
+			if (!nt) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			text = nt;
+			cap = ncap;
+		}
+		r = read(fd, text + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (truncated) /* parse whole lines only */
+		while (len && text[len - 1] != '\n')
+			len--;
+	rc = xp_perf_map_parse(text ? text : "", len, st, m);
+	if (truncated)
+		m->truncated = true;
+out:
+	free(text);
+	close(fd);
+	return rc;
+}
+
+const struct xp_perf_map_entry *xp_perf_map_lookup(const struct xp_perf_map *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	/* last entry with start <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (addr - m->v[lo - 1].start < m->v[lo - 1].size)
+		return &m->v[lo - 1];
+	return NULL;
+}
+
+void xp_perf_map_free(struct xp_perf_map *m)
+{
+	free(m->v);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---------------------------------------------------------------------- */
+/* /proc/<pid>/maps and CPython                                            */
+
+bool xp_python_path_version(const char *path, char *version, size_t size)
+{
+	const char *base = strrchr(path, '/'), *p, *v;
+	size_t n;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "libpython", 9) == 0)
+		p = base + 9;
+	else if (strncmp(base, "python", 6) == 0)
+		p = base + 6;
+	else
+		return false;
+	/* MAJOR.MINOR, then the end, ".so...", or one ABI flag letter ("3.11d") */
+	v = p;
+	if (!isdigit((unsigned char)*p))
+		return false;
+	while (isdigit((unsigned char)*p))
+		p++;
+	if (*p++ != '.' || !isdigit((unsigned char)*p))
+		return false;
+	while (isdigit((unsigned char)*p))
+		p++;
+	n = (size_t)(p - v);
+	if (isalpha((unsigned char)*p))
+		p++;
+	if (*p && *p != '.')
+		return false;
+	if (n >= size)
+		return false;
+	memcpy(version, v, n);
+	version[n] = '\0';
+	return true;
+}
+
+static int region_cmp(const void *a, const void *b)
+{
+	const struct xp_map_region *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Parse /proc/<pid>/maps text into s->regions. */
+static int parse_maps(struct xp_symbolizer *s, const char *text)
+{
+	const char *p = text;
+	size_t cap = 0;
+
+	while (*p) {
+		const char *eol = strchr(p, '\n'), *q = p, *path = NULL;
+		const char *le = eol ? eol : p + strlen(p);
+		uint64_t start, end;
+		int field;
+		bool exec;
+
+		if (parse_hex(&q, le, &start) || q >= le || *q != '-')
+			goto next;
+		q++;
+		if (parse_hex(&q, le, &end) || q >= le || *q != ' ')
+			goto next;
+		q++;
+		exec = (le - q >= 3 && q[2] == 'x');
+		/* skip perms, offset, dev, inode */
+		for (field = 0; field < 4 && q < le; field++) {
+			while (q < le && *q != ' ')
+				q++;
+			while (q < le && *q == ' ')
+				q++;
+		}
+		if (q < le)
+			path = q;
+		if (s->nregions == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct xp_map_region *nr = realloc(s->regions, ncap * sizeof(*nr));
+
+			if (!nr)
+				return -ENOMEM;
+			s->regions = nr;
+			cap = ncap;
+		}
+		{
+			struct xp_map_region *r = &s->regions[s->nregions++];
+			char ver[16];
+
+			memset(r, 0, sizeof(*r));
+			r->start = start;
+			r->end = end;
+			r->exec = exec;
+			if (path) {
+				r->path = xp_strtab_intern(&s->strings, path, (size_t)(le - path));
+				if (!r->path)
+					return -ENOMEM;
+				if (path[0] == '/' &&
+				    xp_python_path_version(xp_strtab_get(&s->strings, r->path), ver,
+							   sizeof(ver))) {
+					r->interpreter = true;
+					if (!s->cpython) {
+						s->cpython = true;
+						snprintf(s->python_version, sizeof(s->python_version),
+							 "%s", ver);
+					}
+				}
+			}
+		}
+next:
+		p = eol ? eol + 1 : le;
+	}
+	qsort(s->regions, s->nregions, sizeof(*s->regions), region_cmp);
+	return 0;
+}
+
+static const struct xp_map_region *find_region(const struct xp_symbolizer *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nregions;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->regions[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr < s->regions[lo - 1].end)
+		return &s->regions[lo - 1];
+	return NULL;
+}
+
+static int read_text(const char *path, char **out)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap + 65536);
+
+			if (!nb) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap += 65536;
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	if (!buf && !(buf = malloc(1)))
+		return -ENOMEM;
+	buf[len] = '\0';
+	*out = buf;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dwfl                                                                    */
+
+/* The pid of the symbolizer being opened (see the header: not reentrant). */
+static uint32_t find_elf_pid;
+
+/*
+ * Open a module's file as the target sees it (/proc/<pid>/root/...), so a
+ * target in another mount namespace resolves; anything else (vdso, deleted
+ * files) goes to libdw's own proc callback.
+ */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, n;
+
+	if (name[0] == '/' && find_elf_pid) {
+		n = snprintf(path, sizeof(path), "/proc/%u/root%s", find_elf_pid, name);
+		if (n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0 &&
+		    S_ISREG(st.st_mode)) {
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd >= 0) {
+				*file_name = strdup(path);
+				if (!*file_name) {
+					close(fd);
+					return -1;
+				}
+				return fd;
+			}
+		}
+	}
+	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+}
+
+/* Debuginfo files are not consulted: see the header. */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	return -1;
+}
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = no_debuginfo,
+};
+
+int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s,
+		       struct xp_error *err)
+{
+	char path[128], mpath[160];
+	char *maps = NULL;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->ns_pid = ns_pid ? ns_pid : pid;
+	xp_strtab_init(&s->strings);
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	rc = read_text(path, &maps);
+	if (rc) {
+		xp_error_detail_u64(err, "pid", pid);
+		if (rc == -ENOENT || rc == -ESRCH)
+			return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
+					    "target process %u exited before symbolization", pid);
+		if (rc == -EACCES || rc == -EPERM)
+			return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
+					    "cannot read %s", path);
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "cannot read %s: %s", path,
+				    strerror(-rc));
+	}
+	rc = parse_maps(s, maps);
+	free(maps);
+	if (rc)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "out of memory reading the target's mappings");
+
+	s->dwfl = dwfl_begin(&proc_callbacks);
+	if (!s->dwfl)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "libdw: %s",
+				    dwfl_errmsg(-1));
+	find_elf_pid = pid;
+	dwfl_report_begin(s->dwfl);
+	rc = dwfl_linux_proc_report(s->dwfl, (pid_t)pid);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (rc) {
+		/* rc > 0 is an errno reading maps; < 0 a libdw error.  The
+		 * frames stay unresolved natively; the perf map still works. */
+		s->dwfl_error = rc > 0 ? -rc : -EIO;
+		dwfl_end(s->dwfl);
+		s->dwfl = NULL;
+	}
+
+	snprintf(s->perf_map_path, sizeof(s->perf_map_path), "/tmp/perf-%u.map", s->ns_pid);
+	snprintf(mpath, sizeof(mpath), "/proc/%u/root%s", pid, s->perf_map_path);
+	rc = xp_perf_map_load(mpath, &s->strings, &s->perf_map);
+	if (rc == 0)
+		s->perf_map_present = true;
+	else if (rc == -ENOMEM)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "out of memory reading %s", s->perf_map_path);
+	else if (rc != -ENOENT)
+		s->perf_map_error = rc;
+	return 0;
+}
+
+static void symbolize_native(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *f)
+{
+	Dwfl_Module *mod;
+	const char *modname, *name;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	int type;
+
+	if (!s->dwfl)
+		return;
+	mod = dwfl_addrmodule(s->dwfl, addr);
+	if (!mod)
+		return;
+	modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (!modname || modname[0] != '/')
+		return; /* [vdso] and friends: no file a uprobe could name */
+	memset(&sym, 0, sizeof(sym));
+	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (!name || !name[0])
+		return;
+	type = GELF_ST_TYPE(sym.st_info);
+	if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		return;
+	if (sym.st_size && off >= sym.st_size)
+		return;
+	f->kind = XP_FRAME_NATIVE;
+	f->binary = xp_strtab_get(&s->strings,
+				  xp_strtab_intern(&s->strings, modname, strlen(modname)));
+	f->symbol = xp_strtab_get(&s->strings, xp_strtab_intern(&s->strings, name, strlen(name)));
+	f->symbol_offset = off;
+	if (!f->binary || !f->symbol) { /* allocation failure: say unresolved */
+		f->kind = XP_FRAME_UNRESOLVED;
+		f->binary = f->symbol = NULL;
+		f->symbol_offset = 0;
+	}
+}
+
+void xp_symbolize(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *out)
+{
+	const struct xp_map_region *r;
+	const struct xp_perf_map_entry *e;
+
+	memset(out, 0, sizeof(*out));
+	out->address = addr;
+	s->lookups++;
+	r = find_region(s, addr);
+	if (r) {
+		out->mapping = r->path ? xp_strtab_get(&s->strings, r->path) : "[anon]";
+		out->interpreter = r->interpreter;
+	}
+	symbolize_native(s, addr, out);
+	e = s->perf_map_present ? xp_perf_map_lookup(&s->perf_map, addr) : NULL;
+	if (e) {
+		out->perf_map_symbol = xp_strtab_get(&s->strings, e->name);
+		if (out->kind == XP_FRAME_UNRESOLVED)
+			out->kind = strncmp(out->perf_map_symbol, "py::", 4) == 0 ? XP_FRAME_PYTHON :
+										      XP_FRAME_JIT;
+	}
+}
+
+void xp_symbolizer_close(struct xp_symbolizer *s)
+{
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	s->dwfl = NULL;
+	xp_perf_map_free(&s->perf_map);
+	free(s->regions);
+	s->regions = NULL;
+	s->nregions = 0;
+	xp_strtab_free(&s->strings);
+}
