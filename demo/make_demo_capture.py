@@ -87,7 +87,7 @@ def main():
                         ret=0x7F3A_4000_0000))
     next_free[THREADS[1]] = clock + 5_000
 
-    enomem_at = rng.randrange(40, CALLS - 20)
+    enomem_at = rng.randrange(30, 90)
     for i in range(CALLS):
         tid = THREADS[0] if rng.random() < 0.3 else rng.choice(THREADS[1:])
         ts = max(next_free[tid], clock) + rng.randint(8_000, 220_000)
