@@ -55,6 +55,7 @@ XPROBE_API const char *xprobe_errname(int err)
 	case XPROBE_E_OUTPUT_FAILED: return "OUTPUT_FAILED";
 	case XPROBE_E_FORMAT: return "FORMAT";
 	case XPROBE_E_TRUNCATED: return "TRUNCATED";
+	case XPROBE_E_OUTPUT_NOT_DIRECTORY: return "OUTPUT_NOT_DIRECTORY";
 	case XPROBE_E__LAST: break;
 	}
 	return "UNKNOWN";
@@ -99,6 +100,7 @@ static const char *describe(enum xprobe_err e)
 	case XPROBE_E_OUTPUT_FAILED: return "writing output failed";
 	case XPROBE_E_FORMAT: return "malformed or truncated data";
 	case XPROBE_E_TRUNCATED: return "buffer too small";
+	case XPROBE_E_OUTPUT_NOT_DIRECTORY: return "output path exists and is not a directory";
 	case XPROBE_E__LAST: break;
 	}
 	return NULL;

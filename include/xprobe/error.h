@@ -68,6 +68,7 @@ enum xprobe_err {
 	XPROBE_E_OUTPUT_FAILED = 4110,   /* writing the output tree failed */
 	XPROBE_E_FORMAT = 4111,          /* malformed or truncated .xtf / record data */
 	XPROBE_E_TRUNCATED = 4112,       /* caller buffer too small */
+	XPROBE_E_OUTPUT_NOT_DIRECTORY = 4113, /* output dir exists and is not a directory (/dev/null) */
 	XPROBE_E__LAST                   /* never use */
 };
 
