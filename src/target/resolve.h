@@ -63,6 +63,15 @@ int xp_resolve_uprobe(const struct xp_target *t, const struct xp_selector *sel,
 		      struct xp_resolved_probe *out, struct xp_error *err);
 void xp_resolved_probe_free(struct xp_resolved_probe *p);
 
+/*
+ * Where the uprobe binary of a selector lives in the target, without ELF
+ * work: the mapped file (by inode, resolved inside the target's root with
+ * symlinks scoped to it) and a path xprobe can open.  Errors as above.
+ * Used by xp_resolve_uprobe; exposed for collectors that attach by path.
+ */
+int xp_resolve_binary(const struct xp_target *t, const char *binary, char **binary_path,
+		      char **access_path, struct xp_error *err);
+
 /* One USDT marker (from a .note.stapsdt note). */
 struct xp_usdt_marker {
 	char *binary_path;          /* canonical (owned) */
@@ -74,6 +83,14 @@ struct xp_usdt_marker {
 	uint64_t semaphore_address; /* virtual address, 0 = none */
 	uint64_t semaphore_offset;  /* file offset of the semaphore, 0 = none */
 	char *arguments;            /* the note's argument spec (owned) */
+	/* added by the resolver for reports and attach checks: */
+	char *build_id;             /* lowercase hex or NULL (owned) */
+	enum xp_object_kind object_kind;
+	uint64_t runtime_address;   /* pc in the target's address space */
+	uint64_t semaphore_runtime_address; /* 0 = no semaphore */
+	struct xp_mapping mapping;  /* the mapping holding file_offset */
+	uint32_t locations;         /* notes for this marker in the object
+				       (inlined call sites); pc is the first */
 };
 
 /*
@@ -94,6 +111,16 @@ void xp_usdt_marker_free(struct xp_usdt_marker *m);
  */
 int xp_tracefs_check(const char *category, const char *name, uint64_t *id,
 		     struct xp_error *err);
+/*
+ * The tracefs root xprobe uses: $XPROBE_TRACEFS_ROOT when set (tests
+ * only: it lets a test point at an unmounted directory or a private
+ * tracefs mount without touching the system's), else /sys/kernel/tracing.
+ */
+const char *xp_tracefs_root(void);
+/* True when <root>/events exists (tracefs is mounted there). */
+bool xp_tracefs_mounted(const char *root);
+#define XP_TRACEFS_MOUNT_HINT "mount -t tracefs none /sys/kernel/tracing"
+
 
 /* The target's namespaces as needed to filter it in BPF. */
 struct xp_target_ns {
