@@ -15,7 +15,7 @@
 #define TPID 4242u
 #define TSTART 777u /* process_start_time of host events */
 
-static struct xp_event *tev_base(struct xp_capture *c, uint8_t type, uint8_t source, uint64_t ts,
+static __attribute__((unused)) struct xp_event *tev_base(struct xp_capture *c, uint8_t type, uint8_t source, uint64_t ts,
 				 uint32_t tid)
 {
 	int err = 0;
@@ -34,7 +34,7 @@ static struct xp_event *tev_base(struct xp_capture *c, uint8_t type, uint8_t sou
 	return e;
 }
 
-static struct xp_event *tev_host(struct xp_capture *c, uint8_t type, uint64_t ts, uint32_t tid,
+static __attribute__((unused)) struct xp_event *tev_host(struct xp_capture *c, uint8_t type, uint64_t ts, uint32_t tid,
 				 uint8_t probe_kind, const char *binary, const char *symbol)
 {
 	struct xp_event *e = tev_base(c, type, XP_SRC_EBPF, ts, tid);
@@ -47,14 +47,14 @@ static struct xp_event *tev_host(struct xp_capture *c, uint8_t type, uint64_t ts
 	return e;
 }
 
-static struct xp_event *tev_uprobe(struct xp_capture *c, uint64_t ts, uint32_t tid,
+static __attribute__((unused)) struct xp_event *tev_uprobe(struct xp_capture *c, uint64_t ts, uint32_t tid,
 				   const char *binary, const char *symbol, int is_return)
 {
 	return tev_host(c, is_return ? XP_EV_HOST_FUNCTION_EXIT : XP_EV_HOST_FUNCTION_ENTRY, ts,
 			tid, is_return ? XP_PROBE_URETPROBE : XP_PROBE_UPROBE, binary, symbol);
 }
 
-static struct xp_event *tev_syscall(struct xp_capture *c, uint64_t ts, uint32_t tid,
+static __attribute__((unused)) struct xp_event *tev_syscall(struct xp_capture *c, uint64_t ts, uint32_t tid,
 				    const char *name, int is_exit)
 {
 	struct xp_event *e = tev_host(c, is_exit ? XP_EV_SYSCALL_EXIT : XP_EV_SYSCALL_ENTRY, ts,
@@ -65,7 +65,7 @@ static struct xp_event *tev_syscall(struct xp_capture *c, uint64_t ts, uint32_t 
 	return e;
 }
 
-static struct xp_event *tev_tracepoint(struct xp_capture *c, uint64_t ts, uint32_t tid,
+static __attribute__((unused)) struct xp_event *tev_tracepoint(struct xp_capture *c, uint64_t ts, uint32_t tid,
 				       const char *category, const char *name)
 {
 	struct xp_event *e =
@@ -76,7 +76,7 @@ static struct xp_event *tev_tracepoint(struct xp_capture *c, uint64_t ts, uint32
 	return e;
 }
 
-static struct xp_event *tev_gc(struct xp_capture *c, uint64_t ts, uint32_t tid, int is_end)
+static __attribute__((unused)) struct xp_event *tev_gc(struct xp_capture *c, uint64_t ts, uint32_t tid, int is_end)
 {
 	struct xp_event *e = tev_host(c, XP_EV_USDT, ts, tid, XP_PROBE_USDT, "/usr/bin/python3.11",
 				      is_end ? "gc__done" : "gc__start");
@@ -86,7 +86,7 @@ static struct xp_event *tev_gc(struct xp_capture *c, uint64_t ts, uint32_t tid, 
 	return e;
 }
 
-static struct xp_event *tev_api(struct xp_capture *c, uint64_t ts, uint32_t tid,
+static __attribute__((unused)) struct xp_event *tev_api(struct xp_capture *c, uint64_t ts, uint32_t tid,
 				const char *domain, const char *name, int is_exit, uint32_t ctx,
 				uint32_t corr)
 {
@@ -106,7 +106,7 @@ static struct xp_event *tev_api(struct xp_capture *c, uint64_t ts, uint32_t tid,
 }
 
 /* An activity event (kernel/memcpy/memset start or end) on a stream. */
-static struct xp_event *tev_activity(struct xp_capture *c, uint8_t type, uint64_t ts,
+static __attribute__((unused)) struct xp_event *tev_activity(struct xp_capture *c, uint8_t type, uint64_t ts,
 				     uint8_t clock, uint32_t ctx, uint32_t corr, uint32_t device,
 				     uint64_t stream)
 {
@@ -123,7 +123,7 @@ static struct xp_event *tev_activity(struct xp_capture *c, uint8_t type, uint64_
 	return e;
 }
 
-static struct xp_event *tev_kernel(struct xp_capture *c, uint64_t ts, int is_end,
+static __attribute__((unused)) struct xp_event *tev_kernel(struct xp_capture *c, uint64_t ts, int is_end,
 				   const char *name, uint32_t ctx, uint32_t corr, uint64_t stream,
 				   uint8_t clock)
 {
@@ -134,7 +134,7 @@ static struct xp_event *tev_kernel(struct xp_capture *c, uint64_t ts, int is_end
 	return e;
 }
 
-static struct xp_event *tev_memcpy(struct xp_capture *c, uint64_t ts, int is_end, uint8_t kind,
+static __attribute__((unused)) struct xp_event *tev_memcpy(struct xp_capture *c, uint64_t ts, int is_end, uint8_t kind,
 				   uint32_t ctx, uint32_t corr, uint64_t stream, uint8_t clock)
 {
 	struct xp_event *e = tev_activity(c, is_end ? XP_EV_GPU_MEMCPY_END : XP_EV_GPU_MEMCPY_START,
@@ -146,7 +146,7 @@ static struct xp_event *tev_memcpy(struct xp_capture *c, uint64_t ts, int is_end
 	return e;
 }
 
-static struct xp_event *tev_nvtx(struct xp_capture *c, uint64_t ts, uint32_t tid,
+static __attribute__((unused)) struct xp_event *tev_nvtx(struct xp_capture *c, uint64_t ts, uint32_t tid,
 				 const char *name, int is_end, uint8_t kind, uint64_t range_id)
 {
 	struct xp_event *e = tev_base(c, is_end ? XP_EV_NVTX_RANGE_END : XP_EV_NVTX_RANGE_START,
