@@ -32,13 +32,16 @@
 #define NONE UINT32_MAX
 
 #define MSG_HEURISTIC "temporal matching does not prove request-level causality"
-#define MSG_CLOCK_ERROR "CUPTI does not report an error bound for GPU-to-host timestamp interpolation"
+#define MSG_CLOCK_ERROR \
+	"CUPTI does not report an error bound for GPU-to-host timestamp interpolation"
 #define HINT_LIMITS "set positive samples or duration, timeout, and max-events bounds"
 #define HINT_RATE "narrow the selectors or explicitly increase max-events"
 #define HINT_DROPS "reduce the event rate or explicitly increase the capture capacity"
 #define HINT_POLICY "use policy_recommendation.compatible_policies from xprobe validate"
-#define HINT_CLOCK "use endpoints in one clock domain or a CUPTI capture normalized to host monotonic time"
-#define HINT_NO_MATCH "inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy"
+#define HINT_CLOCK \
+	"use endpoints in one clock domain or a CUPTI capture normalized to host monotonic time"
+#define HINT_NO_MATCH \
+	"inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy"
 
 struct ctx {
 	const struct xp_capture *c;
@@ -309,8 +312,8 @@ static int check_clocks(const struct ctx *x, const struct selected *s, const str
 
 /* --- pipeline ---------------------------------------------------------------- */
 
-static void no_match_details(const struct ctx *x, const struct xp_correlation *out,
-			     size_t nstarts, size_t nends)
+static void no_match_details(const struct ctx *x, const struct xp_correlation *out, size_t nstarts,
+			     size_t nends)
 {
 	xp_error_detail_u64(x->err, "captured_events", x->c->count);
 	xp_error_detail_u64(x->err, "host_events", out->host_events);
@@ -394,9 +397,8 @@ static int run_policy(const struct ctx *x, struct xp_pairing *p)
  * start pairs at most once), truncate to the sample bound, and turn ranks
  * into event indices.
  */
-static int order_pairs(const struct ctx *x, const struct xp_pairing *p,
-		       const struct selected *s, const struct selected *e,
-		       struct xp_correlation *out)
+static int order_pairs(const struct ctx *x, const struct xp_pairing *p, const struct selected *s,
+		       const struct selected *e, struct xp_correlation *out)
 {
 	uint32_t *slot = malloc((s->n ? s->n : 1) * sizeof(*slot));
 	uint64_t keep = p->npairs;
@@ -494,8 +496,9 @@ int xp_correlate(const struct xp_capture *c, struct xp_selector *start, struct x
 
 	/* 1. limits */
 	if (!opts->samples && !opts->duration_ns)
-		return fail(&x, XPROBE_E_SESSION_LIMIT_EXCEEDED, HINT_LIMITS,
-			    "invalid measurement limit: a positive samples or duration bound is required");
+		return fail(
+			&x, XPROBE_E_SESSION_LIMIT_EXCEEDED, HINT_LIMITS,
+			"invalid measurement limit: a positive samples or duration bound is required");
 	if (!opts->max_events)
 		return fail(&x, XPROBE_E_SESSION_LIMIT_EXCEEDED, HINT_LIMITS,
 			    "invalid measurement limit: max_events must be positive");

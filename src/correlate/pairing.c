@@ -64,9 +64,9 @@ typedef bool (*key_fn)(const struct xp_event *e, struct xp_key *k);
 
 struct groups {
 	struct xp_keymap map;
-	uint32_t n;            /* groups */
+	uint32_t n; /* groups */
 	uint32_t *soff, *eoff; /* n + 1 offsets into sr / er */
-	uint32_t *sr, *er;     /* ranks by group, timestamp order within one */
+	uint32_t *sr, *er; /* ranks by group, timestamp order within one */
 };
 
 static void groups_free(struct groups *g)
@@ -418,8 +418,7 @@ int xp_pair_nearest(struct xp_pairing *p)
 			pick = after;
 		top[pick]--;
 		live--;
-		add_pair(p, i, top[pick],
-			 bts[pick] >= ts ? bts[pick] - ts : ts - bts[pick]);
+		add_pair(p, i, top[pick], bts[pick] >= ts ? bts[pick] - ts : ts - bts[pick]);
 		if (top[pick] == lo[pick]) { /* bucket emptied */
 			right[pick] = pick + 1;
 			left[pick + 1] = pick;

@@ -79,8 +79,8 @@ static bool same_str(const char *a, const char *b)
 
 static bool is_syscall_lifecycle(const struct xp_selector *s, const struct xp_selector *e)
 {
-	return s->kind == XP_SEL_SYSCALL && e->kind == XP_SEL_SYSCALL && !s->is_end &&
-	       e->is_end && same_str(s->name, e->name);
+	return s->kind == XP_SEL_SYSCALL && e->kind == XP_SEL_SYSCALL && !s->is_end && e->is_end &&
+	       same_str(s->name, e->name);
 }
 
 static bool is_gc_lifecycle(const struct xp_selector *s, const struct xp_selector *e)
@@ -98,8 +98,8 @@ static bool is_nvtx_lifecycle(const struct xp_selector *s, const struct xp_selec
 /* Endpoints that carry no CUPTI correlation key of their own. */
 static bool keyless(const struct xp_selector *s)
 {
-	return s->kind == XP_SEL_UPROBE || s->kind == XP_SEL_TRACEPOINT ||
-	       s->kind == XP_SEL_NVTX || s->kind == XP_SEL_PYTHON_GC;
+	return s->kind == XP_SEL_UPROBE || s->kind == XP_SEL_TRACEPOINT || s->kind == XP_SEL_NVTX ||
+	       s->kind == XP_SEL_PYTHON_GC;
 }
 
 static bool same_function(const struct xp_selector *s, const struct xp_selector *e)
@@ -130,7 +130,7 @@ unsigned xp_policy_compatible(const struct xp_selector *start, const struct xp_s
 size_t xp_policy_list(unsigned mask, enum xp_policy out[XP_POLICY__COUNT])
 {
 	static const enum xp_policy order[XP_POLICY__COUNT] = {
-		XP_POLICY_STACK_NESTED, XP_POLICY_EXACT, XP_POLICY_STREAM_ORDER,
+		XP_POLICY_STACK_NESTED, XP_POLICY_EXACT,   XP_POLICY_STREAM_ORDER,
 		XP_POLICY_FIRST_AFTER,	XP_POLICY_NEAREST,
 	};
 	size_t i, n = 0;

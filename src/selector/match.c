@@ -187,7 +187,8 @@ bool xp_selector_matches(struct xp_selector *sel, const struct xp_capture *c,
 			return false;
 		if (sel->uprobe_target == XP_UPROBE_OFFSET)
 			return (e->host.flags & XP_HOSTF_OFFSET) && e->host.offset == sel->offset;
-		return e->host.symbol == sel->id_symbol || e->host.symbol_demangled == sel->id_symbol;
+		return e->host.symbol == sel->id_symbol ||
+		       e->host.symbol_demangled == sel->id_symbol;
 	case XP_SEL_SYSCALL:
 		return (e->flags & XP_EVF_HOST) && e->host.probe_kind == XP_PROBE_SYSCALL &&
 		       e->host.symbol == sel->id_name;

@@ -32,10 +32,10 @@ struct wrapper {
 };
 
 static const struct wrapper wrappers[] = {
-	{ "^", "$", XP_NAME_EXACT },	 { "^", ".*", XP_NAME_PREFIX },
-	{ ".*", "$", XP_NAME_SUFFIX },	 { ".*", ".*", XP_NAME_CONTAINS },
-	{ "^", "", XP_NAME_PREFIX },	 { "", "$", XP_NAME_SUFFIX },
-	{ ".*", "", XP_NAME_CONTAINS },	 { "", "", XP_NAME_CONTAINS },
+	{ "^", "$", XP_NAME_EXACT },	{ "^", ".*", XP_NAME_PREFIX },
+	{ ".*", "$", XP_NAME_SUFFIX },	{ ".*", ".*", XP_NAME_CONTAINS },
+	{ "^", "", XP_NAME_PREFIX },	{ "", "$", XP_NAME_SUFFIX },
+	{ ".*", "", XP_NAME_CONTAINS }, { "", "", XP_NAME_CONTAINS },
 };
 
 static const char *const any_forms[] = { ".*", "^.*", ".*$", "^.*$" };
@@ -50,8 +50,7 @@ static bool is_alnum_ascii(unsigned char ch)
 	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
 }
 
-static void say(char *why, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void say(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void say(char *why, size_t size, const char *fmt, ...)
 {
@@ -112,8 +111,7 @@ static int unescape_literal(const char *s, size_t n, size_t base, char out[XP_NA
 	return (int)len;
 }
 
-int xp_name_filter_reduce(const char *regex, struct xp_name_filter *out, char *why,
-			  size_t why_size)
+int xp_name_filter_reduce(const char *regex, struct xp_name_filter *out, char *why, size_t why_size)
 {
 	char reason[128] = "", first[128] = "", best[128] = "";
 	size_t n, i;

@@ -32,7 +32,7 @@
 #include "selector.h"
 #include "syscall_table.h"
 
-#define SELECTOR_FORMS_HINT                                                            \
+#define SELECTOR_FORMS_HINT                                                                \
 	"selectors are uprobe:<binary>:<symbol>:entry|return, syscall:<name>:entry|exit, " \
 	"tracepoint:<category>:<name>, python:gc_start|gc_end, or cuda:<event>[:<filter>]"
 #define BOUNDED_HINT "use ^literal$, ^literal.*, .*literal$, or .*literal.*"
@@ -99,17 +99,17 @@ static bool starts_with(const char *s, const char *prefix)
 
 static int parse_uprobe(struct xp_selector *sel, const char *rest, struct xp_error *err)
 {
-	static const char usage[] =
-		"use uprobe:<binary>:<symbol>:entry|return, "
-		"uprobe:<binary>:symbol=<demangled signature>:entry|return, or "
-		"uprobe:<binary>:+0x<file offset>:entry|return";
+	static const char usage[] = "use uprobe:<binary>:<symbol>:entry|return, "
+				    "uprobe:<binary>:symbol=<demangled signature>:entry|return, or "
+				    "uprobe:<binary>:+0x<file offset>:entry|return";
 	const char *last = strrchr(rest, ':'), *sig, *cut, *target;
 	size_t body_len;
 	char *body;
 	int rc = 0;
 
 	if (!last)
-		return bad(err, sel, usage, "uprobe selector needs a binary, a symbol and entry or return");
+		return bad(err, sel, usage,
+			   "uprobe selector needs a binary, a symbol and entry or return");
 	if (strcmp(last + 1, "entry") == 0) {
 		sel->is_end = false;
 	} else if (strcmp(last + 1, "return") == 0) {
@@ -144,9 +144,10 @@ static int parse_uprobe(struct xp_selector *sel, const char *rest, struct xp_err
 		goto out;
 	}
 	if (cut[-1] == ':') {
-		rc = bad(err, sel,
-			 "write C++ names as uprobe:<binary>:symbol=<full demangled signature>:entry|return",
-			 "uprobe symbol contains \"::\"; use the symbol= form for C++ names");
+		rc = bad(
+			err, sel,
+			"write C++ names as uprobe:<binary>:symbol=<full demangled signature>:entry|return",
+			"uprobe symbol contains \"::\"; use the symbol= form for C++ names");
 		goto out;
 	}
 	sel->binary = dup_n(body, (size_t)(cut - body));
@@ -156,8 +157,8 @@ static int parse_uprobe(struct xp_selector *sel, const char *rest, struct xp_err
 	}
 	if (sel->uprobe_target == XP_UPROBE_OFFSET) {
 		if (target[1] != '0' || target[2] != 'x') {
-			rc = bad(err, sel, usage, "uprobe offset \"%s\" must be +0x<hex file offset>",
-				 target);
+			rc = bad(err, sel, usage,
+				 "uprobe offset \"%s\" must be +0x<hex file offset>", target);
 			goto out;
 		}
 		switch (xpc_parse_hex_u64(target + 1, &sel->offset)) {
@@ -168,8 +169,8 @@ static int parse_uprobe(struct xp_selector *sel, const char *rest, struct xp_err
 				 target);
 			goto out;
 		default:
-			rc = bad(err, sel, usage, "uprobe offset \"%s\" must be +0x<hex file offset>",
-				 target);
+			rc = bad(err, sel, usage,
+				 "uprobe offset \"%s\" must be +0x<hex file offset>", target);
 			goto out;
 		}
 		goto out;
@@ -271,7 +272,8 @@ static int parse_syscall(struct xp_selector *sel, const char *rest, struct xp_er
 
 		if (near)
 			snprintf(hint, sizeof(hint),
-				 "did you mean \"%s\"? names come from the x86_64 syscall table", near);
+				 "did you mean \"%s\"? names come from the x86_64 syscall table",
+				 near);
 		else
 			snprintf(hint, sizeof(hint), "names come from the x86_64 syscall table");
 		return bad(err, sel, hint, "syscall \"%s\" is not supported on x86_64", sel->name);
@@ -282,12 +284,14 @@ static int parse_syscall(struct xp_selector *sel, const char *rest, struct xp_er
 
 static int parse_tracepoint(struct xp_selector *sel, const char *rest, struct xp_error *err)
 {
-	static const char usage[] = "use tracepoint:<category>:<name>, e.g. tracepoint:sched:sched_switch";
+	static const char usage[] =
+		"use tracepoint:<category>:<name>, e.g. tracepoint:sched:sched_switch";
 	const char *colon = strchr(rest, ':');
 	size_t n;
 
 	if (!colon || strchr(colon + 1, ':'))
-		return bad(err, sel, usage, "tracepoint selector must be tracepoint:<category>:<name>");
+		return bad(err, sel, usage,
+			   "tracepoint selector must be tracepoint:<category>:<name>");
 	n = (size_t)(colon - rest);
 	if (!is_word(rest, n))
 		return bad(err, sel, usage,
@@ -340,9 +344,10 @@ static int compile_regex(struct xp_selector *sel, const char *what, struct xp_er
 
 		if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0)
 			snprintf((char *)msg, sizeof(msg), "error %d", code);
-		return bad(err, sel, "escape regex metacharacters with '\\' to match them literally",
-			   "%s name regex \"%s\" does not compile: %s at offset %zu", what, sel->regex,
-			   (const char *)msg, (size_t)off);
+		return bad(err, sel,
+			   "escape regex metacharacters with '\\' to match them literally",
+			   "%s name regex \"%s\" does not compile: %s at offset %zu", what,
+			   sel->regex, (const char *)msg, (size_t)off);
 	}
 	sel->regex_code = re;
 	sel->regex_md = pcre2_match_data_create_from_pattern(re, NULL);
@@ -379,8 +384,8 @@ static int parse_cuda_api(struct xp_selector *sel, const char *domain, const cha
 	if (n == 0)
 		return bad(err, sel, usage, "CUDA API name is empty");
 	if (!is_word(rest, n))
-		return bad(err, sel, usage,
-			   "CUDA API name \"%.*s\" must be letters, digits or '_'", (int)n, rest);
+		return bad(err, sel, usage, "CUDA API name \"%.*s\" must be letters, digits or '_'",
+			   (int)n, rest);
 	if (strcmp(colon + 1, "entry") == 0)
 		sel->is_end = false;
 	else if (strcmp(colon + 1, "exit") == 0)
@@ -397,8 +402,8 @@ static int parse_cuda_api(struct xp_selector *sel, const char *domain, const cha
 }
 
 static const char *const cuda_events[] = {
-	"runtime_api", "driver_api", "kernel_start", "kernel_end", "memcpy_start", "memcpy_end",
-	"memset_start", "memset_end", "nvtx_range_start", "nvtx_range_end",
+	"runtime_api", "driver_api",   "kernel_start", "kernel_end",	   "memcpy_start",
+	"memcpy_end",  "memset_start", "memset_end",   "nvtx_range_start", "nvtx_range_end",
 };
 
 static int parse_cuda(struct xp_selector *sel, const char *rest, struct xp_error *err)
@@ -439,7 +444,8 @@ static int parse_cuda(struct xp_selector *sel, const char *rest, struct xp_error
 		rc = take_name_regex(sel, filter, "kernel", err);
 		if (rc)
 			return rc;
-		sel->has_filter = xp_name_filter_reduce(sel->regex, &sel->name_filter, NULL, 0) == 0;
+		sel->has_filter =
+			xp_name_filter_reduce(sel->regex, &sel->name_filter, NULL, 0) == 0;
 		return 0;
 	}
 	if (starts_with(event, "memcpy_")) {
@@ -451,7 +457,8 @@ static int parse_cuda(struct xp_selector *sel, const char *rest, struct xp_error
 			return 0;
 		if (!starts_with(filter, "kind="))
 			return bad(err, sel, "write the filter as kind=HtoD|DtoH|DtoD|HtoH|PtoP",
-				   "unsupported memcpy filter \"%s\"; expected kind=<kind>", filter);
+				   "unsupported memcpy filter \"%s\"; expected kind=<kind>",
+				   filter);
 		k = xp_memcpy_kind_parse(filter + 5, strlen(filter + 5));
 		if (k < 0 || k == XP_MEMCPY_UNKNOWN)
 			return bad(err, sel, "memcpy kinds are HtoD, DtoH, DtoD, HtoH and PtoP",
@@ -472,7 +479,8 @@ static int parse_cuda(struct xp_selector *sel, const char *rest, struct xp_error
 	sel->kind = XP_SEL_NVTX;
 	sel->event_type = sel->is_end ? XP_EV_NVTX_RANGE_END : XP_EV_NVTX_RANGE_START;
 	if (!filter)
-		return bad(err, sel, "add a bounded name filter, e.g. cuda:nvtx_range_start:name~^forward$",
+		return bad(err, sel,
+			   "add a bounded name filter, e.g. cuda:nvtx_range_start:name~^forward$",
 			   "NVTX selectors require a name~REGEX filter");
 	rc = take_name_regex(sel, filter, "NVTX", err);
 	if (rc)
@@ -485,9 +493,10 @@ static int parse_cuda(struct xp_selector *sel, const char *rest, struct xp_error
 			if (sel->name_filter.match == XP_NAME_ANY && !why[0])
 				snprintf(why, sizeof(why), "it matches every name");
 			memset(&sel->name_filter, 0, sizeof(sel->name_filter));
-			return bad(err, sel, BOUNDED_HINT,
-				   "NVTX name regex \"%s\" must reduce to one nonempty exact, prefix, suffix, or contains filter shorter than %d bytes: %s",
-				   sel->regex, XP_NAME_FILTER_MAX, why);
+			return bad(
+				err, sel, BOUNDED_HINT,
+				"NVTX name regex \"%s\" must reduce to one nonempty exact, prefix, suffix, or contains filter shorter than %d bytes: %s",
+				sel->regex, XP_NAME_FILTER_MAX, why);
 		}
 	}
 	sel->has_filter = true;

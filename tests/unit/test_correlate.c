@@ -63,23 +63,23 @@ static void run_free(struct run *run)
 	xp_error_clear(&run->err);
 }
 
-#define CHECK_PAIR(run, i, s, e, lat)                                  \
-	do {                                                           \
-		CHECK((run)->r.npairs > (i));                          \
-		if ((run)->r.npairs > (i)) {                           \
-			CHECK_EQ_U64((run)->r.pairs[i].start, s);      \
-			CHECK_EQ_U64((run)->r.pairs[i].end, e);        \
+#define CHECK_PAIR(run, i, s, e, lat)                                    \
+	do {                                                             \
+		CHECK((run)->r.npairs > (i));                            \
+		if ((run)->r.npairs > (i)) {                             \
+			CHECK_EQ_U64((run)->r.pairs[i].start, s);        \
+			CHECK_EQ_U64((run)->r.pairs[i].end, e);          \
 			CHECK_EQ_U64((run)->r.pairs[i].latency_ns, lat); \
-		}                                                      \
+		}                                                        \
 	} while (0)
 
-#define CHECK_COUNTS(run, m, us, ue, amb)                       \
-	do {                                                    \
-		CHECK_EQ_U64((run)->r.matched, m);              \
-		CHECK_EQ_U64((run)->r.npairs, m);               \
-		CHECK_EQ_U64((run)->r.unmatched_start, us);     \
-		CHECK_EQ_U64((run)->r.unmatched_end, ue);       \
-		CHECK_EQ_U64((run)->r.ambiguous, amb);          \
+#define CHECK_COUNTS(run, m, us, ue, amb)                   \
+	do {                                                \
+		CHECK_EQ_U64((run)->r.matched, m);          \
+		CHECK_EQ_U64((run)->r.npairs, m);           \
+		CHECK_EQ_U64((run)->r.unmatched_start, us); \
+		CHECK_EQ_U64((run)->r.unmatched_end, ue);   \
+		CHECK_EQ_U64((run)->r.ambiguous, amb);      \
 	} while (0)
 
 static void check_common_details(const struct run *run, const char *from, const char *to,
@@ -302,8 +302,8 @@ static void test_exact_nvtx(void)
 
 	/* different regex text: no NVTX lifecycle, exact refused */
 	CHECK(correlate(&c, "cuda:nvtx_range_start:name~^forward$",
-			"cuda:nvtx_range_end:name~^forward", XP_POLICY_EXACT, 0, &run) ==
-	      -XPROBE_E_INVALID_CORRELATION_POLICY);
+			"cuda:nvtx_range_end:name~^forward", XP_POLICY_EXACT, 0,
+			&run) == -XPROBE_E_INVALID_CORRELATION_POLICY);
 	CHECK_STR(xp_error_detail_get(&run.err, "compatible_policies"),
 		  "[\"first-after\",\"nearest\"]");
 	CHECK_STR(xp_error_detail_get(&run.err, "recommended_policy"), "\"first-after\"");
@@ -311,7 +311,8 @@ static void test_exact_nvtx(void)
 		  "invalid correlation policy: exact matching requires endpoints that share a "
 		  "deterministic correlation key; compatible policies for these selectors: "
 		  "first-after, nearest");
-	CHECK(has_hint(&run.err, "use policy_recommendation.compatible_policies from xprobe validate"));
+	CHECK(has_hint(&run.err,
+		       "use policy_recommendation.compatible_policies from xprobe validate"));
 	run_free(&run);
 	xp_capture_free(&c);
 }
@@ -376,8 +377,9 @@ static void test_exact_cupti(void)
 	CHECK_EQ_U64(run.r.warnings.n, 1);
 	if (run.r.warnings.n == 1) {
 		CHECK_STR(run.r.warnings.v[0].code, "CLOCK_ERROR_UNAVAILABLE");
-		CHECK_STR(run.r.warnings.v[0].message,
-			  "CUPTI does not report an error bound for GPU-to-host timestamp interpolation");
+		CHECK_STR(
+			run.r.warnings.v[0].message,
+			"CUPTI does not report an error bound for GPU-to-host timestamp interpolation");
 	}
 	CHECK_EQ_U64(run.r.latency.p50, 20);
 	CHECK_EQ_U64(run.r.latency.p90, 50);
@@ -455,8 +457,9 @@ static void test_clock_alignment(void)
 	tev_kernel(&c, 160, 0, "k", 1, 11, 7, XP_CLOCK_CUPTI_NORMALIZED);
 	CHECK(correlate(&c, to, to, XP_POLICY_FIRST_AFTER, 0, &run) ==
 	      -XPROBE_E_CLOCK_ALIGNMENT_FAILED);
-	CHECK_STR(run.err.message,
-		  "cannot subtract unaligned cupti and cupti_normalized_to_host_monotonic timestamps");
+	CHECK_STR(
+		run.err.message,
+		"cannot subtract unaligned cupti and cupti_normalized_to_host_monotonic timestamps");
 	check_common_details(&run, to, to, "first-after");
 	run_free(&run);
 	xp_capture_free(&c);
@@ -472,16 +475,16 @@ static void test_clock_alignment(void)
 static void build_first_after(struct xp_capture *c)
 {
 	xp_capture_init(c, 0);
-	tev_syscall(c, 5, 9, "write", 1);                      /* #0 */
-	tev_uprobe(c, 10, 1, "/srv/app", "handle", 0);         /* #1 */
-	tev_uprobe(c, 20, 2, "/srv/app", "handle", 0);         /* #2 */
-	tev_syscall(c, 25, 9, "write", 1);                     /* #3 */
-	tev_syscall(c, 30, 9, "write", 1);                     /* #4 */
-	tev_uprobe(c, 50, 1, "/srv/app", "handle", 0);         /* #5 */
-	tev_syscall(c, 60, 9, "write", 1);                     /* #6 */
-	tev_uprobe(c, 90, 3, "/srv/app", "handle", 0);         /* #7 */
-	tev_syscall(c, 100, 9, "write", 1);                    /* #8 */
-	tev_syscall(c, 110, 9, "write", 1);                    /* #9 */
+	tev_syscall(c, 5, 9, "write", 1); /* #0 */
+	tev_uprobe(c, 10, 1, "/srv/app", "handle", 0); /* #1 */
+	tev_uprobe(c, 20, 2, "/srv/app", "handle", 0); /* #2 */
+	tev_syscall(c, 25, 9, "write", 1); /* #3 */
+	tev_syscall(c, 30, 9, "write", 1); /* #4 */
+	tev_uprobe(c, 50, 1, "/srv/app", "handle", 0); /* #5 */
+	tev_syscall(c, 60, 9, "write", 1); /* #6 */
+	tev_uprobe(c, 90, 3, "/srv/app", "handle", 0); /* #7 */
+	tev_syscall(c, 100, 9, "write", 1); /* #8 */
+	tev_syscall(c, 110, 9, "write", 1); /* #9 */
 }
 
 static void test_first_after(void)
@@ -552,13 +555,13 @@ static void test_nearest(void)
 	 * 300: 305 (5) beats 230 (70).  An end before its start is allowed.
 	 */
 	xp_capture_init(&c, 0);
-	tev_syscall(&c, 90, 1, "read", 1);   /* #0 */
-	tev_syscall(&c, 100, 1, "read", 0);  /* #1 */
-	tev_syscall(&c, 180, 1, "read", 1);  /* #2 */
-	tev_syscall(&c, 200, 1, "read", 0);  /* #3 */
-	tev_syscall(&c, 230, 1, "read", 1);  /* #4 */
-	tev_syscall(&c, 300, 1, "read", 0);  /* #5 */
-	tev_syscall(&c, 305, 1, "read", 1);  /* #6 */
+	tev_syscall(&c, 90, 1, "read", 1); /* #0 */
+	tev_syscall(&c, 100, 1, "read", 0); /* #1 */
+	tev_syscall(&c, 180, 1, "read", 1); /* #2 */
+	tev_syscall(&c, 200, 1, "read", 0); /* #3 */
+	tev_syscall(&c, 230, 1, "read", 1); /* #4 */
+	tev_syscall(&c, 300, 1, "read", 0); /* #5 */
+	tev_syscall(&c, 305, 1, "read", 1); /* #6 */
 	CHECK(correlate(&c, from, to, XP_POLICY_NEAREST, 0, &run) == 0);
 	CHECK_COUNTS(&run, 3, 0, 1, 0);
 	CHECK_PAIR(&run, 0, 1, 0, 10);
@@ -576,11 +579,11 @@ static void test_nearest(void)
 	 * last end (b).  201: 190 is 11, 210 is 9: 210a.  190 left: ue 1.
 	 */
 	xp_capture_init(&c, 0);
-	tev_syscall(&c, 190, 1, "read", 1);  /* #0 */
-	tev_syscall(&c, 200, 1, "read", 0);  /* #1 */
-	tev_syscall(&c, 201, 2, "read", 0);  /* #2 */
-	tev_syscall(&c, 210, 1, "read", 1);  /* #3 a */
-	tev_syscall(&c, 210, 2, "read", 1);  /* #4 b */
+	tev_syscall(&c, 190, 1, "read", 1); /* #0 */
+	tev_syscall(&c, 200, 1, "read", 0); /* #1 */
+	tev_syscall(&c, 201, 2, "read", 0); /* #2 */
+	tev_syscall(&c, 210, 1, "read", 1); /* #3 a */
+	tev_syscall(&c, 210, 2, "read", 1); /* #4 b */
 	CHECK(correlate(&c, from, to, XP_POLICY_NEAREST, 0, &run) == 0);
 	CHECK_COUNTS(&run, 2, 0, 1, 0);
 	CHECK_PAIR(&run, 0, 1, 4, 10);
@@ -766,7 +769,7 @@ static void test_duration_window(void)
 	run_free(&run);
 	/* the window starts at the first selected event of either side */
 	c.events[0].timestamp_ns = 2000; /* first entry now late; first exit at 150 */
-	o.duration_ns = 1000;            /* through 1150: entry 1000, exits 150 1100 */
+	o.duration_ns = 1000; /* through 1150: entry 1000, exits 150 1100 */
 	CHECK(correlate_o(&c, from, to, &o, &run) == 0);
 	CHECK_COUNTS(&run, 1, 0, 1, 0);
 	CHECK_PAIR(&run, 0, 2, 3, 100);
@@ -795,7 +798,8 @@ static void test_errors(void)
 	c.dropped = 5;
 	CHECK(correlate_o(&c, from, to, &o, &run) == -XPROBE_E_SESSION_LIMIT_EXCEEDED);
 	CHECK(strncmp(run.err.message, "invalid measurement limit: ", 27) == 0);
-	CHECK(has_hint(&run.err, "set positive samples or duration, timeout, and max-events bounds"));
+	CHECK(has_hint(&run.err,
+		       "set positive samples or duration, timeout, and max-events bounds"));
 	check_common_details(&run, from, to, "stack-nested");
 	run_free(&run);
 	o = opts_of(XP_POLICY_EXACT, 1, 0);
@@ -820,7 +824,8 @@ static void test_errors(void)
 	CHECK(correlate_o(&c, from, to, &o, &run) == -XPROBE_E_EVENTS_DROPPED);
 	CHECK_STR(run.err.message, "capture dropped 5 events before correlation");
 	CHECK_STR(xp_error_detail_get(&run.err, "dropped_events"), "5");
-	CHECK(has_hint(&run.err, "reduce the event rate or explicitly increase the capture capacity"));
+	CHECK(has_hint(&run.err,
+		       "reduce the event rate or explicitly increase the capture capacity"));
 	check_common_details(&run, from, to, "stack-nested");
 	run_free(&run);
 

@@ -41,8 +41,8 @@ static void parse_bad(const char *text, const char *what)
 	CHECK(err.recoverable);
 	CHECK(strncmp(err.message, "invalid event selector: ", 24) == 0);
 	if (!strstr(err.message, what))
-		fprintf(stderr, "selector \"%s\": message \"%s\" lacks \"%s\"\n", text,
-			err.message, what);
+		fprintf(stderr, "selector \"%s\": message \"%s\" lacks \"%s\"\n", text, err.message,
+			what);
 	CHECK(strstr(err.message, what) != NULL);
 	d = xp_error_detail_get(&err, "selector");
 	snprintf(want, sizeof(want), "\"%s\"", text ? text : "");
@@ -77,13 +77,15 @@ static void test_uprobe_forms(void)
 	}
 	xp_selector_free(&s);
 	/* the signature form keeps every ':' after the first ":symbol=" */
-	if (!parse_ok("uprobe:/lib/libx.so:symbol=ns::Foo::bar(int, char const*) const:entry", &s)) {
+	if (!parse_ok("uprobe:/lib/libx.so:symbol=ns::Foo::bar(int, char const*) const:entry",
+		      &s)) {
 		CHECK(s.uprobe_target == XP_UPROBE_SIGNATURE);
 		CHECK_STR(s.binary, "/lib/libx.so");
 		CHECK_STR(s.symbol, "ns::Foo::bar(int, char const*) const");
 	}
 	xp_selector_free(&s);
-	if (!parse_ok("uprobe:/lib/a.so:symbol=std::vector<int>::push_back(int const&):return", &s)) {
+	if (!parse_ok("uprobe:/lib/a.so:symbol=std::vector<int>::push_back(int const&):return",
+		      &s)) {
 		CHECK_STR(s.symbol, "std::vector<int>::push_back(int const&)");
 		CHECK(s.is_end);
 	}
@@ -193,7 +195,8 @@ static void test_linux_errors(void)
 	/* a near miss gets a suggestion */
 	CHECK(xp_selector_parse("syscall:opnat:entry", &s, &err) ==
 	      -XPROBE_E_INVALID_EVENT_SELECTOR);
-	CHECK_STR(err.message, "invalid event selector: syscall \"opnat\" is not supported on x86_64");
+	CHECK_STR(err.message,
+		  "invalid event selector: syscall \"opnat\" is not supported on x86_64");
 	CHECK(err.nhints == 1 && strstr(err.hints[0], "\"openat\"") != NULL);
 	xp_error_clear(&err);
 	xp_selector_free(&s);
@@ -207,7 +210,8 @@ static void test_linux_errors(void)
 	parse_bad("python:gc", "unsupported Python event \"gc\"");
 	parse_bad("python:gc_start:x", "unsupported Python event \"gc_start:x\"");
 	parse_bad("python:", "unsupported Python event \"\"");
-	parse_bad("usdt:python:gc__start", "expected uprobe:, syscall:, tracepoint:, python:, or cuda: prefix");
+	parse_bad("usdt:python:gc__start",
+		  "expected uprobe:, syscall:, tracepoint:, python:, or cuda: prefix");
 }
 
 static void test_cuda_forms(void)
@@ -305,14 +309,17 @@ static void test_cuda_errors(void)
 	parse_bad("cuda:", "unsupported CUDA event \"\"");
 	parse_bad("cuda:kernel", "unsupported CUDA event \"kernel\"");
 	parse_bad("cuda:graph_start", "unsupported CUDA event \"graph_start\"");
-	parse_bad("cuda:runtime_api", "CUDA API selector must be cuda:runtime_api:<name>:entry|exit");
+	parse_bad("cuda:runtime_api",
+		  "CUDA API selector must be cuda:runtime_api:<name>:entry|exit");
 	parse_bad("cuda:runtime_api:cudaMalloc", "CUDA API selector must be");
 	parse_bad("cuda:driver_api:cuInit:entry:x", "CUDA API selector must be cuda:driver_api");
 	parse_bad("cuda:runtime_api::entry", "CUDA API name is empty");
 	parse_bad("cuda:runtime_api:cuda-Malloc:entry", "CUDA API name \"cuda-Malloc\"");
-	parse_bad("cuda:runtime_api:cudaMalloc:begin", "CUDA API boundary \"begin\" must be entry or exit");
+	parse_bad("cuda:runtime_api:cudaMalloc:begin",
+		  "CUDA API boundary \"begin\" must be entry or exit");
 	parse_bad("cuda:kernel_start:", "cuda:kernel_start has an empty filter");
-	parse_bad("cuda:kernel_start:flash", "unsupported kernel filter \"flash\"; expected name~REGEX");
+	parse_bad("cuda:kernel_start:flash",
+		  "unsupported kernel filter \"flash\"; expected name~REGEX");
 	parse_bad("cuda:kernel_end:name~", "kernel name regex is empty");
 	parse_bad("cuda:kernel_start:name~(flash", "kernel name regex \"(flash\" does not compile");
 	parse_bad("cuda:kernel_start:name~a[", "does not compile");
@@ -343,7 +350,8 @@ static void test_generic_errors(void)
 	struct xp_error err = { 0 };
 
 	parse_bad("", "selector is empty");
-	parse_bad("kernel_start", "expected uprobe:, syscall:, tracepoint:, python:, or cuda: prefix");
+	parse_bad("kernel_start",
+		  "expected uprobe:, syscall:, tracepoint:, python:, or cuda: prefix");
 	parse_bad("CUDA:kernel_start", "expected uprobe:");
 	parse_bad(" syscall:read:entry", "expected uprobe:");
 	huge = malloc(XP_SELECTOR_MAX + 2);
@@ -411,7 +419,7 @@ static void test_name_filter_reduce(void)
 	/* escapes unescape; the wrapper is the first that leaves a literal */
 	reduce_ok("^a\\.b$", XP_NAME_EXACT, "a.b");
 	reduce_ok("^a\\\\b$", XP_NAME_EXACT, "a\\b");
-	reduce_ok("^a\\$", XP_NAME_PREFIX, "a$");  /* "a\" dangles under ^..$ */
+	reduce_ok("^a\\$", XP_NAME_PREFIX, "a$"); /* "a\" dangles under ^..$ */
 	reduce_ok("a\\$", XP_NAME_CONTAINS, "a$");
 	reduce_ok("^a\\\\.*", XP_NAME_PREFIX, "a\\");
 	reduce_ok("^\\(x\\)\\[\\]\\{\\}\\|\\?\\*\\+\\^\\$$", XP_NAME_EXACT, "(x)[]{}|?*+^$");
@@ -615,8 +623,8 @@ static void test_match_cuda(void)
 	CHECK(m("cuda:kernel_end:name~fwd_k", &c, &c.events[4]));
 	CHECK(!m("cuda:kernel_start:name~flash", &c, &c.events[5]));
 	CHECK(m("cuda:kernel_start:name~gemm_(tn|nt)", &c, &c.events[5]));
-	CHECK(m("cuda:kernel_start", &c, &c.events[11]));            /* no regex: any */
-	CHECK(!m("cuda:kernel_start:name~.*", &c, &c.events[11]));   /* regex: needs a name */
+	CHECK(m("cuda:kernel_start", &c, &c.events[11])); /* no regex: any */
+	CHECK(!m("cuda:kernel_start:name~.*", &c, &c.events[11])); /* regex: needs a name */
 	CHECK(m("cuda:memcpy_start", &c, &c.events[6]));
 	CHECK(m("cuda:memcpy_start:kind=HtoD", &c, &c.events[6]));
 	CHECK(!m("cuda:memcpy_start:kind=DtoH", &c, &c.events[6]));
