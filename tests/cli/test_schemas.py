@@ -17,7 +17,8 @@ import xprobe_test
 
 ROOT = xprobe_test.ROOT
 SCHEMAS = sorted(glob.glob(os.path.join(xprobe_test.SCHEMAS, "*.schema.json")))
-OURS = ["error", "event", "host-capture", "measurement-spec", "measurement-result"]
+OURS = ["error", "event", "host-capture", "measurement-spec", "measurement-result",
+        "aggregate-inventory-result"]
 # Open maps: any key allowed by design.
 OPEN = {"attributes", "details", "ErrorDetails", "Warning.details", "value"}
 
@@ -65,7 +66,8 @@ def test_objects_are_closed(name):
             assert req in obj["properties"], (path, req)
 
 
-@pytest.mark.parametrize("name", ["error", "event", "measurement-result"])
+@pytest.mark.parametrize("name", ["error", "event", "measurement-result",
+                                  "aggregate-inventory-result"])
 def test_written_documents_require_every_field(name):
     # The CLI writes every field (optional ones as null), so the schemas of
     # documents it writes require them all.
@@ -141,6 +143,10 @@ def test_shared_definitions_do_not_drift():
     versions = [load(n)["$defs"]["SchemaVersion"] for n in OURS]
     assert all(v == versions[0] for v in versions)
     assert load("error")["$defs"]["ClockDomain"] == load("event")["$defs"]["ClockDomain"]
+    agg, res = load("aggregate-inventory-result")["$defs"], load("measurement-result")["$defs"]
+    for d in ("Warning", "SessionStatus", "CaptureCompleteness"):
+        assert agg[d] == res[d], d
+    assert agg["MemcpyKind"] == load("event")["$defs"]["MemcpyKind"]
     assert load("error")["$defs"]["ErrorDetails"]["properties"]["compatible_policies"]["items"] \
         == load("measurement-spec")["$defs"]["MatchPolicy"]
 
