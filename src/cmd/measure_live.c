@@ -2,19 +2,385 @@
 /*
  * measure_live.c - live measurement modes of `measure --pid` / `--spec`.
  *
- * Until the eBPF collectors land (issue #4) and the inventories (issue #6),
- * each live mode answers with an explicit error naming what is missing,
- * never a fabricated result.  CUDA endpoints need the in-process Agent
- * (DESIGN.md section 9), which no issue has built yet: CUPTI_NOT_AVAILABLE.
+ * xp_measure_live orchestrates one live exact measurement; the work is in
+ * src/collect (plan, BPF, capture loop) and src/correlate:
+ *   1. CUDA endpoints -> CUPTI_NOT_AVAILABLE (the Agent is not in this
+ *      build); the policy checked against the pair before anything is
+ *      attached (the correlator's own INVALID_CORRELATION_POLICY);
+ *   2. resolve both selectors against the target (src/target), and the
+ *      target's PID namespace into the BPF filter;
+ *   3. one bounded capture (xp_live_capture): --samples stops once the
+ *      correlator pairs enough events (the samples rule below), then the
+ *      capture is cut at the event that completed the N-th pair, so what a
+ *      capture holds never depends on poll timing; --duration-ms stops on
+ *      time from arming; --timeout-ms bounds the whole wait;
+ *   4. turn how the capture ended into the contract's answer:
+ *        samples / duration      -> result "completed"
+ *        timeout, >= 1 pair      -> result "timed_out"
+ *        timeout, no pair        -> NO_MATCHED_SAMPLES, details timed_out
+ *        SIGINT/SIGTERM, pairs   -> result "cancelled"; none -> NO_MATCHED_SAMPLES
+ *        max_events reached      -> EVENT_RATE_TOO_HIGH (duration capture,
+ *                                   or samples not reached within the bound)
+ *        target exited           -> TARGET_EXITED (exit 3)
+ *        ring drops              -> EVENTS_DROPPED (the correlator's check)
+ *      Every failure after collection writes --events-out and names it.
+ *   The startup slack of the contract: a target already inside an event
+ *   when probes arm leaves an end without a start (or a start without an
+ *   end); the policies count those as unmatched, never as pairs, and the
+ *   samples rule only counts pairs.
+ *
+ * --cpu-sample, --syscall-aggregate and --aggregate are other issues'
+ * (#6 and the Agent): explicit errors until they land.
  */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "../collect/live.h"
+#include "../target/resolve.h"
 #include "measure.h"
+
+/* Below this many events the samples rule correlates every round. */
+#define LIVE_CHEAP_EVENTS 4096
+/* Otherwise it waits for 1/8 more events or this long, whichever first. */
+#define LIVE_RECHECK_NS 20000000ull
+
+struct live_ctx {
+	struct xp_measure_req *req;
+	int to_ep;
+	size_t last_count;
+	uint64_t last_ns;
+};
+
+static struct xp_correlate_opts corr_opts(const struct xp_measure_req *req)
+{
+	struct xp_correlate_opts o = {
+		.policy = req->policy,
+		.samples = req->samples,
+		.duration_ns = req->duration_ms * 1000000ull,
+		.max_events = req->max_events,
+	};
+	return o;
+}
+
+/* Pairs the correlator forms in @c now (0 when none). */
+static int count_pairs(struct xp_measure_req *req, struct xp_capture *c, uint64_t *matched,
+		       struct xp_error *err)
+{
+	struct xp_correlate_opts opts = corr_opts(req);
+	struct xp_correlation corr;
+	struct xp_error lerr = { 0 };
+	int rc;
+
+	*matched = 0;
+	rc = xp_correlate(c, &req->from, &req->to, &opts, &corr, &lerr);
+	if (!rc)
+		*matched = corr.matched;
+	else if (rc == -XPROBE_E_NO_MATCHED_SAMPLES)
+		rc = 0;
+	else
+		xp_error_move(err, &lerr);
+	xp_correlation_free(&corr);
+	xp_error_clear(&lerr);
+	return rc;
+}
+
+/* The samples rule (xp_live_opts.enough). */
+static int live_enough(void *ctx, struct xp_capture *c, const uint64_t *per_endpoint,
+		       struct xp_error *err)
+{
+	struct live_ctx *x = ctx;
+	struct xp_measure_req *req = x->req;
+	bool full = c->count >= req->max_events;
+	uint64_t now = xp_live_now_ns(), matched;
+	int rc;
+
+	if (!req->samples)
+		return 0;
+	/* every pair uses its own end event */
+	if (per_endpoint[x->to_ep] < req->samples)
+		return 0;
+	if (!full && c->count >= LIVE_CHEAP_EVENTS && c->count < x->last_count + x->last_count / 8 &&
+	    now - x->last_ns < LIVE_RECHECK_NS)
+		return 0;
+	x->last_count = c->count;
+	x->last_ns = now;
+	rc = count_pairs(req, c, &matched, err);
+	if (rc)
+		return rc;
+	return matched >= req->samples;
+}
+
+/* xp_live_trim's predicate: the prefix already holds --samples pairs. */
+static int trim_ok(void *ctx, struct xp_capture *c)
+{
+	struct live_ctx *x = ctx;
+	struct xp_error err = { 0 };
+	uint64_t matched;
+	int rc = count_pairs(x->req, c, &matched, &err);
+
+	xp_error_clear(&err);
+	if (rc)
+		return rc;
+	return matched >= x->req->samples;
+}
+
+static void host_block(const struct xp_live_stats *st, const struct xp_capture *c,
+		       struct xp_host_collection *h)
+{
+	h->record_capacity = st->capacity;
+	h->observed_records = st->observed;
+	h->retained_records = c->count;
+	h->dropped_records = st->dropped;
+	h->buffer_utilization = st->capacity ? (double)c->count / (double)st->capacity : 0.0;
+}
+
+static void stats_details(struct xp_error *err, const struct xp_live_stats *st,
+			  const struct xp_capture *c)
+{
+	xp_error_detail_u64(err, "host_events", c->count);
+	xp_error_detail_u64(err, "cuda_events", 0);
+	xp_error_detail_u64(err, "observed_records", st->observed);
+	xp_error_detail_u64(err, "dropped_events", st->dropped);
+	xp_error_detail_u64(err, "max_events", st->capacity);
+}
+
+static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
+{
+	if (req->cli->format && !req->events_out && err->code != XPROBE_E_TRACE_EXPORT_FAILED)
+		xp_error_hint(err, "--format also requires --events-out");
+}
+
+/* Step 1b: refuse an incompatible policy before touching the target. */
+static int check_policy_early(struct xp_measure_req *req, struct xp_error *err)
+{
+	struct xp_correlate_opts opts = corr_opts(req);
+	struct xp_correlation corr;
+	struct xp_capture empty;
+	struct xp_error lerr = { 0 };
+	int rc;
+
+	xp_capture_init(&empty, req->max_events);
+	rc = xp_correlate(&empty, &req->from, &req->to, &opts, &corr, &lerr);
+	xp_correlation_free(&corr);
+	xp_capture_free(&empty);
+	if (rc == -XPROBE_E_INVALID_CORRELATION_POLICY ||
+	    rc == -XPROBE_E_SESSION_LIMIT_EXCEEDED) {
+		xp_error_move(err, &lerr);
+		return rc;
+	}
+	xp_error_clear(&lerr);
+	return 0;
+}
+
+/* The capture ended without the bound being met: the contract's error. */
+static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
+			const struct xp_live_stats *st, struct xp_error *err)
+{
+	int rc;
+
+	switch (st->stop) {
+	case XP_LIVE_STOP_TARGET_EXITED:
+		xp_target_detail(err, &req->target);
+		stats_details(err, st, c);
+		xp_error_hint(err, "the target exited before the measurement's bound was met; measure a running process");
+		if (c->count)
+			xp_error_hint(err, "the events captured before it exited are in the events-out artifact when --events-out is given");
+		rc = xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
+				  "target process %u exited during the live capture (%zu events captured)",
+				  req->target.pid, c->count);
+		break;
+	case XP_LIVE_STOP_FULL:
+		stats_details(err, st, c);
+		xp_error_detail_u64(err, "observed_events", st->observed);
+		xp_error_detail_u64(err, "record_capacity", st->capacity);
+		xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
+		if (req->samples) {
+			xp_error_detail_u64(err, "samples", req->samples);
+			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+					  "capture reached its configured limit of %llu records before %llu samples matched",
+					  (unsigned long long)st->capacity,
+					  (unsigned long long)req->samples);
+		} else {
+			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+					  "capture reached its configured limit of %llu records within --duration-ms",
+					  (unsigned long long)st->capacity);
+		}
+		break;
+	default:
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "live capture ended unexpectedly (%s)",
+				  xp_live_stop_name(st->stop));
+		break;
+	}
+	xp_measure_artifact_on_error(req, c, err);
+	format_hint(req, err);
+	return rc;
+}
+
+/* Timeout or signal with the capture so far: a result when it pairs. */
+static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
+			const struct xp_live_stats *st, const struct xp_host_collection *host,
+			struct xp_error *err)
+{
+	bool timeout = st->stop == XP_LIVE_STOP_TIMEOUT;
+	uint64_t matched = 0;
+	int rc;
+
+	if (!c->dropped) {
+		rc = count_pairs(req, c, &matched, err);
+		if (rc) {
+			xp_measure_artifact_on_error(req, c, err);
+			format_hint(req, err);
+			return rc;
+		}
+	}
+	if (matched || c->dropped)
+		return xp_measure_finish(req, c, timeout ? "timed_out" : "cancelled", host, NULL);
+
+	xp_error_detail_str(err, "start_selector", req->from_text);
+	xp_error_detail_str(err, "end_selector", req->to_text);
+	xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
+	xp_error_detail_u64(err, "captured_events", c->count);
+	xp_error_detail_u64(err, "host_events", c->count);
+	xp_error_detail_u64(err, "cuda_events", 0);
+	if (timeout) {
+		xp_error_detail_bool(err, "timed_out", true);
+		xp_error_detail_u64(err, "timeout_ms", req->timeout_ms);
+		xp_error_hint(err, "make the target execute the selected events while measuring, or raise --timeout-ms");
+		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+				  "no event pairs matched before the live measurement timeout (host events: %zu, CUDA events: 0)",
+				  c->count);
+	} else {
+		xp_error_detail_bool(err, "cancelled", true);
+		xp_error_detail_str(err, "signal", strsignal(st->signo));
+		xp_error_hint(err, "the measurement was interrupted before any pair matched; run it again");
+		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+				  "measurement cancelled by signal %d before any event pair matched (host events: %zu, CUDA events: 0)",
+				  st->signo, c->count);
+	}
+	xp_error_hint(err, "inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy");
+	xp_measure_artifact_on_error(req, c, err);
+	format_hint(req, err);
+	return rc;
+}
 
 int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 {
-	xp_target_detail(err, &req->target);
-	xp_error_hint(err, "measure a completed capture with --input until live collection is built");
-	return xp_error_set(err, XPROBE_E_INTERNAL, false,
-			    "live host measurement is not built into this xprobe yet");
+	uint64_t t0 = xp_live_now_ns();
+	struct xp_host_collection host;
+	struct xp_live_stats st;
+	struct xp_live_plan plan;
+	struct xp_live_opts o;
+	struct xp_target_ns ns;
+	struct xp_capture c;
+	struct live_ctx x;
+	int rc;
+
+	memset(&plan, 0, sizeof(plan));
+	memset(&o, 0, sizeof(o));
+	memset(&x, 0, sizeof(x));
+	xp_capture_init(&c, req->max_events);
+
+	/* 1. what this build can collect; the policy */
+	if (!xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to)) {
+		rc = xp_live_plan_build(&req->target, &req->from, &req->to, &plan, err);
+		if (!rc)
+			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "CUDA endpoint planned");
+		goto out;
+	}
+	rc = check_policy_early(req, err);
+	if (rc)
+		goto out;
+
+	/* 2. resolution and the target filter */
+	rc = xp_live_plan_build(&req->target, &req->from, &req->to, &plan, err);
+	if (rc)
+		goto out;
+	if (plan.ep[plan.from_ep].kind == XP_LIVE_UPROBE &&
+	    xp_selector_set_match_binary(&req->from, plan.ep[plan.from_ep].binary_path)) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto out;
+	}
+	if (plan.ep[plan.to_ep].kind == XP_LIVE_UPROBE &&
+	    xp_selector_set_match_binary(&req->to, plan.ep[plan.to_ep].binary_path)) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto out;
+	}
+	memset(&ns, 0, sizeof(ns));
+	rc = xp_target_namespaces(&req->target, &ns, err);
+	if (rc)
+		goto out;
+	o.target = &req->target;
+	rc = xp_live_filter_init(&o.filter, &req->target, ns.same_pidns, ns.pidns_dev,
+				 ns.pidns_ino, ns.ns_pid);
+	if (rc) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "cannot read xprobe's own PID namespace (%s)", strerror(-rc));
+		goto out;
+	}
+
+	/* 3. the capture */
+	x.req = req;
+	x.to_ep = plan.to_ep;
+	o.endpoints = plan.ep;
+	o.nendpoints = plan.n;
+	o.max_events = req->max_events;
+	o.duration_ns = req->duration_ms * 1000000ull;
+	o.deadline_ns = t0 + req->timeout_ms * 1000000ull;
+	o.enough = live_enough;
+	o.enough_ctx = &x;
+	rc = xp_live_capture(&o, &c, &st, err);
+	if (rc) {
+		if (c.count) {
+			stats_details(err, &st, &c);
+			xp_measure_artifact_on_error(req, &c, err);
+		}
+		format_hint(req, err);
+		goto out;
+	}
+	if (st.unknown) {
+		stats_details(err, &st, &c);
+		xp_error_detail_u64(err, "unknown_records", st.unknown);
+		xp_error_hint(err, "rebuild xprobe: its BPF programs and collector disagree on the record layout");
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "the BPF programs wrote %llu records this collector cannot decode",
+				  (unsigned long long)st.unknown);
+		xp_measure_artifact_on_error(req, &c, err);
+		goto out;
+	}
+
+	/* 4. the answer */
+	switch (st.stop) {
+	case XP_LIVE_STOP_ENOUGH:
+		if (!c.dropped) {
+			long n = xp_live_trim(&c, (size_t)req->samples, trim_ok, &x);
+
+			if (n < 0) {
+				rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+						  "cutting the capture at its stopping point failed (%ld)",
+						  n);
+				goto out;
+			}
+		}
+		/* fall through */
+	case XP_LIVE_STOP_DURATION:
+		host_block(&st, &c, &host);
+		rc = xp_measure_finish(req, &c, "completed", &host, NULL);
+		break;
+	case XP_LIVE_STOP_TIMEOUT:
+	case XP_LIVE_STOP_SIGNAL:
+		host_block(&st, &c, &host);
+		rc = live_partial(req, &c, &st, &host, err);
+		break;
+	case XP_LIVE_STOP_FULL:
+	case XP_LIVE_STOP_TARGET_EXITED:
+		rc = live_failure(req, &c, &st, err);
+		break;
+	}
+out:
+	xp_live_plan_free(&plan);
+	xp_capture_free(&c);
+	return rc;
 }
 
 int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)

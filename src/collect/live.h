@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * live.h - live host collection with eBPF: the endpoint plan, the target
+ * filter, the bounded capture loop and its counters.
+ *
+ * Layers (each its own file):
+ *   live_plan.c    selectors + resolution (src/target/resolve.h) -> the
+ *                  endpoints to attach and what their events say
+ *   live_bpf.c     the BPF object: open, filters, load, one link per
+ *                  endpoint, arm, consume the ring, drops, destroy
+ *   live_events.c  ring records -> struct xp_event (pure; unit-tested)
+ *   live_run.c     the capture loop: stopping rules, target exit,
+ *                  SIGINT/SIGTERM, cleanup on every path
+ * The correlator is not a dependency of this module: the samples stopping
+ * rule is a callback the measure command provides.
+ *
+ * Bounds.  A capture holds at most max_events events (memory follows the
+ * bound); the ring is sized from it (xp_live_ring_bytes); records that
+ * arrive once the capture is full are counted, not kept.
+ */
+#ifndef XP_COLLECT_LIVE_H
+#define XP_COLLECT_LIVE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../model/error.h"
+#include "../model/event.h"
+#include "../selector/selector.h"
+#include "../target/identity.h"
+
+#define XP_LIVE_ENDPOINTS_MAX 2     /* a start and an end selector */
+#define XP_LIVE_POLL_US_DEFAULT 2000 /* ring consume period */
+#define XP_LIVE_RING_MIN (4096u)     /* one page */
+#define XP_LIVE_RING_MAX (64u << 20) /* 64 MiB */
+
+enum xp_live_kind {
+	XP_LIVE_UPROBE = 0, /* uprobe or uretprobe by file offset */
+	XP_LIVE_USDT,       /* USDT marker (libbpf USDT support) */
+	XP_LIVE_TRACEPOINT, /* named tracepoint by tracefs id */
+	XP_LIVE_SYS_ENTER,  /* raw tracepoint sys_enter, one syscall number */
+	XP_LIVE_SYS_EXIT,   /* raw tracepoint sys_exit, one syscall number */
+};
+
+/*
+ * One endpoint: how to attach it and what its events say.  Strings are
+ * owned by the plan (live_plan.c) or by the caller that built it.
+ */
+struct xp_live_endpoint {
+	enum xp_live_kind kind;
+	const char *selector;        /* verbatim selector text (messages) */
+	/* attachment */
+	const char *access_path;     /* UPROBE/USDT: the file xprobe opens */
+	uint64_t file_offset;        /* UPROBE */
+	bool retprobe;               /* UPROBE: attach as a uretprobe */
+	const char *usdt_provider;   /* USDT: "python" */
+	const char *usdt_name;       /* USDT: "gc__start" */
+	int syscall_nr;              /* SYS_*: x86_64 number */
+	uint64_t tracepoint_id;      /* TRACEPOINT: tracefs event id */
+	const char *tp_category;     /* TRACEPOINT: for messages */
+	const char *tp_name;
+	/* the events it produces (peer notes 2.1, plus usdt) */
+	uint8_t event_type;          /* enum xp_event_type */
+	uint8_t probe_kind;          /* enum xp_probe_kind */
+	const char *binary_path;     /* canonical path or NULL (JSON null) */
+	const char *symbol;          /* mangled name / syscall / tracepoint / marker */
+	const char *symbol_demangled;
+	bool has_offset;             /* +0x selectors: host.offset */
+	uint64_t offset;
+	const char *attr_key;        /* one string attribute, or NULL */
+	const char *attr_value;
+};
+
+/*
+ * How BPF recognizes the target.  When xprobe runs in the initial PID
+ * namespace the kernel's tgid is the PID xprobe was given: filter on it
+ * (one compare).  When the target lives in another PID namespace, events
+ * carry its namespace-relative ids (bpf_get_ns_current_pid_tgid with that
+ * namespace's dev/ino); when xprobe itself is not in the initial
+ * namespace, that translation is also the filter.
+ */
+struct xp_live_filter {
+	uint32_t global_tgid;  /* 0 = not filtered by the global tgid */
+	bool use_pidns;        /* translate ids into the target's pidns */
+	uint64_t pidns_dev;
+	uint64_t pidns_ino;
+	uint32_t ns_tgid;      /* the target's pid inside its namespace */
+	uint32_t event_pid;    /* the pid its events carry */
+};
+
+/*
+ * Build the filter for @t: @pidns_dev/@pidns_ino/@ns_pid describe the
+ * target's PID namespace (xp_target_namespaces), @same_pidns whether
+ * xprobe shares it.  Reads /proc/self/status to learn whether xprobe is in
+ * the initial PID namespace.  Returns 0 or -errno.
+ */
+int xp_live_filter_init(struct xp_live_filter *f, const struct xp_target *t, bool same_pidns,
+			uint64_t pidns_dev, uint64_t pidns_ino, uint32_t ns_pid);
+
+/* Ring size in bytes for @max_events records of the largest kind among
+ * @ep: records * slot size rounded up to a power of two, clamped to
+ * [XP_LIVE_RING_MIN, XP_LIVE_RING_MAX]. */
+uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *ep, size_t n);
+
+/* --- events (live_events.c) ----------------------------------------- */
+
+/* Per endpoint, what every event of it shares, interned in one capture. */
+struct xp_live_tmpl {
+	struct xp_event ev;   /* template: everything but time and ids */
+	uint8_t rec_kind;     /* XP_REC_* the endpoint's records carry */
+};
+
+struct xp_live_decoder {
+	struct xp_capture *capture;
+	struct xp_live_tmpl tmpl[XP_LIVE_ENDPOINTS_MAX];
+	size_t ntmpl;
+	xp_str_t abi_u64;     /* "u64" */
+	uint64_t per_endpoint[XP_LIVE_ENDPOINTS_MAX]; /* records decoded */
+	uint64_t unknown;     /* malformed records (size, kind, endpoint) */
+	uint64_t beyond;      /* well-formed records the full capture refused */
+};
+
+/* Intern @n endpoints' strings into @c.  Returns 0 or -ENOMEM. */
+int xp_live_decoder_init(struct xp_live_decoder *d, struct xp_capture *c,
+			 const struct xp_live_endpoint *ep, size_t n, uint64_t process_start_time);
+/*
+ * Turn one ring record into an event of the capture.  Returns 0 (added),
+ * -E2BIG (capture full: counted in beyond), -EBADMSG (malformed: counted
+ * in unknown), -ENOMEM.
+ */
+int xp_live_decode(struct xp_live_decoder *d, const void *data, size_t size);
+
+/* --- the BPF object (live_bpf.c) ------------------------------------ */
+
+struct xp_live_obj;
+
+/*
+ * Open and load the object for @ep with @f; the ring holds @ring_bytes and
+ * every record consumed goes to @cb(@ctx, data, size) (return 0 to go on).
+ * Nothing is attached yet.  Errors: PERMISSION_DENIED, INTERNAL.
+ */
+int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoint *ep, size_t n,
+		     uint64_t ring_bytes, int (*cb)(void *ctx, void *data, size_t size), void *ctx,
+		     struct xp_live_obj **out, struct xp_error *err);
+/* Attach every endpoint (one link each; one raw tracepoint link per
+ * syscall direction).  @pid is the target as xprobe sees it.  Errors name
+ * the endpoint's selector: SYMBOL_NOT_FOUND, INVALID_EVENT_SELECTOR,
+ * PERMISSION_DENIED, TARGET_EXITED, INTERNAL. */
+int xp_live_bpf_attach(struct xp_live_obj *b, uint32_t pid, struct xp_error *err);
+/* Flip the armed flag. */
+void xp_live_bpf_arm(struct xp_live_obj *b, bool armed);
+/* Consume every committed record.  Returns records consumed or -errno. */
+int xp_live_bpf_consume(struct xp_live_obj *b);
+/* Sum of the per-CPU drop counters. */
+int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *out);
+/* Detach every link (the ring and maps stay readable). */
+void xp_live_bpf_detach(struct xp_live_obj *b);
+/* Links currently attached (tests). */
+size_t xp_live_bpf_nlinks(const struct xp_live_obj *b);
+/* Detach and free everything; NULL is fine. */
+void xp_live_bpf_destroy(struct xp_live_obj *b);
+
+/* --- the capture loop (live_run.c) ---------------------------------- */
+
+enum xp_live_stop {
+	XP_LIVE_STOP_ENOUGH = 0,   /* the samples rule said enough */
+	XP_LIVE_STOP_DURATION,     /* duration elapsed since arming */
+	XP_LIVE_STOP_TIMEOUT,      /* the deadline passed first */
+	XP_LIVE_STOP_FULL,         /* the capture reached max_events */
+	XP_LIVE_STOP_TARGET_EXITED,
+	XP_LIVE_STOP_SIGNAL,       /* SIGINT/SIGTERM/SIGHUP to xprobe */
+};
+const char *xp_live_stop_name(enum xp_live_stop s);
+
+struct xp_live_opts {
+	const struct xp_target *target;
+	struct xp_live_filter filter;
+	const struct xp_live_endpoint *endpoints;
+	size_t nendpoints;
+	uint64_t max_events;      /* capture bound (> 0) */
+	uint64_t duration_ns;     /* 0 = no duration rule */
+	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; the timeout */
+	uint32_t poll_us;         /* 0 = XP_LIVE_POLL_US_DEFAULT */
+	/*
+	 * Samples rule, called after a round that added events (and once
+	 * more when the capture is full).  Returns 1 to stop, 0 to go on,
+	 * negative to fail the capture with @err filled.
+	 */
+	int (*enough)(void *ctx, struct xp_capture *c, const uint64_t *per_endpoint,
+		      struct xp_error *err);
+	void *enough_ctx;
+};
+
+struct xp_live_stats {
+	enum xp_live_stop stop;
+	int signo;                /* XP_LIVE_STOP_SIGNAL */
+	uint64_t capacity;        /* max_events */
+	uint64_t observed;        /* records the programs emitted (consumed + dropped) */
+	uint64_t retained;        /* events in the capture */
+	uint64_t dropped;         /* ring reservation / register read failures */
+	uint64_t beyond;          /* records refused by the full capture */
+	uint64_t unknown;         /* malformed records */
+	uint64_t ring_bytes;
+	uint64_t per_endpoint[XP_LIVE_ENDPOINTS_MAX];
+	uint64_t t_start_ns;      /* CLOCK_MONOTONIC at entry */
+	uint64_t t_armed_ns;      /* when the armed flag flipped (0 = never) */
+	uint64_t t_stop_ns;       /* when collection stopped */
+};
+
+/*
+ * Run one bounded live capture into @c (initialized by the caller with
+ * max_events).  Returns 0 with @st->stop saying why it ended (the capture
+ * is sorted and sequenced, c->dropped set), or a negative code with @err
+ * filled when collection could not run (load, attach, identity).  Every
+ * link and map is gone when it returns, on every path.
+ */
+int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct xp_live_stats *st,
+		    struct xp_error *err);
+
+/*
+ * Shrink a sorted capture to its shortest prefix (in timestamp order) for
+ * which @ok holds, knowing it holds for the whole capture and not for
+ * fewer than @lo events: the stopping point of a samples capture, so that
+ * poll timing never changes what a capture contains.  @ok returns 1, 0 or
+ * negative (error, propagated).  Returns the new count or negative.
+ */
+long xp_live_trim(struct xp_capture *c, size_t lo,
+		  int (*ok)(void *ctx, struct xp_capture *c), void *ctx);
+
+/* CLOCK_MONOTONIC now, ns. */
+uint64_t xp_live_now_ns(void);
+
+/* --- planning from selectors (live_plan.c) --------------------------- */
+
+struct xp_live_plan {
+	struct xp_live_endpoint ep[XP_LIVE_ENDPOINTS_MAX];
+	size_t n;
+	int from_ep;              /* index of the start selector's endpoint */
+	int to_ep;                /* index of the end selector's endpoint */
+	char *owned[24];          /* strings the plan owns */
+	size_t nowned;
+};
+
+/*
+ * Resolve @from and @to against the live target @t (read-only) into
+ * endpoints.  Identical selector texts share one endpoint.  Errors come
+ * from resolution (BINARY_NOT_MAPPED, SYMBOL_NOT_FOUND, AMBIGUOUS_TARGET,
+ * INVALID_EVENT_SELECTOR, TARGET_*, PERMISSION_DENIED) or name a
+ * selector this collector does not take (CUDA: CUPTI_NOT_AVAILABLE).
+ */
+int xp_live_plan_build(const struct xp_target *t, const struct xp_selector *from,
+		       const struct xp_selector *to, struct xp_live_plan *plan, struct xp_error *err);
+void xp_live_plan_free(struct xp_live_plan *plan);
+
+#endif /* XP_COLLECT_LIVE_H */

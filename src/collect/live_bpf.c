@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * live_bpf.c - the BPF object of a live capture (bpf/xp_live.bpf.c): open
+ * it, write the filters, size the ring, load only the programs the plan
+ * needs, attach one link per endpoint, arm, consume, count drops, and
+ * release everything.
+ *
+ * Sequence (libbpf-tools' fixed order): open -> rodata filters -> autoload
+ * only what is used -> resize the ring -> load -> attach every link with
+ * armed == 0 -> (the caller verifies the target) -> arm.  Destroy detaches
+ * the links first, then frees the ring consumer and the object; every step
+ * accepts a half-built object, so one function serves every exit path.
+ * Links and maps are file descriptors of this process and nothing is
+ * pinned: if xprobe is killed outright, the kernel releases them all.
+ *
+ * Attachments:
+ *   uprobe/uretprobe  bpf_program__attach_uprobe_opts(access_path,
+ *                     file_offset, retprobe, bpf_cookie = endpoint)
+ *   USDT              bpf_program__attach_usdt(access_path, provider,
+ *                     name, usdt_cookie = endpoint); libbpf handles the
+ *                     semaphore (the kernel's uprobe reference counter)
+ *   tracepoint        perf_event_open(PERF_TYPE_TRACEPOINT, tracefs id)
+ *                     + bpf_program__attach_perf_event_opts(bpf_cookie):
+ *                     the id comes from xp_tracefs_check, so the tracefs
+ *                     mount that resolution checked is the one attached
+ *   syscalls          one raw tracepoint link per direction used
+ * Uprobes and USDT are opened for the target PID, so the kernel installs
+ * their breakpoints in the target's memory only.
+ *
+ * libbpf messages are captured, not printed (JSON mode keeps stderr
+ * clean); the last warning goes into an error's details.
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <linux/types.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xp_live.h"
+#include "xp_live.skel.h"
+#include "live.h"
+
+/* links: one per endpoint plus the two raw syscall tracepoints */
+#define XP_LIVE_LINKS_MAX (XP_LIVE_ENDPOINTS_MAX + 2)
+
+struct xp_live_obj {
+	struct xp_live_bpf *skel;
+	const struct xp_live_endpoint *ep; /* the plan (caller-owned) */
+	size_t nep;
+	struct bpf_link *links[XP_LIVE_LINKS_MAX];
+	size_t nlinks;
+	struct ring_buffer *rb;
+	int ncpus;
+	__u64 *percpu;   /* ncpus values of xp_drops */
+};
+
+/* --- libbpf's messages ------------------------------------------------ */
+
+static char last_libbpf_msg[512];
+
+static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[sizeof(last_libbpf_msg)];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (n)
+		memcpy(last_libbpf_msg, buf, n + 1);
+	return 0;
+}
+
+static void libbpf_quiet(void)
+{
+	last_libbpf_msg[0] = '\0';
+	libbpf_set_print(capture_print);
+}
+
+static void detail_libbpf(struct xp_error *err)
+{
+	if (last_libbpf_msg[0])
+		xp_error_detail_str(err, "libbpf_message", last_libbpf_msg);
+}
+
+/*
+ * An errno from a load or attach turned into the contract's code.
+ * @what names the step ("load", "attach").  Returns -code.
+ */
+static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *ep,
+		    const char *what)
+{
+	char why[128];
+
+	if (e < 0)
+		e = -e;
+	if (!e)
+		e = EINVAL;
+	strerror_r(e, why, sizeof(why));
+	xp_error_detail_str(err, "errno", why);
+	detail_libbpf(err);
+	if (ep)
+		xp_error_detail_str(err, "selector", ep->selector);
+	if (e == EPERM || e == EACCES) {
+		xp_error_hint(err, "run xprobe as root, or grant it CAP_BPF and CAP_PERFMON");
+		xp_error_hint(err, "run xprobe doctor to see which probe capabilities are restricted");
+		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
+				    "permission denied to %s eBPF probes%s%s", what,
+				    ep ? " for " : "", ep ? ep->selector : "");
+	}
+	if (e == ESRCH) {
+		xp_error_hint(err, "the target exited while probes were attached; start it again");
+		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
+				    "target process exited while xprobe attached its probes");
+	}
+	if (ep && (e == ENOENT || e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP)) {
+		switch (ep->kind) {
+		case XP_LIVE_UPROBE:
+			if (e == ENOENT) {
+				xp_error_detail_str(err, "binary_path", ep->access_path);
+				xp_error_hint(err, "run xprobe validate with the exact selector text");
+				return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
+						    "cannot attach %s: %s is not accessible",
+						    ep->selector, ep->access_path);
+			}
+			xp_error_hint(err, "run xprobe validate with the exact selector text");
+			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+					    "the kernel refused the uprobe for %s: %s",
+					    ep->selector, why);
+		case XP_LIVE_USDT:
+			xp_error_hint(err, "run xprobe validate to see which CPython markers the target maps");
+			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+					    "cannot attach USDT marker %s:%s for %s: %s",
+					    ep->usdt_provider, ep->usdt_name, ep->selector, why);
+		case XP_LIVE_TRACEPOINT:
+			xp_error_hint(err, "list available tracepoints under /sys/kernel/tracing/events");
+			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+					    "tracepoint %s:%s is not available: %s", ep->tp_category,
+					    ep->tp_name, why);
+		case XP_LIVE_SYS_ENTER:
+		case XP_LIVE_SYS_EXIT:
+			break;
+		}
+	}
+	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
+	return xp_error_set(err, XPROBE_E_INTERNAL, false, "failed to %s eBPF probes%s%s: %s", what,
+			    ep ? " for " : "", ep ? ep->selector : "", why);
+}
+
+/* --- open / load ------------------------------------------------------- */
+
+int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoint *ep, size_t n,
+		     uint64_t ring_bytes, int (*cb)(void *ctx, void *data, size_t size), void *ctx,
+		     struct xp_live_obj **out, struct xp_error *err)
+{
+	struct xp_live_obj *b;
+	bool need[5] = { false };
+	int ne = 0, nx = 0, rc;
+	size_t i;
+
+	*out = NULL;
+	if (!n || n > XP_LIVE_ENDPOINTS_MAX)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "a live capture takes 1 or 2 endpoints, not %zu", n);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	b->ep = ep;
+	b->nep = n;
+	libbpf_quiet();
+	b->skel = xp_live_bpf__open();
+	if (!b->skel) {
+		rc = bpf_fail(err, errno, NULL, "open");
+		goto fail;
+	}
+
+	/* filters */
+	b->skel->rodata->targ_tgid = f->global_tgid;
+	b->skel->rodata->use_pidns = f->use_pidns;
+	b->skel->rodata->ns_tgid = f->ns_tgid;
+	b->skel->rodata->pidns_dev = f->pidns_dev;
+	b->skel->rodata->pidns_ino = f->pidns_ino;
+	for (i = 0; i < n; i++) {
+		need[ep[i].kind] = true;
+		if (ep[i].kind == XP_LIVE_SYS_ENTER && ne < XP_LIVE_MAX_SYSCALLS) {
+			b->skel->rodata->enter_nr[ne] = ep[i].syscall_nr;
+			b->skel->rodata->enter_ep[ne++] = (__u32)i;
+		} else if (ep[i].kind == XP_LIVE_SYS_EXIT && nx < XP_LIVE_MAX_SYSCALLS) {
+			b->skel->rodata->exit_nr[nx] = ep[i].syscall_nr;
+			b->skel->rodata->exit_ep[nx++] = (__u32)i;
+		}
+	}
+
+	/* only the programs the plan uses are loaded (and verified) */
+	bpf_program__set_autoload(b->skel->progs.xp_uprobe, need[XP_LIVE_UPROBE]);
+	bpf_program__set_autoload(b->skel->progs.xp_usdt, need[XP_LIVE_USDT]);
+	bpf_program__set_autoload(b->skel->progs.xp_tracepoint, need[XP_LIVE_TRACEPOINT]);
+	bpf_program__set_autoload(b->skel->progs.xp_sys_enter, need[XP_LIVE_SYS_ENTER]);
+	bpf_program__set_autoload(b->skel->progs.xp_sys_exit, need[XP_LIVE_SYS_EXIT]);
+
+	/* ring from --max-events; libbpf's USDT tables at their minimum
+	 * when no USDT endpoint exists (the IP table is unused on kernels
+	 * with BPF cookies, which the uprobe links require anyway) */
+	rc = bpf_map__set_max_entries(b->skel->maps.xp_ring, (__u32)ring_bytes);
+	if (!rc)
+		rc = bpf_map__set_max_entries(b->skel->maps.__bpf_usdt_ip_to_spec_id, 1);
+	if (!rc && !need[XP_LIVE_USDT])
+		rc = bpf_map__set_max_entries(b->skel->maps.__bpf_usdt_specs, 1);
+	if (rc) {
+		rc = bpf_fail(err, rc, NULL, "size the maps of");
+		goto fail;
+	}
+	rc = xp_live_bpf__load(b->skel);
+	if (rc) {
+		rc = bpf_fail(err, rc, NULL, "load");
+		goto fail;
+	}
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0) {
+		rc = bpf_fail(err, b->ncpus, NULL, "count CPUs for");
+		goto fail;
+	}
+	b->percpu = calloc((size_t)b->ncpus, sizeof(*b->percpu));
+	if (!b->percpu) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto fail;
+	}
+	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.xp_ring), cb, ctx, NULL);
+	if (!b->rb) {
+		rc = bpf_fail(err, errno, NULL, "map the ring buffer of");
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	xp_live_bpf_destroy(b);
+	return rc;
+}
+
+/* --- attach -------------------------------------------------------------- */
+
+static int perf_tracepoint_open(uint64_t id)
+{
+	struct perf_event_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.size = sizeof(attr);
+	attr.config = id;
+	/* BPF on a tracepoint runs for every hit, whatever the event's
+	 * CPU; libbpf opens it the same way (pid -1, cpu 0) */
+	fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static struct bpf_link *attach_one(struct xp_live_obj *b, size_t i, uint32_t pid, int *e)
+{
+	const struct xp_live_endpoint *ep = &b->ep[i];
+	struct bpf_link *l = NULL;
+
+	errno = 0;
+	switch (ep->kind) {
+	case XP_LIVE_UPROBE: {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ep->retprobe, .bpf_cookie = i);
+
+		l = bpf_program__attach_uprobe_opts(b->skel->progs.xp_uprobe, (pid_t)pid,
+						    ep->access_path, (size_t)ep->file_offset, &o);
+		break;
+	}
+	case XP_LIVE_USDT: {
+		LIBBPF_OPTS(bpf_usdt_opts, o, .usdt_cookie = i);
+
+		l = bpf_program__attach_usdt(b->skel->progs.xp_usdt, (pid_t)pid, ep->access_path,
+					     ep->usdt_provider, ep->usdt_name, &o);
+		break;
+	}
+	case XP_LIVE_TRACEPOINT: {
+		LIBBPF_OPTS(bpf_perf_event_opts, o, .bpf_cookie = i);
+		int pfd = perf_tracepoint_open(ep->tracepoint_id);
+
+		if (pfd < 0) {
+			*e = pfd;
+			return NULL;
+		}
+		l = bpf_program__attach_perf_event_opts(b->skel->progs.xp_tracepoint, pfd, &o);
+		if (!l) {
+			*e = -errno;
+			close(pfd);
+			return NULL;
+		}
+		break;
+	}
+	case XP_LIVE_SYS_ENTER:
+	case XP_LIVE_SYS_EXIT:
+		/* attached once per direction by the caller */
+		*e = -EINVAL;
+		return NULL;
+	}
+	if (!l)
+		*e = errno ? -errno : -EINVAL;
+	return l;
+}
+
+int xp_live_bpf_attach(struct xp_live_obj *b, uint32_t pid, struct xp_error *err)
+{
+	bool enter = false, exit_ = false;
+	size_t i;
+	int e = 0;
+
+	for (i = 0; i < b->nep; i++) {
+		struct bpf_link *l;
+
+		if (b->ep[i].kind == XP_LIVE_SYS_ENTER) {
+			enter = true;
+			continue;
+		}
+		if (b->ep[i].kind == XP_LIVE_SYS_EXIT) {
+			exit_ = true;
+			continue;
+		}
+		l = attach_one(b, i, pid, &e);
+		if (!l)
+			return bpf_fail(err, e, &b->ep[i], "attach");
+		b->links[b->nlinks++] = l;
+	}
+	if (enter) {
+		struct bpf_link *l =
+			bpf_program__attach_raw_tracepoint(b->skel->progs.xp_sys_enter, "sys_enter");
+
+		if (!l)
+			return bpf_fail(err, errno, NULL, "attach the sys_enter raw tracepoint of");
+		b->links[b->nlinks++] = l;
+	}
+	if (exit_) {
+		struct bpf_link *l =
+			bpf_program__attach_raw_tracepoint(b->skel->progs.xp_sys_exit, "sys_exit");
+
+		if (!l)
+			return bpf_fail(err, errno, NULL, "attach the sys_exit raw tracepoint of");
+		b->links[b->nlinks++] = l;
+	}
+	return 0;
+}
+
+void xp_live_bpf_arm(struct xp_live_obj *b, bool armed)
+{
+	__atomic_store_n(&b->skel->bss->armed, armed ? 1u : 0u, __ATOMIC_SEQ_CST);
+}
+
+int xp_live_bpf_consume(struct xp_live_obj *b)
+{
+	return ring_buffer__consume(b->rb);
+}
+
+int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *out)
+{
+	__u32 zero = 0;
+	int i, rc;
+
+	*out = 0;
+	rc = bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.xp_drops), &zero, b->percpu);
+	if (rc)
+		return -errno;
+	for (i = 0; i < b->ncpus; i++)
+		*out += b->percpu[i];
+	return 0;
+}
+
+size_t xp_live_bpf_nlinks(const struct xp_live_obj *b)
+{
+	return b ? b->nlinks : 0;
+}
+
+void xp_live_bpf_detach(struct xp_live_obj *b)
+{
+	if (!b)
+		return;
+	if (b->skel && b->skel->bss)
+		xp_live_bpf_arm(b, false);
+	while (b->nlinks)
+		bpf_link__destroy(b->links[--b->nlinks]);
+}
+
+void xp_live_bpf_destroy(struct xp_live_obj *b)
+{
+	if (!b)
+		return;
+	xp_live_bpf_detach(b);
+	ring_buffer__free(b->rb);
+	xp_live_bpf__destroy(b->skel);
+	free(b->percpu);
+	free(b);
+}

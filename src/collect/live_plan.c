@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * live_plan.c - from two parsed selectors and a live target to the
+ * endpoints a live capture attaches, and the BPF target filter.
+ *
+ * Resolution is src/target's (read-only, the same code validate runs):
+ * uprobe selectors become a file offset in a file xprobe can open
+ * (xp_resolve_uprobe: PIE, shared libraries, symbol=, +0x); CPython GC
+ * selectors the gc__start / gc__done notes of the mapped interpreter
+ * (xp_resolve_python_gc); named tracepoints a tracefs id
+ * (xp_tracefs_check); syscalls keep their x86_64 number from the selector
+ * table and need nothing else (raw tracepoints, no tracefs).  This file
+ * only copies what resolution found into endpoints and decides what each
+ * endpoint's events say (peer notes 2.1): the attach path is
+ * access_path, the reported path binary_path.
+ *
+ * CUDA endpoints need the in-process Agent, which this build does not
+ * drive: CUPTI_NOT_AVAILABLE, never a fake result.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/parse.h"
+#include "../target/resolve.h"
+#include "live.h"
+
+static const char *own(struct xp_live_plan *p, const char *s)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	if (p->nowned >= sizeof(p->owned) / sizeof(p->owned[0]))
+		return NULL;
+	d = strdup(s);
+	if (d)
+		p->owned[p->nowned++] = d;
+	return d;
+}
+
+void xp_live_plan_free(struct xp_live_plan *plan)
+{
+	size_t i;
+
+	for (i = 0; i < plan->nowned; i++)
+		free(plan->owned[i]);
+	memset(plan, 0, sizeof(*plan));
+}
+
+static int plan_uprobe(const struct xp_target *t, const struct xp_selector *sel,
+		       struct xp_live_plan *p, struct xp_live_endpoint *ep, struct xp_error *err)
+{
+	struct xp_resolved_probe rp;
+	int rc;
+
+	memset(&rp, 0, sizeof(rp));
+	rc = xp_resolve_uprobe(t, sel, &rp, err);
+	if (rc) {
+		xp_resolved_probe_free(&rp);
+		return rc;
+	}
+	ep->kind = XP_LIVE_UPROBE;
+	ep->retprobe = rp.is_return;
+	ep->file_offset = rp.file_offset;
+	ep->access_path = own(p, rp.access_path);
+	ep->binary_path = own(p, rp.binary_path);
+	ep->symbol = own(p, rp.symbol);
+	ep->symbol_demangled = own(p, rp.symbol_demangled);
+	ep->event_type = rp.is_return ? XP_EV_HOST_FUNCTION_EXIT : XP_EV_HOST_FUNCTION_ENTRY;
+	ep->probe_kind = rp.is_return ? XP_PROBE_URETPROBE : XP_PROBE_UPROBE;
+	if (sel->uprobe_target == XP_UPROBE_OFFSET) {
+		ep->has_offset = true;
+		ep->offset = rp.file_offset;
+	}
+	rc = 0;
+	if (!ep->access_path || !ep->binary_path || (rp.symbol && !ep->symbol) ||
+	    (rp.symbol_demangled && !ep->symbol_demangled))
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	xp_resolved_probe_free(&rp);
+	return rc;
+}
+
+static int plan_python(const struct xp_target *t, const struct xp_selector *sel,
+		       struct xp_live_plan *p, struct xp_live_endpoint *ep, struct xp_error *err)
+{
+	struct xp_usdt_marker m[2];
+	const struct xp_usdt_marker *use;
+	int rc;
+
+	memset(m, 0, sizeof(m));
+	rc = xp_resolve_python_gc(t, &m[0], &m[1], err);
+	if (rc)
+		goto out;
+	use = sel->is_end ? &m[1] : &m[0];
+	ep->kind = XP_LIVE_USDT;
+	ep->access_path = own(p, use->access_path);
+	ep->binary_path = own(p, use->binary_path);
+	ep->usdt_provider = own(p, use->provider);
+	ep->usdt_name = own(p, use->name);
+	ep->symbol = ep->usdt_name;
+	ep->event_type = XP_EV_USDT;
+	ep->probe_kind = XP_PROBE_USDT;
+	ep->attr_key = "usdt_provider";
+	ep->attr_value = ep->usdt_provider;
+	if (!ep->access_path || !ep->binary_path || !ep->usdt_provider || !ep->usdt_name)
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+out:
+	xp_usdt_marker_free(&m[0]);
+	xp_usdt_marker_free(&m[1]);
+	return rc;
+}
+
+static int plan_one(const struct xp_target *t, const struct xp_selector *sel,
+		    struct xp_live_plan *p, struct xp_error *err)
+{
+	struct xp_live_endpoint *ep = &p->ep[p->n];
+	struct xp_error lerr = { 0 };
+	int rc = 0;
+
+	memset(ep, 0, sizeof(*ep));
+	ep->selector = own(p, sel->text);
+	switch (sel->kind) {
+	case XP_SEL_UPROBE:
+		rc = plan_uprobe(t, sel, p, ep, &lerr);
+		break;
+	case XP_SEL_PYTHON_GC:
+		rc = plan_python(t, sel, p, ep, &lerr);
+		break;
+	case XP_SEL_SYSCALL:
+		if (sel->syscall_nr < 0) {
+			xp_error_detail_str(&lerr, "selector", sel->text);
+			xp_error_hint(&lerr, "run xprobe validate with the exact selector text");
+			rc = xp_error_set(&lerr, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+					  "unsupported syscall in %s", sel->text);
+			break;
+		}
+		ep->kind = sel->is_end ? XP_LIVE_SYS_EXIT : XP_LIVE_SYS_ENTER;
+		ep->syscall_nr = sel->syscall_nr;
+		ep->event_type = sel->is_end ? XP_EV_SYSCALL_EXIT : XP_EV_SYSCALL_ENTRY;
+		ep->probe_kind = XP_PROBE_SYSCALL;
+		ep->symbol = own(p, sel->name);
+		ep->attr_key = "tracepoint_category";
+		ep->attr_value = "syscalls";
+		break;
+	case XP_SEL_TRACEPOINT: {
+		uint64_t id = 0;
+
+		rc = xp_tracefs_check(sel->category, sel->name, &id, &lerr);
+		if (rc) {
+			xp_error_detail_str(&lerr, "selector", sel->text);
+			break;
+		}
+		ep->kind = XP_LIVE_TRACEPOINT;
+		ep->tracepoint_id = id;
+		ep->tp_category = own(p, sel->category);
+		ep->tp_name = own(p, sel->name);
+		ep->event_type = XP_EV_TRACEPOINT;
+		ep->probe_kind = XP_PROBE_TRACEPOINT;
+		ep->symbol = ep->tp_name;
+		ep->attr_key = "tracepoint_category";
+		ep->attr_value = ep->tp_category;
+		break;
+	}
+	case XP_SEL_CUDA_API:
+	case XP_SEL_KERNEL:
+	case XP_SEL_MEMCPY:
+	case XP_SEL_MEMSET:
+	case XP_SEL_NVTX:
+		xp_error_detail_str(&lerr, "selector", sel->text);
+		xp_error_hint(&lerr, "measure host endpoints live (uprobe:, syscall:, tracepoint:, python:), or a completed CUDA capture with --input");
+		xp_error_hint(&lerr, "run xprobe validate to see what the target needs for CUDA endpoints");
+		rc = xp_error_set(&lerr, XPROBE_E_CUPTI_NOT_AVAILABLE, false,
+				  "CUDA endpoint %s needs the xprobe CUPTI Agent, which this build of xprobe cannot activate",
+				  sel->text);
+		break;
+	}
+	if (!rc && !ep->selector)
+		rc = xp_error_set(&lerr, XPROBE_E_INTERNAL, false, "out of memory");
+	if (rc) {
+		xp_error_move(err, &lerr);
+		return rc;
+	}
+	xp_error_clear(&lerr);
+	p->n++;
+	return 0;
+}
+
+int xp_live_plan_build(const struct xp_target *t, const struct xp_selector *from,
+		       const struct xp_selector *to, struct xp_live_plan *plan, struct xp_error *err)
+{
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	/* CUDA first: no host resolution for a pair that cannot run */
+	if (!xp_selector_is_host(from) || !xp_selector_is_host(to)) {
+		const struct xp_selector *cuda = !xp_selector_is_host(from) ? from : to;
+
+		plan->n = 0;
+		return plan_one(t, cuda, plan, err);
+	}
+	rc = plan_one(t, from, plan, err);
+	if (rc)
+		goto fail;
+	plan->from_ep = 0;
+	if (!strcmp(from->text, to->text)) {
+		plan->to_ep = 0;
+		return 0;
+	}
+	rc = plan_one(t, to, plan, err);
+	if (rc)
+		goto fail;
+	plan->to_ep = 1;
+	return 0;
+fail:
+	xp_live_plan_free(plan);
+	return rc;
+}
+
+/* 1 when /proc/self/status lists one NSpid: xprobe is in the initial
+ * PID namespace and sees the kernel's global ids. */
+static int self_in_initial_pidns(void)
+{
+	char buf[4096], *line;
+	size_t n;
+	FILE *f = fopen("/proc/self/status", "re");
+	int fields = -1;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	line = strstr(buf, "\nNSpid:");
+	if (line) {
+		char *p = line + 7;
+
+		fields = 0;
+		while (*p && *p != '\n') {
+			while (*p == ' ' || *p == '\t')
+				p++;
+			if (*p && *p != '\n')
+				fields++;
+			while (*p && *p != ' ' && *p != '\t' && *p != '\n')
+				p++;
+		}
+	}
+	/* no NSpid line: a kernel without namespaces, one namespace */
+	return fields <= 1;
+}
+
+int xp_live_filter_init(struct xp_live_filter *f, const struct xp_target *t, bool same_pidns,
+			uint64_t pidns_dev, uint64_t pidns_ino, uint32_t ns_pid)
+{
+	int initial = self_in_initial_pidns();
+
+	memset(f, 0, sizeof(*f));
+	if (initial < 0)
+		return initial;
+	if (initial)
+		f->global_tgid = t->pid;
+	f->use_pidns = !initial || !same_pidns;
+	f->pidns_dev = pidns_dev;
+	f->pidns_ino = pidns_ino;
+	f->ns_tgid = ns_pid;
+	f->event_pid = f->use_pidns ? ns_pid : t->pid;
+	return 0;
+}
