@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/*
+ * syscall_agg.bpf.c - the BPF side of `measure --syscall-aggregate`:
+ * in-kernel per-syscall counting of one process, no event stream.
+ *
+ *   xp_sa_enter  raw tracepoint sys_enter(struct pt_regs *, long id)
+ *   xp_sa_exit   raw tracepoint sys_exit(struct pt_regs *, long ret)
+ *
+ * Each program does, in this order: (1) filter the target (global tgid,
+ * then its own PID namespace when it has one), (2) check the armed flag,
+ * (3) count into the syscall's group, creating it once when the bounded
+ * map has room.  Entry stores the thread's start (time, number) in the
+ * bounded in-flight map; exit takes it back, so a matched duration never
+ * needs the number from pt_regs.  Only an unmatched exit (the syscall was
+ * entered before arming, or its start was dropped) reads regs->orig_ax to
+ * learn its number.  Every map-full case is counted (layouts and the
+ * accounting identity: syscall_agg.h).  No ring, no pointer values, no
+ * user memory; programs return 0, never print, and have no loops.
+ *
+ * CO-RE: as bpf/xp_live.bpf.c, compiled with BPF_NO_PRESERVE_ACCESS_INDEX;
+ * the only kernel layout read is x86-64 struct pt_regs.orig_ax (uapi
+ * stable), so the object has no relocation and loads without parsing the
+ * running kernel's BTF.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "syscall_agg.h"
+
+#ifndef offsetof
+#define offsetof(t, m) __builtin_offsetof(t, m)
+#endif
+
+/* --- filters (rodata, set before load) ---------------------------------- */
+
+/* Global tgid of the target; 0 = not filtered by it (xprobe outside the
+ * initial PID namespace). */
+const volatile __u32 targ_tgid = 0;
+/* 1: identify threads in the target's PID namespace (pidns_dev/ino) and
+ * keep only ns_tgid. */
+const volatile __u32 use_pidns = 0;
+const volatile __u32 ns_tgid = 0;
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+
+/* --- state ------------------------------------------------------------- */
+
+/* 0 until both links are attached; the collector flips it once, and back
+ * to 0 at the end of the window before reading the maps. */
+__u32 armed = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 256); /* --max-groups, set before load */
+	__type(key, __u32);
+	__type(value, struct xp_sa_group);
+} xp_sa_groups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024); /* --max-inflight, set before load */
+	__type(key, __u32);
+	__type(value, struct xp_sa_start);
+} xp_sa_inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xp_sa_counters);
+} xp_sa_counters SEC(".maps");
+
+/* uapi layout of struct bpf_pidns_info (no relocation needed). */
+struct xp_sa_pidns_info {
+	__u32 pid;
+	__u32 tgid;
+};
+
+static __always_inline int target_tid(__u32 *tid)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct xp_sa_pidns_info ns;
+
+	if (targ_tgid && (__u32)(id >> 32) != targ_tgid)
+		return 0;
+	if (!use_pidns) {
+		*tid = (__u32)id;
+		return 1;
+	}
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, (struct bpf_pidns_info *)&ns,
+					sizeof(ns)))
+		return 0;
+	if (ns.tgid != ns_tgid)
+		return 0;
+	*tid = ns.pid;
+	return 1;
+}
+
+static __always_inline struct xp_sa_counters *counters(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xp_sa_counters, &zero);
+}
+
+/* The group of @nr, created (zeroed on every CPU) when the map has room. */
+static __always_inline struct xp_sa_group *group_of(__u32 nr)
+{
+	struct xp_sa_group *g = bpf_map_lookup_elem(&xp_sa_groups, &nr);
+	struct xp_sa_group zero = {};
+
+	if (g)
+		return g;
+	/* -E2BIG when full; -EEXIST when another CPU just made it */
+	bpf_map_update_elem(&xp_sa_groups, &nr, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&xp_sa_groups, &nr);
+}
+
+SEC("raw_tp/sys_enter")
+int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct xp_sa_start start = {}, *old;
+	struct xp_sa_counters *c;
+	struct xp_sa_group *g;
+	__u32 tid, nr;
+	long rc;
+
+	if (!target_tid(&tid) || !armed)
+		return 0;
+	nr = (__u32)ctx->args[1];
+	g = group_of(nr);
+	if (!g) {
+		c = counters();
+		if (c)
+			c->group_drop_entries++;
+		return 0;
+	}
+	g->entries++;
+	if (nr == XP_SA_NR_EXIT || nr == XP_SA_NR_EXIT_GROUP) {
+		g->noreturn++;
+		return 0;
+	}
+	start.start_ns = bpf_ktime_get_ns();
+	start.nr = nr;
+	rc = bpf_map_update_elem(&xp_sa_inflight, &tid, &start, BPF_NOEXIST);
+	if (!rc)
+		return 0;
+	if (rc == -17 /* EEXIST */) {
+		/* the thread's previous start never saw its exit */
+		old = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
+		if (old) {
+			struct xp_sa_group *og = old->nr == nr ? g : group_of(old->nr);
+
+			if (og)
+				og->superseded++;
+		}
+		bpf_map_update_elem(&xp_sa_inflight, &tid, &start, BPF_EXIST);
+		return 0;
+	}
+	g->inflight_drops++;
+	c = counters();
+	if (c)
+		c->inflight_drops++;
+	return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int xp_sa_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct xp_sa_counters *c;
+	struct xp_sa_start *s;
+	struct xp_sa_group *g;
+	__u64 dur = 0, nr64;
+	__u32 tid, nr;
+	long ret;
+	int matched = 0;
+
+	if (!target_tid(&tid) || !armed)
+		return 0;
+	ret = (long)ctx->args[1];
+	s = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
+	if (s) {
+		dur = bpf_ktime_get_ns() - s->start_ns;
+		nr = s->nr;
+		matched = 1;
+		bpf_map_delete_elem(&xp_sa_inflight, &tid);
+	} else {
+		if (bpf_probe_read_kernel(&nr64, sizeof(nr64),
+					  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)))) {
+			c = counters();
+			if (c)
+				c->regs_read_errors++;
+			return 0;
+		}
+		nr = (__u32)nr64;
+	}
+	g = group_of(nr);
+	if (!g) {
+		c = counters();
+		if (c)
+			c->group_drop_exits++;
+		return 0;
+	}
+	if (matched) {
+		g->matched_exits++;
+		g->total_ns += dur;
+		if (!g->has_min || dur < g->min_ns) {
+			g->min_ns = dur;
+			g->has_min = 1;
+		}
+		if (dur > g->max_ns)
+			g->max_ns = dur;
+	} else {
+		g->unmatched_exits++;
+	}
+	if (ret < 0 && ret >= -XP_SA_MAX_ERRNO)
+		g->errors++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
