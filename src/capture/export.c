@@ -30,7 +30,9 @@
  *         event_type, nvtx, stream_id, timestamp_ns, timestamp_raw, keys
  *         alphabetical (nvtx's too), nulls written.
  * Perfetto's legacy JSON importer needs "ph", "pid", "tid" and "ts" on
- * instants and "name" plus args.name on process_name; all are present.
+ * instants and "name" plus args.name on process_name, and its tokenizer
+ * rejects an array directly under an event (it scans the top-level keys
+ * for ts): arrays only ever appear inside args.
  */
 #include <errno.h>
 #include <stdio.h>

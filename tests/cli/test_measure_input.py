@@ -679,6 +679,14 @@ def test_events_out_chrome(xprobe, tmp_path):
     assert len(instants) == len(events)
     assert len(trace["traceEvents"]) == len(instants) + len(meta)
     assert [(m["name"], m["pid"]) for m in meta] == [("process_name", xpcap.PID)]
+    for t in trace["traceEvents"]:
+        # What Perfetto's legacy JSON tokenizer needs: ph always, ts except
+        # on metadata, and no array directly under an event (it extracts
+        # ts/dur by scanning top-level keys and rejects array values there).
+        assert t["ph"] in ("i", "M")
+        assert ("ts" in t) == (t["ph"] != "M")
+        assert isinstance(t["pid"], int) and isinstance(t["tid"], int)
+        assert not any(isinstance(v, list) for v in t.values())
     assert isinstance(meta[0]["args"]["name"], str)
     by_ts = sorted(events, key=lambda e: e["timestamp_ns"])
     for i, (t, e) in enumerate(zip(instants, by_ts)):
