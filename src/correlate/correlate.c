@@ -334,9 +334,12 @@ static int check_policy(const struct ctx *x)
 	if (mask & (1u << x->opts->policy))
 		return 0;
 	n = xp_policy_list(mask, list);
+	/* details.compatible_policies uses the JSON (snake_case) spelling,
+	 * recommended_policy and the message the CLI (kebab-case) one, as the
+	 * reference does (peer-contract-notes.md 0.7). */
 	for (i = 0; i < n; i++) {
-		names[i] = xp_policy_kebab(list[i]);
-		xpc_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+		names[i] = xp_policy_snake(list[i]);
+		xpc_buf_printf(&b, "%s%s", i ? ", " : "", xp_policy_kebab(list[i]));
 	}
 	xp_error_detail_strv(x->err, "compatible_policies", names, n);
 	xp_error_detail_str(x->err, "recommended_policy",

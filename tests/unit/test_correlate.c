@@ -305,7 +305,7 @@ static void test_exact_nvtx(void)
 			"cuda:nvtx_range_end:name~^forward", XP_POLICY_EXACT, 0,
 			&run) == -XPROBE_E_INVALID_CORRELATION_POLICY);
 	CHECK_STR(xp_error_detail_get(&run.err, "compatible_policies"),
-		  "[\"first-after\",\"nearest\"]");
+		  "[\"first_after\",\"nearest\"]");
 	CHECK_STR(xp_error_detail_get(&run.err, "recommended_policy"), "\"first-after\"");
 	CHECK_STR(run.err.message,
 		  "invalid correlation policy: exact matching requires endpoints that share a "
@@ -733,7 +733,7 @@ static void test_stream_order(void)
 	CHECK(strstr(run.err.message,
 		     "stream-order matching requires two GPU activity endpoints") != NULL);
 	CHECK_STR(xp_error_detail_get(&run.err, "compatible_policies"),
-		  "[\"exact\",\"first-after\",\"nearest\"]");
+		  "[\"exact\",\"first_after\",\"nearest\"]");
 	CHECK_STR(xp_error_detail_get(&run.err, "recommended_policy"), "\"exact\"");
 	check_common_details(&run, "cuda:runtime_api:cudaLaunchKernel:exit", to, "stream-order");
 	run_free(&run);
@@ -833,7 +833,7 @@ static void test_errors(void)
 	c.dropped = 0;
 	CHECK(correlate_o(&c, from, to, &o, &run) == -XPROBE_E_INVALID_CORRELATION_POLICY);
 	CHECK_STR(xp_error_detail_get(&run.err, "compatible_policies"),
-		  "[\"exact\",\"first-after\",\"nearest\"]");
+		  "[\"exact\",\"first_after\",\"nearest\"]");
 	CHECK_STR(xp_error_detail_get(&run.err, "recommended_policy"), "\"exact\"");
 	check_common_details(&run, from, to, "stack-nested");
 	CHECK(run.err.recoverable);
