@@ -507,6 +507,10 @@ int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_samp
 				    "sampling bounds exceed the kernel's perf limits");
 	}
 	r->kernel_stack_max = max_stack;
+	r->frequency_hz = o->frequency_hz;
+	r->max_samples = o->max_samples;
+	r->max_threads = o->max_threads;
+	r->stack_depth = o->stack_depth;
 	/* One frame more than kept, to see truncation exactly. */
 	r->requested_depth = o->stack_depth + 1 <= max_stack ? o->stack_depth + 1 : max_stack;
 	r->sample_period_ns = 1000000000ull / o->frequency_hz;

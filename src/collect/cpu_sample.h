@@ -137,6 +137,10 @@ struct xp_cpu_sample_result {
 	struct xp_cpu_sample_counts counts;
 	enum xp_cpu_stop_reason stop_reason;
 	uint64_t sample_period_ns;  /* 1e9 / frequency_hz */
+	uint64_t frequency_hz;      /* the options' bounds, as collected */
+	uint64_t max_samples;
+	uint64_t max_threads;
+	uint32_t stack_depth;
 	uint32_t kernel_stack_max;  /* kernel.perf_event_max_stack at start */
 	uint32_t requested_depth;   /* frames asked of the kernel per sample */
 	uint64_t ring_bytes;        /* data bytes of each thread's ring */
@@ -245,5 +249,24 @@ typedef int (*xp_hint_check_fn)(void *ctx, const char *hint);
 int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *sym,
 			 xp_hint_check_fn check, void *check_ctx, struct xp_cpu_profile *p);
 void xp_cpu_profile_free(struct xp_cpu_profile *p, size_t ngroups);
+
+/* ---------------------------------------------------------------------- */
+/* Verdicts the result document shows (derived here, rendered as is)       */
+
+/*
+ * Python coverage (schema PythonStatus.status): "python_frames_resolved",
+ * "not_python", "perf_map_unreadable", "no_perf_map" or
+ * "perf_map_without_python_frames".  Native frames inside the interpreter
+ * never count as Python coverage.  @hint receives what to do ("" when
+ * nothing is missing).
+ */
+const char *xp_cpu_python_status(const struct xp_symbolizer *s, const struct xp_cpu_profile *p,
+				 char *hint, size_t size);
+/* Every observation of the window is in the groups (schema completeness). */
+bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r);
+/* The result's warnings, in a fixed order.  0 or -ENOMEM. */
+int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp_cpu_profile *p,
+			   const struct xp_symbolizer *s, const char *python_status,
+			   const char *python_hint, struct xp_warnings *ws);
 
 #endif /* XP_COLLECT_CPU_SAMPLE_H */

@@ -105,6 +105,13 @@ struct xp_sa_summary_group *xp_sa_result_group(struct xp_sa_result *r, int32_t n
 /* Names, totals and the final order.  Call once after folding. */
 void xp_sa_result_finish(struct xp_sa_result *r);
 
+/* Drops of every kind (schema collection.dropped). */
+uint64_t xp_sa_dropped(const struct xp_sa_result *r);
+/* Nothing dropped, window not cancelled (schema completeness). */
+bool xp_sa_complete(const struct xp_sa_result *r);
+/* The result's warnings, in a fixed order.  0 or -ENOMEM. */
+int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws);
+
 /* "syscall:NAME:entry" / "syscall:NAME:exit" into @buf; false when the
  * number is unknown (no hint). */
 bool xp_sa_selector_hint(int32_t nr, bool exit, char *buf, size_t size);

@@ -10,11 +10,14 @@
  * superseded + noreturn, whenever no start predates the window.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../bpf/syscall_agg.h"
+#include "../../common/json.h"
 #include "../selector/syscall_table.h"
 #include "syscall_agg.h"
 
@@ -115,6 +118,82 @@ bool xp_sa_selector_hint(int32_t nr, bool exit, char *buf, size_t size)
 		return false;
 	n = snprintf(buf, size, "syscall:%s:%s", name, exit ? "exit" : "entry");
 	return n > 0 && (size_t)n < size;
+}
+
+uint64_t xp_sa_dropped(const struct xp_sa_result *r)
+{
+	return r->group_drop_entries + r->group_drop_exits + r->inflight_drops +
+	       r->regs_read_errors;
+}
+
+bool xp_sa_complete(const struct xp_sa_result *r)
+{
+	return !xp_sa_dropped(r) && r->stop_reason != XP_SA_STOP_CANCELLED;
+}
+
+/* One warning; details from (key, u64) pairs ending with NULL. */
+static int warn(struct xp_warnings *ws, const char *code, const char *msg, ...)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+	const char *key;
+	va_list ap;
+	int rc;
+
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	va_start(ap, msg);
+	while ((key = va_arg(ap, const char *)))
+		xpc_json_ku64(&w, key, va_arg(ap, uint64_t));
+	va_end(ap);
+	xpc_json_obj_end(&w);
+	rc = xpc_json_finish(&w);
+	if (!rc)
+		rc = xp_warnings_add(ws, code, msg, xpc_buf_str(&b));
+	xpc_buf_free(&b);
+	return rc;
+}
+
+int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws)
+{
+	char msg[512];
+	int rc = 0;
+
+	if (!r->entries && !r->unmatched_exits)
+		rc = warn(ws, "NO_SYSCALLS", "the target made no system call during the window",
+			  "window_ns", (uint64_t)r->window_ns, NULL);
+	if (r->group_drop_entries || r->group_drop_exits) {
+		snprintf(msg, sizeof(msg),
+			 "the %" PRIu64 "-group table was full: %" PRIu64 " entries and %" PRIu64
+			 " exits of other syscall numbers were counted as dropped, in no group; "
+			 "raise --max-groups",
+			 r->group_capacity, r->group_drop_entries, r->group_drop_exits);
+		rc = rc ? rc :
+		     warn(ws, "SYSCALL_GROUPS_FULL", msg, "group_capacity", r->group_capacity,
+			  "group_drop_entries", r->group_drop_entries, "group_drop_exits",
+			  r->group_drop_exits, NULL);
+	}
+	if (r->inflight_drops) {
+		snprintf(msg, sizeof(msg),
+			 "the %" PRIu64 "-entry in-flight table was full: %" PRIu64
+			 " syscall starts were not kept, so their exits count as unmatched and have "
+			 "no duration; raise --max-inflight",
+			 r->inflight_capacity, r->inflight_drops);
+		rc = rc ? rc :
+		     warn(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity", r->inflight_capacity,
+			  "inflight_drops", r->inflight_drops, NULL);
+	}
+	if (r->regs_read_errors)
+		rc = rc ? rc :
+		     warn(ws, "SYSCALL_NUMBER_UNREADABLE",
+			  "some unmatched exits could not read their syscall number and are in no group",
+			  "regs_read_errors", r->regs_read_errors, NULL);
+	if (r->stop_reason == XP_SA_STOP_CANCELLED)
+		rc = rc ? rc :
+		     warn(ws, "AGGREGATE_CANCELLED",
+			  "a signal ended the window early; the result covers the time until then",
+			  "window_ns", r->window_ns, NULL);
+	return rc;
 }
 
 void xp_sa_result_free(struct xp_sa_result *r)

@@ -649,6 +649,74 @@ void xp_sym_matches_free(struct xp_sym_matches *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static bool defined_any(const struct sym *s)
+{
+	return (s->type == STT_FUNC || s->type == STT_OBJECT) && s->shndx != SHN_UNDEF &&
+	       (s->shndx < SHN_LORESERVE || s->shndx == SHN_XINDEX) && s->name[0];
+}
+
+int xp_elf_lookup_any(struct xp_elf *e, const char *name, uint64_t *value, uint64_t *size)
+{
+	const struct xp_elf_symtab *tabs[2] = { &e->dynsym, &e->symtab };
+	size_t t, i;
+	int rc = read_sections(e);
+
+	if (rc)
+		return rc;
+	if (e->gnu_hash && e->dynsym.data) {
+		const uint32_t *h = e->gnu_hash;
+		size_t wsz = e->elf_class == ELFCLASS64 ? 2 : 1;
+		uint32_t nb = h[0], symoff = h[1], bsz = h[2], hash = gnu_hash_of(name);
+
+		if (nb && 4 + (size_t)bsz * wsz + nb <= e->gnu_hash_words) {
+			const uint32_t *buckets = h + 4 + (size_t)bsz * wsz, *chain = buckets + nb;
+			size_t idx = buckets[hash % nb];
+
+			for (; idx >= symoff && idx && idx < e->dynsym.count &&
+			       (size_t)(chain - h) + (idx - symoff) < e->gnu_hash_words;
+			     idx++) {
+				uint32_t h2 = chain[idx - symoff];
+				struct sym s;
+
+				if ((h2 | 1) == (hash | 1) && sym_at(e, &e->dynsym, idx, &s) &&
+				    defined_any(&s) && strcmp(s.name, name) == 0) {
+					*value = s.value;
+					*size = s.size;
+					return 0;
+				}
+				if (h2 & 1)
+					break;
+			}
+		}
+	}
+	for (t = 0; t < 2; t++) {
+		for (i = 0; tabs[t]->data && i < tabs[t]->count; i++) {
+			struct sym s;
+
+			if (sym_at(e, tabs[t], i, &s) && s.name[0] == name[0] && defined_any(&s) &&
+			    strcmp(s.name, name) == 0) {
+				*value = s.value;
+				*size = s.size;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int xp_elf_read_va(const struct xp_elf *e, uint64_t va, void *buf, size_t n)
+{
+	uint64_t off;
+	ssize_t r;
+
+	if (xp_elf_va_to_offset(e, va, &off) || off + n > e->size)
+		return -ERANGE;
+	r = pread(e->fd, buf, n, (off_t)off);
+	if (r < 0)
+		return -errno;
+	return (size_t)r == n ? 0 : -EIO;
+}
+
 /* ---- close matches ------------------------------------------------------------- */
 
 size_t xp_edit_distance(const char *a, const char *b, size_t limit)

@@ -97,6 +97,14 @@ int xp_elf_lookup(struct xp_elf *e, const char *name, struct xp_sym_matches *m);
 void xp_sym_matches_free(struct xp_sym_matches *m);
 
 /*
+ * Any defined symbol (function or object) of raw name @name, .dynsym
+ * first (through .gnu.hash), then .symtab.  Return 0, -ENOENT, -EINVAL.
+ */
+int xp_elf_lookup_any(struct xp_elf *e, const char *name, uint64_t *value, uint64_t *size);
+/* Read @n bytes at virtual address @va from the file image. 0 or -errno. */
+int xp_elf_read_va(const struct xp_elf *e, uint64_t va, void *buf, size_t n);
+
+/*
  * Up to @max names close to @name (same name in another case, prefix or
  * substring, small edit distance; C++ overloads of the same identifier),
  * best first.  Each is the demangled form for C++ symbols.  Returns the
