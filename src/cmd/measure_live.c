@@ -383,20 +383,6 @@ out:
 	return rc;
 }
 
-int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
-{
-	(void)cli;
-	return xp_error_set(err, XPROBE_E_INTERNAL, false,
-			    "--cpu-sample is not built into this xprobe yet");
-}
-
-int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
-{
-	(void)cli;
-	return xp_error_set(err, XPROBE_E_INTERNAL, false,
-			    "--syscall-aggregate is not built into this xprobe yet");
-}
-
 int xp_measure_cuda_aggregate(const struct xp_cli *cli, struct xp_error *err)
 {
 	(void)cli;

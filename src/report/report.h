@@ -40,4 +40,75 @@ struct xp_measurement_view {
 void xp_render_measurement_json(struct xpc_json *w, const struct xp_measurement_view *v);
 void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v);
 
+/*
+ * Inventories (issue #6): `measure --cpu-sample` and `--syscall-aggregate`.
+ * The data structures live in src/collect/cpu_sample.h and
+ * src/collect/syscall_agg.h; their verdicts (completeness, Python status,
+ * warnings) are derived there, so these renderers only print.
+ */
+struct xp_cpu_sample_result;
+struct xp_cpu_profile;
+struct xp_symbolizer;
+struct xp_sa_result;
+
+struct xp_cpu_sample_view {
+	const char *session_id;
+	const char *status;                /* "completed" | "cancelled" */
+	const char *name;                  /* --name or NULL */
+	uint32_t pid;
+	uint64_t process_start_time;
+	const struct xp_cpu_sample_result *result; /* stacks sorted */
+	const struct xp_cpu_profile *profile;
+	const struct xp_symbolizer *sym;
+	const char *python_status;
+	const char *python_hint;           /* "" = none */
+	bool complete;
+	const struct xp_warnings *warnings;
+};
+
+void xp_render_cpu_sample_json(struct xpc_json *w, const struct xp_cpu_sample_view *v);
+void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v);
+
+struct xp_syscall_agg_view {
+	const char *session_id;
+	const char *status;                /* "completed" | "cancelled" */
+	const char *name;                  /* --name or NULL */
+	uint32_t pid;
+	uint64_t process_start_time;
+	bool pid_namespace_filter;
+	const struct xp_sa_result *result; /* finished (sorted, named) */
+	bool complete;
+	uint64_t dropped;
+	const struct xp_warnings *warnings;
+};
+
+void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_view *v);
+void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v);
+
+/*
+ * Target documents (issue #3): validate (pair and inventory checks),
+ * doctor, discover.  The data structures live in src/target/validate.h,
+ * doctor.h and discover.h; these renderers only print.
+ */
+struct xp_target;
+struct xp_resolved_probe;
+struct xp_validation;
+struct xp_cpu_sample_check;
+struct xp_syscall_agg_check;
+struct xp_doctor;
+struct xp_discovery;
+
+void xp_render_resolved_probe_json(struct xpc_json *w, const struct xp_target *t,
+				   const struct xp_resolved_probe *p);
+void xp_render_validation_json(struct xpc_json *w, const struct xp_validation *v);
+void xp_render_validation_human(FILE *out, const struct xp_validation *v);
+void xp_render_cpu_sample_check_json(struct xpc_json *w, const struct xp_cpu_sample_check *c);
+void xp_render_cpu_sample_check_human(FILE *out, const struct xp_cpu_sample_check *c);
+void xp_render_syscall_agg_check_json(struct xpc_json *w, const struct xp_syscall_agg_check *c);
+void xp_render_syscall_agg_check_human(FILE *out, const struct xp_syscall_agg_check *c);
+void xp_render_doctor_json(struct xpc_json *w, const struct xp_doctor *d);
+void xp_render_doctor_human(FILE *out, const struct xp_doctor *d);
+void xp_render_discovery_json(struct xpc_json *w, const struct xp_discovery *d);
+void xp_render_discovery_human(FILE *out, const struct xp_discovery *d);
+
 #endif /* XP_REPORT_H */

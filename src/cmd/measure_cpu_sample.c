@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * measure_cpu_sample.c - `xprobe measure --pid P --cpu-sample
+ * --duration-ms D`: orchestration only (src/collect/cpu_sample.h does the
+ * work, src/report/cpu_sample.c renders).
+ *
+ * Order: check the bounds against the contract and the kernel's perf
+ * limits -> identify the target -> its PID namespace (the perf map is
+ * named by the PID the target sees itself as) -> sample for the window
+ * (SIGINT/SIGTERM end it early: status "cancelled") -> verify the target
+ * is still the same process -> symbolize once per distinct address and
+ * check every native hint with the same resolver `validate` uses ->
+ * verify again -> render.  measure.c has already refused --input,
+ * --events-out, --format, --samples and event-pair selectors, and
+ * required --pid and a positive --duration-ms.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "../collect/cpu_sample.h"
+#include "../target/resolve.h"
+#include "measure.h"
+
+#define PYTHON_HINT_MAX 512
+
+static volatile sig_atomic_t cpu_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cpu_stop = 1;
+}
+
+static int bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t min, uint64_t max,
+		 const char *why)
+{
+	if (v >= min && v <= max)
+		return 0;
+	xp_error_detail_str(err, "flag", flag);
+	xp_error_detail_u64(err, "value", v);
+	xp_error_detail_u64(err, "min", min);
+	xp_error_detail_u64(err, "max", max);
+	xp_error_hint(err, "pass --%s between %llu and %llu (%s)", flag, (unsigned long long)min,
+		      (unsigned long long)max, why);
+	return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			    "--%s %llu is outside %llu..%llu", flag, (unsigned long long)v,
+			    (unsigned long long)min, (unsigned long long)max);
+}
+
+struct hint_ctx {
+	const struct xp_target *target;
+};
+
+/* The hint is ready only if `validate` would accept it: same parser, same
+ * resolver. */
+static int check_hint(void *ctx, const char *hint)
+{
+	struct hint_ctx *h = ctx;
+	struct xp_selector sel;
+	struct xp_resolved_probe probe;
+	struct xp_error e = { 0 };
+	int rc;
+
+	memset(&sel, 0, sizeof(sel));
+	memset(&probe, 0, sizeof(probe));
+	rc = xp_selector_parse(hint, &sel, &e);
+	if (!rc) {
+		rc = xp_resolve_uprobe(h->target, &sel, &probe, &e);
+		if (!rc)
+			xp_resolved_probe_free(&probe);
+	}
+	xp_selector_free(&sel);
+	xp_error_clear(&e);
+	return rc;
+}
+
+struct emit_ctx {
+	const struct xp_cpu_sample_view *view;
+};
+
+static void emit_json(struct xpc_json *w, void *ctx)
+{
+	xp_render_cpu_sample_json(w, ((struct emit_ctx *)ctx)->view);
+}
+
+static void emit_human(FILE *out, void *ctx)
+{
+	xp_render_cpu_sample_human(out, ((struct emit_ctx *)ctx)->view);
+}
+
+int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
+{
+	struct xp_cpu_sample_opts o = {
+		.pid = cli->pid,
+		.frequency_hz = cli->has_frequency_hz ? cli->frequency_hz : XP_DEFAULT_FREQUENCY_HZ,
+		.max_samples = cli->has_max_samples ? cli->max_samples : XP_DEFAULT_MAX_SAMPLES,
+		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
+		.max_threads = cli->has_max_threads ? cli->max_threads : XP_DEFAULT_MAX_THREADS,
+		.duration_ms = cli->duration_ms,
+		.stop = &cpu_stop,
+	};
+	uint64_t depth = cli->has_stack_depth ? cli->stack_depth : XP_DEFAULT_STACK_DEPTH;
+	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	struct xp_cpu_sample_result r;
+	struct xp_cpu_profile p;
+	struct xp_symbolizer sym;
+	struct xp_warnings ws = { 0 };
+	struct xp_target t;
+	struct xp_target_ns ns;
+	struct sigaction sa, old_int, old_term;
+	struct hint_ctx hc;
+	char python_hint[PYTHON_HINT_MAX];
+	const char *python_status;
+	bool have_r = false, have_p = false, have_sym = false;
+	uint64_t max_rate;
+	uint32_t max_stack;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	memset(&p, 0, sizeof(p));
+	memset(&sym, 0, sizeof(sym));
+	rc = xp_cpu_sample_limits(&max_rate, &max_stack);
+	if (rc)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "cannot read the kernel's perf limits: %s", strerror(-rc));
+	if ((rc = bound(err, "frequency-hz", o.frequency_hz, 1, max_rate,
+			"kernel.perf_event_max_sample_rate is the maximum")) ||
+	    (rc = bound(err, "max-samples", o.max_samples, 1, XP_CPU_MAX_SAMPLES_LIMIT,
+			"observed samples")) ||
+	    (rc = bound(err, "max-groups", o.max_groups, 1, XP_CPU_MAX_GROUPS_LIMIT,
+			"retained stack groups")) ||
+	    (rc = bound(err, "stack-depth", depth, 1, max_stack,
+			"kernel.perf_event_max_stack is the maximum")) ||
+	    (rc = bound(err, "max-threads", o.max_threads, 1, XP_CPU_MAX_THREADS_LIMIT,
+			"threads sampled")))
+		return rc;
+	o.stack_depth = (uint32_t)depth;
+	if (timeout == 0 || cli->duration_ms > timeout) {
+		xp_error_detail_u64(err, "duration_ms", cli->duration_ms);
+		xp_error_detail_u64(err, "timeout_ms", timeout);
+		xp_error_hint(err, "keep --duration-ms at or below --timeout-ms");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "inventory duration must not exceed timeout");
+	}
+
+	rc = xp_target_identify(cli->pid, &t, err);
+	if (rc)
+		return rc;
+	rc = xp_target_namespaces(&t, &ns, err);
+	if (rc)
+		return rc;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: the window's sleep wakes */
+	sigemptyset(&sa.sa_mask);
+	cpu_stop = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	rc = xp_cpu_sample_collect(&o, &r, err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (rc)
+		goto out;
+	have_r = true;
+	rc = xp_target_verify(&t, err);
+	if (rc) {
+		xp_error_prefix(err, "during the cpu-sample window");
+		goto out;
+	}
+
+	xp_stack_table_sort(&r.stacks);
+	rc = xp_symbolizer_open(t.pid, ns.ns_pid, &sym, err);
+	if (rc)
+		goto out;
+	have_sym = true;
+	hc.target = &t;
+	rc = xp_cpu_profile_build(&r, &sym, check_hint, &hc, &p);
+	if (rc) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory building the profile");
+		goto out;
+	}
+	have_p = true;
+	rc = xp_target_verify(&t, err);
+	if (rc) {
+		xp_error_prefix(err, "during symbolization");
+		goto out;
+	}
+
+	python_status = xp_cpu_python_status(&sym, &p, python_hint, sizeof(python_hint));
+	rc = xp_cpu_sample_warnings(&r, &p, &sym, python_status, python_hint, &ws);
+	if (rc) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto out;
+	}
+	{
+		struct xp_cpu_sample_view view = {
+			.status = r.stop_reason == XP_CPU_STOP_CANCELLED ? "cancelled" : "completed",
+			.name = cli->name,
+			.pid = t.pid,
+			.process_start_time = t.start_time,
+			.result = &r,
+			.profile = &p,
+			.sym = &sym,
+			.python_status = python_status,
+			.python_hint = python_hint,
+			.complete = xp_cpu_sample_complete(&r),
+			.warnings = &ws,
+		};
+		struct emit_ctx ctx = { &view };
+		char session[64];
+
+		xp_cli_session_id("measure", session, sizeof(session));
+		view.session_id = session;
+		rc = xp_cli_emit(cli, emit_json, emit_human, &ctx);
+	}
+out:
+	if (have_p)
+		xp_cpu_profile_free(&p, r.stacks.n);
+	if (have_sym)
+		xp_symbolizer_close(&sym);
+	if (have_r)
+		xp_cpu_sample_result_free(&r);
+	xp_warnings_free(&ws);
+	return rc;
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * measure_syscall_agg.c - `xprobe measure --pid P --syscall-aggregate
+ * --duration-ms D`: orchestration only (src/collect/syscall_agg.h counts
+ * in the kernel, src/report/syscall_agg.c renders).
+ *
+ * Order: check --max-groups / --max-inflight / the timeout -> identify the
+ * target and its PID namespace (the BPF filter: the global tgid, plus the
+ * target's own namespace when it has one, exactly as the live exact
+ * collectors do) -> load, attach, arm -> verify the target right after
+ * arming (a PID reused during setup is TARGET_REUSED, not a wrong
+ * inventory) -> the window (SIGINT/SIGTERM end it early: "cancelled") ->
+ * disarm, read, free -> verify again -> render.  measure.c has already
+ * refused --input, --events-out, --format, --samples and event-pair
+ * selectors.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "../collect/live.h"
+#include "../collect/syscall_agg.h"
+#include "../target/resolve.h"
+#include "measure.h"
+
+static volatile sig_atomic_t sa_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	sa_stop = 1;
+}
+
+static int bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t max,
+		 const char *why)
+{
+	if (v >= 1 && v <= max)
+		return 0;
+	xp_error_detail_str(err, "flag", flag);
+	xp_error_detail_u64(err, "value", v);
+	xp_error_detail_u64(err, "min", 1);
+	xp_error_detail_u64(err, "max", max);
+	xp_error_hint(err, "pass --%s between 1 and %llu (%s)", flag, (unsigned long long)max,
+		      why);
+	return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			    "--%s %llu is outside 1..%llu", flag, (unsigned long long)v,
+			    (unsigned long long)max);
+}
+
+static int verify_armed(void *ctx, struct xp_error *err)
+{
+	return xp_target_verify(ctx, err);
+}
+
+struct emit_ctx {
+	const struct xp_syscall_agg_view *view;
+};
+
+static void emit_json(struct xpc_json *w, void *ctx)
+{
+	xp_render_syscall_agg_json(w, ((struct emit_ctx *)ctx)->view);
+}
+
+static void emit_human(FILE *out, void *ctx)
+{
+	xp_render_syscall_agg_human(out, ((struct emit_ctx *)ctx)->view);
+}
+
+int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
+{
+	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	struct xp_sa_opts o = {
+		.pid = cli->pid,
+		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
+		.max_inflight = cli->has_max_inflight ? cli->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
+		.duration_ms = cli->duration_ms,
+		.stop = &sa_stop,
+		.on_armed = verify_armed,
+	};
+	struct xp_sa_result r;
+	struct xp_warnings ws = { 0 };
+	struct xp_live_filter f;
+	struct xp_target t;
+	struct xp_target_ns ns;
+	struct sigaction sa, old_int, old_term;
+	bool have_r = false;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	if ((rc = bound(err, "max-groups", o.max_groups, XP_SA_MAX_GROUPS_LIMIT,
+			"distinct syscall numbers kept")) ||
+	    (rc = bound(err, "max-inflight", o.max_inflight, XP_SA_MAX_INFLIGHT_LIMIT,
+			"threads inside a syscall at once")))
+		return rc;
+	if (timeout == 0 || cli->duration_ms > timeout) {
+		xp_error_detail_u64(err, "duration_ms", cli->duration_ms);
+		xp_error_detail_u64(err, "timeout_ms", timeout);
+		xp_error_hint(err, "keep --duration-ms at or below --timeout-ms");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "inventory duration must not exceed timeout");
+	}
+	rc = xp_target_identify(cli->pid, &t, err);
+	if (rc)
+		return rc;
+	rc = xp_target_namespaces(&t, &ns, err);
+	if (rc)
+		return rc;
+	rc = xp_live_filter_init(&f, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino, ns.ns_pid);
+	if (rc)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "cannot read xprobe's own PID namespace: %s", strerror(-rc));
+	o.global_tgid = f.global_tgid;
+	o.use_pidns = f.use_pidns;
+	o.pidns_dev = f.pidns_dev;
+	o.pidns_ino = f.pidns_ino;
+	o.ns_tgid = f.ns_tgid;
+	o.on_armed_ctx = &t;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: the window's sleep wakes */
+	sigemptyset(&sa.sa_mask);
+	sa_stop = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	rc = xp_sa_collect(&o, &r, err);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (rc)
+		goto out;
+	have_r = true;
+	rc = xp_target_verify(&t, err);
+	if (rc) {
+		xp_error_prefix(err, "during the syscall-aggregate window");
+		goto out;
+	}
+	rc = xp_sa_warnings(&r, &ws);
+	if (rc) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto out;
+	}
+	{
+		struct xp_syscall_agg_view view = {
+			.status = r.stop_reason == XP_SA_STOP_CANCELLED ? "cancelled" : "completed",
+			.name = cli->name,
+			.pid = t.pid,
+			.process_start_time = t.start_time,
+			.pid_namespace_filter = o.use_pidns,
+			.result = &r,
+			.complete = xp_sa_complete(&r),
+			.dropped = xp_sa_dropped(&r),
+			.warnings = &ws,
+		};
+		struct emit_ctx ctx = { &view };
+		char session[64];
+
+		xp_cli_session_id("measure", session, sizeof(session));
+		view.session_id = session;
+		rc = xp_cli_emit(cli, emit_json, emit_human, &ctx);
+	}
+out:
+	if (have_r)
+		xp_sa_result_free(&r);
+	xp_warnings_free(&ws);
+	return rc;
+}
