@@ -1183,9 +1183,9 @@ int decode_event_fields(decoder &d, element root, struct xp_event *e)
 		std::string_view s;
 
 		if (f < 0) {
-			if (d.in_stream && k == "events" && d.depth == 0)
-				return fail(d, "a host-capture document (with \"events\") must be the "
-					       "only document of its file");
+			if (d.in_stream && d.depth == 0 && find_field(hc_fields, HC__COUNT, k, 0) >= 0)
+				return fail(d, "a host-capture document must be the only document "
+					       "of its file");
 			return fail_key(d, k, "unknown");
 		}
 		if (seen & (1u << f))
@@ -1903,9 +1903,20 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 		}
 		consumed = len - trunc;
 		if (trunc && eof) {
+			size_t a = consumed;
+
+			while (a < len && (buf[a] == ' ' || buf[a] == '\t' || buf[a] == '\r' ||
+					   buf[a] == '\n'))
+				a++;
 			d.fkind = FAIL_DECODE;
 			d.field[0] = '\0';
-			snprintf(d.reason, sizeof(d.reason), "truncated document at end of input");
+			if (a < len && buf[a] != '{' && buf[a] != '[')
+				snprintf(d.reason, sizeof(d.reason),
+					 "malformed JSON: unexpected character '%c'",
+					 buf[a] >= 0x20 && buf[a] < 0x7f ? buf[a] : '?');
+			else
+				snprintf(d.reason, sizeof(d.reason),
+					 "truncated document at end of input");
 			fd = &d;
 			fail_off = buf_off + consumed;
 			goto fail;
@@ -2009,7 +2020,23 @@ int decode_host_capture(decoder &d, const char *buf, size_t len, struct xp_error
 	}
 	jerr = parser.parse((const uint8_t *)buf, len, false).get(root);
 	if (jerr) {
-		fail(d, "malformed JSON: %s", simdjson::error_message(jerr));
+		/* one good document followed by more: say so */
+		simdjson::dom::document_stream st;
+		size_t ndocs = 0;
+
+		if (!parser.parse_many((const uint8_t *)buf, len, len).get(st)) {
+			for (auto it = st.begin(); it != st.end() && ndocs < 2; ++it) {
+				element e;
+
+				if ((*it).get(e))
+					break;
+				ndocs++;
+			}
+		}
+		if (ndocs > 1)
+			fail(d, "a host-capture document must be the only document of its file");
+		else
+			fail(d, "malformed JSON: %s", simdjson::error_message(jerr));
 		return raise(d, loc, err);
 	}
 	if (root.type() != element_type::OBJECT) {
