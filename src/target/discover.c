@@ -170,7 +170,7 @@ static void exited_warning(struct xp_discovery *d, uint32_t pid)
 	char details[64], msg[128];
 
 	snprintf(details, sizeof(details), "{\"pid\":%u}", pid);
-	snprintf(msg, sizeof(msg), "CUDA process %u exited while discover was reading it", pid);
+	snprintf(msg, sizeof(msg), "CUDA process %u reported by NVML is no longer running", pid);
 	xp_warnings_add(&d->warnings, "CANDIDATE_EXITED", msg, details);
 }
 

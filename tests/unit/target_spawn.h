@@ -31,7 +31,7 @@ struct fx_proc {
 	uint64_t addrs[FX_MAX_ADDRS];
 };
 
-static const char *fx_dir(void)
+static __attribute__((unused)) const char *fx_dir(void)
 {
 	static char dir[PATH_MAX];
 	char exe[PATH_MAX];
@@ -51,13 +51,13 @@ static const char *fx_dir(void)
 	return dir;
 }
 
-static void fx_path(char *buf, size_t size, const char *name)
+static __attribute__((unused)) void fx_path(char *buf, size_t size, const char *name)
 {
 	snprintf(buf, size, "%s/%s", fx_dir(), name);
 }
 
 /* argv[0] is a fixture name or an absolute program path. */
-static int fx_start(struct fx_proc *p, char *const argv[])
+static __attribute__((unused)) int fx_start(struct fx_proc *p, char *const argv[])
 {
 	int in[2], out[2];
 	char prog[PATH_MAX], line[512];
@@ -110,7 +110,7 @@ static int fx_start(struct fx_proc *p, char *const argv[])
 	return -EIO;
 }
 
-static uint64_t fx_addr(const struct fx_proc *p, const char *name)
+static __attribute__((unused)) uint64_t fx_addr(const struct fx_proc *p, const char *name)
 {
 	size_t i;
 
@@ -122,7 +122,7 @@ static uint64_t fx_addr(const struct fx_proc *p, const char *name)
 }
 
 /* End the fixture and reap it. */
-static void fx_stop(struct fx_proc *p)
+static __attribute__((unused)) void fx_stop(struct fx_proc *p)
 {
 	int st;
 
