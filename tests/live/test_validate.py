@@ -1,0 +1,612 @@
+# SPDX-License-Identifier: Apache-2.0
+"""validate against live fixtures (issue #3): every selector family,
+every resolution error code, CUDA requirements from mapped libraries,
+policies, warnings, the inventory checks, identity errors and permission
+errors.  Runtime addresses are compared with what each fixture printed
+about itself; every JSON document is schema-validated by the helper."""
+import os
+import subprocess
+
+import pytest
+
+import xprobe_test
+from target_helpers import (NOBODY, PY311, Target, canonical, cuda_named_libs, fx,
+                            private_tracefs, python_target, run_as, start_time)
+
+
+def validate(xprobe, pid, start, end, match, **kw):
+    return xprobe.run("validate", "--pid", pid, "--from", start, "--to", end, "--match", match,
+                      **kw)
+
+
+def up(binary, sym, end=False):
+    return "uprobe:%s:%s:%s" % (binary, sym, "return" if end else "entry")
+
+
+@pytest.fixture
+def funcs():
+    with Target([fx("target_funcs")]) as t:
+        yield t
+
+
+# ---- uprobes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,kind", [("target_funcs", "position_independent_executable"),
+                                       ("target_funcs_nopie", "executable")])
+def test_uprobe_entry_return_addresses(xprobe, name, kind):
+    exe = canonical(fx(name))
+    with Target([exe]) as t:
+        r = validate(xprobe, t.pid, up(exe, "fx_add"), up(exe, "fx_add", True), "stack-nested")
+        assert r.rc == 0, r
+        d = r.doc
+        assert d["valid"] is True and d["issues"] == [] and d["warnings"] == []
+        assert d["target"] == {"pid": t.pid, "process_start_time": start_time(t.pid)}
+        for key, probe_kind in (("start", "uprobe"), ("end", "uretprobe")):
+            ep = d[key]
+            assert ep["source"] == "host" and ep["collectable"] is True
+            assert ep["linux"] is None and ep["cuda"] is None and ep["usdt"] is None
+            h = ep["host"]
+            assert h["probe_kind"] == probe_kind
+            assert h["object_kind"] == kind
+            assert h["binary_path"] == exe
+            assert h["symbol"] == "fx_add" and h["symbol_demangled"] is None
+            assert h["runtime_address"] == t.addrs["fx_add"]
+            m = h["mapping"]
+            assert m["start_address"] <= h["runtime_address"] < m["end_address"]
+            assert h["file_offset"] == h["runtime_address"] - m["start_address"] + m["file_offset"]
+            assert len(h["build_id"]) == 40
+            if kind == "executable":
+                assert h["runtime_address"] == h["symbol_virtual_address"]
+        assert d["start"]["event_type"] == "host_function_entry"
+        assert d["end"]["event_type"] == "host_function_exit"
+        assert d["policy_recommendation"] == {
+            "policy": "stack_nested", "reason": "host_call_frame",
+            "compatible_policies": ["stack_nested", "first_after", "nearest"]}
+        req = d["requirements"]
+        assert req["needs_ebpf"] is True and req["needs_cupti"] is False
+        assert req["agent_activation"] == "not_required" and req["target_mutation"] is False
+
+
+def test_local_symbol_and_offset_form(xprobe, funcs):
+    exe = canonical(fx("target_funcs"))
+    r = validate(xprobe, funcs.pid, up(exe, "fx_local_helper"), up(exe, "fx_work"), "first-after")
+    assert r.rc == 0 and r.doc["valid"], r
+    h = r.doc["start"]["host"]
+    assert h["runtime_address"] == funcs.addrs["fx_local_helper"]
+    off = h["file_offset"]
+    r = validate(xprobe, funcs.pid, "uprobe:%s:+0x%x:entry" % (exe, off),
+                 "uprobe:%s:+0x%x:return" % (exe, off), "stack-nested")
+    assert r.rc == 0 and r.doc["valid"], r
+    h = r.doc["start"]["host"]
+    assert h["runtime_address"] == funcs.addrs["fx_local_helper"]
+    assert h["symbol"] is None and h["symbol_virtual_address"] is None and h["symbol_size"] is None
+    assert r.doc["policy_recommendation"]["policy"] == "stack_nested"
+
+
+def test_shared_library_symbols(xprobe):
+    lib = canonical(fx("libtarget_shlib.so"))
+    with Target([fx("target_funcs"), "--dlopen", lib]) as t:
+        for sym in ("fx_lib_exported", "fx_lib_local", "fx_lib_hidden"):
+            r = validate(xprobe, t.pid, up(lib, sym), up(lib, sym, True), "stack-nested")
+            assert r.rc == 0 and r.doc["valid"], r
+            h = r.doc["start"]["host"]
+            assert h["object_kind"] == "shared_library"
+            assert h["runtime_address"] == t.addrs[sym], sym
+
+
+def test_symlink_binary_resolves_to_the_mapped_file(xprobe, tmp_path):
+    lib = canonical(fx("libtarget_shlib.so"))
+    link = tmp_path / "link.so"
+    link.symlink_to(lib)
+    with Target([fx("target_funcs"), "--dlopen", lib]) as t:
+        r = validate(xprobe, t.pid, up(link, "fx_lib_exported"), up(lib, "fx_lib_exported", True),
+                     "first-after")
+        assert r.rc == 0, r
+        assert r.doc["start"]["host"]["binary_path"] == lib
+        assert r.doc["start"]["host"]["runtime_address"] == t.addrs["fx_lib_exported"]
+
+
+CXX = [
+    "xp_fx::over(int)",
+    "xp_fx::over(long)",
+    "xp_fx::over(double)",
+    "xp_fx::over(char const*, unsigned int)",
+    "xp_fx::inner::Klass::smethod(int)",
+    "int xp_fx::twice<int>(int)",
+    "(anonymous namespace)::anon_fn(int)",
+]
+
+
+def test_cxx_symbol_signatures(xprobe):
+    exe = canonical(fx("target_cxx"))
+    with Target([exe]) as t:
+        for sig in CXX:
+            sel = "uprobe:%s:symbol=%s:entry" % (exe, sig)
+            r = validate(xprobe, t.pid, sel, sel.replace(":entry", ":return"), "stack-nested")
+            assert r.rc == 0 and r.doc["valid"], (sig, r)
+            h = r.doc["start"]["host"]
+            assert h["symbol"].startswith("_Z")
+            assert h["symbol_demangled"] == sig
+            assert h["runtime_address"] == t.addrs[sig]
+            assert r.doc["start"]["selector"] == sel
+        # the mangled name by the plain form
+        r = validate(xprobe, t.pid, up(exe, "_ZN5xp_fx4overEl"), up(exe, "_ZN5xp_fx4overEl", True),
+                     "stack-nested")
+        assert r.rc == 0, r
+        assert r.doc["start"]["host"]["symbol_demangled"] == "xp_fx::over(long)"
+
+
+# ---- resolution errors ---------------------------------------------------------
+
+
+def test_ambiguous_target(xprobe, funcs):
+    exe = canonical(fx("target_funcs"))
+    r = validate(xprobe, funcs.pid, up(exe, "target_dup_helper"), up(exe, "fx_add"), "first-after")
+    assert r.rc == 1, r
+    e = r.error
+    assert e["code"] == "AMBIGUOUS_TARGET"
+    assert e["message"].startswith("failed to resolve start selector: ")
+    assert e["details"]["candidate_count"] == 2
+    addrs = sorted(c["symbol_virtual_address"] for c in e["details"]["candidates"])
+    assert len(set(addrs)) == 2
+    assert e["details"]["selector"] == up(exe, "target_dup_helper")
+    assert any("+0x" in h for h in e["hints"])
+    # each candidate's file offset resolves to one of the two printed functions
+    wanted = {funcs.addrs["target_dup_helper.a"], funcs.addrs["target_dup_helper.b"]}
+    got = set()
+    for c in e["details"]["candidates"]:
+        sel = "uprobe:%s:+0x%x:entry" % (exe, c["file_offset"])
+        rr = validate(xprobe, funcs.pid, sel, sel, "first-after")
+        assert rr.rc == 0, rr
+        got.add(rr.doc["start"]["host"]["runtime_address"])
+    assert got == wanted
+
+
+def test_symbol_not_found_with_close_matches(xprobe, funcs):
+    exe = canonical(fx("target_funcs"))
+    r = validate(xprobe, funcs.pid, up(exe, "fx_ad"), up(exe, "fx_add"), "first-after")
+    assert r.rc == 1, r
+    e = r.error
+    assert e["code"] == "SYMBOL_NOT_FOUND"
+    assert "fx_add" in e["details"]["close_matches"]
+    assert any(up(exe, "fx_add") in h for h in e["hints"])
+    r = validate(xprobe, funcs.pid, up(exe, "fx_add"), up(exe, "FX_MIXED_CASE", True), "first-after")
+    assert r.code == "SYMBOL_NOT_FOUND"
+    assert r.error["message"].startswith("failed to resolve end selector: ")
+    assert "fx_Mixed_Case" in r.error["details"]["close_matches"]
+
+
+def test_cxx_wrong_overload_lists_the_real_ones(xprobe):
+    exe = canonical(fx("target_cxx"))
+    with Target([exe]) as t:
+        sel = "uprobe:%s:symbol=xp_fx::over(short):entry" % exe
+        r = validate(xprobe, t.pid, sel, sel, "first-after")
+        assert r.code == "SYMBOL_NOT_FOUND", r
+        cm = r.error["details"]["close_matches"]
+        assert "xp_fx::over(int)" in cm and "xp_fx::over(long)" in cm
+        assert any("symbol=xp_fx::over(" in h for h in r.error["hints"])
+
+
+def test_binary_not_mapped(xprobe, funcs):
+    r = validate(xprobe, funcs.pid, up(PY311, "main"), "syscall:read:exit", "first-after")
+    assert r.rc == 1 and r.code == "BINARY_NOT_MAPPED", r
+    d = r.error["details"]
+    assert canonical(fx("target_funcs")) in d["mapped_objects"]
+    assert d["mapped_objects_total"] >= len(d["mapped_objects"])
+    r = validate(xprobe, funcs.pid, up("/nonexistent/target_funcs", "fx_add"), "syscall:read:exit",
+                 "first-after")
+    assert r.code == "BINARY_NOT_MAPPED"
+    assert "does not exist" in r.error["message"]
+    assert any(canonical(fx("target_funcs")) in h for h in r.error["hints"])
+
+
+@pytest.mark.parametrize("sel,needle", [
+    ("uprobe:{exe}:+0x0:entry", "executable segment"),
+    ("uprobe:{exe}:+0x10000000:entry", "executable segment"),
+    ("uprobe:target_funcs:fx_add:entry", "absolute path"),
+    ("uprobe:{exe}:fx_add:middle", None),
+    ("syscall:frobnicate:entry", None),
+    ("syscall:mmap:return", None),
+    ("bogus:thing", None),
+    ("cuda:kernel_start:name~(", None),
+])
+def test_invalid_event_selector(xprobe, funcs, sel, needle):
+    exe = canonical(fx("target_funcs"))
+    r = validate(xprobe, funcs.pid, sel.format(exe=exe), "syscall:read:exit", "first-after")
+    assert r.rc == 1 and r.code == "INVALID_EVENT_SELECTOR", r
+    if needle:
+        assert needle in r.error["message"]
+
+
+def test_invalid_policy(xprobe, funcs):
+    r = validate(xprobe, funcs.pid, "syscall:read:entry", "syscall:read:exit", "closest")
+    assert r.rc == 1 and r.code == "INVALID_CORRELATION_POLICY", r
+    assert r.error["message"] == 'invalid correlation policy "closest"'
+
+
+# ---- syscalls, tracepoints, policies ----------------------------------------------
+
+
+def test_syscall_exact_and_kebab_snake(xprobe, funcs):
+    for spelling in ("exact",):
+        r = validate(xprobe, funcs.pid, "syscall:mmap:entry", "syscall:mmap:exit", spelling)
+        assert r.rc == 0 and r.doc["valid"], r
+    d = r.doc
+    assert d["start"]["linux"] == {"event_type": "syscall_entry", "probe_kind": "syscall",
+                                   "category": "syscalls", "name": "mmap",
+                                   "syscall_number": 9, "tracepoint_id": None}
+    assert d["end"]["event_type"] == "syscall_exit"
+    assert d["policy_recommendation"] == {"policy": "exact", "reason": "deterministic_correlation_key",
+                                          "compatible_policies": ["exact", "first_after", "nearest"]}
+    r = validate(xprobe, funcs.pid, "syscall:mmap:entry", "syscall:munmap:exit", "first_after")
+    assert r.rc == 0 and r.doc["valid"], r
+    assert r.doc["match_policy"] == "first_after"
+    assert r.doc["warnings"] == [{"code": "HEURISTIC_CORRELATION", "details": {},
+                                  "message": "first-after matching does not prove request-level causality"}]
+    r = validate(xprobe, funcs.pid, "syscall:mmap:entry", "syscall:munmap:exit", "nearest")
+    assert r.doc["warnings"][0]["message"] == \
+        "nearest-event matching does not prove request-level causality"
+
+
+@pytest.mark.parametrize("policy,text", [
+    ("exact", "exact matching requires endpoints that share a deterministic correlation key"),
+    ("stack-nested", "stack-nested matching requires entry and return probes for the same host function"),
+    ("stream-order", "stream-order matching requires two GPU activity endpoints"),
+])
+def test_incompatible_policy_is_an_issue(xprobe, funcs, policy, text):
+    r = validate(xprobe, funcs.pid, "syscall:mmap:entry", "syscall:munmap:exit", policy)
+    assert r.rc == 0, r
+    assert r.doc["valid"] is False
+    assert r.doc["issues"] == [{"code": "INVALID_CORRELATION_POLICY", "message": text}]
+    assert r.doc["policy_recommendation"]["policy"] == "first_after"
+    assert r.doc["policy_recommendation"]["reason"] == "temporal_order_only"
+
+
+def test_named_tracepoints_with_tracefs_mounted(xprobe, funcs):
+    with private_tracefs() as root:
+        env = dict(os.environ, XPROBE_TRACEFS_ROOT=root)
+        r = validate(xprobe, funcs.pid, "tracepoint:sched:sched_process_fork",
+                     "tracepoint:sched:sched_process_exec", "first-after", env=env)
+        assert r.rc == 0 and r.doc["valid"], r
+        lin = r.doc["start"]["linux"]
+        with open(os.path.join(root, "events/sched/sched_process_fork/id")) as f:
+            assert lin["tracepoint_id"] == int(f.read())
+        assert lin["probe_kind"] == "tracepoint" and lin["category"] == "sched"
+        assert lin["syscall_number"] is None
+        r = validate(xprobe, funcs.pid, "tracepoint:sched:sched_process_forkk",
+                     "syscall:read:exit", "first-after", env=env)
+        assert r.code == "INVALID_EVENT_SELECTOR", r
+        assert "does not exist" in r.error["message"]
+        assert any("tracepoint:sched:sched_process_fork" in h for h in r.error["hints"])
+
+
+def test_named_tracepoints_without_tracefs(xprobe, funcs, tmp_path):
+    env = dict(os.environ, XPROBE_TRACEFS_ROOT=str(tmp_path))
+    r = validate(xprobe, funcs.pid, "tracepoint:sched:sched_switch", "syscall:read:exit",
+                 "first-after", env=env)
+    assert r.rc == 1 and r.code == "INVALID_EVENT_SELECTOR", r
+    assert "tracefs is not mounted" in r.error["message"]
+    assert "mount -t tracefs none /sys/kernel/tracing" in " ".join(r.error["hints"])
+    # syscalls need no tracefs
+    r = validate(xprobe, funcs.pid, "syscall:read:entry", "syscall:read:exit", "exact", env=env)
+    assert r.rc == 0 and r.doc["valid"], r
+
+
+# ---- CPython GC ------------------------------------------------------------------------
+
+
+def test_python_gc_on_debian_cpython(xprobe):
+    with python_target() as t:
+        r = validate(xprobe, t.pid, "python:gc_start", "python:gc_end", "exact")
+        assert r.rc == 0 and r.doc["valid"], r
+        d = r.doc
+        assert d["policy_recommendation"]["policy"] == "exact"
+        assert d["policy_recommendation"]["reason"] == "deterministic_correlation_key"
+        s, e = d["start"], d["end"]
+        assert s["event_type"] == "usdt" and s["source"] == "host" and s["collectable"]
+        assert s["host"] is None and s["linux"] is None and s["cuda"] is None
+        us, ue = s["usdt"], e["usdt"]
+        assert (us["provider"], us["name"]) == ("python", "gc__start")
+        assert (ue["provider"], ue["name"]) == ("python", "gc__done")
+        assert us["binary_path"] == PY311 and us["object_kind"] == "executable"
+        assert us["semaphore_address"] is not None and us["semaphore_offset"] is not None
+        # ET_EXEC: the runtime address is the link-time address; check both
+        # against readelf's view of the note
+        notes = subprocess.run(["readelf", "-n", PY311], capture_output=True, text=True).stdout
+        block = notes.split("Name: gc__start", 1)[1].split("\n", 2)[1]
+        loc = int(block.split("Location:")[1].split(",")[0], 16)
+        sem = int(block.split("Semaphore:")[1].split()[0], 16)
+        assert us["virtual_address"] == loc == us["runtime_address"]
+        assert us["semaphore_address"] == sem == us["semaphore_runtime_address"]
+        assert d["requirements"]["needs_ebpf"] is True
+
+
+def test_python_gc_by_capability_not_name(xprobe):
+    lib = canonical(fx("libtarget_pygc.so"))
+    with Target([fx("target_funcs"), "--dlopen", lib]) as t:
+        r = validate(xprobe, t.pid, "python:gc_start", "python:gc_end", "exact")
+        assert r.rc == 0 and r.doc["valid"], r
+        us = r.doc["start"]["usdt"]
+        assert us["binary_path"] == lib and us["object_kind"] == "shared_library"
+        assert t.addrs["fx_fake_gc"] < us["runtime_address"] < t.addrs["fx_fake_gc"] + 64
+        assert us["semaphore_runtime_address"] == t.addrs["python_gc__start_semaphore"]
+        assert r.doc["end"]["usdt"]["semaphore_runtime_address"] == \
+            t.addrs["python_gc__done_semaphore"]
+
+
+def test_python_gc_refused_without_markers(xprobe, funcs):
+    r = validate(xprobe, funcs.pid, "python:gc_start", "python:gc_end", "exact")
+    assert r.rc == 1 and r.code == "INVALID_EVENT_SELECTOR", r
+    assert canonical(fx("target_funcs")) in r.error["details"]["searched_objects"]
+    with Target([fx("target_pygc_half")]) as t:
+        r = validate(xprobe, t.pid, "python:gc_start", "python:gc_end", "exact")
+        assert r.code == "INVALID_EVENT_SELECTOR", r
+        assert r.error["details"]["partial_markers"] == [
+            {"binary_path": canonical(fx("target_pygc_half")), "missing": "gc__done"}]
+
+
+def test_python_gc_policies(xprobe):
+    with python_target() as t:
+        r = validate(xprobe, t.pid, "python:gc_end", "python:gc_start", "exact")
+        assert r.rc == 0 and r.doc["valid"] is False
+        assert r.doc["issues"][0]["code"] == "INVALID_CORRELATION_POLICY"
+
+
+# ---- CUDA ------------------------------------------------------------------------------
+
+
+def test_cuda_injection_required(xprobe, funcs):
+    r = validate(xprobe, funcs.pid, "cuda:runtime_api:cudaLaunchKernel:exit", "cuda:kernel_start",
+                 "exact")
+    assert r.rc == 0, r
+    d = r.doc
+    assert d["valid"] is False
+    assert d["start"]["source"] == "cuda" and d["start"]["collectable"] is False
+    assert d["start"]["cuda"] == {"event_type": "cuda_api_exit", "api_domain": "runtime_api",
+                                  "api_name": "cudaLaunchKernel", "kernel_name_regex": None,
+                                  "nvtx_name_regex": None, "memcpy_kind": None}
+    assert d["end"]["cuda"]["event_type"] == "gpu_kernel_start"
+    req = d["requirements"]
+    assert req["needs_cupti"] and req["needs_cupti_callback"] and req["needs_cupti_activity"]
+    assert req["needs_clock_alignment"] is True
+    assert req["agent_activation"] == "injection_required" and req["target_mutation"] is True
+    assert [i["code"] for i in d["issues"]] == ["INVALID_EVENT_SELECTOR"] * 2
+    assert "recognized but not collected by this build" in d["issues"][0]["message"]
+    codes = [w["code"] for w in d["warnings"]]
+    assert codes == ["TARGET_PROCESS_WILL_BE_MODIFIED", "BROAD_EVENT_SELECTOR"]
+    assert d["warnings"][0]["message"] == \
+        "measure must inject the xprobe CUPTI agent into the target process"
+    assert d["warnings"][1]["message"] == "end selector matches every CUDA kernel activity"
+    assert d["policy_recommendation"]["policy"] == "exact"
+
+
+def test_cuda_nvtx_startup_required(xprobe, funcs):
+    r = validate(xprobe, funcs.pid, "cuda:nvtx_range_start:name~^step$",
+                 "cuda:nvtx_range_end:name~^step$", "exact")
+    assert r.rc == 0 and r.doc["valid"] is False, r
+    req = r.doc["requirements"]
+    assert req["agent_activation"] == "startup_required" and req["needs_nvtx"] is True
+    assert req["target_mutation"] is False
+    issues = [i for i in r.doc["issues"] if i["code"] == "CUPTI_AGENT_NOT_LOADED"]
+    assert issues and "NVTX_INJECTION64_PATH" in issues[0]["message"]
+    assert r.doc["start"]["cuda"]["nvtx_name_regex"] == "^step$"
+
+
+def test_cuda_agent_already_loaded(xprobe):
+    with cuda_named_libs("libxprobe.so.0", "libcudart.so.12") as (agent, cudart):
+        with Target([fx("target_funcs"), "--dlopen", agent, "--dlopen", cudart]) as t:
+            r = validate(xprobe, t.pid, "cuda:memcpy_start:kind=HtoD", "cuda:kernel_end:name~flash",
+                         "stream-order")
+            assert r.rc == 0, r
+            req = r.doc["requirements"]
+            assert req["agent_activation"] == "already_loaded"
+            assert req["target_mutation"] is False
+            assert req["agent_path"] == agent
+            assert req["cuda_major"] == 12 and req["mapped_cuda_majors"] == [12]
+            assert r.doc["start"]["cuda"]["memcpy_kind"] == "HtoD"
+            assert r.doc["end"]["cuda"]["kernel_name_regex"] == "flash"
+            assert r.doc["policy_recommendation"]["compatible_policies"] == \
+                ["stream_order", "first_after", "nearest"]
+            assert "TARGET_PROCESS_WILL_BE_MODIFIED" not in [w["code"] for w in r.doc["warnings"]]
+
+
+@pytest.mark.parametrize("libs,message", [
+    (("libcudart.so.12", "libcupti.so.13"), "target maps conflicting CUDA/CUPTI majors [12, 13]"),
+    (("libcudart.so.11.8",), "CUDA/CUPTI major 11 is unsupported; expected 12 or 13"),
+])
+def test_unsupported_cuda_version(xprobe, libs, message):
+    with cuda_named_libs(*libs) as paths:
+        argv = [fx("target_funcs")]
+        for p in paths:
+            argv += ["--dlopen", p]
+        with Target(argv) as t:
+            r = validate(xprobe, t.pid, "cuda:kernel_start", "cuda:kernel_end", "exact")
+            assert r.rc == 0 and r.doc["valid"] is False, r
+            issues = [i for i in r.doc["issues"] if i["code"] == "UNSUPPORTED_CUDA_VERSION"]
+            assert issues == [{"code": "UNSUPPORTED_CUDA_VERSION", "message": message}]
+            assert r.doc["requirements"]["cuda_major"] is None
+            assert len(r.doc["warnings"]) == 3  # injection + two broad kernels
+
+
+def test_host_to_gpu_pair_needs_clock_alignment(xprobe, funcs):
+    exe = canonical(fx("target_funcs"))
+    r = validate(xprobe, funcs.pid, up(exe, "fx_add"), "cuda:kernel_start:name~^gemm", "first-after")
+    assert r.rc == 0, r
+    req = r.doc["requirements"]
+    assert req["needs_ebpf"] and req["needs_cupti_activity"] and req["needs_clock_alignment"]
+    assert [i["code"] for i in r.doc["issues"]] == ["INVALID_EVENT_SELECTOR"]
+
+
+# ---- identity and permissions ---------------------------------------------------------
+
+
+def test_target_not_found_and_zombie(xprobe):
+    p = subprocess.Popen(["true"])
+    p.wait()
+    r = validate(xprobe, p.pid, "syscall:read:entry", "syscall:read:exit", "exact")
+    assert r.rc == 3 and r.code == "TARGET_NOT_FOUND", r
+    z = subprocess.Popen(["sh", "-c", "exit 0"])
+    try:
+        for _ in range(100):
+            with open("/proc/%d/stat" % z.pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+        r = validate(xprobe, z.pid, "syscall:read:entry", "syscall:read:exit", "exact")
+        assert r.rc == 3 and r.code == "TARGET_NOT_FOUND", r
+        assert r.error["details"]["state"] == "zombie"
+    finally:
+        z.wait()
+
+
+def test_pid_reuse_through_spec_for_a_reused_pid(xprobe, tmp_path):
+    """Real PID reuse: a recorded identity, the process gone, a new one
+    given the same PID through ns_last_pid; measure --spec must refuse."""
+    from target_helpers import spawn_at_pid
+
+    old = subprocess.Popen(["sleep", "60"])
+    pid, st = old.pid, start_time(old.pid)
+    old.kill()
+    old.wait()
+    new = spawn_at_pid(pid, ["sleep", "60"])
+    assert new is not None, "could not get PID %d back" % pid
+    try:
+        spec = {"schema_version": "2.0", "name": "reuse",
+                "target": {"pid": pid, "process_start_time": st},
+                "start_selector": "syscall:read:entry", "end_selector": "syscall:read:exit",
+                "match_policy": "exact", "samples": 1, "duration_ms": None, "timeout_ms": 1000,
+                "max_events": 10}
+        path = tmp_path / "spec.json"
+        import json
+        path.write_text(json.dumps(spec))
+        r = xprobe.run("measure", "--spec", path)
+        assert r.rc == 3 and r.code == "TARGET_REUSED", r
+        assert start_time(pid) != st
+    finally:
+        new.kill()
+        new.wait()
+
+
+def test_permission_denied_reading_another_users_process(xprobe, funcs):
+    exe = canonical(fx("target_funcs"))
+    r = run_as(xprobe, NOBODY, "validate", "--pid", funcs.pid, "--from", up(exe, "fx_add"),
+               "--to", up(exe, "fx_add", True), "--match", "stack-nested")
+    assert r.rc == 4 and r.code == "PERMISSION_DENIED", r
+    assert r.error["hints"]
+
+
+def test_unprivileged_validate_reports_missing_ebpf(xprobe):
+    exe = canonical(fx("target_funcs"))
+    with Target([exe], user=NOBODY) as t:
+        r = run_as(xprobe, NOBODY, "validate", "--pid", t.pid, "--from", up(exe, "fx_add"),
+                   "--to", up(exe, "fx_add", True), "--match", "stack-nested")
+        assert r.rc == 0, r
+        assert r.doc["valid"] is False
+        assert r.doc["start"]["host"]["runtime_address"] == t.addrs["fx_add"]
+        assert r.doc["issues"][0]["code"] == "PERMISSION_DENIED"
+        assert r.doc["issues"][0]["message"].startswith("required eBPF probe capability is unavailable")
+
+
+# ---- inventories -----------------------------------------------------------------------
+
+
+def test_cpu_sample_check(xprobe, funcs):
+    r = xprobe.run("validate", "--pid", funcs.pid, "--cpu-sample")
+    assert r.rc == 0, r
+    d = r.doc
+    assert d["mode"] == "cpu_sample" and d["valid"] is True
+    inv = d["inventory"]
+    assert inv["threads"] == 1
+    assert inv["perf_event"]["status"] == "available"
+    assert inv["perf_event"]["tested_tid"] == funcs.pid
+    assert inv["python"]["status"] == "not_python"
+    assert inv["python"]["perf_map_path"] == "/tmp/perf-%d.map" % funcs.pid
+    assert d["requirements"] == {"needs_ebpf": False, "needs_perf_events": True,
+                                 "target_mutation": False}
+
+
+def test_cpu_sample_python_status(xprobe):
+    with python_target(extra=", threading; threading.Thread(target=sys.stdin.read, daemon=True).start()") as t:
+        r = xprobe.run("validate", "--pid", t.pid, "--cpu-sample")
+        assert r.rc == 0, r
+        inv = r.doc["inventory"]
+        assert inv["threads"] == 2
+        py = inv["python"]
+        assert py["status"] == "native_only" and py["binary_path"] == PY311
+        assert py["version"] == "3.11"
+        assert py["perf_map_present"] is False
+        assert r.doc["warnings"][0]["code"] == "PYTHON_FRAMES_NATIVE_ONLY"
+        # a perf map written for the process (as perf-aware runtimes do)
+        path = "/tmp/perf-%d.map" % t.pid
+        with open(path, "w") as f:
+            f.write("7f0000001000 40 py::main:/x.py\n")
+        try:
+            r = xprobe.run("validate", "--pid", t.pid, "--cpu-sample")
+            py = r.doc["inventory"]["python"]
+            assert py["status"] == "perf_map_present"
+            assert py["perf_map_size"] == os.path.getsize(path)
+        finally:
+            os.unlink(path)
+
+
+def test_cpu_sample_unprivileged_own_process(xprobe):
+    with Target([fx("target_funcs")], user=NOBODY) as t:
+        r = run_as(xprobe, NOBODY, "validate", "--pid", t.pid, "--cpu-sample")
+        assert r.rc == 0, r
+        # user-space callchains of one's own process need no privilege
+        assert r.doc["inventory"]["perf_event"]["status"] == "available"
+
+
+def test_syscall_aggregate_check(xprobe, funcs):
+    r = xprobe.run("validate", "--pid", funcs.pid, "--syscall-aggregate")
+    assert r.rc == 0, r
+    d = r.doc
+    assert d["mode"] == "syscall_aggregate" and d["valid"] is True
+    bpf = d["inventory"]["bpf"]
+    assert all(bpf[k]["status"] == "available" for k in bpf), bpf
+    assert d["inventory"]["namespace"]["same_pid_namespace"] is True
+    assert d["inventory"]["namespace"]["namespace_pid"] == funcs.pid
+    assert d["inventory"]["syscall_names"] > 300
+
+
+def test_syscall_aggregate_unprivileged(xprobe):
+    with Target([fx("target_funcs")], user=NOBODY) as t:
+        r = run_as(xprobe, NOBODY, "validate", "--pid", t.pid, "--syscall-aggregate")
+        assert r.rc == 0, r
+        assert r.doc["valid"] is False
+        assert r.doc["inventory"]["bpf"]["map_create"]["status"] == "restricted"
+        assert r.doc["inventory"]["bpf"]["raw_tracepoint_attach"]["status"] == "unknown"
+        assert {i["code"] for i in r.doc["issues"]} == {"PERMISSION_DENIED"}
+
+
+@pytest.mark.parametrize("mode", ["--cpu-sample", "--syscall-aggregate"])
+def test_inventory_takes_no_pair(xprobe, funcs, mode):
+    r = xprobe.run("validate", "--pid", funcs.pid, mode, "--from", "syscall:read:entry")
+    assert r.rc == 1 and r.code == "INVALID_EVENT_SELECTOR", r
+    assert "takes no event-pair selectors" in r.error["message"]
+
+
+# ---- human mode -------------------------------------------------------------------------
+
+
+def test_human_summary(xprobe, funcs):
+    exe = canonical(fx("target_funcs"))
+    r = xprobe.run("validate", "--pid", funcs.pid, "--from", up(exe, "fx_add"), "--to",
+                   up(exe, "fx_add", True), "--match", "stack-nested", json_mode=False)
+    assert r.rc == 0 and r.stderr == ""
+    assert r.stdout.startswith("valid: pid %d" % funcs.pid)
+    assert "runtime address 0x%x" % funcs.addrs["fx_add"] in r.stdout
+    r = xprobe.run("validate", "--pid", funcs.pid, "--from", up(exe, "nope"), "--to",
+                   up(exe, "fx_add", True), "--match", "stack-nested", json_mode=False)
+    assert r.rc == 1 and r.stdout == ""
+    assert r.stderr.startswith("SYMBOL_NOT_FOUND: failed to resolve start selector: ")
+    assert "\nhint: " in r.stderr
+    r = xprobe.run("validate", "--pid", funcs.pid, "--cpu-sample", json_mode=False)
+    assert r.rc == 0 and "perf events: opened" in r.stdout
+    r = xprobe.run("validate", "--pid", funcs.pid, "--syscall-aggregate", json_mode=False)
+    assert r.rc == 0 and "raw tracepoint" in r.stdout
+
+
+def test_json_stderr_is_empty(xprobe, funcs):
+    r = validate(xprobe, funcs.pid, "syscall:read:entry", "syscall:read:exit", "exact")
+    assert r.rc == 0 and r.stderr == ""
