@@ -83,7 +83,7 @@ bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r)
 
 	return !c->lost_samples && !c->samples_beyond_limit && !r->stacks.ungrouped_samples &&
 	       !c->threads_over_bound && !c->threads_open_failed && !c->threads_started &&
-	       !c->malformed_records && r->stop_reason != XP_CPU_STOP_CANCELLED;
+	       !c->malformed_records && r->stop_reason == XP_CPU_STOP_DURATION;
 }
 
 /* Append one warning whose details are built by the varargs pairs

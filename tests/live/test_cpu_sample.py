@@ -1,0 +1,368 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`xprobe measure --cpu-sample` on live fixtures (root; no skips).
+
+Expected figures come from the fixtures: inv_cpu_hot spends 80% of its CPU
+in inv_hot_spin and 20% in inv_warm_spin; inv_jit 75%/25% in two functions
+it wrote at run time and named only in its own /tmp/perf-<pid>.map;
+inv_threads has a known number of threads, some of which exit and some of
+which start during the window; /usr/bin/python3.11 writes no perf map.
+Every document is validated against cpu-sample-inventory-result.
+"""
+import os
+import signal
+import time
+
+import pytest
+
+from inv_helpers import (PY311, Background, InvProc, fixture_path, validate_selectors,
+                         warning_codes)
+
+SCHEMA = "cpu-sample-inventory-result"
+
+
+def cpu_ticks(pid):
+    """utime + stime of a process, in clock ticks (/proc/<pid>/stat 14, 15)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def assert_samples_match_cpu_time(doc, ticks, hz):
+    """cpu-clock samples follow the CPU time the target actually got (the
+    machine may be shared: a descheduled target is rightly not sampled)."""
+    expected = ticks / os.sysconf("SC_CLK_TCK") * hz
+    observed = doc["collection"]["observed_samples"]
+    assert abs(observed - expected) <= 0.15 * expected + 4, (observed, expected)
+
+
+def cpu_sample(xprobe, pid, *args, timeout=120):
+    res = xprobe.run("measure", "--pid", pid, "--cpu-sample", *args, schema_name=SCHEMA,
+                     timeout=timeout)
+    assert res.rc == 0, res
+    assert res.stderr == "", res
+    return res.doc
+
+
+def check_accounting(doc):
+    """Invariants every cpu-sample document holds."""
+    inv, col = doc["inventory"], doc["collection"]
+    stacks = inv["stacks"]
+    assert sum(s["count"] for s in stacks) == col["grouped_samples"]
+    assert col["observed_samples"] == (col["grouped_samples"] + col["ungrouped_samples"]
+                                       + col["samples_without_user_stack"])
+    assert col["groups"] == len(stacks) <= col["group_capacity"]
+    # deterministic order: count desc, then frame addresses
+    keys = [(-s["count"], [inv["frames"][i]["address"] for i in s["frames"]], s["truncated"])
+            for s in stacks]
+    assert keys == sorted(keys)
+    sym = inv["symbolization"]
+    assert sym["distinct_frames"] == len(inv["frames"]) == (
+        sym["native_frames"] + sym["jit_frames"] + sym["python_frames"] + sym["unresolved_frames"])
+    addrs = [f["address"] for f in inv["frames"]]
+    assert addrs == sorted(set(addrs)), "one frame per distinct address"
+    for i, h in enumerate(inv["hotspots"]):
+        assert h["rank"] == i + 1
+        assert h["exclusive_count"] <= h["inclusive_count"] <= col["observed_samples"]
+        if h["kind"] == "native":
+            assert h["binary"] and h["symbol"] and h["function"] == h["symbol"]
+            assert h["selector_hint_status"] in ("validated", "rejected")
+            if h["selector_hint_status"] == "validated":
+                assert h["selector_hint"] == "uprobe:%s:%s:entry" % (h["binary"], h["symbol"])
+            else:
+                assert h["selector_hint"] is None and h["selector_hint_error"]
+        else:
+            assert h["selector_hint"] is None and h["selector_hint_status"] == "none"
+    ex = [(-h["exclusive_count"], -h["inclusive_count"]) for h in inv["hotspots"]]
+    assert ex == sorted(ex)
+    assert sum(h["exclusive_count"] for h in inv["hotspots"]) == col["grouped_samples"]
+    for f in inv["frames"]:
+        assert inv["hotspots"][f["hotspot"]]["kind"] == f["kind"]
+    complete = not (col["lost_samples"] or col["samples_beyond_limit"] or col["ungrouped_samples"]
+                    or col["threads_over_bound"] or col["threads_open_failed"]
+                    or col["threads_started"] or col["malformed_records"]
+                    or col["stop_reason"] != "duration")
+    assert col["completeness"] == ("complete" if complete else "partial")
+
+
+def test_hot_function_is_the_top_hotspot_and_its_hint_validates(xprobe):
+    exe = os.path.realpath(fixture_path("inv_cpu_hot"))
+    with InvProc([exe]) as fx:
+        t0 = cpu_ticks(fx.pid)
+        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 2500, "--frequency-hz", 199)
+        t1 = cpu_ticks(fx.pid)
+        inv, col = doc["inventory"], doc["collection"]
+        check_accounting(doc)
+        assert doc["status"] == "completed"
+        assert col["stop_reason"] == "duration" and col["completeness"] == "complete"
+        assert col["window_ns"] >= 2500 * 1000000
+        assert inv["target"]["pid"] == fx.pid
+        assert inv["frequency_hz"] == 199 and inv["stack_depth"] == 64
+        assert inv["event"] == "cpu-clock"
+        # ~497 samples of a single CPU-bound thread on an idle machine
+        assert_samples_match_cpu_time(doc, t1 - t0, 199)
+        assert col["observed_samples"] <= 520, col
+        top, second = inv["hotspots"][0], inv["hotspots"][1]
+        assert top["function"] == "inv_hot_spin" and top["kind"] == "native"
+        assert top["binary"] == exe
+        assert abs(top["exclusive_proportion"] - 0.80) < 0.08, top
+        assert second["function"] == "inv_warm_spin"
+        assert abs(second["exclusive_proportion"] - 0.20) < 0.08, second
+        assert top["selector_hint_status"] == "validated"
+        hint = top["selector_hint"]
+        assert hint == "uprobe:%s:inv_hot_spin:entry" % exe
+        assert inv["python"]["status"] == "not_python"
+        assert inv["python"]["hint"] is None
+        assert doc["warnings"] == []
+        # the hint is ready for the next step: validate accepts it as written
+        v = validate_selectors(xprobe, fx.pid, hint, hint[:-len("entry")] + "return",
+                               "stack-nested")
+        assert v["valid"] is True, v
+
+
+def test_same_process_same_grouping_rules_in_human_mode(xprobe):
+    with InvProc([fixture_path("inv_cpu_hot")]) as fx:
+        res = xprobe.run("measure", "--pid", fx.pid, "--cpu-sample", "--duration-ms", 500,
+                         json_mode=False)
+        assert res.rc == 0, res
+        assert res.stdout.startswith("cpu-sample inventory of pid %d:" % fx.pid)
+        assert "inv_hot_spin [native]" in res.stdout
+        assert "uprobe:" in res.stdout
+        assert res.stderr == ""
+
+
+def test_threads_over_max_threads_exited_and_started_are_counted(xprobe):
+    # 1 main + 5 spinning + 2 that exit after "go"; 3 start after "go"
+    with InvProc([fixture_path("inv_threads"), 5, 2, 3]) as fx:
+        assert fx.ready[2] == "threads=8"
+        run = Background(xprobe, "--pid", fx.pid, "--cpu-sample", "--duration-ms", 1500,
+                         "--max-threads", 2)
+        run.wait_perf(2)
+        time.sleep(0.2)
+        fx.send("go")
+        assert fx.line().startswith("went exited=2 started=3")
+        res = run.finish(SCHEMA)
+        doc = res.doc
+        col = doc["collection"]
+        check_accounting(doc)
+        assert col["thread_capacity"] == 2
+        assert col["threads_seen"] == 8
+        assert col["threads_sampled"] == 2
+        assert col["threads_over_bound"] == 6
+        assert col["threads_exited"] == 2
+        assert col["threads_started"] == 3
+        assert col["threads_open_failed"] == 0
+        assert col["completeness"] == "partial"
+        codes = warning_codes(doc)
+        assert "THREADS_OVER_BOUND" in codes and "THREADS_NOT_SAMPLED" in codes
+        w = doc["warnings"][codes.index("THREADS_OVER_BOUND")]
+        assert w["details"] == {"thread_capacity": 2, "threads_seen": 8,
+                                "threads_over_bound": 6}
+        # the two sampled threads are the lowest TIDs: main (idle) and the
+        # first spinner, so every sample is the spinner's
+        assert col["threads_with_samples"] == 1
+        assert doc["inventory"]["hotspots"][0]["function"] == "inv_thread_spin"
+
+
+def test_jit_frames_resolve_from_the_perf_map(xprobe):
+    with InvProc([fixture_path("inv_jit")]) as fx:
+        mp = "/tmp/perf-%d.map" % fx.pid
+        assert fx.ready[2] == "map=" + mp and os.path.exists(mp)
+        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 2000, "--frequency-hz", 199)
+        inv = doc["inventory"]
+        check_accounting(doc)
+        top, second = inv["hotspots"][0], inv["hotspots"][1]
+        assert top["kind"] == "jit" and top["function"] == "inv_jit_hot"
+        assert top["perf_map_symbol"] == "inv_jit_hot"
+        assert top["binary"] is None and top["symbol"] is None
+        assert top["mapping"] == "[anon]"
+        assert abs(top["exclusive_proportion"] - 0.75) < 0.1, top
+        assert second["kind"] == "jit" and second["function"] == "inv_jit_cold"
+        assert top["selector_hint"] is None and top["selector_hint_status"] == "none"
+        sym = inv["symbolization"]
+        assert sym["perf_map_present"] is True
+        assert sym["jit_frames"] >= 2 and sym["perf_map_frames"] >= sym["jit_frames"]
+        assert sym["python_frames"] == 0
+        # resolved independently: the native caller (main) is still native
+        assert any(h["kind"] == "native" and h["function"] == "main" for h in inv["hotspots"])
+        assert inv["python"]["status"] == "not_python"
+        for f in inv["frames"]:
+            if f["kind"] == "jit":
+                assert f["perf_map_symbol"] in ("inv_jit_hot", "inv_jit_cold")
+                assert f["symbol"] is None
+    assert not os.path.exists(mp)
+
+
+BUSY_PY = """
+import sys
+def busy_inner(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+def busy_outer():
+    while True:
+        busy_inner(100000)
+print("ready", flush=True)
+busy_outer()
+"""
+
+
+def test_python311_status_is_truthful(xprobe):
+    with InvProc([PY311, "-c", BUSY_PY]) as fx:
+        assert not os.path.exists("/tmp/perf-%d.map" % fx.pid)
+        t0 = cpu_ticks(fx.pid)
+        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1500, "--frequency-hz", 199)
+        t1 = cpu_ticks(fx.pid)
+        inv = doc["inventory"]
+        check_accounting(doc)
+        assert_samples_match_cpu_time(doc, t1 - t0, 199)
+        py = inv["python"]
+        assert py["status"] == "no_perf_map"
+        assert py["version"] == "3.11"
+        assert py["perf_map_path"] is None and py["perf_map_entries"] is None
+        assert py["python_frames"] == 0 and py["python_samples"] == 0
+        observed = doc["collection"]["observed_samples"]
+        assert observed > 50
+        # the interpreter was busy: its native frames are present, and said
+        # to be interpreter samples, not Python coverage
+        assert py["interpreter_samples"] >= observed * 0.9
+        assert "3.12" in py["hint"] and "not Python coverage" in py["hint"]
+        assert inv["symbolization"]["python_frames"] == 0
+        assert all(h["kind"] != "python" for h in inv["hotspots"])
+        codes = warning_codes(doc)
+        assert "PYTHON_FRAMES_UNRESOLVED" in codes
+        w = doc["warnings"][codes.index("PYTHON_FRAMES_UNRESOLVED")]
+        assert w["details"]["python_frames"] == 0
+        assert w["details"]["interpreter_samples"] == py["interpreter_samples"]
+        # native CPython hotspots carry hints that validate accepts
+        native = [h for h in inv["hotspots"] if h["selector_hint_status"] == "validated"]
+        assert native, inv["hotspots"][:5]
+        assert any(h["binary"] == PY311 for h in native)
+        hint = native[0]["selector_hint"]
+        v = validate_selectors(xprobe, fx.pid, hint, hint[:-len("entry")] + "return",
+                               "stack-nested")
+        assert v["valid"] is True, v
+
+
+def test_max_samples_ends_the_window(xprobe):
+    with InvProc([fixture_path("inv_cpu_hot")]) as fx:
+        t0 = time.monotonic()
+        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 20000, "--max-samples", 20,
+                         "--frequency-hz", 199)
+        assert time.monotonic() - t0 < 10
+        col = doc["collection"]
+        check_accounting(doc)
+        assert col["stop_reason"] == "max_samples"
+        assert col["observed_samples"] == 20 == col["sample_capacity"]
+        assert col["completeness"] == "partial"
+        assert "SAMPLE_LIMIT_REACHED" in warning_codes(doc)
+        assert doc["status"] == "completed"
+
+
+def test_group_capacity_pressure_is_visible(xprobe):
+    with InvProc([fixture_path("inv_cpu_hot")]) as fx:
+        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1500, "--frequency-hz", 199,
+                         "--max-groups", 1)
+        col = doc["collection"]
+        check_accounting(doc)
+        assert col["groups"] == 1 and col["group_capacity"] == 1
+        assert col["table_utilization"] == 1.0
+        assert col["ungrouped_samples"] > 0
+        assert col["completeness"] == "partial"
+        codes = warning_codes(doc)
+        assert "STACK_GROUPS_FULL" in codes
+        assert doc["warnings"][codes.index("STACK_GROUPS_FULL")]["details"] == {
+            "group_capacity": 1, "ungrouped_samples": col["ungrouped_samples"]}
+
+
+def test_truncated_stacks_are_counted(xprobe):
+    with InvProc([fixture_path("inv_cpu_hot")]) as fx:
+        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 800, "--stack-depth", 1)
+        col = doc["collection"]
+        check_accounting(doc)
+        # every stack is leaf + at least the libc start frame: all truncated
+        assert col["truncated_stacks"] == col["observed_samples"] > 0
+        assert all(s["truncated"] and len(s["frames"]) == 1 for s in doc["inventory"]["stacks"])
+        assert "STACKS_TRUNCATED" in warning_codes(doc)
+        # truncation is visible, not a loss: the samples are all grouped
+        assert col["completeness"] == "complete"
+
+
+def test_sigint_cancels_with_a_result(xprobe):
+    with InvProc([fixture_path("inv_cpu_hot")]) as fx:
+        run = Background(xprobe, "--pid", fx.pid, "--cpu-sample", "--duration-ms", 20000)
+        run.wait_perf(1)
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        run.p.send_signal(signal.SIGINT)
+        res = run.finish(SCHEMA)
+        assert time.monotonic() - t0 < 5
+        doc = res.doc
+        assert doc["status"] == "cancelled"
+        assert doc["collection"]["stop_reason"] == "cancelled"
+        assert doc["collection"]["completeness"] == "partial"
+        assert "SAMPLING_CANCELLED" in warning_codes(doc)
+        assert doc["collection"]["window_ns"] < 5 * 10**9
+        check_accounting(doc)
+
+
+def test_target_exiting_in_the_window_is_an_error(xprobe):
+    # ~200 ms of work, then the fixture exits inside a 3 s window
+    with InvProc([fixture_path("inv_cpu_hot"), 40]) as fx:
+        res = xprobe.run("measure", "--pid", fx.pid, "--cpu-sample", "--duration-ms", 3000,
+                         schema_name=SCHEMA)
+        assert res.rc == 3, res
+        assert res.code == "TARGET_EXITED"
+
+
+@pytest.mark.parametrize("args,code,fragment", [
+    (["--frequency-hz", 0], "SESSION_LIMIT_EXCEEDED", "--frequency-hz 0"),
+    (["--frequency-hz", 100000000], "SESSION_LIMIT_EXCEEDED", "--frequency-hz"),
+    (["--stack-depth", 0], "SESSION_LIMIT_EXCEEDED", "--stack-depth"),
+    (["--stack-depth", 100000], "SESSION_LIMIT_EXCEEDED", "--stack-depth"),
+    (["--max-threads", 0], "SESSION_LIMIT_EXCEEDED", "--max-threads"),
+    (["--max-groups", 0], "SESSION_LIMIT_EXCEEDED", "--max-groups"),
+    (["--max-groups", 10**9], "SESSION_LIMIT_EXCEEDED", "--max-groups"),
+    (["--max-samples", 0], "SESSION_LIMIT_EXCEEDED", "--max-samples"),
+    (["--timeout-ms", 500], "SESSION_LIMIT_EXCEEDED", "must not exceed timeout"),
+])
+def test_bad_bounds_are_clear_errors(xprobe, args, code, fragment):
+    with InvProc([fixture_path("inv_cpu_hot")]) as fx:
+        res = xprobe.run("measure", "--pid", fx.pid, "--cpu-sample", "--duration-ms", 1000,
+                         *args)
+        assert res.rc == 1, res
+        assert res.code == code
+        assert fragment in res.error["message"]
+        assert res.error["hints"]
+
+
+@pytest.mark.parametrize("args,code,fragment", [
+    (["--pid", 1, "--input", "/tmp/x.jsonl"], None, None),  # --pid/--input: a usage error
+    (["--input", "/tmp/x.jsonl", "--duration-ms", 100], "INVALID_EVENT_SELECTOR", "--input"),
+    (["--pid", 1, "--duration-ms", 100, "--events-out", "/tmp/x.jsonl"],
+     "INVALID_EVENT_SELECTOR", "--events-out"),
+    (["--pid", 1, "--duration-ms", 100, "--from", "syscall:read:entry",
+      "--to", "syscall:read:exit", "--match", "exact"],
+     "INVALID_EVENT_SELECTOR", "event-pair selectors"),
+    (["--pid", 1, "--duration-ms", 100, "--samples", 3], "INVALID_EVENT_SELECTOR", "--samples"),
+    (["--duration-ms", 100], "INVALID_EVENT_SELECTOR", "requires --pid"),
+    (["--pid", 1], "SESSION_LIMIT_EXCEEDED", "--duration-ms"),
+    (["--pid", 1, "--duration-ms", 0], "SESSION_LIMIT_EXCEEDED", "--duration-ms"),
+    (["--pid", 4194303, "--duration-ms", 100], "TARGET_NOT_FOUND", None),
+])
+def test_refused_modes_and_targets(xprobe, args, code, fragment):
+    res = xprobe.run("measure", "--cpu-sample", *args)
+    if code is None:
+        assert res.rc == 2, res
+        return
+    assert res.code == code, res
+    assert res.rc == (3 if code == "TARGET_NOT_FOUND" else 1)
+    if fragment:
+        assert fragment in res.error["message"]
+
+
+@pytest.mark.parametrize("flag", [["--max-inflight", 4], ["--syscall-aggregate"],
+                                  ["--aggregate"]])
+def test_flags_of_other_modes_are_usage_errors(xprobe, flag):
+    res = xprobe.run("measure", "--pid", 1, "--cpu-sample", "--duration-ms", 100, *flag)
+    assert res.rc == 2, res
