@@ -1,0 +1,1301 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * controller.c - the session controller: begin (with its activity fan-out
+ * and rollback), the fused stop (harvest + serialize, reached from stop,
+ * close, fatal signals and exit, once), close, executions, fetch, the
+ * profile API's entry points, and the crash handlers.
+ *
+ * State and locks.  `ctl_lock` (one mutex) guards every lifecycle call and
+ * the execution registry; recording never takes it.  The session object
+ * is created by begin and freed by close (or by the next begin after a
+ * stop).  Its `state` moves ACTIVE -> STOPPING -> STOPPED by compare-and-
+ * swap, which is what makes stop idempotent across the four ways it is
+ * reached; the signal path takes no lock at all (a crashing thread may
+ * hold it) and relies on that CAS alone.
+ *
+ * The stop path allocates nothing when it runs from a signal handler:
+ * everything it needs (protobuf structs, the segment table, the metadata
+ * buffer, the bounce buffer, ring readers, the file list) is allocated at
+ * begin, and the writer only does open/write/pwrite/rename.  The normal
+ * path runs the very same code (plus joining the monitor thread and
+ * harvesting the backend), so the crash path is the tested path.
+ *
+ * Crash handlers are installed once per process at the first begin,
+ * saving the previous actions; synchronous fatal signals (SEGV, BUS, FPE,
+ * ILL, ABRT, TRAP, SYS) always, terminating asynchronous ones (TERM, INT,
+ * HUP, QUIT, PIPE, XCPU, XFSZ) only where their action was the default
+ * (an application that handles SIGTERM itself keeps its session running).
+ * After the stop the previous action runs: a handler is called, a default
+ * action is restored and the signal raised again.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "../producers/clock.h"
+#include "../producers/monitor.h"
+#include "../producers/trace.h"
+#include "../profile/engine.h"
+#include "config.h"
+#include "controller.h"
+#include "xprobe/inspect.h"
+#include "xprobe/profile.h"
+
+enum { XPL_S_ACTIVE = 1, XPL_S_STOPPING = 2, XPL_S_STOPPED = 3 };
+
+#define XPL_MAX_NOTES 16
+
+struct xpl_session {
+	struct xprobe_inspect_config cfg;   /* copied at begin */
+	char dir[4096];                     /* the session directory */
+	uint32_t pid;
+	uint64_t process_start_time;
+	uint64_t start_real_ns;             /* the directory leaf */
+	struct xpl_calib begin;
+	bool tsc;
+	const char *backend;                /* "none", "sim", "cupti" */
+	bool simulated;
+	struct xpl_rings *rings;            /* system_profile */
+	struct xpl_monitor *mon;            /* cpu_util / host_memory */
+	struct xpl_engine *engine;          /* device profiling */
+	_Atomic int state;
+	int stop_rc;
+	/* the file list of trace_info.pb, grown on the normal path only */
+	Xprobe__Xtf__FileEntry *files;
+	Xprobe__Xtf__FileEntry **fptrs;
+	char (*fnames)[160];
+	size_t nfiles, files_cap;
+	bool in_signal;                     /* the stop runs in a signal handler */
+	char notes[XPL_MAX_NOTES][200];
+	char *note_ptrs[XPL_MAX_NOTES];
+	size_t nnotes;
+	struct xpl_arena arena;             /* for the signal path */
+	uint64_t fetched;
+};
+
+struct xpl_exec_ent {
+	struct xpl_exec_ent *next;
+	uint64_t id;
+	char model[128];
+	uint64_t begin_ns;
+	struct xpl_engine *engine;          /* engine it was begun on, NULL = none */
+	struct xpl_engine_exec *ex;
+};
+
+/* Continuous profiling (its own engine). */
+struct xpl_continuous {
+	struct xpl_engine *engine;
+	char dir[4096];
+	uint64_t start_real_ns;
+	char instance_id[64];
+	const char *backend;
+	bool simulated;
+};
+
+static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct xpl_session *g_sess;                  /* under ctl_lock */
+static struct xpl_session *_Atomic g_sess_sig;      /* what a signal handler may stop */
+static struct xpl_continuous *g_cont;               /* under ctl_lock */
+static struct xpl_exec_ent *g_execs;                /* under ctl_lock */
+static _Atomic uint64_t g_exec_id;
+
+static const int sync_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+static const int async_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ };
+static struct sigaction saved_act[65];
+static bool handled[65];
+static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+static void session_free(struct xpl_session *s);
+
+/* --- file list and notes (callbacks of the file context) ----------------------- */
+
+static void on_wrote(void *cb, const char *name, uint32_t kind, uint64_t size)
+{
+	struct xpl_session *s = cb;
+
+	if (s->nfiles == s->files_cap) {
+		size_t cap = s->files_cap * 2;
+		void *a, *b, *c;
+
+		if (s->in_signal) {
+			if (s->nnotes < XPL_MAX_NOTES)
+				xpl_sfmt(s->notes[s->nnotes++], sizeof(s->notes[0]),
+					 "file list full: %s is not listed", name);
+			return;
+		}
+		a = realloc(s->files, cap * sizeof(*s->files));
+		if (a)
+			s->files = a;
+		b = realloc(s->fptrs, cap * sizeof(*s->fptrs));
+		if (b)
+			s->fptrs = b;
+		c = realloc(s->fnames, cap * sizeof(*s->fnames));
+		if (c)
+			s->fnames = c;
+		if (!a || !b || !c)
+			return;
+		s->files_cap = cap;
+	}
+	for (size_t i = 0; i < s->nfiles; i++) /* rewritten file: update it */
+		if (!strcmp(s->fnames[i], name)) {
+			s->files[i].size = size;
+			return;
+		}
+	xprobe__xtf__file_entry__init(&s->files[s->nfiles]);
+	xpl_sfmt(s->fnames[s->nfiles], sizeof(s->fnames[0]), "%s", name);
+	s->files[s->nfiles].name = s->fnames[s->nfiles];
+	s->files[s->nfiles].kind = (Xprobe__Xtf__FileKind)kind;
+	s->files[s->nfiles].size = size;
+	s->nfiles++;
+}
+
+static void on_note(void *cb, const char *msg)
+{
+	struct xpl_session *s = cb;
+
+	if (s->nnotes < XPL_MAX_NOTES)
+		xpl_sfmt(s->notes[s->nnotes++], sizeof(s->notes[0]), "%s", msg);
+	xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
+}
+
+static void file_ctx(struct xpl_session *s, struct xpl_file_ctx *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->dir = s->dir;
+	f->pid = s->pid;
+	f->process_start_time = s->process_start_time;
+	f->instance_id = s->cfg.instance_id;
+	f->session_start_ns = s->start_real_ns;
+	f->backend = s->backend;
+	f->simulated = s->simulated;
+	f->begin = s->begin;
+	f->end = s->begin;
+	f->tsc = s->tsc;
+	f->arena = &s->arena;
+	f->wrote = on_wrote;
+	f->note = on_note;
+	f->cb = s;
+}
+
+/* --- the fused stop -------------------------------------------------------------- */
+
+static int write_ntrace(struct xpl_session *s, const struct xpl_file_ctx *f, uint64_t *events,
+			uint64_t *dropped, uint32_t *threads, uint32_t *no_ring)
+{
+	struct xpl_rings *r = s->rings;
+	struct xpl_arena *a = &s->arena;
+	struct xpl_ring_reader *rd = a->readers;
+	struct xpl_conv conv;
+	Xprobe__Xtf__Capture meta;
+	Xprobe__Xtf__Clock clock;
+	struct xpl_xtf_write_args wa = { 0 };
+	uint32_t used = __atomic_load_n(&r->hdr->rings_used, __ATOMIC_ACQUIRE), n = 0;
+	char path[4200];
+	uint64_t size = 0;
+	int rc;
+
+	*no_ring = used > r->max_rings ? used - r->max_rings : 0;
+	if (used > r->max_rings)
+		used = r->max_rings;
+	xpl_conv_init(&conv, &f->begin, &f->end, r->tsc);
+	for (uint32_t i = 0; i < used && i < a->nstreams; i++) {
+		struct xpl_ring_ctl *c = &r->ctl[i];
+		Xprobe__Xtf__Stream *st = &a->streams[n];
+		uint64_t head, end;
+
+		if (!__atomic_load_n(&c->in_use, __ATOMIC_ACQUIRE))
+			continue;
+		head = __atomic_load_n(&c->head, __ATOMIC_ACQUIRE);
+		xprobe__xtf__stream__init(st);
+		st->tid = c->tid;
+		st->records = xpl_ring_count(r, i, c->tail, head, &end);
+		st->dropped = __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);
+		rd[n].r = r;
+		rd[n].ring = i;
+		rd[n].pos = c->tail;
+		rd[n].end = end;
+		rd[n].conv = &conv;
+		a->srcs[n].segs = NULL;
+		a->srcs[n].nsegs = 0;
+		a->srcs[n].read = xpl_ring_read;
+		a->srcs[n].ctx = &rd[n];
+		a->srcs[n].len = end - c->tail;
+		a->sptr[n] = st;
+		*events += st->records;
+		*dropped += st->dropped;
+		n++;
+	}
+	*threads = n;
+	*dropped += __atomic_load_n(&r->hdr->unattached_drops, __ATOMIC_RELAXED);
+	xpl_capture_meta_init(f, XPROBE_XTF_NTRACE, &meta, &clock);
+	meta.n_streams = n;
+	meta.streams = a->sptr;
+	wa.kind = XPROBE_XTF_NTRACE;
+	wa.flags = f->flags | (f->simulated ? XPROBE_XTF_F_SIMULATED : 0);
+	wa.meta = &meta;
+	wa.src = a->srcs;
+	wa.scratch = a->meta;
+	wa.scratch_len = a->meta_len;
+	wa.bounce = a->bounce;
+	wa.bounce_len = a->bounce_len;
+	xpl_sfmt(path, sizeof(path), "%s/ntrace.pb", s->dir);
+	rc = xpl_xtf_write_file(path, &wa, &size);
+	if (!rc)
+		f->wrote(f->cb, "ntrace.pb", XPROBE_XTF_NTRACE, size);
+	return rc;
+}
+
+static int write_samples(struct xpl_session *s, const struct xpl_file_ctx *f, bool cpu)
+{
+	struct xpl_monitor_view v;
+	struct xpl_seg segs[2];
+	struct xpl_stream_src src = { 0 };
+	Xprobe__Xtf__Stream st, *stp = &st;
+	Xprobe__Xtf__Capture meta;
+	Xprobe__Xtf__Clock clock;
+	struct xpl_xtf_write_args wa = { 0 };
+	const char *name = cpu ? "cpu_util.pb" : "host_mem.pb";
+	uint32_t kind = cpu ? XPROBE_XTF_CPU_UTIL : XPROBE_XTF_HOST_MEM;
+	char path[4200];
+	uint64_t size = 0;
+	int rc;
+
+	xpl_monitor_view(s->mon, cpu, &v);
+	segs[0].p = v.p[0];
+	segs[0].len = v.len[0];
+	segs[1].p = v.p[1];
+	segs[1].len = v.len[1];
+	src.segs = segs;
+	src.nsegs = v.p[1] ? 2 : 1;
+	xprobe__xtf__stream__init(&st);
+	st.records = v.count;
+	st.dropped = v.dropped;
+	xpl_capture_meta_init(f, kind, &meta, &clock);
+	clock.source = (char *)"clock_gettime"; /* samples are stamped with CLOCK_MONOTONIC */
+	clock.begin_tsc = clock.end_tsc = 0;
+	meta.n_streams = 1;
+	meta.streams = &stp;
+	meta.has_sample_period_ms = true;
+	meta.sample_period_ms = xpl_monitor_period(s->mon);
+	wa.kind = kind;
+	wa.flags = f->flags | (f->simulated ? XPROBE_XTF_F_SIMULATED : 0);
+	wa.meta = &meta;
+	wa.src = &src;
+	wa.scratch = s->arena.meta;
+	wa.scratch_len = s->arena.meta_len;
+	xpl_sfmt(path, sizeof(path), "%s/%s", s->dir, name);
+	rc = xpl_xtf_write_file(path, &wa, &size);
+	if (!rc)
+		f->wrote(f->cb, name, kind, size);
+	return rc;
+}
+
+static const char *mode_name(int mode)
+{
+	switch (mode) {
+	case XPROBE_DEVICE_PROFILE_MODEL: return "model";
+	case XPROBE_DEVICE_PROFILE_SESSION: return "session";
+	}
+	return "disabled";
+}
+
+static int session_stop(struct xpl_session *s, const char *reason, int sig, bool sigpath)
+{
+	static const char *const act_names[] = { "system_profile", "device_profile", "host_memory",
+						 "cpu_util" };
+	Xprobe__Xtf__DeviceState dstates[XPROBE_MAX_DEVICES], *dptrs[XPROBE_MAX_DEVICES];
+	char *acts[4], *types[XPROBE_EV__COUNT];
+	uint64_t events = 0, dropped = 0;
+	uint32_t threads = 0, no_ring = 0, ndev = 0;
+	Xprobe__Xtf__TraceInfo ti;
+	Xprobe__Xtf__Capture meta;
+	Xprobe__Xtf__Clock clock;
+	struct xpl_xtf_write_args wa = { 0 };
+	struct xpl_file_ctx f;
+	unsigned stuck = 0;
+	char path[4200];
+	int expect = XPL_S_ACTIVE, rc, first = 0;
+	size_t na = 0, nt = 0;
+	bool complete = true;
+
+	if (!atomic_compare_exchange_strong(&s->state, &expect, XPL_S_STOPPING)) {
+		/* another thread stops it: a signal path waits (bounded) so the
+		 * process does not die under the writer */
+		if (sigpath && expect == XPL_S_STOPPING) {
+			uint64_t until = xpl_mono_ns() + 10000000000ull;
+
+			while (atomic_load(&s->state) != XPL_S_STOPPED && xpl_mono_ns() < until)
+				sched_yield();
+		}
+		return 0;
+	}
+	s->in_signal = sigpath;
+	if (s->rings) {
+		xpl_rec_plain(XPROBE_EV_SESSION_END, sig, (uint64_t)s->cfg.session_id, 0);
+		stuck = xpl_rings_quiesce(sigpath ? 200000000ull : 2000000000ull, sigpath);
+		if (stuck) {
+			char msg[160];
+
+			complete = false;
+			xpl_sfmt(msg, sizeof(msg),
+				 "%u thread(s) were still inside a record at stop; their last "
+				 "record may be missing",
+				 stuck);
+			on_note(s, msg);
+		}
+	}
+	file_ctx(s, &f);
+	xpl_calib_now(&f.end, s->tsc);
+	f.signal_path = sigpath;
+	f.flags = sigpath ? XPROBE_XTF_F_SIGNAL : 0;
+	if (s->mon) {
+		if (sigpath)
+			xpl_monitor_stop_async(s->mon);
+		else
+			xpl_monitor_stop(s->mon);
+	}
+	/* device state before the engine stops it */
+	if (s->engine) {
+		ndev = xpl_engine_ndev(s->engine);
+		for (uint32_t d = 0; d < ndev; d++) {
+			xprobe__xtf__device_state__init(&dstates[d]);
+			dstates[d].device = d;
+			dstates[d].armed = xpl_engine_dev_armed(s->engine, d);
+			dptrs[d] = &dstates[d];
+		}
+		rc = xpl_engine_stop_all(s->engine, &f, sig);
+		if (rc && !first)
+			first = rc;
+	}
+	if (s->rings) {
+		rc = write_ntrace(s, &f, &events, &dropped, &threads, &no_ring);
+		if (rc) {
+			char msg[200];
+
+			xpl_sfmt(msg, sizeof(msg), "could not write ntrace.pb (error %d); "
+				 "host_rings.live is kept for recovery", -rc);
+			on_note(s, msg);
+			if (!first)
+				first = rc;
+		}
+		dropped += atomic_load(&xpl_hot.reentrant_drops) + atomic_load(&xpl_hot.noslot_drops);
+	}
+	if (s->mon && (s->cfg.activities & XPROBE_ACT_CPU_UTIL)) {
+		rc = write_samples(s, &f, true);
+		if (rc && !first)
+			first = rc;
+	}
+	if (s->mon && (s->cfg.activities & XPROBE_ACT_HOST_MEMORY)) {
+		rc = write_samples(s, &f, false);
+		if (rc && !first)
+			first = rc;
+	}
+
+	/* trace_info.pb, last: its presence says the stop completed */
+	xprobe__xtf__trace_info__init(&ti);
+	ti.stop_reason = (char *)reason;
+	if (sig) {
+		ti.has_signal = true;
+		ti.signal = sig;
+	}
+	for (size_t i = 0; i < 4; i++)
+		if (s->cfg.enable && (s->cfg.activities & (1u << i)))
+			acts[na++] = (char *)act_names[i];
+	ti.n_activities = na;
+	ti.activities = acts;
+	ti.device_profile_mode = (char *)mode_name(s->engine ? s->cfg.mode : 0);
+	for (size_t i = 0; i < s->nfiles; i++)
+		s->fptrs[i] = &s->files[i];
+	ti.n_files = s->nfiles;
+	ti.files = s->fptrs;
+	ti.host_events = events;
+	ti.host_dropped = dropped;
+	ti.fetched_events = s->rings ? s->rings->fetched : 0;
+	ti.threads = threads;
+	ti.threads_without_ring = no_ring;
+	ti.n_devices = ndev;
+	ti.devices = dptrs;
+	ti.end_ns = f.end.ns;
+	ti.session_id = s->cfg.session_id;
+	for (uint32_t t = 1; t < XPROBE_EV__COUNT && t <= XPROBE_EV_SIGNAL; t++)
+		if (s->cfg.type_mask & (1ull << t))
+			types[nt++] = (char *)xprobe_event_type_name(t);
+	ti.n_event_types = nt;
+	ti.event_types = types;
+	ti.ring_bytes = s->rings ? s->rings->ring_bytes : 0;
+	ti.complete = complete && !first && !sigpath;
+	for (size_t i = 0; i < s->nnotes; i++)
+		s->note_ptrs[i] = s->notes[i];
+	ti.n_notes = s->nnotes;
+	ti.notes = s->note_ptrs;
+	xpl_capture_meta_init(&f, XPROBE_XTF_TRACE_INFO, &meta, &clock);
+	meta.info = &ti;
+	wa.kind = XPROBE_XTF_TRACE_INFO;
+	wa.flags = f.flags | (f.simulated ? XPROBE_XTF_F_SIMULATED : 0);
+	wa.meta = &meta;
+	wa.scratch = s->arena.meta;
+	wa.scratch_len = s->arena.meta_len;
+	xpl_sfmt(path, sizeof(path), "%s/trace_info.pb", s->dir);
+	rc = xpl_xtf_write_file(path, &wa, NULL);
+	if (rc && !first)
+		first = rc;
+
+	if (s->rings && !first) {
+		/* ntrace.pb and trace_info.pb are written: the ring file is done */
+		xpl_rings_mark_harvested(s->rings);
+		if (s->rings->path[0])
+			unlink(s->rings->path);
+		s->rings->path[0] = '\0';
+	}
+	if (!sigpath && s->rings) {
+		xpl_monitor_forget_rings(s->mon);
+		xpl_rings_destroy(s->rings, false);
+		s->rings = NULL;
+	}
+	s->stop_rc = first;
+	atomic_store(&s->state, XPL_S_STOPPED);
+	if (sigpath) {
+		char msg[160];
+
+		xpl_sfmt(msg, sizeof(msg), "signal %d: session files written to %s", sig, s->dir);
+		xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
+	} else {
+		pr_info("session stopped (%s): %s", reason, s->dir);
+	}
+	return first;
+}
+
+/* --- crash handlers, exit, fork ---------------------------------------------------------- */
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction *old = &saved_act[sig];
+
+	if (old->sa_flags & SA_SIGINFO) {
+		if (old->sa_sigaction)
+			old->sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (old->sa_handler == SIG_IGN)
+		return;
+	if (old->sa_handler == SIG_DFL) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigemptyset(&dfl.sa_mask);
+		sigaction(sig, &dfl, NULL);
+		raise(sig); /* pending until we return: then the default action runs */
+		return;
+	}
+	old->sa_handler(sig);
+}
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	struct xpl_session *s = atomic_load(&g_sess_sig);
+
+	if (s && s->pid == (uint32_t)getpid() && atomic_load(&s->state) != XPL_S_STOPPED) {
+		char msg[96];
+
+		xpl_rec_plain(XPROBE_EV_SIGNAL, (uint32_t)sig,
+			      si ? (uint64_t)(uintptr_t)si->si_addr : 0, 0);
+		xpl_sfmt(msg, sizeof(msg), "signal %d received: finishing the session's files", sig);
+		xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
+		session_stop(s, "signal", sig, true);
+	}
+	chain(sig, si, uc);
+	errno = saved_errno;
+}
+
+static void install_one(int sig, bool only_if_default)
+{
+	struct sigaction act, old;
+
+	if (sigaction(sig, NULL, &old) != 0)
+		return;
+	if (only_if_default && !(!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL))
+		return;
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = on_signal;
+	act.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &saved_act[sig]) == 0)
+		handled[sig] = true;
+}
+
+static void on_exit_stop(void)
+{
+	struct xpl_session *s;
+
+	pthread_mutex_lock(&ctl_lock);
+	s = g_sess;
+	if (s && s->pid == (uint32_t)getpid())
+		session_stop(s, "atexit", 0, false);
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+static void fork_child(void)
+{
+	/* The child records nothing of the parent's session and never stops
+	 * it (its files are the parent's); the objects are left to leak. */
+	xpl_trace_atfork_child();
+	g_sess = NULL;
+	atomic_store(&g_sess_sig, NULL);
+	g_cont = NULL;
+	g_execs = NULL;
+	pthread_mutex_unlock(&ctl_lock);
+}
+
+static void install_handlers(void)
+{
+	for (size_t i = 0; i < XPL_ARRAY_SIZE(sync_sigs); i++)
+		install_one(sync_sigs[i], false);
+	for (size_t i = 0; i < XPL_ARRAY_SIZE(async_sigs); i++)
+		install_one(async_sigs[i], true);
+	atexit(on_exit_stop);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* --- begin ------------------------------------------------------------------------------ */
+
+struct xpl_engine *xpl_controller_engine(void)
+{
+	struct xpl_engine *e = NULL;
+
+	pthread_mutex_lock(&ctl_lock);
+	if (g_sess && g_sess->engine)
+		e = g_sess->engine;
+	else if (g_cont)
+		e = g_cont->engine;
+	pthread_mutex_unlock(&ctl_lock);
+	return e;
+}
+
+static void session_free(struct xpl_session *s)
+{
+	if (!s)
+		return;
+	xpl_monitor_free(s->mon);
+	xpl_engine_destroy(s->engine);
+	xpl_rings_destroy(s->rings, true);
+	xpl_arena_free(&s->arena);
+	free(s->files);
+	free(s->fptrs);
+	free(s->fnames);
+	free(s);
+}
+
+/* Forget executions begun on @e (the engine goes away). */
+static void execs_forget_engine(struct xpl_engine *e)
+{
+	for (struct xpl_exec_ent *x = g_execs; x; x = x->next)
+		if (x->engine == e) {
+			x->engine = NULL;
+			x->ex = NULL;
+		}
+}
+
+static int begin_locked(const struct xprobe_inspect_config *cfg)
+{
+	const struct xpl_backend_ops *ops = NULL;
+	struct xpl_session *s;
+	bool device;
+	size_t nsegs = 16, nstreams = 1, readers;
+	int rc;
+
+	if (g_sess && atomic_load(&g_sess->state) != XPL_S_STOPPED)
+		return xpl_fail(-XPROBE_E_ALREADY_ACTIVE,
+				"a session is already recording into %s; stop or close it first",
+				g_sess->dir);
+	if (!cfg->enable && !cfg->on_fail) {
+		pr_info("inspect config is disabled: no session begun");
+		return 0;
+	}
+	device = (cfg->enable && cfg->mode != XPROBE_DEVICE_PROFILE_DISABLED) || cfg->on_fail;
+	if (device && g_cont)
+		return xpl_fail(-XPROBE_E_CONTINUOUS_CONFLICT,
+				"continuous profiling is running: stop it "
+				"(xprobe_profile_continuous_stop) before inspect device profiling");
+	if (device) {
+		if (!cfg->backend[0])
+			return xpl_fail(-XPROBE_E_BACKEND_UNAVAILABLE,
+					"device profiling needs a backend: choose 'sim' (the software "
+					"device) explicitly; 'cupti' is not in this build");
+		rc = xpl_backend_find(cfg->backend, &ops);
+		if (rc == -XPROBE_E_BACKEND_UNAVAILABLE)
+			return xpl_fail(rc, "the cupti backend is not in this build of libxprobe; "
+					    "use 'sim' on machines without a GPU");
+		if (rc)
+			return xpl_fail(rc, "unknown backend '%s'", cfg->backend);
+	}
+	/* the previous, stopped session goes now */
+	if (g_sess) {
+		atomic_store(&g_sess_sig, NULL);
+		execs_forget_engine(g_sess->engine);
+		session_free(g_sess);
+		g_sess = NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return xpl_fail(-ENOMEM, "out of memory");
+	s->cfg = *cfg;
+	s->pid = (uint32_t)getpid();
+	s->process_start_time = xpl_process_start_time((int)s->pid);
+	s->start_real_ns = xpl_now_real_ns();
+	s->backend = device ? ops->name : "none";
+	s->simulated = device && ops->simulated;
+	s->tsc = xpl_tsc_usable();
+	xpl_calib_now(&s->begin, s->tsc);
+	rc = xpl_outdir_make(cfg->output_dir, cfg->instance_id, s->pid, s->start_real_ns, s->dir,
+			     sizeof(s->dir));
+	if (rc) {
+		free(s);
+		return rc;
+	}
+	pthread_once(&handlers_once, install_handlers);
+
+	/* device profile: arm per device; any failure rolls back all */
+	if (device) {
+		struct xpl_engine_params ep = {
+			.ops = ops,
+			.opts = &cfg->bopts,
+			.enabled = cfg->devices,
+			.capture_bytes = OPTS_GET(&cfg->bopts, capture_bytes, 0),
+			.warmup = cfg->warmup,
+		};
+
+		rc = xpl_engine_create(&ep, &s->engine);
+		if (rc) {
+			rc = xpl_fail(rc == -XPROBE_E_INVALID_ARGUMENT ? rc : -XPROBE_E_DEVICE_FAILED,
+				      "the %s backend could not open its devices", ops->name);
+			goto fail;
+		}
+		if (cfg->enable && cfg->mode == XPROBE_DEVICE_PROFILE_SESSION) {
+			uint32_t nd = xpl_engine_ndev(s->engine);
+
+			for (uint32_t d = 0; d < nd; d++) {
+				if (!cfg->devices[d])
+					continue;
+				rc = xpl_engine_session_start(s->engine, d);
+				if (!rc)
+					continue;
+				for (uint32_t k = d; k-- > 0;) {
+					uint64_t id = 0;
+
+					if (!xpl_engine_session_active(s->engine, k))
+						continue;
+					if (xpl_engine_session_stop(s->engine, k, &id) == 0 ||
+					    id)
+						xpl_engine_session_drop(s->engine, k, id);
+					else
+						pr_warn("failed to clean up the session on device %u "
+							"after failure to start on device %u", k, d);
+				}
+				rc = xpl_fail(-XPROBE_E_DEVICE_FAILED,
+					      "device %u of %u failed to arm; devices armed before "
+					      "it were stopped and dropped",
+					      d, nd);
+				goto fail;
+			}
+		}
+		xpl_engine_arena_needs(s->engine, &nsegs, &nstreams);
+	}
+	if (cfg->enable && (cfg->activities & XPROBE_ACT_SYSTEM_PROFILE)) {
+		struct xpl_calib later;
+		struct xpl_rings_params rp = {
+			.dir = cfg->ring_backing == XPROBE_RING_FILE ? s->dir : NULL,
+			.ring_bytes = xpl_ring_bytes(cfg->ring_events),
+			.max_rings = cfg->max_threads,
+			.pid = s->pid,
+			.process_start_time = s->process_start_time,
+			.session_start_ns = s->start_real_ns,
+			.instance_id = cfg->instance_id,
+			.backend = s->backend,
+			.simulated = s->simulated,
+			.tsc = s->tsc,
+			.begin = &s->begin,
+			.latest = &later,
+		};
+
+		/* a second point ~1 ms later, so a killed session's rings can be
+		 * converted even if nothing refreshes it */
+		if (s->tsc) {
+			uint64_t until = s->begin.ns + 1000000;
+
+			while (xpl_mono_ns() < until)
+				;
+		}
+		xpl_calib_now(&later, s->tsc);
+		rc = xpl_rings_create(&rp, &s->rings);
+		if (rc) {
+			rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create the host rings in %s: %s",
+				      s->dir, strerror(-rc));
+			goto fail;
+		}
+		if (nstreams < cfg->max_threads)
+			nstreams = cfg->max_threads;
+	}
+	if (cfg->enable && (cfg->activities & (XPROBE_ACT_CPU_UTIL | XPROBE_ACT_HOST_MEMORY))) {
+		rc = xpl_monitor_start(cfg->monitor_period_ms, cfg->activities & XPROBE_ACT_CPU_UTIL,
+				       cfg->activities & XPROBE_ACT_HOST_MEMORY, s->rings, &s->mon);
+		if (rc) {
+			rc = xpl_fail(rc, "cannot start the system monitor thread");
+			goto fail;
+		}
+	}
+	readers = sizeof(struct xpl_ring_reader);
+	rc = xpl_arena_alloc(&s->arena, 65536 + nstreams * 64, nsegs, nstreams, readers);
+	if (!rc) {
+		s->files_cap = 64;
+		s->files = calloc(s->files_cap, sizeof(*s->files));
+		s->fptrs = calloc(s->files_cap, sizeof(*s->fptrs));
+		s->fnames = calloc(s->files_cap, sizeof(*s->fnames));
+		if (!s->files || !s->fptrs || !s->fnames)
+			rc = -ENOMEM;
+	}
+	if (rc) {
+		rc = xpl_fail(-ENOMEM, "out of memory preparing the stop path");
+		goto fail;
+	}
+	atomic_store(&s->state, XPL_S_ACTIVE);
+	g_sess = s;
+	atomic_store(&g_sess_sig, s);
+	if (s->rings) {
+		xpl_rings_activate(s->rings, cfg->type_mask);
+		xpl_rec_plain(XPROBE_EV_SESSION_BEGIN, 0, (uint64_t)cfg->session_id, 0);
+	}
+	pr_info("session begun: %s", s->dir);
+	return 0;
+fail:
+	{
+		char parent[4096];
+		char *slash;
+
+		xpl_monitor_free(s->mon);
+		s->mon = NULL;
+		xpl_engine_destroy(s->engine);
+		s->engine = NULL;
+		xpl_rings_destroy(s->rings, true);
+		s->rings = NULL;
+		xpl_arena_free(&s->arena);
+		free(s->files);
+		free(s->fptrs);
+		free(s->fnames);
+		/* the empty tree made for this session goes too */
+		rmdir(s->dir);
+		snprintf(parent, sizeof(parent), "%s", s->dir);
+		slash = strrchr(parent, '/');
+		if (slash) {
+			*slash = '\0';
+			rmdir(parent); /* only if empty */
+		}
+		free(s);
+	}
+	return rc;
+}
+
+XPROBE_API int xprobe_inspect_begin_with_options(const struct xprobe_inspect_config *cfg)
+{
+	int rc;
+
+	xpl_clear_error();
+	if (!xpl_config_live(cfg))
+		return xpl_fail(-XPROBE_E_MISUSE,
+				"config is NULL, freed or not from xprobe_inspect_config_new");
+	pthread_mutex_lock(&ctl_lock);
+	rc = begin_locked(cfg);
+	pthread_mutex_unlock(&ctl_lock);
+	if (rc)
+		errno = rc < 0 ? -rc : rc;
+	return rc;
+}
+
+XPROBE_API int xprobe_inspect_begin(void)
+{
+	struct xprobe_inspect_config *c;
+	int rc;
+
+	xpl_clear_error();
+	rc = xprobe_inspect_config_new(&c);
+	if (rc)
+		return rc;
+	rc = xpl_config_from_env(c);
+	if (!rc)
+		rc = xprobe_inspect_begin_with_options(c);
+	xprobe_inspect_config_free(c);
+	return rc;
+}
+
+/* --- stop, close, queries ------------------------------------------------------------------ */
+
+XPROBE_API int xprobe_inspect_stop(void)
+{
+	int rc;
+
+	xpl_clear_error();
+	pthread_mutex_lock(&ctl_lock);
+	if (!g_sess) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE, "no session was begun");
+	}
+	rc = session_stop(g_sess, "stop", 0, false);
+	pthread_mutex_unlock(&ctl_lock);
+	if (rc)
+		return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+				"the session stopped but some files could not be written (error "
+				"%d); trace_info.pb lists what was written",
+				-rc);
+	return 0;
+}
+
+XPROBE_API int xprobe_inspect_close(void)
+{
+	int rc = 0;
+
+	xpl_clear_error();
+	pthread_mutex_lock(&ctl_lock);
+	if (g_sess) {
+		rc = session_stop(g_sess, "close", 0, false);
+		atomic_store(&g_sess_sig, NULL);
+		execs_forget_engine(g_sess->engine);
+		session_free(g_sess);
+		g_sess = NULL;
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	if (rc)
+		return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+				"the session stopped but some files could not be written");
+	return 0;
+}
+
+XPROBE_API int xprobe_inspect_get_output_dir(char *buf, size_t size)
+{
+	int rc;
+
+	if (!buf || !size)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "buf must not be NULL nor size 0");
+	pthread_mutex_lock(&ctl_lock);
+	if (!g_sess) {
+		pthread_mutex_unlock(&ctl_lock);
+		buf[0] = '\0';
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE, "no session since the last close");
+	}
+	rc = xpl_snprintf(buf, size, "%s", g_sess->dir);
+	if (rc < 0)
+		rc = xpl_fail(-XPROBE_E_TRUNCATED, "the output dir needs %zu bytes, buffer has %zu",
+			      strlen(g_sess->dir) + 1, size);
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
+XPROBE_API int xprobe_inspect_is_active(void)
+{
+	struct xpl_session *s = atomic_load(&g_sess_sig);
+
+	return s && atomic_load(&s->state) == XPL_S_ACTIVE;
+}
+
+XPROBE_API int xprobe_inspect_fetch(const struct xprobe_fetch_opts *opts, void *buf, size_t size,
+				    size_t *len, size_t *events)
+{
+	uint32_t format, max;
+	int rc;
+
+	if (!buf || !len)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "buf and len must not be NULL");
+	*len = 0;
+	if (events)
+		*events = 0;
+	if (!OPTS_VALID(opts, xprobe_fetch_opts))
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"fetch opts: bad sz or unknown trailing fields");
+	format = OPTS_GET(opts, format, XPROBE_FETCH_RECORDS);
+	max = OPTS_GET(opts, max_events, 0);
+	if (format != XPROBE_FETCH_RECORDS && format != XPROBE_FETCH_JSON)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "fetch format %u is not RECORDS (0) or "
+				"JSON (1)", format);
+	pthread_mutex_lock(&ctl_lock);
+	if (!g_sess || atomic_load(&g_sess->state) != XPL_S_ACTIVE || !g_sess->rings) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE, "no session is recording host events");
+	}
+	rc = xpl_rings_fetch(g_sess->rings, (int)format, max, buf, size, len, events);
+	pthread_mutex_unlock(&ctl_lock);
+	if (rc == -XPROBE_E_TRUNCATED)
+		return xpl_fail(rc, "a %zu-byte buffer cannot hold the next event", size);
+	return rc;
+}
+
+/* --- executions ------------------------------------------------------------------------------ */
+
+/* The engine executions and profile calls use, and a file context for it. */
+static struct xpl_engine *active_engine(struct xpl_file_ctx *f)
+{
+	if (g_sess && g_sess->engine && atomic_load(&g_sess->state) == XPL_S_ACTIVE) {
+		file_ctx(g_sess, f);
+		xpl_calib_now(&f->end, g_sess->tsc);
+		return g_sess->engine;
+	}
+	if (g_cont) {
+		memset(f, 0, sizeof(*f));
+		f->dir = g_cont->dir;
+		f->pid = (uint32_t)getpid();
+		f->process_start_time = xpl_process_start_time((int)f->pid);
+		f->instance_id = g_cont->instance_id;
+		f->session_start_ns = g_cont->start_real_ns;
+		f->backend = g_cont->backend;
+		f->simulated = g_cont->simulated;
+		xpl_calib_now(&f->begin, false);
+		f->end = f->begin;
+		return g_cont->engine;
+	}
+	return NULL;
+}
+
+static bool model_ok(const char *model)
+{
+	size_t n;
+
+	if (!model)
+		return false;
+	n = strnlen(model, 128);
+	return n > 0 && n <= 127 && !strchr(model, '/');
+}
+
+XPROBE_API int xprobe_execution_begin(const char *model, uint64_t *exec_id)
+{
+	struct xpl_exec_ent *x;
+	struct xpl_file_ctx f;
+	struct xpl_engine *e;
+	int rc = 0;
+
+	if (!model_ok(model) || !exec_id)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"model must be 1..127 bytes without '/', exec_id not NULL");
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return xpl_fail(-ENOMEM, "out of memory");
+	snprintf(x->model, sizeof(x->model), "%s", model);
+	x->begin_ns = xpl_mono_ns();
+	pthread_mutex_lock(&ctl_lock);
+	x->id = atomic_fetch_add(&g_exec_id, 1) + 1;
+	e = active_engine(&f);
+	if (e) {
+		unsigned what = 0;
+
+		if (g_cont && e == g_cont->engine)
+			what = XPL_EXEC_CONTINUOUS;
+		else if (g_sess->cfg.on_fail)
+			what = XPL_EXEC_AUTO_ON_FAIL;
+		else if (g_sess->cfg.enable && g_sess->cfg.mode == XPROBE_DEVICE_PROFILE_MODEL)
+			what = XPL_EXEC_AUTO_MODEL;
+		rc = xpl_engine_exec_begin(e, x->id, model, x->begin_ns, what, &x->ex);
+		x->engine = e;
+	}
+	if (rc) {
+		pthread_mutex_unlock(&ctl_lock);
+		free(x);
+		return rc;
+	}
+	x->next = g_execs;
+	g_execs = x;
+	xpl_rec_named(XPROBE_EV_EXEC_BEGIN, model, 0, x->id, 0);
+	pthread_mutex_unlock(&ctl_lock);
+	*exec_id = x->id;
+	return 0;
+}
+
+XPROBE_API int xprobe_execution_end(uint64_t exec_id, int status)
+{
+	struct xpl_exec_ent **pp, *x = NULL;
+	struct xpl_file_ctx f;
+	struct xpl_engine *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&ctl_lock);
+	for (pp = &g_execs; *pp; pp = &(*pp)->next)
+		if ((*pp)->id == exec_id) {
+			x = *pp;
+			*pp = x->next;
+			break;
+		}
+	if (!x) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"no execution %llu is in flight (unknown or already ended)",
+				(unsigned long long)exec_id);
+	}
+	xpl_rec_named(XPROBE_EV_EXEC_END, x->model, (uint32_t)status, x->id, 0);
+	e = active_engine(&f);
+	if (e && e == x->engine)
+		rc = xpl_engine_exec_end(e, x->ex, x->id, x->model, x->begin_ns, xpl_mono_ns(),
+					 status, &f);
+	else if (e)
+		rc = xpl_engine_exec_end(e, NULL, x->id, x->model, x->begin_ns, xpl_mono_ns(),
+					 status, &f);
+	pthread_mutex_unlock(&ctl_lock);
+	free(x);
+	return rc;
+}
+
+/* --- profile API (include/xprobe/profile.h) ----------------------------------------------------- */
+
+#define WITH_ENGINE(e, f)                                                                      \
+	struct xpl_file_ctx f;                                                                 \
+	struct xpl_engine *e;                                                                  \
+	pthread_mutex_lock(&ctl_lock);                                                         \
+	e = active_engine(&f);                                                                 \
+	if (!e) {                                                                              \
+		pthread_mutex_unlock(&ctl_lock);                                               \
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE,                                          \
+				"no device-profile engine: begin an inspect session with "     \
+				"device profiling, or continuous profiling");                  \
+	}
+
+XPROBE_API int xprobe_profile_start(const char *model, const char *filename)
+{
+	int rc;
+
+	if (!model_ok(model) || !xpl_plain_name(filename))
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"model must be 1..127 bytes without '/'; filename a plain name");
+	{
+		WITH_ENGINE(e, f);
+		(void)f;
+		rc = xpl_engine_profile_start(e, model, filename);
+		pthread_mutex_unlock(&ctl_lock);
+	}
+	return rc;
+}
+
+XPROBE_API int xprobe_profile_stop(const char *filename)
+{
+	int rc;
+
+	if (!xpl_plain_name(filename))
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "filename must be a plain file name");
+	{
+		WITH_ENGINE(e, f);
+		rc = xpl_engine_profile_stop(e, filename, &f);
+		pthread_mutex_unlock(&ctl_lock);
+	}
+	return rc;
+}
+
+XPROBE_API int xprobe_profile_session_start(uint32_t device)
+{
+	int rc;
+
+	WITH_ENGINE(e, f);
+	(void)f;
+	rc = xpl_engine_session_start(e, device);
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
+XPROBE_API int xprobe_profile_session_stop(uint32_t device, uint64_t *session_id)
+{
+	int rc;
+
+	if (!session_id)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "session_id must not be NULL");
+	{
+		WITH_ENGINE(e, f);
+		(void)f;
+		rc = xpl_engine_session_stop(e, device, session_id);
+		pthread_mutex_unlock(&ctl_lock);
+	}
+	return rc;
+}
+
+XPROBE_API int xprobe_profile_session_serialize(uint32_t device, uint64_t session_id,
+						const char *path)
+{
+	int rc;
+
+	if (path && !path[0])
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "path must be NULL or a file path");
+	{
+		WITH_ENGINE(e, f);
+		rc = xpl_engine_session_serialize(e, device, session_id, path, &f);
+		pthread_mutex_unlock(&ctl_lock);
+	}
+	return rc;
+}
+
+XPROBE_API int xprobe_profile_session_drop(uint32_t device, uint64_t session_id)
+{
+	int rc;
+
+	WITH_ENGINE(e, f);
+	(void)f;
+	rc = xpl_engine_session_drop(e, device, session_id);
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
+XPROBE_API int xprobe_profile_device_count(void)
+{
+	int n;
+
+	WITH_ENGINE(e, f);
+	(void)f;
+	n = (int)xpl_engine_ndev(e);
+	pthread_mutex_unlock(&ctl_lock);
+	return n;
+}
+
+XPROBE_API int xprobe_profile_continuous_start(const struct xprobe_continuous_opts *opts)
+{
+	const struct xpl_backend_ops *ops = NULL;
+	struct xpl_continuous *c;
+	const char *backend, *dir;
+	uint32_t capacity;
+	int rc;
+
+	xpl_clear_error();
+	if (!opts)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "continuous opts must not be NULL");
+	if (!OPTS_VALID(opts, xprobe_continuous_opts))
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"continuous opts: bad sz or unknown trailing fields");
+	backend = OPTS_GET(opts, backend, NULL);
+	capacity = OPTS_GET(opts, capacity, 0);
+	dir = OPTS_GET(opts, output_dir, NULL);
+	if (!capacity)
+		capacity = 8;
+	if (capacity > 1024)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "capacity %u is above 1024", capacity);
+	if (!backend || !backend[0])
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"continuous profiling needs a backend: 'sim' must be chosen "
+				"explicitly");
+	rc = xpl_backend_find(backend, &ops);
+	if (rc == -XPROBE_E_BACKEND_UNAVAILABLE)
+		return xpl_fail(rc, "the cupti backend is not in this build of libxprobe");
+	if (rc)
+		return xpl_fail(rc, "unknown backend '%s'", backend);
+	if (!OPTS_VALID(OPTS_GET(opts, backend_opts, NULL), xprobe_backend_opts))
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"backend opts: bad sz or unknown trailing fields");
+	if (dir && strlen(dir) >= 3072)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "output dir too long");
+	if (dir && dir[0] && (rc = xpl_outdir_check_base(dir)))
+		return rc;
+	pthread_mutex_lock(&ctl_lock);
+	if (g_cont) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-XPROBE_E_ALREADY_ACTIVE, "continuous profiling is already running");
+	}
+	if (g_sess && g_sess->engine && atomic_load(&g_sess->state) == XPL_S_ACTIVE) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-XPROBE_E_CONTINUOUS_CONFLICT,
+				"inspect device profiling is running (session %s): disable it "
+				"before continuous profiling",
+				g_sess->dir);
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-ENOMEM, "out of memory");
+	}
+	{
+		struct xpl_engine_params ep = {
+			.ops = ops,
+			.opts = OPTS_GET(opts, backend_opts, NULL),
+			.enabled = NULL,
+			.capture_bytes = 0,
+			.warmup = OPTS_GET(opts, warmup, 0),
+		};
+		const struct xprobe_backend_opts *bo = ep.opts;
+
+		if (bo)
+			ep.capture_bytes = OPTS_GET(bo, capture_bytes, 0);
+		rc = xpl_engine_create(&ep, &c->engine);
+	}
+	if (!rc)
+		rc = xpl_engine_continuous_enable(c->engine, capacity, NULL);
+	if (rc) {
+		xpl_engine_destroy(c->engine);
+		free(c);
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(rc == -ENOMEM ? rc : -XPROBE_E_DEVICE_FAILED,
+				"the %s backend could not be opened", backend);
+	}
+	snprintf(c->dir, sizeof(c->dir), "%s", dir && dir[0] ? dir : "./output");
+	c->start_real_ns = xpl_now_real_ns();
+	c->backend = ops->name;
+	c->simulated = ops->simulated;
+	{
+		struct xprobe_inspect_config tmp;
+
+		xpl_config_defaults(&tmp);
+		snprintf(c->instance_id, sizeof(c->instance_id), "%s", tmp.instance_id);
+	}
+	g_cont = c;
+	pthread_mutex_unlock(&ctl_lock);
+	return 0;
+}
+
+XPROBE_API int xprobe_profile_continuous_save(const struct xprobe_continuous_save_opts *opts)
+{
+	struct xpl_file_ctx f;
+	const char *dir;
+	char failed[4096];
+	int rc;
+
+	if (!OPTS_VALID(opts, xprobe_continuous_save_opts))
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"save opts: bad sz or unknown trailing fields");
+	pthread_mutex_lock(&ctl_lock);
+	if (!g_cont) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE,
+				"to use xprobe_profile_continuous_save() you must first call "
+				"xprobe_profile_continuous_start()");
+	}
+	dir = OPTS_GET(opts, output_dir, NULL);
+	if (!dir || !dir[0])
+		dir = g_cont->dir;
+	rc = xpl_outdir_check_base(dir);
+	if (!rc && (rc = xpl_mkdir_p(dir, failed, sizeof(failed))))
+		rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: %s", failed, strerror(-rc));
+	if (!rc) {
+		active_engine(&f);
+		rc = xpl_engine_continuous_save(g_cont->engine, OPTS_GET(opts, count, 0), dir, &f);
+	}
+	pthread_mutex_unlock(&ctl_lock);
+	return rc;
+}
+
+XPROBE_API int xprobe_profile_continuous_stop(void)
+{
+	pthread_mutex_lock(&ctl_lock);
+	if (!g_cont) {
+		pthread_mutex_unlock(&ctl_lock);
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE, "continuous profiling is not running");
+	}
+	execs_forget_engine(g_cont->engine);
+	xpl_engine_destroy(g_cont->engine);
+	free(g_cont);
+	g_cont = NULL;
+	pthread_mutex_unlock(&ctl_lock);
+	return 0;
+}

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * trace.h - sys_trace, the host event rings: the recording hot path (inline
+ * here, so NVTX callbacks and the xprobe_trace_* calls compile to straight
+ * stores) and the session-side calls that create, quiesce, fetch from and
+ * harvest the rings (trace.c).
+ *
+ * Ownership and the one protocol that makes it safe without a lock:
+ *
+ *   per thread (TLS)   the producer state: ring pointers, private head,
+ *                      write limit, NVTX push level.  Only its thread.
+ *   per thread slot    struct xpl_slot in a static array (process
+ *                      lifetime, never freed): `busy` is 1 while the thread
+ *                      is inside a record.  Reused when the thread exits.
+ *   per session        struct xpl_rings: the mapping (file or anonymous),
+ *                      one ring and one control block per attached thread.
+ *   global             struct xpl_hot: event-type mask, generation, rings.
+ *
+ * A producer sets slot->busy, then (after a compiler barrier) compares its
+ * TLS generation with xpl_hot.gen; only on a match does it touch the ring.
+ * The stopper clears the mask, bumps the generation, and issues
+ * membarrier(PRIVATE_EXPEDITED), which puts a full barrier on every running
+ * thread: afterwards each producer either had its busy store visible (the
+ * stopper waits for it to clear) or will load the new generation and never
+ * touch the rings.  So the stopper may read, convert and unmap the rings
+ * once every slot is idle.  The producer pays two plain stores and a load;
+ * the expensive half is on the stopper (DESIGN.md section 8).  Where
+ * membarrier is unavailable, and under ThreadSanitizer (which does not
+ * model membarrier), both sides use seq_cst fences instead.
+ *
+ * Ring positions (head, tail) are byte counts that only grow; a record
+ * never straddles the ring's end: the producer writes a pad record there
+ * and wraps.  A full ring drops the new record and counts it.
+ */
+#ifndef XPL_TRACE_H
+#define XPL_TRACE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../internal.h"
+#include "../xtf/xtf_internal.h"
+#include "clock.h"
+
+#define XPL_MAX_SLOTS 4096 /* live threads that can record at once */
+
+#if defined(__SANITIZE_THREAD__)
+#define XPL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define XPL_TSAN 1
+#endif
+#endif
+
+struct xpl_slot {
+	_Atomic uint32_t busy;  /* 1 while the owning thread is inside a record */
+	_Atomic uint32_t state; /* 0 free, 1 owned */
+	uint32_t tid;           /* owner (valid while owned) */
+	uint32_t pad[13];
+};
+
+/* The session's rings (producer and consumer side). */
+struct xpl_rings {
+	uint8_t *map;                  /* the whole mapping */
+	size_t map_len;
+	struct xpl_ringfile_hdr *hdr;  /* page 0 of the mapping */
+	struct xpl_ring_ctl *ctl;      /* max_rings controls */
+	uint8_t *data;                 /* ring 0 */
+	uint64_t ring_bytes;           /* power of two */
+	uint32_t max_rings;
+	uint32_t gen;                  /* generation these rings are live in */
+	bool tsc;                      /* ring timestamps are raw TSC */
+	bool file_backed;
+	char path[4200];               /* the ring file, "" when anonymous */
+	_Atomic uint32_t calib_lock;   /* one writer of hdr->latest at a time */
+	uint64_t fetched;              /* records handed out by fetch */
+	uint32_t fetch_cursor;         /* ring fetch starts from (round robin) */
+};
+
+/* What the hot path reads on every record: one cache line. */
+struct xpl_hot {
+	_Atomic uint64_t type_mask;      /* enabled types of the live session; 0 = none */
+	_Atomic uint32_t gen;            /* bumped at every activation and quiesce */
+	_Atomic uint32_t need_fence;     /* no membarrier: producers fence */
+	struct xpl_rings *_Atomic rings; /* live rings, NULL when none */
+	uint32_t tsc;                    /* timestamps are rdtsc (else clock_gettime) */
+	_Atomic uint64_t noslot_drops;   /* records of threads beyond XPL_MAX_SLOTS */
+	_Atomic uint64_t reentrant_drops; /* records refused while the thread was mid-record
+					    and had no ring to count them in */
+} __attribute__((aligned(64)));
+
+/* Producer state of one thread. */
+struct xpl_tls {
+	uint8_t *data;           /* this thread's ring in the live rings */
+	struct xpl_ring_ctl *ctl; /* its control block; NULL: no ring this generation */
+	struct xpl_slot *slot;   /* NULL until the thread's first record */
+	struct xpl_rings *rings; /* rings of generation `gen` */
+	uint64_t mask;           /* ring_bytes - 1 */
+	uint64_t head;           /* private copy of ctl->head */
+	uint64_t limit;          /* records may end at or below this position */
+	uint64_t tid_hi;         /* (uint64_t)tid << 32, for the first word of a record */
+	uint32_t gen;            /* generation the pointers above belong to */
+	uint32_t tid;
+	int32_t nvtx_level;      /* NVTX push depth, kept even when not recording */
+	uint32_t range_seq;      /* process range ids handed out by this thread */
+};
+
+extern struct xpl_hot xpl_hot;
+extern __thread struct xpl_tls xpl_tls __attribute__((tls_model("initial-exec")));
+
+/* Slow paths (trace.c): attach a ring, handle wrap / full / no ring.  Both
+ * return a slot to write with busy held, or NULL with busy released. */
+struct xprobe_record *xpl_rec_slow(struct xpl_tls *t, uint32_t size);
+struct xprobe_record *xpl_rec_room(struct xpl_tls *t, uint32_t size);
+void xpl_rec_reentrant(struct xpl_tls *t);
+
+static inline void xpl_light_fence(void)
+{
+#ifdef XPL_TSAN
+	atomic_thread_fence(memory_order_seq_cst);
+#else
+	barrier();
+	if (unlikely(atomic_load_explicit(&xpl_hot.need_fence, memory_order_relaxed)))
+		atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+static inline uint64_t xpl_ts(void)
+{
+	return likely(xpl_hot.tsc) ? xpl_rdtsc() : xpl_mono_ns();
+}
+
+/*
+ * Reserve @size bytes (a multiple of 8, <= XPROBE_RECORD_MAX_SIZE) for a
+ * record of @type in the calling thread's ring.  NULL: not recording (type
+ * filtered, no session), or dropped (counted).  Otherwise the caller fills
+ * the record and calls xpl_rec_commit.
+ */
+static inline __attribute__((always_inline)) struct xprobe_record *
+xpl_rec_begin(struct xpl_tls *t, uint32_t type, uint32_t size)
+{
+	struct xpl_slot *s = t->slot;
+	uint64_t h, off;
+
+	if (!(atomic_load_explicit(&xpl_hot.type_mask, memory_order_relaxed) & (1ull << type)))
+		return NULL;
+	if (unlikely(!s))
+		return xpl_rec_slow(t, size);
+	if (unlikely(atomic_load_explicit(&s->busy, memory_order_relaxed))) {
+		xpl_rec_reentrant(t);
+		return NULL;
+	}
+	atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+	xpl_light_fence();
+	if (unlikely(t->gen != atomic_load_explicit(&xpl_hot.gen, memory_order_relaxed)))
+		return xpl_rec_slow(t, size);
+	h = t->head;
+	off = h & t->mask;
+	if (unlikely(h + size > t->limit || off + size > t->mask + 1))
+		return xpl_rec_room(t, size);
+	return (struct xprobe_record *)(t->data + off);
+}
+
+static inline __attribute__((always_inline)) void xpl_rec_commit(struct xpl_tls *t, uint32_t size)
+{
+	t->head += size;
+	__atomic_store_n(&t->ctl->head, t->head, __ATOMIC_RELEASE);
+	atomic_store_explicit(&t->slot->busy, 0, memory_order_release);
+}
+
+/* One 8-byte store into a record (memcpy: no aliasing games; one mov). */
+static inline void xpl_st64(void *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* The first 8 bytes of a record: size, type, tid. */
+static inline uint64_t xpl_rec_word0(const struct xpl_tls *t, uint32_t type, uint32_t size)
+{
+	return t->tid_hi | (uint64_t)type << 16 | size;
+}
+
+/*
+ * Record a named event in one go (NVTX push/start/mark, executions).
+ * @name may be NULL (flags then carry NAME_UNSUPPORTED).  Returns true
+ * when recorded.
+ */
+static inline __attribute__((always_inline)) bool
+xpl_rec_named(uint32_t type, const char *name, uint32_t aux, uint64_t a0, uint64_t a1)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xprobe_record *r;
+	size_t n = name ? strnlen(name, XPROBE_NAME_MAX + 1) : 0;
+	uint32_t flags, size;
+
+	if (n > XPROBE_NAME_MAX) {
+		n = XPROBE_NAME_MAX; /* give back UTF-8 continuation bytes at the cut */
+		while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+		flags = 0;
+	} else {
+		flags = name ? XPROBE_RECF_NAME_COMPLETE : XPROBE_RECF_NAME_UNSUPPORTED;
+	}
+	size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
+	r = xpl_rec_begin(t, type, size);
+	if (!r)
+		return false;
+	xpl_st64(r, xpl_rec_word0(t, type, size));
+	r->ts = xpl_ts();
+	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48);
+	r->a0 = a0;
+	r->a1 = a1;
+	if (size > XPROBE_RECORD_HDR_SIZE) {
+		xpl_st64((uint8_t *)r + size - 8, 0); /* zero the padding first */
+		memcpy((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
+	}
+	xpl_rec_commit(t, size);
+	return true;
+}
+
+/* A record without a name. */
+static inline __attribute__((always_inline)) bool xpl_rec_plain(uint32_t type, uint32_t aux,
+								 uint64_t a0, uint64_t a1)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xprobe_record *r = xpl_rec_begin(t, type, XPROBE_RECORD_HDR_SIZE);
+
+	if (!r)
+		return false;
+	xpl_st64(r, xpl_rec_word0(t, type, XPROBE_RECORD_HDR_SIZE));
+	r->ts = xpl_ts();
+	xpl_st64(&r->aux, aux);
+	r->a0 = a0;
+	r->a1 = a1;
+	xpl_rec_commit(t, XPROBE_RECORD_HDR_SIZE);
+	return true;
+}
+
+/* --- session side (trace.c) ------------------------------------------------ */
+
+struct xpl_rings_params {
+	const char *dir;          /* session directory for host_rings.live; NULL = anonymous */
+	uint64_t ring_bytes;      /* power of two >= 4096 */
+	uint32_t max_rings;
+	uint32_t pid;
+	uint64_t process_start_time;
+	uint64_t session_start_ns;
+	const char *instance_id;
+	const char *backend;
+	bool simulated;
+	bool tsc;
+	const struct xpl_calib *begin;
+	const struct xpl_calib *latest;
+};
+
+int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out);
+/* Publish: recording of the types in @mask starts on every thread. */
+void xpl_rings_activate(struct xpl_rings *r, uint64_t mask);
+/*
+ * Stop recording and wait (at most @max_wait_ns) until no thread is inside
+ * a record.  From a signal handler, the calling thread's own busy slot (it
+ * was interrupted mid-record) is not waited for.  Returns the number of
+ * slots still busy when the wait gave up (0 normally).  Async-signal-safe.
+ */
+unsigned xpl_rings_quiesce(uint64_t max_wait_ns, bool from_signal);
+/* Store a fresh calibration point in the ring file (skipped if another
+ * thread is storing one).  Async-signal-safe. */
+void xpl_rings_calibrate(struct xpl_rings *r);
+/* Unmap; unlink the ring file when @unlink_file.  NULL accepted. */
+void xpl_rings_destroy(struct xpl_rings *r, bool unlink_file);
+/* Mark the ring file harvested (recovery then refers to ntrace.pb). */
+void xpl_rings_mark_harvested(struct xpl_rings *r);
+
+/*
+ * Source of one ring's records for the writer: whole records, timestamps
+ * converted, read from the ring without modifying it.
+ */
+struct xpl_ring_reader {
+	const struct xpl_rings *r;
+	uint32_t ring;
+	uint64_t pos, end;       /* [tail, head) */
+	const struct xpl_conv *conv;
+};
+/* Fill @buf (>= XPROBE_RECORD_MAX_SIZE) with whole converted records;
+ * pads are copied as pads.  Returns bytes filled, 0 at the end. */
+size_t xpl_ring_read(void *ctx, uint8_t *buf, size_t cap);
+/* Count the non-pad records in [pos, end); *valid_end receives where the
+ * walk ended (end, unless memory was corrupted). */
+uint64_t xpl_ring_count(const struct xpl_rings *r, uint32_t ring, uint64_t pos, uint64_t end,
+			uint64_t *valid_end);
+
+/*
+ * Fetch whole records into @buf as records (converted) or JSON lines.
+ * Caller holds the controller lock (one consumer).  See xprobe_inspect_fetch.
+ */
+int xpl_rings_fetch(struct xpl_rings *r, int format, uint32_t max_events, void *buf, size_t size,
+		    size_t *len, size_t *events);
+
+/* pthread_atfork child: this process records nothing more of the parent's
+ * session (its mapping is shared with the parent). */
+void xpl_trace_atfork_child(void);
+
+#endif /* XPL_TRACE_H */
