@@ -151,26 +151,34 @@ static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
 		xp_error_hint(err, "--format also requires --events-out");
 }
 
-/* Step 1b: refuse an incompatible policy before touching the target. */
+/*
+ * Step 1b: refuse an incompatible policy before touching the target, as
+ * measure does with validate's first issue (peer notes 0.7): the policy's
+ * requirement, recommended_policy (kebab-case) and compatible_policies
+ * (snake_case, the MatchPolicy enum of the schemas).
+ */
 static int check_policy_early(struct xp_measure_req *req, struct xp_error *err)
 {
-	struct xp_correlate_opts opts = corr_opts(req);
-	struct xp_correlation corr;
-	struct xp_capture empty;
-	struct xp_error lerr = { 0 };
-	int rc;
+	unsigned mask = xp_policy_compatible(&req->from, &req->to);
+	enum xp_policy list[XP_POLICY__COUNT];
+	const char *names[XP_POLICY__COUNT];
+	const char *why;
+	size_t n, i;
 
-	xp_capture_init(&empty, req->max_events);
-	rc = xp_correlate(&empty, &req->from, &req->to, &opts, &corr, &lerr);
-	xp_correlation_free(&corr);
-	xp_capture_free(&empty);
-	if (rc == -XPROBE_E_INVALID_CORRELATION_POLICY ||
-	    rc == -XPROBE_E_SESSION_LIMIT_EXCEEDED) {
-		xp_error_move(err, &lerr);
-		return rc;
-	}
-	xp_error_clear(&lerr);
-	return 0;
+	if (mask & (1u << req->policy))
+		return 0;
+	n = xp_policy_list(mask, list);
+	for (i = 0; i < n; i++)
+		names[i] = xp_policy_snake(list[i]);
+	why = xp_policy_requirement(req->policy);
+	xp_error_detail_str(err, "start_selector", req->from_text);
+	xp_error_detail_str(err, "end_selector", req->to_text);
+	xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
+	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(xp_policy_recommend(mask)));
+	xp_error_detail_strv(err, "compatible_policies", names, n);
+	xp_error_hint(err, "rerun validate with an explicitly compatible policy");
+	return xp_error_set(err, XPROBE_E_INVALID_CORRELATION_POLICY, true, "%s",
+			    why ? why : "the policy is not compatible with these selectors");
 }
 
 /* The capture ended without the bound being met: the contract's error. */

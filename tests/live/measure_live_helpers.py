@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Helpers of the live measure tests (tests/live/test_measure_*.py).
+
+Fixture: a live_* fixture process speaking the protocol of
+tests/fixtures/live_fixture.h (ready line, "go", done line, "quit").
+
+LiveRun: an `xprobe measure` started in the background, so a test can wait
+until its probes are attached (its bpf_link file descriptors exist), then
+tell the fixture to go, then collect and schema-validate the document.
+The BPF program and link ids the run held are read from its fdinfo, so
+cleanup checks look for exactly those ids afterwards, whatever else runs
+on the machine.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import xprobe_test
+
+PY311 = "/usr/bin/python3.11"
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURE_SRC = os.path.join(os.path.dirname(HERE), "fixtures")
+
+
+def fixture_path(name):
+    return os.path.join(xprobe_test.fixtures_dir(), name)
+
+
+class Fixture:
+    """A fixture process; use as a context manager (always reaped)."""
+
+    def __init__(self, argv, env=None):
+        self.argv = [str(a) for a in argv]
+        self.p = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  text=True, bufsize=1, env=env)
+        line = self.p.stdout.readline()
+        assert line, "fixture %r printed no ready line" % (self.argv,)
+        self.ready = json.loads(line)
+        assert self.ready.get("ready") is True
+
+    @property
+    def pid(self):
+        """The PID as xprobe sees it (first NSpid entry: the global one)."""
+        ns = self.ready.get("nspid") or []
+        return ns[0] if ns else self.ready["pid"]
+
+    def go(self):
+        self.p.stdin.write("go\n")
+        self.p.stdin.flush()
+
+    def done(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        line = self.p.stdout.readline()
+        assert line, "fixture ended without a done line"
+        assert time.monotonic() <= deadline + 1
+        doc = json.loads(line)
+        assert doc.get("done") is True
+        return doc
+
+    def quit(self):
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.write("quit\n")
+                self.p.stdin.flush()
+            except BrokenPipeError:
+                pass
+            try:
+                self.p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+        for f in (self.p.stdin, self.p.stdout):
+            try:
+                f.close()
+            except Exception:
+                pass
+
+
+def _fd_kinds(pid):
+    """{fd: link target} of a process's descriptors."""
+    out = {}
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                out[fd] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return out
+
+
+def bpf_ids(pid):
+    """(prog ids, link ids) a process holds, from its fdinfo."""
+    progs, links = set(), set()
+    for fd, target in _fd_kinds(pid).items():
+        if "bpf-prog" not in target and "bpf_link" not in target:
+            continue
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                info = f.read()
+        except OSError:
+            continue
+        for line in info.splitlines():
+            k, _, v = line.partition(":")
+            if k == "prog_id":
+                progs.add(int(v))
+            elif k == "link_id":
+                links.add(int(v))
+    return progs, links
+
+
+def bpftool_ids():
+    """(prog ids, link ids) the kernel lists now."""
+    progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], check=True,
+                                      capture_output=True, text=True).stdout or "[]")
+    links = json.loads(subprocess.run(["bpftool", "-j", "link", "show"], check=True,
+                                      capture_output=True, text=True).stdout or "[]")
+    return {p["id"] for p in progs}, {l["id"] for l in links}
+
+
+def xp_program_names():
+    """Names of loaded programs that are xprobe's (xp_ prefix)."""
+    progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], check=True,
+                                      capture_output=True, text=True).stdout or "[]")
+    return [p.get("name", "") for p in progs if p.get("name", "").startswith("xp_")]
+
+
+def assert_released(progs, links, timeout=5.0):
+    """The kernel no longer lists any of these program or link ids."""
+    deadline = time.monotonic() + timeout
+    while True:
+        kp, kl = bpftool_ids()
+        left_p, left_l = progs & kp, links & kl
+        if not left_p and not left_l:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError("BPF objects left behind: programs %s links %s"
+                                 % (sorted(left_p), sorted(left_l)))
+        time.sleep(0.05)
+
+
+class LiveRun:
+    """`xprobe measure ... --json` in the background."""
+
+    def __init__(self, xprobe, *args, env=None, json_mode=True):
+        self.argv = [xprobe.binary, "measure"] + [str(a) for a in args]
+        if json_mode:
+            self.argv += ["--json", "--non-interactive", "--no-color"]
+        self.json_mode = json_mode
+        self.p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env=env)
+        self.progs, self.links = set(), set()
+
+    def wait_armed(self, nlinks, timeout=10.0, settle=0.1):
+        """Wait until the run holds @nlinks BPF links (then it arms within
+        microseconds: one identity check and one store)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.p.poll() is not None:
+                raise AssertionError("xprobe exited before arming: rc=%s out=%s err=%s" % (
+                    self.p.returncode, self.p.stdout.read(), self.p.stderr.read()))
+            progs, links = bpf_ids(self.p.pid)
+            self.progs |= progs
+            self.links |= links
+            if len(links) >= nlinks:
+                time.sleep(settle)
+                progs, links = bpf_ids(self.p.pid)
+                self.progs |= progs
+                self.links |= links
+                return
+            time.sleep(0.005)
+        raise AssertionError("xprobe did not attach %d links in %.1fs" % (nlinks, timeout))
+
+    def signal(self, signo):
+        self.p.send_signal(signo)
+
+    def finish(self, timeout=60, schema_name="measurement-result"):
+        out, err = self.p.communicate(timeout=timeout)
+        doc = None
+        if self.json_mode and self.p.returncode != -signal.SIGKILL:
+            doc = json.loads(out)
+            assert out.endswith("}\n"), out
+            if doc.get("ok") is False:
+                xprobe_test.validate(doc, "error")
+                assert self.p.returncode in (1, 3, 4), (self.p.returncode, out, err)
+            else:
+                xprobe_test.validate(doc, schema_name)
+                assert self.p.returncode == 0, (self.p.returncode, out, err)
+        return xprobe_test.Result(self.argv, self.p.returncode, out, err, doc)
+
+
+def events_of(doc, side):
+    return [pair[side] for pair in doc["evidence"]]
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def start_time(pid):
+    """Field 22 of /proc/<pid>/stat (after the last ')')."""
+    with open("/proc/%d/stat" % pid) as f:
+        text = f.read()
+    return int(text[text.rindex(")") + 2:].split()[19])
+
+
+def measure_fixture(xprobe, fx, args, nlinks, env=None, timeout=60):
+    """Start measure, wait for its links, let the fixture work once.
+    Returns (Result, the fixture's done line)."""
+    run = LiveRun(xprobe, *args, env=env)
+    run.wait_armed(nlinks)
+    fx.go()
+    done = fx.done()
+    res = run.finish(timeout=timeout)
+    return res, done, run
