@@ -1137,6 +1137,9 @@ int decode_attributes(decoder &d, element v, struct xp_event *e)
 		d.keys.push_back(k);
 		if (++n > UINT16_MAX)
 			return fail(d, "more than %u attributes", UINT16_MAX);
+		/* attribute keys are C strings everywhere downstream */
+		if (memchr(k.data(), '\0', k.size()))
+			return fail_key(d, k, "NUL character in the name of");
 		{
 			path_push p(d, k);
 
@@ -1433,6 +1436,9 @@ struct source {
 	 * is consumed (lines_before). */
 	bool seekable = false;
 	off_t file_base = 0;
+	/* bytes the stream holds, when known (0: unknown), so a small input
+	 * gets a small buffer */
+	uint64_t size_hint = 0;
 };
 
 /* Fill @dst with up to @want bytes; fewer only at end of input. */
@@ -1563,6 +1569,10 @@ seg_result parse_segment(decoder &d, simdjson::dom::parser &parser, const char *
 	seg_result r;
 	simdjson::dom::document_stream stream;
 	size_t idx = 0, docs = 0;
+
+	/* (simdjson leaves truncated_bytes() undefined for empty input) */
+	if (len == 0)
+		return r;
 
 	r.jerr = parser.parse_many((const uint8_t *)buf, len, len).get(stream);
 	if (!r.jerr) {
@@ -1796,13 +1806,16 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 	size_t par_min = g_test_chunk_bytes ? 2 : XP_PAR_MIN;
 	size_t carry = 0;
 	uint64_t buf_off = 0, lines_before = 0;
-	char *buf = (char *)malloc(cap + XP_JSON_PADDING);
+	char *buf;
 	simdjson::dom::parser parser;
 	location loc;
 	int rc = 0;
 	bool eof = false, par_ok = true;
 	decoder *fd = &d; /* the decoder whose failure is reported */
 
+	if (!g_test_chunk_bytes && s.size_hint && s.size_hint < cap)
+		cap = std::max<size_t>((size_t)s.size_hint + 1, 4096);
+	buf = (char *)malloc(cap + XP_JSON_PADDING);
 	if (!buf) {
 		d.fkind = FAIL_NOMEM;
 		return raise(d, loc, err);
@@ -2270,6 +2283,8 @@ int xp_decode_event_stream_fd_ex(int fd, const char *prefix, size_t prefix_len, 
 			if (pos >= 0 && (uint64_t)pos >= s.prefix_len) {
 				s.seekable = true;
 				s.file_base = pos - (off_t)s.prefix_len;
+				if (st.st_size > s.file_base)
+					s.size_hint = (uint64_t)(st.st_size - s.file_base);
 			}
 		}
 		return run_stream(s, name, c, flags, stats, err);
@@ -2297,6 +2312,7 @@ int xp_decode_event_stream(const char *data, size_t len, const char *name, struc
 
 		s.mem = data ? data : "";
 		s.mem_len = data ? len : 0;
+		s.size_hint = s.mem_len;
 		return run_stream(s, name, c, 0, nullptr, err);
 	} catch (...) {
 		return nomem(err, name);

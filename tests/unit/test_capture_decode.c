@@ -428,6 +428,9 @@ static void test_strict_fields(void)
 				      "duplicate field \"attributes.k17\"", "attributes.k17");
 		xpc_buf_free(&b);
 	}
+	/* attribute names are C strings downstream: no NUL inside */
+	expect_mutation_error("\"attributes\":{}", "\"attributes\":{\"a\\u0000b\":1}",
+			      "NUL character in the name of field", NULL);
 	/* versions and required fields */
 	expect_mutation_error("\"schema_version\":\"2.0\"", "\"schema_version\":\"1.0\"",
 			      "unsupported schema version \"1.0\"", "schema_version");
