@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libtest.h - helpers shared by libxprobe's C tests (tests/unit/test_lib_*.c):
+ * scratch directories, locating the build's helper programs and
+ * libxprobe.so, running a helper with an environment, and counting the
+ * records of a session directory through the public reader.
+ *
+ * Header-only (static functions) so each test stays one file.
+ */
+#ifndef XPL_LIBTEST_H
+#define XPL_LIBTEST_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xprobe/xprobe.h"
+
+/* rm -rf @path (test scratch only). */
+static __attribute__((unused)) int lt_rm_rf(const char *path)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *e;
+	char sub[PATH_MAX];
+
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode))
+		return unlink(path);
+	d = opendir(path);
+	if (d) {
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+			lt_rm_rf(sub);
+		}
+		closedir(d);
+	}
+	return rmdir(path);
+}
+
+/* A fresh scratch directory under /tmp; the test chdirs into it so that
+ * relative defaults ("./output") land there, never in the source tree. */
+static __attribute__((unused)) void lt_scratch(char *out, size_t size, const char *tag)
+{
+	snprintf(out, size, "/tmp/xpl-test-%s-%d", tag, (int)getpid());
+	lt_rm_rf(out);
+	mkdir(out, 0700);
+	if (chdir(out) != 0)
+		perror("chdir");
+}
+
+/* The build directory: two levels above this test binary (build/tests/x). */
+static __attribute__((unused)) void lt_build_dir(char *out, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		snprintf(out, size, ".");
+		return;
+	}
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0'; /* build/tests */
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0'; /* build */
+	snprintf(out, size, "%s", exe);
+}
+
+static __attribute__((unused)) void lt_build_path(char *out, size_t size, const char *rel)
+{
+	char b[PATH_MAX];
+
+	lt_build_dir(b, sizeof(b));
+	snprintf(out, size, "%s/%s", b, rel);
+}
+
+/* The single <base>/<inst>-<pid>/<ns> session directory under @base. */
+static __attribute__((unused)) int lt_find_session(const char *base, char *out, size_t size)
+{
+	DIR *d1 = opendir(base), *d2;
+	struct dirent *a, *b;
+	char mid[PATH_MAX];
+	int found = 0;
+
+	if (!d1)
+		return -1;
+	while ((a = readdir(d1))) {
+		if (a->d_name[0] == '.')
+			continue;
+		snprintf(mid, sizeof(mid), "%s/%s", base, a->d_name);
+		d2 = opendir(mid);
+		if (!d2)
+			continue;
+		while ((b = readdir(d2))) {
+			if (b->d_name[0] == '.')
+				continue;
+			snprintf(out, size, "%s/%s", mid, b->d_name);
+			found++;
+		}
+		closedir(d2);
+	}
+	closedir(d1);
+	return found == 1 ? 0 : -1;
+}
+
+/*
+ * Run @argv with @env added to the environment; stdout goes to @out_path.
+ * Returns the wait status.
+ */
+static __attribute__((unused)) int lt_run(char *const argv[], const char *const env[], const char *out_path)
+{
+	pid_t pid = fork();
+	int st = -1;
+
+	if (pid == 0) {
+		for (size_t i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
+		if (out_path) {
+			int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			if (fd >= 0) {
+				dup2(fd, 1);
+				close(fd);
+			}
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &st, 0);
+	return st;
+}
+
+static __attribute__((unused)) size_t lt_read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return n;
+}
+
+/* Count records of @type across every stream of @x (type 0 = all). */
+static __attribute__((unused)) uint64_t lt_count(const struct xprobe_xtf *x, uint32_t type)
+{
+	struct xprobe_xtf_info in = { .sz = sizeof(in) };
+	uint64_t n = 0;
+
+	xprobe_xtf_get_info(x, &in);
+	for (size_t i = 0; i < in.streams; i++) {
+		struct xprobe_xtf_stream s;
+		size_t cur = 0;
+		const struct xprobe_record *r;
+
+		xprobe_xtf_get_stream(x, i, &s);
+		while ((r = xprobe_xtf_next_record(&s, &cur)))
+			if (!type || r->type == type)
+				n++;
+	}
+	return n;
+}
+
+/* The file named @name in session @s, or NULL. */
+static __attribute__((unused)) const struct xprobe_xtf *lt_file(const struct xprobe_session *s, const char *name)
+{
+	for (size_t i = 0; i < xprobe_session_file_count(s); i++) {
+		const char *n;
+		const struct xprobe_xtf *x = xprobe_session_get_file(s, i, &n);
+
+		if (!strcmp(n, name))
+			return x;
+	}
+	return NULL;
+}
+
+static __attribute__((unused)) bool lt_exists(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return stat(p, &st) == 0;
+}
+
+#endif /* XPL_LIBTEST_H */
