@@ -1622,16 +1622,15 @@ seg_result parse_segment(decoder &d, simdjson::dom::parser &parser, const char *
 struct half_job {
 	decoder d;
 	struct xp_capture lc;
-	simdjson::dom::parser parser;
+	simdjson::dom::parser &parser; /* the helper's, kept across chunks */
 	const char *buf = nullptr;
 	size_t len = 0;
 	uint64_t seg_off = 0;
 	seg_result res;
 
-	half_job()
+	explicit half_job(simdjson::dom::parser &p) : parser(p)
 	{
 		xp_capture_init(&lc, 0);
-		parser.threaded = false;
 	}
 	~half_job()
 	{
@@ -1807,7 +1806,9 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 	size_t carry = 0;
 	uint64_t buf_off = 0, lines_before = 0;
 	char *buf;
-	simdjson::dom::parser parser;
+	/* one parser per thread, reused for every chunk: a parser's first
+	 * use of a size allocates and faults in its index */
+	simdjson::dom::parser parser, helper_parser;
 	location loc;
 	int rc = 0;
 	bool eof = false, par_ok = true;
@@ -1821,6 +1822,7 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 		return raise(d, loc, err);
 	}
 	parser.threaded = false;
+	helper_parser.threaded = false;
 	while (!eof) {
 		ssize_t n = src_fill(s, buf + carry, cap - carry);
 		size_t len, consumed, trunc, split = 0;
@@ -1847,7 +1849,7 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 				split = (size_t)(nl - buf) + 1;
 		}
 		if (split) {
-			job.reset(new half_job);
+			job.reset(new half_job(helper_parser));
 			job->d.c = &job->lc;
 			job->d.name = d.name;
 			job->d.in_stream = true;

@@ -1,0 +1,136 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+#
+# bench_decode.sh - completed-capture decoding, side by side with the tools a
+# user would reach for instead (jq to parse the JSONL, wc -l to merely read
+# it), on one machine in one run.
+#
+# Generates two Event JSONL captures of EVENTS events with bench/gen_events.py
+# (a uprobe entry/return pair and a read(2) syscall entry/exit pair, several
+# threads, every field present), then times, RUNS times each (medians):
+#   decode    bench/decode_bench.c (built here against BUILD_DIR's static
+#             libraries): xp_inputs_load() alone -- detection, decode, sort;
+#   measure   build/bin/xprobe measure --input ... --json: decode + correlate
+#             + render (exact on the syscall capture: uprobe pairs have no
+#             exact key; first-after and stack-nested on the uprobe one);
+#   jq        jq -c . FILE >/dev/null;
+#   wc        wc -l FILE.
+# Prints events/s, MB/s, peak RSS in bytes per event (wait4's ru_maxrss of
+# each child), the ratios ours/jq and ours/wc (throughput), and the goals:
+# decode + exact >= 2,000,000 events/s, >= 3x jq, < 300 bytes per event.
+#
+# Usage: bench/bench_decode.sh [BUILD_DIR] [EVENTS] [RUNS]
+#        (defaults: ./build, 1000000, 3)
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+events=${2:-1000000}
+runs=${3:-3}
+py=/usr/bin/python3
+
+for f in "$build/bin/xprobe" "$build/libxp_capture.a" "$build/libxp_model.a" "$build/libxpc.a"; do
+	if [ ! -e "$f" ]; then
+		echo "bench_decode: $f missing; build xprobe in $build first" >&2
+		exit 1
+	fi
+done
+command -v jq >/dev/null || { echo "bench_decode: jq is not installed" >&2; exit 1; }
+
+tmp=$(mktemp -d /tmp/xp-bench-decode.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+${CC:-cc} -O2 -I"$root/src" -I"$root/include" -o "$tmp/decode_bench" "$root/bench/decode_bench.c" \
+	"$build/libxp_capture.a" "$build/libxp_model.a" "$build/libxpc.a" \
+	-lsimdjson -lstdc++ -lpthread
+
+echo "bench_decode: generating $events-event captures in $tmp"
+$py "$root/bench/gen_events.py" --events "$events" --kind uprobe --out "$tmp/uprobe.jsonl" 2>/dev/null
+$py "$root/bench/gen_events.py" --events "$events" --kind syscall --out "$tmp/syscall.jsonl" 2>/dev/null
+
+$py - "$tmp" "$build/bin/xprobe" "$events" "$runs" <<'EOF'
+import os, statistics, subprocess, sys, time
+
+tmp, xprobe, events, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+up, sc = os.path.join(tmp, "uprobe.jsonl"), os.path.join(tmp, "syscall.jsonl")
+sym = "_ZN3app6Server14handle_requestERKNS_7RequestE"
+ufrom = "uprobe:/srv/app/bin/server:%s:entry" % sym
+uto = "uprobe:/srv/app/bin/server:%s:return" % sym
+
+
+def measure(path, frm, to, policy):
+    return [xprobe, "measure", "--input", path, "--from", frm, "--to", to, "--match", policy,
+            "--samples", "100", "--max-events", str(events), "--json"]
+
+
+cases = [
+    # name, argv, file, counts toward decode goals
+    ("decode uprobe", [os.path.join(tmp, "decode_bench"), str(events), up], up),
+    ("decode syscall", [os.path.join(tmp, "decode_bench"), str(events), sc], sc),
+    ("measure exact (syscall)", measure(sc, "syscall:read:entry", "syscall:read:exit", "exact"), sc),
+    ("measure first-after (uprobe)", measure(up, ufrom, uto, "first-after"), up),
+    ("measure stack-nested (uprobe)", measure(up, ufrom, uto, "stack-nested"), up),
+    ("jq -c . (uprobe)", ["jq", "-c", ".", up], up),
+    ("jq -c . (syscall)", ["jq", "-c", ".", sc], sc),
+    ("wc -l (uprobe)", ["wc", "-l", up], up),
+    ("wc -l (syscall)", ["wc", "-l", sc], sc),
+]
+
+
+def run_once(argv):
+    with open(os.devnull, "wb") as null:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(argv, stdout=null, stderr=subprocess.PIPE)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        err = p.stderr.read().decode(errors="replace")
+        p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        sys.exit("bench_decode: %s failed (%d): %s" % (" ".join(argv[:4]), p.returncode, err))
+    return wall, ru.ru_maxrss * 1024
+
+
+res = {}
+for name, argv, path in cases:
+    walls, rss = [], []
+    for _ in range(runs):
+        w, r = run_once(argv)
+        walls.append(w)
+        rss.append(r)
+    res[name] = (statistics.median(walls), statistics.median(rss), os.path.getsize(path))
+
+print("\n%-32s %10s %14s %10s %14s" % ("median of %d runs" % runs, "seconds", "events/s",
+                                       "MB/s", "peak RSS B/ev"))
+for name, (wall, rss, size) in res.items():
+    print("%-32s %10.3f %14.0f %10.1f %14.1f" % (name, wall, events / wall, size / wall / 1e6,
+                                               rss / events))
+
+
+def ratio(a, b):
+    return res[b][0] / res[a][0]
+
+
+print("\nratios (throughput, ours / theirs)")
+for ours, kind in (("decode uprobe", "uprobe"), ("decode syscall", "syscall"),
+                   ("measure exact (syscall)", "syscall"),
+                   ("measure first-after (uprobe)", "uprobe")):
+    print("  %-30s / jq: %6.2fx   / wc -l: %5.3fx" % (
+        ours, ratio(ours, "jq -c . (%s)" % kind), ratio(ours, "wc -l (%s)" % kind)))
+
+ex = res["measure exact (syscall)"]
+goals = [
+    ("decode + exact correlation >= 2,000,000 events/s", events / ex[0] >= 2e6,
+     "%.0f events/s" % (events / ex[0])),
+    ("decode >= 3x faster than jq parsing", ratio("decode uprobe", "jq -c . (uprobe)") >= 3
+     and ratio("decode syscall", "jq -c . (syscall)") >= 3,
+     "%.1fx / %.1fx" % (ratio("decode uprobe", "jq -c . (uprobe)"),
+                        ratio("decode syscall", "jq -c . (syscall)"))),
+    ("peak RSS < 300 bytes per retained event",
+     max(res["decode uprobe"][1], res["decode syscall"][1], ex[1]) / events < 300,
+     "decode %.0f / %.0f, measure exact %.0f B/event" % (
+         res["decode uprobe"][1] / events, res["decode syscall"][1] / events, ex[1] / events)),
+]
+print("\ngoals")
+for text, ok, got in goals:
+    print("  [%s] %s (%s)" % ("met" if ok else "MISSED", text, got))
+EOF
