@@ -32,7 +32,7 @@ static const char *const sim_ops_names[] = { "sim.matmul",  "sim.conv",    "sim.
 struct sim_core {
 	bool armed;
 	bool fail_arm, fail_harvest;
-	uint8_t buf[SIM_BUF];
+	uint8_t buf[SIM_BUF] __attribute__((aligned(8)));
 	size_t len;
 	struct xpl_sim_stats st;
 };
