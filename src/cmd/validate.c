@@ -105,6 +105,7 @@ int cmd_validate(const struct xp_cli *cli)
 		rc = inventory(cli, &t, &err);
 		if (rc < 0)
 			goto fail;
+		xp_error_clear(&err);
 		return rc;
 	}
 	rc = xp_selector_parse(cli->from, &from, &err);
@@ -125,6 +126,7 @@ int cmd_validate(const struct xp_cli *cli)
 	if (rc)
 		goto fail;
 	code = xp_cli_emit(cli, pair_json, pair_human, &v);
+	xp_error_clear(&err);
 	xp_validation_free(&v);
 	xp_selector_free(&from);
 	xp_selector_free(&to);

@@ -88,8 +88,8 @@ static void suggest(const char *dir, const char *want, const char *prefix, struc
 		xp_error_hint(err, "close match: tracepoint:%s%s", prefix, best[i].name);
 }
 
-int xp_tracefs_check(const char *category, const char *name, uint64_t *id,
-		     struct xp_error *err)
+static int tracefs_check(const char *category, const char *name, uint64_t *id,
+			 struct xp_error *err)
 {
 	const char *root = xp_tracefs_root();
 	char path[4400], *text = NULL, *nl;
@@ -158,4 +158,18 @@ int xp_tracefs_check(const char *category, const char *name, uint64_t *id,
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "malformed tracepoint id in %s",
 				    path);
 	return 0;
+}
+
+int xp_tracefs_check(const char *category, const char *name, uint64_t *id,
+		     struct xp_error *uerr)
+{
+	/* details are gathered on the way; they reach @uerr only on failure */
+	struct xp_error le = { 0 };
+	int rc = tracefs_check(category, name, id, &le);
+
+	if (rc)
+		xp_error_move(uerr, &le);
+	else
+		xp_error_clear(&le);
+	return rc;
 }

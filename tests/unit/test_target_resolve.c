@@ -83,7 +83,12 @@ static void test_pie_and_nopie(const char *fixture, enum xp_object_kind kind)
 		CHECK(r.symbol_demangled == NULL);
 		CHECK(r.has_symbol && r.symbol_size == 18);
 		CHECK(r.build_id && strlen(r.build_id) == 40);
-		CHECK(realpath(bin, NULL) && strcmp(r.binary_path, realpath(bin, NULL)) == 0);
+		{
+			char *real = realpath(bin, NULL);
+
+			CHECK(real && strcmp(r.binary_path, real) == 0);
+			free(real);
+		}
 		CHECK_EQ_U64(r.runtime_address - r.mapping.start_address + r.mapping.file_offset,
 			     r.file_offset);
 		if (kind == XP_OBJ_EXECUTABLE)
