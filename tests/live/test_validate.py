@@ -614,3 +614,46 @@ def test_human_summary(xprobe, funcs):
 def test_json_stderr_is_empty(xprobe, funcs):
     r = validate(xprobe, funcs.pid, "syscall:read:entry", "syscall:read:exit", "exact")
     assert r.rc == 0 and r.stderr == ""
+
+
+# ---- other namespaces -------------------------------------------------------------------
+
+
+def test_target_in_another_mount_namespace(xprobe, tmp_path):
+    """The binary exists only inside the target's mount namespace (a
+    private tmpfs): resolution goes through /proc/<pid>/root and reports
+    the target-side path."""
+    d = tmp_path / "nsdir"
+    d.mkdir()
+    script = "mount -t tmpfs none %s && cp %s %s/ && exec %s/target_funcs" % (
+        d, fx("target_funcs"), d, d)
+    with Target(["unshare", "--mount", "--propagation", "private", "sh", "-c", script]) as t:
+        exe = str(d / "target_funcs")
+        assert not os.path.exists(exe)  # not visible from here
+        r = validate(xprobe, t.pid, up(exe, "fx_add"), up(exe, "fx_add", True), "stack-nested")
+        assert r.rc == 0 and r.doc["valid"], r
+        h = r.doc["start"]["host"]
+        assert h["binary_path"] == exe
+        assert h["runtime_address"] == t.addrs["fx_add"]
+        assert h["object_kind"] == "position_independent_executable"
+
+
+def test_target_in_another_pid_namespace(xprobe):
+    script = "exec %s" % fx("target_funcs")
+    with Target(["unshare", "--pid", "--fork", "--kill-child", "--mount-proc", "sh", "-c",
+                 script]) as t:
+        # the fixture printed its own (namespace) pid; find its host pid
+        inner = int([l.split()[1] for l in t.lines if l.startswith("pid ")][0])
+        with open("/proc/%d/task/%d/children" % (t.pid, t.pid)) as f:
+            host_pid = int(f.read().split()[0])
+        assert inner == 1
+        exe = canonical(fx("target_funcs"))
+        r = validate(xprobe, host_pid, up(exe, "fx_add"), "syscall:read:exit", "first-after")
+        assert r.rc == 0 and r.doc["valid"], r
+        assert r.doc["target"]["pid"] == host_pid
+        assert r.doc["start"]["host"]["runtime_address"] == t.addrs["fx_add"]
+        r = xprobe.run("validate", "--pid", host_pid, "--cpu-sample")
+        assert r.doc["inventory"]["python"]["perf_map_path"] == "/tmp/perf-1.map"
+        r = xprobe.run("validate", "--pid", host_pid, "--syscall-aggregate")
+        ns = r.doc["inventory"]["namespace"]
+        assert ns["same_pid_namespace"] is False and ns["namespace_pid"] == 1
