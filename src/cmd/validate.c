@@ -55,10 +55,12 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 
 	if (cli->from || cli->to || cli->match) {
 		xp_error_detail_str(err, "mode", mode);
-		xp_error_hint(err, "drop --from/--to/--match, or validate the pair without %s", mode);
-		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				    "%s validation takes no event-pair selectors (--from, --to, --match)",
-				    mode);
+		xp_error_hint(err, "drop --from/--to/--match, or validate the pair without %s",
+			      mode);
+		return xp_error_set(
+			err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+			"%s validation takes no event-pair selectors (--from, --to, --match)",
+			mode);
 	}
 	if (cli->cpu_sample) {
 		struct xp_cpu_sample_check c;
@@ -117,7 +119,8 @@ int cmd_validate(const struct xp_cli *cli)
 	p = xp_policy_parse(cli->match);
 	if (p < 0) {
 		xp_error_detail_str(&err, "match_policy", cli->match);
-		xp_error_hint(&err, "use exact, first-after, nearest, stack-nested or stream-order");
+		xp_error_hint(&err,
+			      "use exact, first-after, nearest, stack-nested or stream-order");
 		rc = xp_error_set(&err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
 				  "invalid correlation policy \"%s\"", cli->match);
 		goto fail;

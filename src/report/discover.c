@@ -60,7 +60,8 @@ void xp_render_discovery_human(FILE *out, const struct xp_discovery *d)
 	for (i = 0; i < d->n; i++) {
 		const struct xp_candidate *c = &d->v[i];
 
-		fprintf(out, "  pid %u (parent %u) %s", c->target.pid, c->parent_pid, c->executable);
+		fprintf(out, "  pid %u (parent %u) %s", c->target.pid, c->parent_pid,
+			c->executable);
 		for (j = 0; j < c->ngpu_uuids; j++)
 			fprintf(out, "%s%s", j ? ", " : " on ", c->gpu_uuids[j]);
 		fprintf(out, "\n");

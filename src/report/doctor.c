@@ -82,7 +82,8 @@ void xp_render_doctor_human(FILE *out, const struct xp_doctor *d)
 		d->env.kernel_release, d->env.architecture, d->env.effective_uid,
 		d->env.has_container ? ", container " : "",
 		d->env.has_container ? d->env.container : "");
-	fprintf(out, "capabilities: uprobe %s, tracepoint %s, usdt %s, cpu sampling %s, CUDA %s, injection %s\n",
+	fprintf(out,
+		"capabilities: uprobe %s, tracepoint %s, usdt %s, cpu sampling %s, CUDA %s, injection %s\n",
 		d->caps.uprobe ? "yes" : "no", d->caps.tracepoint ? "yes" : "no",
 		d->caps.usdt ? "yes" : "no", d->caps.cpu_sampling ? "yes" : "no",
 		d->caps.cuda_callback ? "yes" : "no", d->caps.runtime_injection ? "yes" : "no");

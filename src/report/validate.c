@@ -80,8 +80,8 @@ static void render_usdt(struct xpc_json *w, const struct xp_usdt_marker *m)
 
 static bool cuda_kind(const struct xp_selector *s)
 {
-	return s->kind == XP_SEL_CUDA_API || s->kind == XP_SEL_KERNEL ||
-	       s->kind == XP_SEL_MEMCPY || s->kind == XP_SEL_MEMSET || s->kind == XP_SEL_NVTX;
+	return s->kind == XP_SEL_CUDA_API || s->kind == XP_SEL_KERNEL || s->kind == XP_SEL_MEMCPY ||
+	       s->kind == XP_SEL_MEMSET || s->kind == XP_SEL_NVTX;
 }
 
 static void render_endpoint(struct xpc_json *w, const char *key, const struct xp_target *t,
@@ -103,10 +103,12 @@ static void render_endpoint(struct xpc_json *w, const char *key, const struct xp
 	if (s->kind == XP_SEL_SYSCALL || s->kind == XP_SEL_TRACEPOINT) {
 		xpc_json_obj_begin(w);
 		xpc_json_kstr(w, "event_type", xp_event_type_name(s->event_type));
-		xpc_json_kstr(w, "probe_kind", s->kind == XP_SEL_SYSCALL ? "syscall" : "tracepoint");
+		xpc_json_kstr(w, "probe_kind",
+			      s->kind == XP_SEL_SYSCALL ? "syscall" : "tracepoint");
 		xpc_json_kstr(w, "category", s->kind == XP_SEL_SYSCALL ? "syscalls" : s->category);
 		xpc_json_kstr(w, "name", s->name);
-		xpc_json_kopt_u64(w, "syscall_number", s->kind == XP_SEL_SYSCALL && s->syscall_nr >= 0,
+		xpc_json_kopt_u64(w, "syscall_number",
+				  s->kind == XP_SEL_SYSCALL && s->syscall_nr >= 0,
 				  (uint64_t)s->syscall_nr);
 		xpc_json_kopt_u64(w, "tracepoint_id", ep->has_tracepoint_id, ep->tracepoint_id);
 		xpc_json_obj_end(w);
@@ -205,25 +207,31 @@ static void human_endpoint(FILE *out, const char *label, const struct xp_endpoin
 	if (ep->has_probe) {
 		const struct xp_resolved_probe *p = &ep->probe;
 
-		fprintf(out, "       %s %s in %s (%s): file offset 0x%" PRIx64
-			     ", runtime address 0x%" PRIx64 "\n",
+		fprintf(out,
+			"       %s %s in %s (%s): file offset 0x%" PRIx64
+			", runtime address 0x%" PRIx64 "\n",
 			p->is_return ? "uretprobe" : "uprobe",
-			p->symbol_demangled ? p->symbol_demangled : p->symbol ? p->symbol : "(offset)",
+			p->symbol_demangled ? p->symbol_demangled :
+			p->symbol	    ? p->symbol :
+					      "(offset)",
 			p->binary_path, xp_object_kind_name(p->object_kind), p->file_offset,
 			p->runtime_address);
 	} else if (ep->has_usdt) {
-		fprintf(out, "       usdt %s:%s in %s: file offset 0x%" PRIx64
-			     ", runtime address 0x%" PRIx64 "%s\n",
-			ep->usdt.provider, ep->usdt.name, ep->usdt.binary_path, ep->usdt.file_offset,
-			ep->usdt.runtime_address, ep->usdt.semaphore_address ? " (semaphore)" : "");
+		fprintf(out,
+			"       usdt %s:%s in %s: file offset 0x%" PRIx64
+			", runtime address 0x%" PRIx64 "%s\n",
+			ep->usdt.provider, ep->usdt.name, ep->usdt.binary_path,
+			ep->usdt.file_offset, ep->usdt.runtime_address,
+			ep->usdt.semaphore_address ? " (semaphore)" : "");
 	} else if (s->kind == XP_SEL_SYSCALL) {
 		fprintf(out, "       syscall %s (x86_64 number %d), raw tracepoint\n", s->name,
 			s->syscall_nr);
 	} else if (s->kind == XP_SEL_TRACEPOINT) {
-		fprintf(out, "       tracepoint %s:%s (tracefs id %" PRIu64 ")\n", s->category, s->name,
-			ep->tracepoint_id);
+		fprintf(out, "       tracepoint %s:%s (tracefs id %" PRIu64 ")\n", s->category,
+			s->name, ep->tracepoint_id);
 	} else {
-		fprintf(out, "       CUDA endpoint%s\n", ep->collectable ? "" : ", not collected by this build");
+		fprintf(out, "       CUDA endpoint%s\n",
+			ep->collectable ? "" : ", not collected by this build");
 	}
 }
 
@@ -231,8 +239,8 @@ void xp_render_validation_human(FILE *out, const struct xp_validation *v)
 {
 	size_t i;
 
-	fprintf(out, "%s: pid %u (start time %" PRIu64 ")\n",
-		v->nissues ? "NOT VALID" : "valid", v->target.pid, v->target.start_time);
+	fprintf(out, "%s: pid %u (start time %" PRIu64 ")\n", v->nissues ? "NOT VALID" : "valid",
+		v->target.pid, v->target.start_time);
 	human_endpoint(out, "start", &v->start);
 	human_endpoint(out, "end", &v->end);
 	fprintf(out, "policy %s; recommended %s (%s); compatible:", xp_policy_kebab(v->policy),
@@ -245,7 +253,8 @@ void xp_render_validation_human(FILE *out, const struct xp_validation *v)
 		xp_agent_activation_name(v->activation),
 		v->target_mutation ? " (the target will be modified)" : "");
 	for (i = 0; i < v->nissues; i++)
-		fprintf(out, "issue %s: %s\n", xprobe_errname(v->issues[i].code), v->issues[i].message);
+		fprintf(out, "issue %s: %s\n", xprobe_errname(v->issues[i].code),
+			v->issues[i].message);
 	for (i = 0; i < v->warnings.n; i++)
 		fprintf(out, "warning %s: %s\n", v->warnings.v[i].code, v->warnings.v[i].message);
 }
@@ -314,7 +323,8 @@ void xp_render_cpu_sample_check_human(FILE *out, const struct xp_cpu_sample_chec
 		c->python_binary[0] ? " in " : "", c->python_binary, c->perf_map_path,
 		c->perf_map_present ? "present" : "absent");
 	for (i = 0; i < c->nissues; i++)
-		fprintf(out, "issue %s: %s\n", xprobe_errname(c->issues[i].code), c->issues[i].message);
+		fprintf(out, "issue %s: %s\n", xprobe_errname(c->issues[i].code),
+			c->issues[i].message);
 	for (i = 0; i < c->warnings.n; i++)
 		fprintf(out, "warning %s: %s\n", c->warnings.v[i].code, c->warnings.v[i].message);
 }
@@ -372,7 +382,8 @@ void xp_render_syscall_agg_check_human(FILE *out, const struct xp_syscall_agg_ch
 	fprintf(out, "bpf: %s; %s; %s\n", c->probe.map_create.detail, c->probe.prog_load.detail,
 		c->probe.attach.detail);
 	for (i = 0; i < c->nissues; i++)
-		fprintf(out, "issue %s: %s\n", xprobe_errname(c->issues[i].code), c->issues[i].message);
+		fprintf(out, "issue %s: %s\n", xprobe_errname(c->issues[i].code),
+			c->issues[i].message);
 	for (i = 0; i < c->warnings.n; i++)
 		fprintf(out, "warning %s: %s\n", c->warnings.v[i].code, c->warnings.v[i].message);
 }

@@ -33,8 +33,7 @@ static void step_ok(struct xp_bpf_step *s, const char *what)
 	snprintf(s->detail, sizeof(s->detail), "%s", what);
 }
 
-static int map_create(uint32_t type, uint32_t ksz, uint32_t vsz, uint32_t n,
-		      struct xp_bpf_step *s)
+static int map_create(uint32_t type, uint32_t ksz, uint32_t vsz, uint32_t n, struct xp_bpf_step *s)
 {
 	union bpf_attr a;
 	long fd;
@@ -49,7 +48,8 @@ static int map_create(uint32_t type, uint32_t ksz, uint32_t vsz, uint32_t n,
 		step_fail(s, errno, "BPF_MAP_CREATE");
 		return -1;
 	}
-	step_ok(s, type == BPF_MAP_TYPE_HASH ? "created a BPF hash map" : "created a BPF array map");
+	step_ok(s,
+		type == BPF_MAP_TYPE_HASH ? "created a BPF hash map" : "created a BPF array map");
 	return (int)fd;
 }
 
@@ -89,7 +89,10 @@ static int prog_load(const struct bpf_insn *insns, size_t n, struct xp_bpf_step 
 	return -1;
 }
 
-#define INSN(c, d, sr, o, i) { .code = (c), .dst_reg = (d), .src_reg = (sr), .off = (o), .imm = (i) }
+#define INSN(c, d, sr, o, i)                                                         \
+	{                                                                            \
+		.code = (c), .dst_reg = (d), .src_reg = (sr), .off = (o), .imm = (i) \
+	}
 
 bool xp_bpf_probe_basic(struct xp_bpf_probe *out)
 {
@@ -148,7 +151,8 @@ bool xp_bpf_probe_aggregate(unsigned max_entries, struct xp_bpf_probe *out)
 	if (lfd < 0) {
 		step_fail(&out->attach, errno, "BPF_RAW_TRACEPOINT_OPEN sys_enter");
 	} else {
-		step_ok(&out->attach, "attached and detached a raw tracepoint program on sys_enter");
+		step_ok(&out->attach,
+			"attached and detached a raw tracepoint program on sys_enter");
 		close((int)lfd);
 	}
 	close(pfd);

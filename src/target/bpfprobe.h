@@ -16,14 +16,14 @@
 /* One step of a probe: 0 = it worked, else the errno it failed with. */
 struct xp_bpf_step {
 	bool tried;
-	int err;            /* positive errno, 0 = success */
-	char detail[256];   /* what was done, or why it failed (verifier log head) */
+	int err; /* positive errno, 0 = success */
+	char detail[256]; /* what was done, or why it failed (verifier log head) */
 };
 
 struct xp_bpf_probe {
-	struct xp_bpf_step map_create;   /* BPF_MAP_CREATE (hash, u32 -> u64) */
-	struct xp_bpf_step prog_load;    /* BPF_PROG_LOAD (raw tracepoint type) */
-	struct xp_bpf_step attach;       /* BPF_RAW_TRACEPOINT_OPEN sys_enter */
+	struct xp_bpf_step map_create; /* BPF_MAP_CREATE (hash, u32 -> u64) */
+	struct xp_bpf_step prog_load; /* BPF_PROG_LOAD (raw tracepoint type) */
+	struct xp_bpf_step attach; /* BPF_RAW_TRACEPOINT_OPEN sys_enter */
 };
 
 /*

@@ -28,10 +28,10 @@
 #define XP_CUDA_MAX_MAJORS 8
 
 struct xp_cuda_mapped {
-	bool libcuda;       /* libcuda.so* mapped */
-	bool libcudart;     /* libcudart.so* mapped */
-	bool libcupti;      /* libcupti.so* mapped */
-	bool agent;         /* an xprobe Agent (libxprobe*.so*) mapped */
+	bool libcuda; /* libcuda.so* mapped */
+	bool libcudart; /* libcudart.so* mapped */
+	bool libcupti; /* libcupti.so* mapped */
+	bool agent; /* an xprobe Agent (libxprobe*.so*) mapped */
 	char agent_path[PATH_MAX];
 	int majors[XP_CUDA_MAX_MAJORS]; /* distinct, ascending */
 	size_t nmajors;

@@ -45,9 +45,9 @@ int xp_proctree_filter(uint32_t root, const uint32_t *cands, size_t n, xp_ppid_f
 struct xp_candidate {
 	struct xp_target target;
 	uint32_t parent_pid;
-	char *executable;       /* owned */
+	char *executable; /* owned */
 	struct xp_argv argv;
-	char **gpu_uuids;       /* owned, sorted, unique */
+	char **gpu_uuids; /* owned, sorted, unique */
 	size_t ngpu_uuids;
 };
 
@@ -56,13 +56,12 @@ struct xp_discovery {
 	uint64_t limit;
 	uint64_t total_candidates;
 	bool truncated;
-	struct xp_candidate *v;  /* sorted by pid, at most limit */
+	struct xp_candidate *v; /* sorted by pid, at most limit */
 	size_t n;
 	struct xp_warnings warnings;
 };
 
-int xp_discover(uint32_t root_pid, uint64_t limit, struct xp_discovery *out,
-		struct xp_error *err);
+int xp_discover(uint32_t root_pid, uint64_t limit, struct xp_discovery *out, struct xp_error *err);
 void xp_discovery_free(struct xp_discovery *d);
 
 #endif /* XP_TARGET_DISCOVER_H */

@@ -49,9 +49,20 @@ const char *xp_check_status_name(enum xp_check_status s)
 const char *xp_check_name(enum xp_check_id id)
 {
 	static const char *const names[XP_CHK__COUNT] = {
-		"btf", "ebpf_permissions", "kernel_lockdown", "perf_event_paranoid",
-		"ptrace_scope", "nvidia_driver", "cuda_driver", "cuda_toolkit", "cupti",
-		"bpf_probe", "perf_event_open", "unprivileged_bpf", "tracefs", "nvml",
+		"btf",
+		"ebpf_permissions",
+		"kernel_lockdown",
+		"perf_event_paranoid",
+		"ptrace_scope",
+		"nvidia_driver",
+		"cuda_driver",
+		"cuda_toolkit",
+		"cupti",
+		"bpf_probe",
+		"perf_event_open",
+		"unprivileged_bpf",
+		"tracefs",
+		"nvml",
 	};
 
 	return id < XP_CHK__COUNT ? names[id] : "unknown";
@@ -146,7 +157,8 @@ static void set_container(struct xp_doctor *d, const char *name)
 
 void xp_detect_container(const char *root, struct xp_doctor *d)
 {
-	static const char *const markers[] = { "kubepods", "containerd", "docker", "lxc", "libpod" };
+	static const char *const markers[] = { "kubepods", "containerd", "docker", "lxc",
+					       "libpod" };
 	char path[512], *text;
 	struct stat st;
 	size_t len, i;
@@ -223,12 +235,13 @@ bool xp_host_ebpf_capable(char *why, size_t size)
 
 	if (xp_proc_status_read(0, &st) || !st.has_cap_eff)
 		st.cap_eff = 0;
-	priv = geteuid() == 0 || (xp_cap_has(st.cap_eff, XP_CAP_BPF) &&
-				  xp_cap_has(st.cap_eff, XP_CAP_PERFMON)) ||
+	priv = geteuid() == 0 ||
+	       (xp_cap_has(st.cap_eff, XP_CAP_BPF) && xp_cap_has(st.cap_eff, XP_CAP_PERFMON)) ||
 	       xp_cap_has(st.cap_eff, XP_CAP_SYS_ADMIN);
 	if (!priv) {
 		if (why)
-			snprintf(why, size, "requires root, CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN");
+			snprintf(why, size,
+				 "requires root, CAP_BPF + CAP_PERFMON, or CAP_SYS_ADMIN");
 		return false;
 	}
 	xp_check_lockdown(LOCKDOWN_PATH, &lock);
@@ -246,7 +259,8 @@ static void check_ebpf_permissions(struct xp_doctor *d)
 {
 	uint64_t c = d->env.cap_eff;
 
-	if (d->env.effective_uid == 0 || (xp_cap_has(c, XP_CAP_BPF) && xp_cap_has(c, XP_CAP_PERFMON)) ||
+	if (d->env.effective_uid == 0 ||
+	    (xp_cap_has(c, XP_CAP_BPF) && xp_cap_has(c, XP_CAP_PERFMON)) ||
 	    xp_cap_has(c, XP_CAP_SYS_ADMIN))
 		set(&d->checks[XP_CHK_EBPF_PERMISSIONS], XP_CHECK_AVAILABLE,
 		    "effective BPF and perf privileges (euid %u, CapEff 0x%016llx)",
@@ -269,8 +283,9 @@ static void check_bpf_probe(struct xp_doctor *d)
 	{
 		const struct xp_bpf_step *s = p.map_create.err ? &p.map_create : &p.prog_load;
 
-		set(c, s->err == EPERM || s->err == EACCES ? XP_CHECK_RESTRICTED :
-							     XP_CHECK_UNAVAILABLE,
+		set(c,
+		    s->err == EPERM || s->err == EACCES ? XP_CHECK_RESTRICTED :
+							  XP_CHECK_UNAVAILABLE,
 		    "%s", s->detail);
 	}
 }
@@ -309,8 +324,7 @@ static void check_unprivileged_bpf(struct xp_doctor *d)
 		char v[64];
 
 		snprintf(v, sizeof(v), "%s", c->detail);
-		set(c, XP_CHECK_RESTRICTED,
-		    "%s: only privileged processes may use bpf(2)%s", v,
+		set(c, XP_CHECK_RESTRICTED, "%s: only privileged processes may use bpf(2)%s", v,
 		    d->checks[XP_CHK_EBPF_PERMISSIONS].status == XP_CHECK_AVAILABLE ?
 			    " (xprobe is privileged)" :
 			    "");
@@ -347,8 +361,9 @@ static void check_nvidia(struct xp_doctor *d)
 		else
 			set(nv, XP_CHECK_AVAILABLE, "%s initialized", xp_nvml_path(n));
 	} else {
-		set(nv, err.code == XPROBE_E_PERMISSION_DENIED ? XP_CHECK_RESTRICTED :
-								 XP_CHECK_UNAVAILABLE,
+		set(nv,
+		    err.code == XPROBE_E_PERMISSION_DENIED ? XP_CHECK_RESTRICTED :
+							     XP_CHECK_UNAVAILABLE,
 		    "%s", err.message);
 	}
 	xp_error_clear(&err);
@@ -391,7 +406,8 @@ static void check_cuda_driver(struct xp_doctor *d)
 		set(&d->checks[XP_CHK_CUDA_DRIVER], XP_CHECK_UNAVAILABLE,
 		    "libcuda.so not found in the dynamic linker cache");
 	else if (d->checks[XP_CHK_NVIDIA_DRIVER].status == XP_CHECK_AVAILABLE)
-		set(&d->checks[XP_CHK_CUDA_DRIVER], XP_CHECK_AVAILABLE, "libcuda.so found: %s", path);
+		set(&d->checks[XP_CHK_CUDA_DRIVER], XP_CHECK_AVAILABLE, "libcuda.so found: %s",
+		    path);
 	else
 		set(&d->checks[XP_CHK_CUDA_DRIVER], XP_CHECK_RESTRICTED,
 		    "libcuda.so found (%s), but the NVIDIA runtime is unavailable", path);
@@ -473,8 +489,8 @@ static void check_cuda_toolkit(struct xp_doctor *d)
 			const char *v = c ? strstr(c, "\"version\"") : NULL;
 
 			if (v && (v = strchr(v + 9, '"')))
-				snprintf(version, sizeof(version), "%.*s", (int)strcspn(v + 1, "\""),
-					 v + 1);
+				snprintf(version, sizeof(version), "%.*s",
+					 (int)strcspn(v + 1, "\""), v + 1);
 			free(text);
 		}
 		snprintf(p, sizeof(p), "%s/include/cuda.h", root);
@@ -487,8 +503,8 @@ static void check_cuda_toolkit(struct xp_doctor *d)
 		set(&d->checks[XP_CHK_CUDA_TOOLKIT], XP_CHECK_AVAILABLE, "CUDA %s at %s (nvcc %s)",
 		    version, root, nvcc);
 	else
-		set(&d->checks[XP_CHK_CUDA_TOOLKIT], XP_CHECK_AVAILABLE, "nvcc %s (version unknown)",
-		    nvcc);
+		set(&d->checks[XP_CHK_CUDA_TOOLKIT], XP_CHECK_AVAILABLE,
+		    "nvcc %s (version unknown)", nvcc);
 }
 
 static void check_cupti(struct xp_doctor *d)
@@ -605,16 +621,18 @@ int xp_doctor_run(struct xp_doctor *d, struct xp_error *err)
 				"The NVIDIA driver is unavailable from this execution environment.",
 				NULL);
 	if (c[XP_CHK_CUPTI].status != XP_CHECK_AVAILABLE)
-		xp_warnings_add(&d->warnings, "CUPTI_NOT_AVAILABLE",
-				"CUPTI was not found in the dynamic linker cache or CUDA installation.",
-				NULL);
+		xp_warnings_add(
+			&d->warnings, "CUPTI_NOT_AVAILABLE",
+			"CUPTI was not found in the dynamic linker cache or CUDA installation.",
+			NULL);
 	if (c[XP_CHK_KERNEL_LOCKDOWN].status == XP_CHECK_RESTRICTED)
 		xp_warnings_add(&d->warnings, "KERNEL_LOCKDOWN",
 				"Kernel lockdown may prevent probe attachment.", NULL);
 	if (c[XP_CHK_TRACEFS].status != XP_CHECK_AVAILABLE)
-		xp_warnings_add(&d->warnings, "TRACEFS_NOT_MOUNTED",
-				"tracefs is not mounted; tracepoint:<category>:<name> selectors cannot be resolved.",
-				"{\"hint\":\"" XP_TRACEFS_MOUNT_HINT "\"}");
+		xp_warnings_add(
+			&d->warnings, "TRACEFS_NOT_MOUNTED",
+			"tracefs is not mounted; tracepoint:<category>:<name> selectors cannot be resolved.",
+			"{\"hint\":\"" XP_TRACEFS_MOUNT_HINT "\"}");
 	return 0;
 }
 

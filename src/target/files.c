@@ -134,8 +134,7 @@ int xp_target_fs_access(struct xp_target_fs *fs, const struct xp_map_entry *m, c
 	return seen;
 }
 
-int xp_target_fs_kind(struct xp_target_fs *fs, int fd, uint16_t e_type,
-		      enum xp_object_kind *kind)
+int xp_target_fs_kind(struct xp_target_fs *fs, int fd, uint16_t e_type, enum xp_object_kind *kind)
 {
 	struct stat st;
 

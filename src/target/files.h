@@ -30,11 +30,11 @@
 
 struct xp_target_fs {
 	const struct xp_target *t;
-	int root_fd;          /* O_PATH /proc/<pid>/root */
-	bool same_root;       /* the target's root and mount ns are ours */
+	int root_fd; /* O_PATH /proc/<pid>/root */
+	bool same_root; /* the target's root and mount ns are ours */
 	bool same_mntns;
 	bool has_exe;
-	dev_t exe_dev;        /* /proc/<pid>/exe's file */
+	dev_t exe_dev; /* /proc/<pid>/exe's file */
 	ino_t exe_ino;
 };
 
@@ -54,7 +54,6 @@ int xp_target_fs_access(struct xp_target_fs *fs, const struct xp_map_entry *m, c
 
 /* The object kind of an opened ELF file (fd) of type @e_type.  -EINVAL
  * for an ELF type that cannot be probed (relocatable, core). */
-int xp_target_fs_kind(struct xp_target_fs *fs, int fd, uint16_t e_type,
-		      enum xp_object_kind *kind);
+int xp_target_fs_kind(struct xp_target_fs *fs, int fd, uint16_t e_type, enum xp_object_kind *kind);
 
 #endif /* XP_TARGET_FILES_H */

@@ -13,8 +13,7 @@
 #include "procfs.h"
 #include "resolve.h"
 
-int xp_target_namespaces(const struct xp_target *t, struct xp_target_ns *out,
-			 struct xp_error *err)
+int xp_target_namespaces(const struct xp_target *t, struct xp_target_ns *out, struct xp_error *err)
 {
 	struct xp_proc_status status;
 	struct stat tp, sp, tm, sm;

@@ -59,18 +59,20 @@ static int nvml_fail(struct xp_nvml *n, const char *call, int rc, struct xp_erro
 		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true, "NVML %s: %s", call,
 				    errstr(n, rc));
 	}
-	xp_error_hint(err, "run xprobe doctor: checks.nvidia_driver and checks.nvml show the driver state");
+	xp_error_hint(
+		err,
+		"run xprobe doctor: checks.nvidia_driver and checks.nvml show the driver state");
 	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true, "NVML %s failed: %s", call,
 			    errstr(n, rc));
 }
 
-#define SYM(field, name)                                                          \
-	do {                                                                      \
-		*(void **)&n->field = dlsym(n->handle, name);                     \
-		if (!n->field && required) {                                      \
-			missing = name;                                           \
-			goto fail;                                                \
-		}                                                                 \
+#define SYM(field, name)                                      \
+	do {                                                  \
+		*(void **)&n->field = dlsym(n->handle, name); \
+		if (!n->field && required) {                  \
+			missing = name;                       \
+			goto fail;                            \
+		}                                             \
 	} while (0)
 
 int xp_nvml_open(struct xp_nvml **out, struct xp_error *err)
@@ -93,9 +95,14 @@ int xp_nvml_open(struct xp_nvml **out, struct xp_error *err)
 
 		xp_error_detail_str(err, "nvml_library", lib);
 		xp_error_detail_str(err, "dlerror", why ? why : "");
-		xp_error_hint(err, "NVML comes with the NVIDIA driver; install it or run where the GPU driver is visible");
-		xp_error_hint(err, "run xprobe doctor to see the NVIDIA driver, CUDA and CUPTI checks");
-		xp_error_hint(err, "if you already know the worker PID, run xprobe validate --pid <PID> directly");
+		xp_error_hint(
+			err,
+			"NVML comes with the NVIDIA driver; install it or run where the GPU driver is visible");
+		xp_error_hint(err,
+			      "run xprobe doctor to see the NVIDIA driver, CUDA and CUPTI checks");
+		xp_error_hint(
+			err,
+			"if you already know the worker PID, run xprobe validate --pid <PID> directly");
 		free(n);
 		return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
 				    "NVML is not available: %s cannot be loaded", lib);
@@ -131,8 +138,8 @@ fail:
 	xp_error_hint(err, "the NVIDIA driver is too old for xprobe's NVML calls; update it");
 	dlclose(n->handle);
 	free(n);
-	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
-			    "NVML library %s lacks %s", lib, missing);
+	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true, "NVML library %s lacks %s",
+			    lib, missing);
 }
 
 void xp_nvml_close(struct xp_nvml *n)
@@ -224,7 +231,8 @@ int xp_nvml_compute_procs(struct xp_nvml *n, struct xp_gpu_proc **out, size_t *c
 				if (!nvp) {
 					free(procs);
 					free(v);
-					return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+					return xp_error_set(err, XPROBE_E_INTERNAL, false,
+							    "out of memory");
 				}
 				v = nvp;
 				cap = ncap;

@@ -85,17 +85,18 @@ int xp_proc_fail(const struct xp_target *t, const char *what, int rc, struct xp_
 				    t->pid, what);
 	if (rc == -EACCES || rc == -EPERM) {
 		xp_error_detail_str(err, "path", what);
-		xp_error_hint(err, "run xprobe as root, or with CAP_SYS_PTRACE and the target's uid");
+		xp_error_hint(err,
+			      "run xprobe as root, or with CAP_SYS_PTRACE and the target's uid");
 		xp_error_hint(err, "check kernel.yama.ptrace_scope (xprobe doctor shows it)");
 		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
 				    "permission denied reading /proc/%u/%s", t->pid, what);
 	}
 	if (rc == -EINVAL)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false, "malformed /proc/%u/%s",
-				    t->pid, what);
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "malformed /proc/%u/%s", t->pid,
+				    what);
 	xp_error_detail_str(err, "errno", strerror(-rc));
-	return xp_error_set(err, XPROBE_E_INTERNAL, false, "failed to read /proc/%u/%s: %s",
-			    t->pid, what, strerror(-rc));
+	return xp_error_set(err, XPROBE_E_INTERNAL, false, "failed to read /proc/%u/%s: %s", t->pid,
+			    what, strerror(-rc));
 }
 
 /* ---- maps ---------------------------------------------------------------- */

@@ -41,22 +41,22 @@ int xp_read_file(const char *path, size_t max, char **out, size_t *len);
 int xp_proc_fail(const struct xp_target *t, const char *what, int rc, struct xp_error *err);
 
 struct xp_map_entry {
-	uint64_t start;     /* first address */
-	uint64_t end;       /* one past the last address */
-	uint64_t offset;    /* file offset of start */
-	uint64_t inode;     /* 0 for anonymous mappings */
+	uint64_t start; /* first address */
+	uint64_t end; /* one past the last address */
+	uint64_t offset; /* file offset of start */
+	uint64_t inode; /* 0 for anonymous mappings */
 	uint32_t dev_major;
 	uint32_t dev_minor;
-	char perms[5];      /* "r-xp" */
-	bool deleted;       /* the path ended in " (deleted)" (stripped) */
-	const char *path;   /* into the maps text; NULL when anonymous;
+	char perms[5]; /* "r-xp" */
+	bool deleted; /* the path ended in " (deleted)" (stripped) */
+	const char *path; /* into the maps text; NULL when anonymous;
 			       "[heap]", "[vdso]" ... kept as written */
 };
 
 struct xp_maps {
 	struct xp_map_entry *v;
 	size_t n;
-	char *text;         /* owned storage the paths point into */
+	char *text; /* owned storage the paths point into */
 };
 
 /* True for a mapping of a file (the path starts with '/'). */
@@ -91,7 +91,7 @@ int xp_proc_exe(uint32_t pid, char **out);
 
 /* /proc/<pid>/cmdline split at NULs, empty arguments dropped. */
 struct xp_argv {
-	char **v;           /* point into buf */
+	char **v; /* point into buf */
 	size_t n;
 	char *buf;
 };
@@ -103,13 +103,13 @@ void xp_argv_free(struct xp_argv *a);
 
 /* The /proc/<pid>/status fields xprobe uses. */
 struct xp_proc_status {
-	uint32_t uid[4];       /* real, effective, saved, filesystem */
+	uint32_t uid[4]; /* real, effective, saved, filesystem */
 	bool has_uid;
-	uint64_t cap_eff;      /* CapEff, hex */
+	uint64_t cap_eff; /* CapEff, hex */
 	bool has_cap_eff;
 	uint32_t nspid[XP_NSPID_MAX]; /* NSpid: outermost first */
 	size_t n_nspid;
-	uint64_t threads;      /* Threads: */
+	uint64_t threads; /* Threads: */
 	bool has_threads;
 };
 int xp_status_parse(const char *text, struct xp_proc_status *out);

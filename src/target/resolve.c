@@ -103,8 +103,10 @@ static void list_mapped(const struct xp_maps *maps, const char *binary, struct x
 			break;
 		}
 	}
-	xp_error_hint(err, "use the canonical path of a mapped object (details.mapped_objects lists %zu of %zu)",
-		      shown, k);
+	xp_error_hint(
+		err,
+		"use the canonical path of a mapped object (details.mapped_objects lists %zu of %zu)",
+		shown, k);
 	free(names);
 	free(idx);
 }
@@ -162,9 +164,10 @@ static int find_binary(struct xp_target_fs *fs, const struct xp_maps *maps, cons
 		xp_target_detail(err, t);
 		list_mapped(maps, binary, err);
 		if (rc)
-			return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
-					    "%s does not exist in the target's filesystem and is not mapped by process %u",
-					    binary, t->pid);
+			return xp_error_set(
+				err, XPROBE_E_BINARY_NOT_MAPPED, true,
+				"%s does not exist in the target's filesystem and is not mapped by process %u",
+				binary, t->pid);
 		return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
 				    "%s is not mapped by process %u", binary, t->pid);
 	}
@@ -245,14 +248,17 @@ static int symbol_not_found(struct xp_elf *elf, const struct xp_selector *sel,
 			      cxx ? "symbol=" : "", close[i], sel->is_end ? "return" : "entry");
 	}
 	if (stripped)
-		xp_error_hint(err, "%s has no .symtab (stripped); only exported .dynsym functions are visible",
-			      binary_path);
+		xp_error_hint(
+			err,
+			"%s has no .symtab (stripped); only exported .dynsym functions are visible",
+			binary_path);
 	if (!n)
-		xp_error_hint(err, "list the functions with: readelf -Ws --demangle %s", binary_path);
+		xp_error_hint(err, "list the functions with: readelf -Ws --demangle %s",
+			      binary_path);
 	for (i = 0; i < n; i++)
 		free(close[i]);
-	return xp_error_set(err, XPROBE_E_SYMBOL_NOT_FOUND, true,
-			    "function %s was not found in %s", sel->symbol, binary_path);
+	return xp_error_set(err, XPROBE_E_SYMBOL_NOT_FOUND, true, "function %s was not found in %s",
+			    sel->symbol, binary_path);
 }
 
 int xp_resolve_binary(const struct xp_target *t, const char *binary, char **binary_path,
@@ -278,13 +284,12 @@ int xp_resolve_binary(const struct xp_target *t, const char *binary, char **bina
 	rc = xp_target_fs_access(&fs, &maps.v[first], access_path);
 	if (rc) {
 		xp_error_detail_str(err, "binary_path", maps.v[first].path);
-		rc = rc == -EACCES ?
-			     xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
-					  "permission denied opening %s of process %u",
-					  maps.v[first].path, t->pid) :
-			     xp_error_set(err, XPROBE_E_INTERNAL, false,
-					  "cannot open %s as process %u maps it", maps.v[first].path,
-					  t->pid);
+		rc = rc == -EACCES ? xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
+						  "permission denied opening %s of process %u",
+						  maps.v[first].path, t->pid) :
+				     xp_error_set(err, XPROBE_E_INTERNAL, false,
+						  "cannot open %s as process %u maps it",
+						  maps.v[first].path, t->pid);
 		goto out;
 	}
 	*binary_path = strdup(maps.v[first].path);
@@ -355,12 +360,12 @@ int xp_resolve_uprobe(const struct xp_target *t, const struct xp_selector *sel,
 	/* 3. */
 	rc = xp_target_fs_access(&fs, file, &out->access_path);
 	if (rc) {
-		rc = rc == -EACCES ?
-			     xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
-					  "permission denied opening %s of process %u", file->path,
-					  t->pid) :
-			     xp_error_set(err, XPROBE_E_INTERNAL, false,
-					  "cannot open %s as process %u maps it", file->path, t->pid);
+		rc = rc == -EACCES ? xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
+						  "permission denied opening %s of process %u",
+						  file->path, t->pid) :
+				     xp_error_set(err, XPROBE_E_INTERNAL, false,
+						  "cannot open %s as process %u maps it",
+						  file->path, t->pid);
 		goto out;
 	}
 	rc = xp_elf_open(out->access_path, &elf);
@@ -390,11 +395,14 @@ int xp_resolve_uprobe(const struct xp_target *t, const struct xp_selector *sel,
 		off = sel->offset;
 		if (!xp_elf_offset_executable(&elf, off)) {
 			xp_error_detail_u64(err, "file_offset", off);
-			xp_error_hint(err, "a +0x offset is a file offset inside an executable PT_LOAD segment (readelf -lW %s)",
-				      file->path);
-			rc = xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-					  "file offset 0x%llx is not inside an executable segment of %s",
-					  (unsigned long long)off, file->path);
+			xp_error_hint(
+				err,
+				"a +0x offset is a file offset inside an executable PT_LOAD segment (readelf -lW %s)",
+				file->path);
+			rc = xp_error_set(
+				err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				"file offset 0x%llx is not inside an executable segment of %s",
+				(unsigned long long)off, file->path);
 			goto out;
 		}
 	} else {
@@ -411,11 +419,13 @@ int xp_resolve_uprobe(const struct xp_target *t, const struct xp_selector *sel,
 		if (ms.n > 1) {
 			xp_error_detail_str(err, "symbol", sel->symbol);
 			candidates_detail(&elf, &ms, err);
-			xp_error_hint(err, "select one address with uprobe:%s:+0x<file_offset>:%s (details.candidates)",
-				      file->path, sel->is_end ? "return" : "entry");
+			xp_error_hint(
+				err,
+				"select one address with uprobe:%s:+0x<file_offset>:%s (details.candidates)",
+				file->path, sel->is_end ? "return" : "entry");
 			rc = xp_error_set(err, XPROBE_E_AMBIGUOUS_TARGET, true,
-					  "%s resolves to %zu distinct addresses in %s", sel->symbol,
-					  ms.n, file->path);
+					  "%s resolves to %zu distinct addresses in %s",
+					  sel->symbol, ms.n, file->path);
 			goto out;
 		}
 		out->symbol = strdup(ms.v[0].name);
@@ -431,7 +441,8 @@ int xp_resolve_uprobe(const struct xp_target *t, const struct xp_selector *sel,
 			xp_error_detail_u64(err, "symbol_virtual_address", ms.v[0].value);
 			rc = xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 					  "%s at 0x%llx is not in a loadable segment of %s",
-					  sel->symbol, (unsigned long long)ms.v[0].value, file->path);
+					  sel->symbol, (unsigned long long)ms.v[0].value,
+					  file->path);
 			goto out;
 		}
 	}

@@ -23,9 +23,9 @@
 #include "identity.h"
 
 enum xp_object_kind {
-	XP_OBJ_EXECUTABLE = 0,           /* "executable" (ET_EXEC) */
-	XP_OBJ_PIE,                      /* "position_independent_executable" */
-	XP_OBJ_SHARED_LIBRARY,           /* "shared_library" */
+	XP_OBJ_EXECUTABLE = 0, /* "executable" (ET_EXEC) */
+	XP_OBJ_PIE, /* "position_independent_executable" */
+	XP_OBJ_SHARED_LIBRARY, /* "shared_library" */
 };
 const char *xp_object_kind_name(enum xp_object_kind k);
 
@@ -37,15 +37,15 @@ struct xp_mapping {
 
 /* A resolved uprobe/uretprobe endpoint (the reference ResolvedProbe). */
 struct xp_resolved_probe {
-	char *selector;             /* verbatim (owned) */
-	char *binary_path;          /* canonical, as the target sees it (owned) */
-	char *access_path;          /* openable by xprobe (owned) */
-	char *build_id;             /* lowercase hex of NT_GNU_BUILD_ID or NULL */
+	char *selector; /* verbatim (owned) */
+	char *binary_path; /* canonical, as the target sees it (owned) */
+	char *access_path; /* openable by xprobe (owned) */
+	char *build_id; /* lowercase hex of NT_GNU_BUILD_ID or NULL */
 	enum xp_object_kind object_kind;
-	bool is_return;             /* uretprobe */
-	char *symbol;               /* mangled ELF name; NULL for +0x selectors */
-	char *symbol_demangled;     /* NULL when not a C++ name */
-	bool has_symbol;            /* symbol_virtual_address/size valid */
+	bool is_return; /* uretprobe */
+	char *symbol; /* mangled ELF name; NULL for +0x selectors */
+	char *symbol_demangled; /* NULL when not a C++ name */
+	bool has_symbol; /* symbol_virtual_address/size valid */
 	uint64_t symbol_virtual_address;
 	uint64_t symbol_size;
 	uint64_t file_offset;
@@ -74,22 +74,22 @@ int xp_resolve_binary(const struct xp_target *t, const char *binary, char **bina
 
 /* One USDT marker (from a .note.stapsdt note). */
 struct xp_usdt_marker {
-	char *binary_path;          /* canonical (owned) */
-	char *access_path;          /* openable by xprobe (owned) */
-	char *provider;             /* "python" (owned) */
-	char *name;                 /* "gc__start" (owned) */
-	uint64_t pc;                /* note's probe address (virtual) */
-	uint64_t file_offset;       /* pc turned into a file offset */
+	char *binary_path; /* canonical (owned) */
+	char *access_path; /* openable by xprobe (owned) */
+	char *provider; /* "python" (owned) */
+	char *name; /* "gc__start" (owned) */
+	uint64_t pc; /* note's probe address (virtual) */
+	uint64_t file_offset; /* pc turned into a file offset */
 	uint64_t semaphore_address; /* virtual address, 0 = none */
-	uint64_t semaphore_offset;  /* file offset of the semaphore, 0 = none */
-	char *arguments;            /* the note's argument spec (owned) */
+	uint64_t semaphore_offset; /* file offset of the semaphore, 0 = none */
+	char *arguments; /* the note's argument spec (owned) */
 	/* added by the resolver for reports and attach checks: */
-	char *build_id;             /* lowercase hex or NULL (owned) */
+	char *build_id; /* lowercase hex or NULL (owned) */
 	enum xp_object_kind object_kind;
-	uint64_t runtime_address;   /* pc in the target's address space */
+	uint64_t runtime_address; /* pc in the target's address space */
 	uint64_t semaphore_runtime_address; /* 0 = no semaphore */
-	struct xp_mapping mapping;  /* the mapping holding file_offset */
-	uint32_t locations;         /* notes for this marker in the object
+	struct xp_mapping mapping; /* the mapping holding file_offset */
+	uint32_t locations; /* notes for this marker in the object
 				       (inlined call sites); pc is the first */
 };
 
@@ -109,8 +109,7 @@ void xp_usdt_marker_free(struct xp_usdt_marker *m);
  * command) or "tracepoint <c>:<n> does not exist"; PERMISSION_DENIED.
  * On success *id is the tracepoint id.
  */
-int xp_tracefs_check(const char *category, const char *name, uint64_t *id,
-		     struct xp_error *err);
+int xp_tracefs_check(const char *category, const char *name, uint64_t *id, struct xp_error *err);
 /*
  * The tracefs root xprobe uses: $XPROBE_TRACEFS_ROOT when set (tests
  * only: it lets a test point at an unmounted directory or a private
@@ -121,17 +120,15 @@ const char *xp_tracefs_root(void);
 bool xp_tracefs_mounted(const char *root);
 #define XP_TRACEFS_MOUNT_HINT "mount -t tracefs none /sys/kernel/tracing"
 
-
 /* The target's namespaces as needed to filter it in BPF. */
 struct xp_target_ns {
-	uint64_t pidns_dev;   /* st_dev of /proc/<pid>/ns/pid */
-	uint64_t pidns_ino;   /* st_ino of /proc/<pid>/ns/pid */
-	uint32_t ns_pid;      /* the target's PID inside its own namespace (NSpid last) */
-	bool same_pidns;      /* xprobe and the target share a PID namespace */
-	bool same_mntns;      /* ... and a mount namespace */
+	uint64_t pidns_dev; /* st_dev of /proc/<pid>/ns/pid */
+	uint64_t pidns_ino; /* st_ino of /proc/<pid>/ns/pid */
+	uint32_t ns_pid; /* the target's PID inside its own namespace (NSpid last) */
+	bool same_pidns; /* xprobe and the target share a PID namespace */
+	bool same_mntns; /* ... and a mount namespace */
 	uint64_t mntns_ino;
 };
-int xp_target_namespaces(const struct xp_target *t, struct xp_target_ns *out,
-			 struct xp_error *err);
+int xp_target_namespaces(const struct xp_target *t, struct xp_target_ns *out, struct xp_error *err);
 
 #endif /* XP_TARGET_RESOLVE_H */

@@ -88,8 +88,7 @@ static void suggest(const char *dir, const char *want, const char *prefix, struc
 		xp_error_hint(err, "close match: tracepoint:%s%s", prefix, best[i].name);
 }
 
-static int tracefs_check(const char *category, const char *name, uint64_t *id,
-			 struct xp_error *err)
+static int tracefs_check(const char *category, const char *name, uint64_t *id, struct xp_error *err)
 {
 	const char *root = xp_tracefs_root();
 	char path[4400], *text = NULL, *nl;
@@ -115,9 +114,10 @@ static int tracefs_check(const char *category, const char *name, uint64_t *id,
 		xp_error_detail_str(err, "name", name);
 		xp_error_hint(err, "mount it: %s", XP_TRACEFS_MOUNT_HINT);
 		xp_error_hint(err, "syscall:<name>:entry|exit selectors need no tracefs");
-		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				    "tracefs is not mounted at %s, so tracepoint %s:%s cannot be checked or attached",
-				    root, category, name);
+		return xp_error_set(
+			err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+			"tracefs is not mounted at %s, so tracepoint %s:%s cannot be checked or attached",
+			root, category, name);
 	}
 	snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, category, name);
 	rc = xp_read_file(path, 64, &text, NULL);
@@ -160,8 +160,7 @@ static int tracefs_check(const char *category, const char *name, uint64_t *id,
 	return 0;
 }
 
-int xp_tracefs_check(const char *category, const char *name, uint64_t *id,
-		     struct xp_error *uerr)
+int xp_tracefs_check(const char *category, const char *name, uint64_t *id, struct xp_error *uerr)
 {
 	/* details are gathered on the way; they reach @uerr only on failure */
 	struct xp_error le = { 0 };

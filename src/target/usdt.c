@@ -42,7 +42,7 @@ struct gc_scan {
 	uint32_t count[2];
 	struct xp_usdt_note first[2];
 	char *args[2];
-	int other_python;     /* python provider markers of other names */
+	int other_python; /* python provider markers of other names */
 };
 
 static const char *const gc_names[2] = { "gc__start", "gc__done" };
@@ -114,8 +114,8 @@ static const struct xp_map_entry *mapping_for(const struct xp_maps *maps,
 
 /* Fill @out for marker @i of the winning object. */
 static int fill_marker(struct gc_scan *s, int i, struct xp_elf *elf, struct xp_target_fs *fs,
-		       const struct xp_maps *maps, const struct xp_map_entry *f,
-		       const char *access, struct xp_usdt_marker *out, struct xp_error *err)
+		       const struct xp_maps *maps, const struct xp_map_entry *f, const char *access,
+		       struct xp_usdt_marker *out, struct xp_error *err)
 {
 	const struct xp_usdt_note *n = &s->first[i];
 	const struct xp_map_entry *m;
@@ -136,9 +136,10 @@ static int fill_marker(struct gc_scan *s, int i, struct xp_elf *elf, struct xp_t
 		out->object_kind = XP_OBJ_SHARED_LIBRARY;
 	if (xp_elf_va_to_offset(elf, n->pc, &out->file_offset)) {
 		xp_error_detail_str(err, "binary_path", f->path);
-		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				    "USDT marker python:%s at 0x%llx is outside the loadable segments of %s",
-				    gc_names[i], (unsigned long long)n->pc, f->path);
+		return xp_error_set(
+			err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+			"USDT marker python:%s at 0x%llx is outside the loadable segments of %s",
+			gc_names[i], (unsigned long long)n->pc, f->path);
 	}
 	m = mapping_for(maps, f, out->file_offset);
 	if (!m) {
@@ -157,9 +158,10 @@ static int fill_marker(struct gc_scan *s, int i, struct xp_elf *elf, struct xp_t
 		out->semaphore_address = n->semaphore;
 		if (xp_elf_va_to_offset(elf, n->semaphore, &out->semaphore_offset)) {
 			xp_error_detail_str(err, "binary_path", f->path);
-			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-					    "the semaphore of USDT marker python:%s in %s is outside the file image",
-					    gc_names[i], f->path);
+			return xp_error_set(
+				err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				"the semaphore of USDT marker python:%s in %s is outside the file image",
+				gc_names[i], f->path);
 		}
 		out->semaphore_runtime_address = n->semaphore + bias;
 	}
@@ -252,7 +254,8 @@ int xp_resolve_python_gc(const struct xp_target *t, struct xp_usdt_marker *start
 			} else if (s.has[0] && s.has[1]) {
 				rc = fill_marker(&s, 0, &elf, &fs, &maps, f, access, start, err);
 				if (!rc)
-					rc = fill_marker(&s, 1, &elf, &fs, &maps, f, access, end, err);
+					rc = fill_marker(&s, 1, &elf, &fs, &maps, f, access, end,
+							 err);
 				found = !rc;
 			} else if (s.has[0] || s.has[1]) {
 				npartial++;
@@ -277,13 +280,18 @@ int xp_resolve_python_gc(const struct xp_target *t, struct xp_usdt_marker *start
 		xp_error_detail_u64(err, "searched_objects_total", nsearched);
 		if (!xpc_json_finish(&wp))
 			xp_error_detail_raw(err, "partial_markers", xpc_buf_str(&partial));
-		xp_error_hint(err, "python:gc_start/gc_end need a CPython built with --with-dtrace (Debian's /usr/bin/python3.11 is)");
-		xp_error_hint(err, "check the markers with: readelf -n <python executable or libpython> | grep -A2 gc__");
-		rc = xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				  npartial ?
-					  "process %u maps an object with only one of the USDT markers python:gc__start and python:gc__done" :
-					  "no mapped object of process %u carries the USDT markers python:gc__start and python:gc__done",
-				  t->pid);
+		xp_error_hint(
+			err,
+			"python:gc_start/gc_end need a CPython built with --with-dtrace (Debian's /usr/bin/python3.11 is)");
+		xp_error_hint(
+			err,
+			"check the markers with: readelf -n <python executable or libpython> | grep -A2 gc__");
+		rc = xp_error_set(
+			err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+			npartial ?
+				"process %u maps an object with only one of the USDT markers python:gc__start and python:gc__done" :
+				"no mapped object of process %u carries the USDT markers python:gc__start and python:gc__done",
+			t->pid);
 		goto out;
 	}
 	if (!rc)

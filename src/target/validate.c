@@ -127,7 +127,8 @@ static void issue(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
 static bool launch_api(const struct xp_selector *s)
 {
 	return s->kind == XP_SEL_CUDA_API && s->category && s->name &&
-	       ((strcmp(s->category, "runtime_api") == 0 && strcmp(s->name, "cudaLaunchKernel") == 0) ||
+	       ((strcmp(s->category, "runtime_api") == 0 &&
+		 strcmp(s->name, "cudaLaunchKernel") == 0) ||
 		(strcmp(s->category, "driver_api") == 0 && strcmp(s->name, "cuLaunchKernel") == 0));
 }
 
@@ -228,9 +229,8 @@ static int dup_marker(struct xp_usdt_marker *d, const struct xp_usdt_marker *s)
  * Resolve one endpoint.  Python GC endpoints share one resolution: the
  * first of them resolves both markers into @gc (kept by the caller).
  */
-static int resolve_endpoint(const struct xp_target *t, struct xp_endpoint_check *ep,
-			    bool is_start, struct xp_usdt_marker gc[2], bool *gc_done,
-			    struct xp_error *err)
+static int resolve_endpoint(const struct xp_target *t, struct xp_endpoint_check *ep, bool is_start,
+			    struct xp_usdt_marker gc[2], bool *gc_done, struct xp_error *err)
 {
 	const struct xp_selector *s = ep->sel;
 	int rc = 0;
@@ -372,8 +372,8 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 		size_t off = 0;
 
 		for (i = 0; i < v->cuda.nmajors; i++)
-			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d", i ? ", " : "",
-						v->cuda.majors[i]);
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
+						i ? ", " : "", v->cuda.majors[i]);
 		issue(v->issues, &v->nissues, XPROBE_E_UNSUPPORTED_CUDA_VERSION,
 		      "target maps conflicting CUDA/CUPTI majors [%s]", list);
 	} else if (v->needs_cupti && v->cuda.nmajors == 1 &&
@@ -392,21 +392,24 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 		      policy_issue_text(policy));
 	/* 6. */
 	if (v->activation == XP_AGENT_INJECTION_REQUIRED)
-		xp_warnings_add(&v->warnings, "TARGET_PROCESS_WILL_BE_MODIFIED",
-				"measure must inject the xprobe CUPTI agent into the target process",
-				NULL);
+		xp_warnings_add(
+			&v->warnings, "TARGET_PROCESS_WILL_BE_MODIFIED",
+			"measure must inject the xprobe CUPTI agent into the target process", NULL);
 	if (policy == XP_POLICY_FIRST_AFTER)
 		xp_warnings_add(&v->warnings, "HEURISTIC_CORRELATION",
-				"first-after matching does not prove request-level causality", NULL);
+				"first-after matching does not prove request-level causality",
+				NULL);
 	else if (policy == XP_POLICY_NEAREST)
 		xp_warnings_add(&v->warnings, "HEURISTIC_CORRELATION",
-				"nearest-event matching does not prove request-level causality", NULL);
+				"nearest-event matching does not prove request-level causality",
+				NULL);
 	for (i = 0; i < 2; i++)
 		if (broad_kernel(sels[i]))
-			xp_warnings_add(&v->warnings, "BROAD_EVENT_SELECTOR",
-					i == 0 ? "start selector matches every CUDA kernel activity" :
-						 "end selector matches every CUDA kernel activity",
-					NULL);
+			xp_warnings_add(
+				&v->warnings, "BROAD_EVENT_SELECTOR",
+				i == 0 ? "start selector matches every CUDA kernel activity" :
+					 "end selector matches every CUDA kernel activity",
+				NULL);
 	return xp_target_verify(t, err);
 }
 
@@ -500,11 +503,13 @@ static void find_python(const struct xp_target *t, struct xp_cpu_sample_check *o
 				continue;
 			}
 			if (xp_elf_lookup_any(&elf, "Py_Initialize", &va, &size) == 0) {
-				snprintf(out->python_binary, sizeof(out->python_binary), "%s", f->path);
+				snprintf(out->python_binary, sizeof(out->python_binary), "%s",
+					 f->path);
 				out->python_status = XP_PY_NATIVE_ONLY;
 				/* 3.11+: const unsigned long Py_Version = PY_VERSION_HEX */
 				if (xp_elf_lookup_any(&elf, "Py_Version", &va, &size) == 0 &&
-				    size >= 4 && size <= 8 && xp_elf_read_va(&elf, va, &ver, size) == 0) {
+				    size >= 4 && size <= 8 &&
+				    xp_elf_read_va(&elf, va, &ver, size) == 0) {
 					out->has_python_version = true;
 					out->python_major = (unsigned)(ver >> 24) & 0xff;
 					out->python_minor = (unsigned)(ver >> 16) & 0xff;
@@ -557,9 +562,10 @@ int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check
 	free(tids);
 	out->perf_ok = out->perf_errno == 0;
 	if (out->perf_ok)
-		snprintf(out->perf_detail, sizeof(out->perf_detail),
-			 "opened (disabled) a cpu-clock sampling event with callchains on thread %u",
-			 out->tested_tid);
+		snprintf(
+			out->perf_detail, sizeof(out->perf_detail),
+			"opened (disabled) a cpu-clock sampling event with callchains on thread %u",
+			out->tested_tid);
 	else
 		snprintf(out->perf_detail, sizeof(out->perf_detail),
 			 "perf_event_open on thread %u failed: %s", out->tested_tid,
@@ -599,13 +605,15 @@ int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check
 			      XPROBE_E_INTERNAL,
 		      "%s", out->perf_detail);
 	if (out->python_status == XP_PY_PERF_MAP_POSSIBLE)
-		xp_warnings_add(&out->warnings, "PYTHON_FRAMES_NATIVE_ONLY",
-				"CPython can write /tmp/perf-<pid>.map but this target does not; restart it with -X perf or PYTHONPERFSUPPORT=1 (or call sys.activate_stack_trampoline(\"perf\")) to name Python frames",
-				NULL);
+		xp_warnings_add(
+			&out->warnings, "PYTHON_FRAMES_NATIVE_ONLY",
+			"CPython can write /tmp/perf-<pid>.map but this target does not; restart it with -X perf or PYTHONPERFSUPPORT=1 (or call sys.activate_stack_trampoline(\"perf\")) to name Python frames",
+			NULL);
 	else if (out->python_status == XP_PY_NATIVE_ONLY)
-		xp_warnings_add(&out->warnings, "PYTHON_FRAMES_NATIVE_ONLY",
-				"this CPython (before 3.12) cannot write a perf map; Python frames appear as interpreter frames (_PyEval_EvalFrameDefault)",
-				NULL);
+		xp_warnings_add(
+			&out->warnings, "PYTHON_FRAMES_NATIVE_ONLY",
+			"this CPython (before 3.12) cannot write a perf map; Python frames appear as interpreter frames (_PyEval_EvalFrameDefault)",
+			NULL);
 	return xp_target_verify(t, err);
 }
 
@@ -640,7 +648,7 @@ int xp_validate_syscall_aggregate(const struct xp_target *t, struct xp_syscall_a
 		      "required eBPF probe capability is unavailable (%s)", why);
 	if (!out->probe_ok) {
 		const struct xp_bpf_step *s = out->probe.map_create.err ? &out->probe.map_create :
-					      out->probe.prog_load.err  ? &out->probe.prog_load :
+					      out->probe.prog_load.err	? &out->probe.prog_load :
 									  &out->probe.attach;
 
 		issue(out->issues, &out->nissues,

@@ -47,9 +47,9 @@ const char *xp_agent_activation_name(enum xp_agent_activation a);
 
 enum xp_policy_reason {
 	XP_REASON_DETERMINISTIC_KEY = 0, /* "deterministic_correlation_key" */
-	XP_REASON_HOST_CALL_FRAME,       /* "host_call_frame" */
-	XP_REASON_STREAM_ORDER,          /* "cuda_stream_order" */
-	XP_REASON_TEMPORAL,              /* "temporal_order_only" */
+	XP_REASON_HOST_CALL_FRAME, /* "host_call_frame" */
+	XP_REASON_STREAM_ORDER, /* "cuda_stream_order" */
+	XP_REASON_TEMPORAL, /* "temporal_order_only" */
 };
 const char *xp_policy_reason_name(enum xp_policy_reason r);
 
@@ -60,18 +60,18 @@ bool xp_endpoint_collectable(const struct xp_selector *sel);
 struct xp_endpoint_check {
 	const struct xp_selector *sel;
 	bool collectable;
-	bool has_probe;                  /* uprobe: the resolved probe */
+	bool has_probe; /* uprobe: the resolved probe */
 	struct xp_resolved_probe probe;
-	bool has_usdt;                   /* python GC: the marker */
+	bool has_usdt; /* python GC: the marker */
 	struct xp_usdt_marker usdt;
-	bool has_tracepoint_id;          /* tracepoint: its tracefs id */
+	bool has_tracepoint_id; /* tracepoint: its tracefs id */
 	uint64_t tracepoint_id;
 };
 
 #define XP_MAX_ISSUES 8
 
 struct xp_issue {
-	int code;                        /* enum xprobe_err */
+	int code; /* enum xprobe_err */
 	char message[512];
 };
 
@@ -79,14 +79,14 @@ struct xp_validation {
 	struct xp_target target;
 	struct xp_endpoint_check start, end;
 	enum xp_policy policy;
-	unsigned compatible;             /* 1u << enum xp_policy */
+	unsigned compatible; /* 1u << enum xp_policy */
 	enum xp_policy recommended;
 	enum xp_policy_reason reason;
 	bool needs_ebpf, needs_cupti, needs_cupti_callback, needs_cupti_activity;
 	bool needs_nvtx, needs_clock_alignment, target_mutation;
 	enum xp_agent_activation activation;
-	struct xp_cuda_mapped cuda;      /* read when needs_cupti */
-	bool has_cuda_major;             /* exactly one supported major mapped */
+	struct xp_cuda_mapped cuda; /* read when needs_cupti */
+	bool has_cuda_major; /* exactly one supported major mapped */
 	int cuda_major;
 	struct xp_issue issues[XP_MAX_ISSUES];
 	size_t nissues;
@@ -118,27 +118,27 @@ void xp_validate_recommend(unsigned mask, enum xp_policy *policy, enum xp_policy
 /* ---- inventories ----------------------------------------------------------- */
 
 enum xp_python_status {
-	XP_PY_NOT_PYTHON = 0,   /* "not_python": no mapped CPython runtime */
+	XP_PY_NOT_PYTHON = 0, /* "not_python": no mapped CPython runtime */
 	XP_PY_PERF_MAP_PRESENT, /* "perf_map_present": /tmp/perf-<pid>.map exists */
 	XP_PY_PERF_MAP_POSSIBLE, /* "perf_map_possible": CPython >= 3.12 can write one */
-	XP_PY_NATIVE_ONLY,      /* "native_only": CPython < 3.12, native frames only */
+	XP_PY_NATIVE_ONLY, /* "native_only": CPython < 3.12, native frames only */
 };
 const char *xp_python_status_name(enum xp_python_status s);
 
 struct xp_cpu_sample_check {
 	struct xp_target target;
-	size_t threads;                  /* threads of the target now */
-	uint32_t tested_tid;             /* the thread perf was opened on */
+	size_t threads; /* threads of the target now */
+	uint32_t tested_tid; /* the thread perf was opened on */
 	bool perf_ok;
 	int perf_errno;
 	char perf_detail[256];
 	bool has_paranoid;
-	int64_t paranoid;                /* kernel.perf_event_paranoid */
+	int64_t paranoid; /* kernel.perf_event_paranoid */
 	enum xp_python_status python_status;
-	char python_binary[4096];        /* the object exporting the CPython API */
+	char python_binary[4096]; /* the object exporting the CPython API */
 	bool has_python_version;
 	unsigned python_major, python_minor;
-	char perf_map_path[64];          /* target-side /tmp/perf-<nspid>.map */
+	char perf_map_path[64]; /* target-side /tmp/perf-<nspid>.map */
 	bool perf_map_present;
 	uint64_t perf_map_size;
 	struct xp_issue issues[XP_MAX_ISSUES];
@@ -154,10 +154,10 @@ struct xp_syscall_agg_check {
 	struct xp_target target;
 	size_t threads;
 	struct xp_target_ns ns;
-	struct xp_bpf_probe probe;       /* the aggregate path, for real */
+	struct xp_bpf_probe probe; /* the aggregate path, for real */
 	bool probe_ok;
-	unsigned map_entries;            /* inflight map size probed */
-	size_t syscall_names;            /* entries of the x86_64 name table */
+	unsigned map_entries; /* inflight map size probed */
+	size_t syscall_names; /* entries of the x86_64 name table */
 	struct xp_issue issues[XP_MAX_ISSUES];
 	size_t nissues;
 	struct xp_warnings warnings;

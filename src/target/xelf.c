@@ -107,8 +107,7 @@ static int load_strtab(struct xp_elf *e, size_t link, struct xp_elf_symtab *t)
 	return 0;
 }
 
-static int load_symtab(struct xp_elf *e, Elf_Scn *scn, const GElf_Shdr *sh,
-		       struct xp_elf_symtab *t)
+static int load_symtab(struct xp_elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct xp_elf_symtab *t)
 {
 	size_t entsize = e->elf_class == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	Elf_Data *d = elf_getdata(scn, NULL);
@@ -157,7 +156,8 @@ static int read_sections(struct xp_elf *e)
 			break;
 		case SHT_NOTE:
 		case SHT_PROGBITS: {
-			const char *name = shstrndx ? elf_strptr(e->elf, shstrndx, sh.sh_name) : NULL;
+			const char *name =
+				shstrndx ? elf_strptr(e->elf, shstrndx, sh.sh_name) : NULL;
 
 			if (!name)
 				break;
@@ -414,7 +414,7 @@ static bool hidden_version(const struct xp_elf_symtab *t, size_t i)
 struct collect {
 	struct xp_sym_matches *m;
 	size_t cap;
-	bool *hidden;    /* per match: only hidden-version .dynsym entries */
+	bool *hidden; /* per match: only hidden-version .dynsym entries */
 };
 
 static int add_match(struct collect *c, const struct sym *s, bool from_symtab, bool hidden)
@@ -473,7 +473,8 @@ static int dynsym_hash_lookup(struct xp_elf *e, const char *name, struct collect
 {
 	const uint32_t *h = e->gnu_hash;
 	size_t words = e->gnu_hash_words, wsz = e->elf_class == ELFCLASS64 ? 2 : 1;
-	uint32_t nbuckets, symoffset, bloom_size, shift, hash, bit = e->elf_class == ELFCLASS64 ? 64 : 32;
+	uint32_t nbuckets, symoffset, bloom_size, shift, hash,
+		bit = e->elf_class == ELFCLASS64 ? 64 : 32;
 	const uint32_t *buckets, *chain;
 	uint64_t word, mask;
 	size_t idx;
@@ -926,7 +927,8 @@ size_t xp_elf_close_matches(struct xp_elf *e, const char *name, char **out, size
 				if (score == SIZE_MAX) {
 					char b2[256];
 
-					if (xp_cxx_base_name(dm, b2, sizeof(b2)) && strcmp(b2, base) == 0)
+					if (xp_cxx_base_name(dm, b2, sizeof(b2)) &&
+					    strcmp(b2, base) == 0)
 						score = 3000;
 				}
 				if (score != SIZE_MAX)

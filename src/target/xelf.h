@@ -34,9 +34,9 @@
 #include <libelf.h>
 
 struct xp_elf_symtab {
-	Elf_Data *data;      /* symbols, memory order; NULL when absent */
+	Elf_Data *data; /* symbols, memory order; NULL when absent */
 	size_t count;
-	const char *strs;    /* string table, NUL-terminated at strsz-1 */
+	const char *strs; /* string table, NUL-terminated at strsz-1 */
 	size_t strsz;
 	const uint16_t *versym; /* .gnu.version for .dynsym, or NULL */
 	size_t nversym;
@@ -45,20 +45,20 @@ struct xp_elf_symtab {
 struct xp_elf {
 	int fd;
 	Elf *elf;
-	size_t size;            /* file size */
-	int elf_class;          /* ELFCLASS32 / ELFCLASS64 */
-	uint16_t e_type;        /* ET_EXEC, ET_DYN ... */
+	size_t size; /* file size */
+	int elf_class; /* ELFCLASS32 / ELFCLASS64 */
+	uint16_t e_type; /* ET_EXEC, ET_DYN ... */
 	uint16_t e_machine;
-	GElf_Phdr *phdrs;       /* all program headers (owned) */
+	GElf_Phdr *phdrs; /* all program headers (owned) */
 	size_t phnum;
 	struct xp_elf_symtab dynsym;
 	struct xp_elf_symtab symtab;
 	const uint32_t *gnu_hash; /* .gnu.hash words, or NULL */
 	size_t gnu_hash_words;
-	bool sections_read;     /* the sections below were located */
-	Elf_Scn *stapsdt;       /* .note.stapsdt, or NULL */
-	bool has_stapsdt_base;  /* .stapsdt.base exists ... */
-	uint64_t stapsdt_base;  /* ... at this address */
+	bool sections_read; /* the sections below were located */
+	Elf_Scn *stapsdt; /* .note.stapsdt, or NULL */
+	bool has_stapsdt_base; /* .stapsdt.base exists ... */
+	uint64_t stapsdt_base; /* ... at this address */
 };
 
 /* Open @path read-only (mmap).  Return 0, -errno, or -ENOEXEC (not an ELF
@@ -77,16 +77,16 @@ bool xp_elf_offset_executable(const struct xp_elf *e, uint64_t off);
 
 /* One distinct address a lookup found. */
 struct xp_sym_match {
-	char *name;             /* the ELF (mangled) name (owned) */
-	uint64_t value;         /* st_value */
-	uint64_t size;          /* largest st_size at this address */
+	char *name; /* the ELF (mangled) name (owned) */
+	uint64_t value; /* st_value */
+	uint64_t size; /* largest st_size at this address */
 	bool from_symtab;
 };
 
 struct xp_sym_matches {
 	struct xp_sym_match *v;
 	size_t n;
-	int pass;               /* 1 = raw, 2 = demangled .dynsym, 3 = .symtab */
+	int pass; /* 1 = raw, 2 = demangled .dynsym, 3 = .symtab */
 };
 
 /*
@@ -128,11 +128,11 @@ size_t xp_edit_distance(const char *a, const char *b, size_t limit);
 /* ---- USDT ----------------------------------------------------------------- */
 
 struct xp_usdt_note {
-	const char *provider;   /* into the note data */
+	const char *provider; /* into the note data */
 	const char *name;
 	const char *args;
-	uint64_t pc;            /* adjusted to the file's link-time layout */
-	uint64_t semaphore;     /* adjusted; 0 = none */
+	uint64_t pc; /* adjusted to the file's link-time layout */
+	uint64_t semaphore; /* adjusted; 0 = none */
 };
 
 /*

@@ -148,7 +148,8 @@ static void test_nvml(void)
 	rc = xp_nvml_open(&n, &err);
 	CHECK(rc == 0);
 	if (!rc) {
-		CHECK(xp_nvml_compute_procs(n, &procs, &count, &err) == -XPROBE_E_CUPTI_NOT_AVAILABLE);
+		CHECK(xp_nvml_compute_procs(n, &procs, &count, &err) ==
+		      -XPROBE_E_CUPTI_NOT_AVAILABLE);
 		CHECK(xp_error_detail_get(&err, "nvml_call") != NULL);
 		xp_error_clear(&err);
 		xp_nvml_close(n);
@@ -177,13 +178,15 @@ static void test_doctor(void)
 	CHECK(d->checks[XP_CHK_EBPF_PERMISSIONS].status == XP_CHECK_AVAILABLE);
 	CHECK(d->checks[XP_CHK_BPF_PROBE].status == XP_CHECK_AVAILABLE);
 	CHECK(d->checks[XP_CHK_PERF_EVENT_OPEN].status == XP_CHECK_AVAILABLE);
-	CHECK(d->checks[XP_CHK_BTF].status ==
-	      (stat("/sys/kernel/btf/vmlinux", &st) == 0 ? XP_CHECK_AVAILABLE : XP_CHECK_UNAVAILABLE));
+	CHECK(d->checks[XP_CHK_BTF].status == (stat("/sys/kernel/btf/vmlinux", &st) == 0 ?
+						       XP_CHECK_AVAILABLE :
+						       XP_CHECK_UNAVAILABLE));
 	CHECK(d->caps.uprobe == (d->checks[XP_CHK_KERNEL_LOCKDOWN].status != XP_CHECK_RESTRICTED));
 	CHECK(d->caps.runtime_injection);
-	CHECK(d->caps.cuda_callback == (d->checks[XP_CHK_NVIDIA_DRIVER].status == XP_CHECK_AVAILABLE &&
-					d->checks[XP_CHK_CUDA_DRIVER].status == XP_CHECK_AVAILABLE &&
-					d->checks[XP_CHK_CUPTI].status == XP_CHECK_AVAILABLE));
+	CHECK(d->caps.cuda_callback ==
+	      (d->checks[XP_CHK_NVIDIA_DRIVER].status == XP_CHECK_AVAILABLE &&
+	       d->checks[XP_CHK_CUDA_DRIVER].status == XP_CHECK_AVAILABLE &&
+	       d->checks[XP_CHK_CUPTI].status == XP_CHECK_AVAILABLE));
 	CHECK(strncmp(d->env.pid_namespace, "pid:[", 5) == 0);
 	CHECK(xp_warnings_has(&d->warnings, "NVIDIA_DRIVER_UNAVAILABLE") ==
 	      (d->checks[XP_CHK_NVIDIA_DRIVER].status != XP_CHECK_AVAILABLE));

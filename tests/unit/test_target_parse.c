@@ -179,7 +179,9 @@ static void test_ldcache(void)
 	n = make_cache(buf, sizeof(buf), false);
 	out[0] = '\0';
 	CHECK(xp_ldcache_parse(buf, n, "", collect, out) == 0);
-	CHECK_STR(out, "libcupti.so.13=/opt/cuda/lib/libcupti.so.13;libcuda.so.1=/usr/lib/libcuda.so.1;");
+	CHECK_STR(
+		out,
+		"libcupti.so.13=/opt/cuda/lib/libcupti.so.13;libcuda.so.1=/usr/lib/libcuda.so.1;");
 	out[0] = '\0';
 	CHECK(xp_ldcache_parse(buf, n, "libcuda.so", collect, out) == 0);
 	CHECK_STR(out, "libcuda.so.1=/usr/lib/libcuda.so.1;");
@@ -421,7 +423,8 @@ static void test_policy(void)
 	enum xp_policy p;
 	enum xp_policy_reason r;
 
-	CHECK(mask_of("syscall:mmap:entry", "syscall:mmap:exit") == (TEMPORAL | P(XP_POLICY_EXACT)));
+	CHECK(mask_of("syscall:mmap:entry", "syscall:mmap:exit") ==
+	      (TEMPORAL | P(XP_POLICY_EXACT)));
 	CHECK(mask_of("syscall:mmap:entry", "syscall:munmap:exit") == TEMPORAL);
 	CHECK(mask_of("syscall:mmap:exit", "syscall:mmap:entry") == TEMPORAL);
 	CHECK(mask_of("python:gc_start", "python:gc_end") == (TEMPORAL | P(XP_POLICY_EXACT)));
@@ -440,7 +443,8 @@ static void test_policy(void)
 	      (TEMPORAL | P(XP_POLICY_STREAM_ORDER)));
 	CHECK(mask_of("cuda:nvtx_range_start:name~^a$", "cuda:nvtx_range_end:name~^a$") ==
 	      (TEMPORAL | P(XP_POLICY_EXACT)));
-	CHECK(mask_of("cuda:nvtx_range_start:name~^a$", "cuda:nvtx_range_end:name~^b$") == TEMPORAL);
+	CHECK(mask_of("cuda:nvtx_range_start:name~^a$", "cuda:nvtx_range_end:name~^b$") ==
+	      TEMPORAL);
 	CHECK(mask_of("cuda:runtime_api:cudaMalloc:entry", "cuda:runtime_api:cudaMalloc:exit") ==
 	      (TEMPORAL | P(XP_POLICY_EXACT)));
 

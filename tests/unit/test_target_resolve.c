@@ -175,7 +175,8 @@ static void test_shlib_and_paths(void)
 	rc = resolve(&p, link, XP_UPROBE_SYMBOL, "fx_lib_exported", 0, &r, &err);
 	CHECK(rc == 0);
 	if (!rc) {
-		CHECK(strcmp(r.binary_path, link) != 0 && strstr(r.binary_path, "libtarget_shlib.so"));
+		CHECK(strcmp(r.binary_path, link) != 0 &&
+		      strstr(r.binary_path, "libtarget_shlib.so"));
 		CHECK_EQ_U64(r.runtime_address, fx_addr(&p, "fx_lib_exported"));
 		xp_resolved_probe_free(&r);
 	}
@@ -288,7 +289,8 @@ static void test_python_gc(void)
 		CHECK_STR(e.name, "gc__done");
 		CHECK(s.runtime_address > fn && s.runtime_address < fn + 64);
 		CHECK(e.runtime_address > s.runtime_address && e.runtime_address < fn + 64);
-		CHECK_EQ_U64(s.semaphore_runtime_address, fx_addr(&p, "python_gc__start_semaphore"));
+		CHECK_EQ_U64(s.semaphore_runtime_address,
+			     fx_addr(&p, "python_gc__start_semaphore"));
 		CHECK_EQ_U64(e.semaphore_runtime_address, fx_addr(&p, "python_gc__done_semaphore"));
 		CHECK(s.semaphore_offset != 0 && s.locations == 1);
 		CHECK(s.object_kind == XP_OBJ_SHARED_LIBRARY);
@@ -433,8 +435,15 @@ static void test_pid_reuse(void)
 
 static void test_namespaces(void)
 {
-	char *argv[] = { "/usr/bin/unshare", "--pid", "--fork", "--mount-proc", "--kill-child",
-			 "/bin/sh", "-c", "echo ready; exec cat", NULL };
+	char *argv[] = { "/usr/bin/unshare",
+			 "--pid",
+			 "--fork",
+			 "--mount-proc",
+			 "--kill-child",
+			 "/bin/sh",
+			 "-c",
+			 "echo ready; exec cat",
+			 NULL };
 	struct xp_target_ns ns;
 	struct xp_target t;
 	struct xp_error err = { 0 };
