@@ -44,6 +44,12 @@ int xp_decode_event_stream_fd(int fd, const char *name, struct xp_capture *c,
 			      struct xp_error *err);
 int xp_decode_host_capture(const char *data, size_t len, const char *name, struct xp_capture *c,
 			   struct xp_error *err);
+/*
+ * A libxprobe .xtf file or session directory (decode_xtf.c, through the
+ * public reader of include/xprobe/xtf.h).  Appends events; a capture bound
+ * crossed is EVENT_RATE_TOO_HIGH with the input's total.
+ */
+int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *err);
 
 enum xp_export_format {
 	XP_EXPORT_JSONL = 0,
