@@ -49,6 +49,7 @@ def test_uprobe_entry_return_addresses(xprobe, name, kind):
             assert ep["source"] == "host" and ep["collectable"] is True
             assert ep["linux"] is None and ep["cuda"] is None and ep["usdt"] is None
             h = ep["host"]
+            xprobe_test.validate(h, "resolve")  # the embedded ResolvedProbe record
             assert h["probe_kind"] == probe_kind
             assert h["object_kind"] == kind
             assert h["binary_path"] == exe
