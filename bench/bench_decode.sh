@@ -40,8 +40,14 @@ command -v jq >/dev/null || { echo "bench_decode: jq is not installed" >&2; exit
 tmp=$(mktemp -d /tmp/xp-bench-decode.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
+# the capture library reaches the .xtf reader (lib/) and protobuf-c
+xtf=
+if [ -e "$build/lib/libxtf_reader.a" ]; then
+	xtf="$build/lib/libxtf_reader.a $(pkg-config --libs libprotobuf-c)"
+fi
+# shellcheck disable=SC2086
 ${CC:-cc} -O2 -I"$root/src" -I"$root/include" -o "$tmp/decode_bench" "$root/bench/decode_bench.c" \
-	"$build/libxp_capture.a" "$build/libxp_model.a" "$build/libxpc.a" \
+	"$build/libxp_capture.a" "$build/libxp_model.a" $xtf "$build/libxpc.a" \
 	-lsimdjson -lstdc++ -lpthread
 
 echo "bench_decode: generating $events-event captures in $tmp"

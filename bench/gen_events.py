@@ -83,8 +83,10 @@ def main():
             if a.kind == "uprobe":
                 out.append(tmpl % (seq, seq, et, tid, cpu, ts, ts))
             elif k == 0:
-                out.append(tmpl % (seq, seq, et, tid, cpu, ts, ts,
-                                   3 + tid % 5, 140737488355328 + r * 4096, 4096, 0, 0, 0))
+                # each thread reads into one of its two buffers
+                out.append(tmpl % (seq, seq, et, tid, cpu, ts, ts, 3 + tid % 5,
+                                   140737488355328 + (tid % 64) * 65536 + (r % 2) * 4096,
+                                   4096, 0, 0, 0))
             else:
                 out.append(tmpl % (seq, seq, et, tid, cpu, ts, ts, 4096 - (r % 3) * 17))
             if len(out) >= 20000:

@@ -85,38 +85,94 @@ size_t g_test_chunk_bytes; /* xp_decode_test_chunk_bytes() */
 /* ---------------------------------------------------------------------- */
 /* Field tables                                                            */
 
+template <typename T> inline T load(const char *p)
+{
+	T v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Equality of short byte strings without a call or a byte loop: word
+ * compares, the last word overlapping the one before.  Reads only bytes
+ * [0, n) of both. */
+inline bool fast_eq(const char *a, const char *b, size_t n)
+{
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8)
+			if (load<uint64_t>(a + i) != load<uint64_t>(b + i))
+				return false;
+		return load<uint64_t>(a + n - 8) == load<uint64_t>(b + n - 8);
+	}
+	if (n >= 4)
+		return load<uint32_t>(a) == load<uint32_t>(b) &&
+		       load<uint32_t>(a + n - 4) == load<uint32_t>(b + n - 4);
+	if (n >= 2)
+		return load<uint16_t>(a) == load<uint16_t>(b) &&
+		       load<uint16_t>(a + n - 2) == load<uint16_t>(b + n - 2);
+	return n == 0 || a[0] == b[0];
+}
+
+/*
+ * A known name (field key, enum spelling) with its first and last word
+ * precomputed, so matching a key costs a length compare and two loads.
+ * Words are little-endian loads of the first/last min(8, 4, 2, 1) bytes.
+ */
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "word signatures assume little-endian");
+
+constexpr uint64_t le_word(const char *s, size_t off, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)(unsigned char)s[off + i] << (8 * i);
+	return v;
+}
+
+constexpr size_t sig_width(size_t n)
+{
+	return n >= 8 ? 8 : n >= 4 ? 4 : n >= 2 ? 2 : n;
+}
+
 struct fdesc {
 	const char *name;
 	size_t len;
+	uint64_t first, last; /* le_word of the first / last sig_width(len) bytes */
 };
 
-#define F(s) { s, sizeof(s) - 1 }
-
-/* Equality of short byte strings without a call (keys, enum names). */
-inline bool fast_eq(const char *a, const char *b, size_t n)
+constexpr fdesc make_fdesc(const char *s, size_t n)
 {
-	for (; n >= 8; a += 8, b += 8, n -= 8) {
-		uint64_t x, y;
+	return { s, n, le_word(s, 0, sig_width(n)), le_word(s, n - sig_width(n), sig_width(n)) };
+}
 
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
-	}
-	for (; n; n--)
-		if (*a++ != *b++)
-			return false;
-	return true;
+#define F(s) make_fdesc(s, sizeof(s) - 1)
+
+__attribute__((always_inline)) inline bool name_eq(const fdesc &f, std::string_view k)
+{
+	size_t n = k.size();
+	const char *p = k.data();
+
+	if (n != f.len)
+		return false;
+	if (n >= 8)
+		return load<uint64_t>(p) == f.first && load<uint64_t>(p + n - 8) == f.last &&
+		       (n <= 16 || fast_eq(f.name + 8, p + 8, n - 16));
+	if (n >= 4)
+		return load<uint32_t>(p) == f.first && load<uint32_t>(p + n - 4) == f.last;
+	if (n >= 2)
+		return load<uint16_t>(p) == f.first && load<uint16_t>(p + n - 2) == f.last;
+	return n == 0 || (unsigned char)p[0] == f.first;
 }
 
 /* Look @k up in @t, trying @hint first (documents we write list fields in
  * table order, so the hint nearly always hits). */
-inline int find_field(const fdesc *t, int n, std::string_view k, int hint)
+__attribute__((always_inline)) inline int find_field(const fdesc *t, int n, std::string_view k,
+						     int hint)
 {
-	if (hint < n && t[hint].len == k.size() && fast_eq(t[hint].name, k.data(), k.size()))
+	if (hint < n && name_eq(t[hint], k))
 		return hint;
 	for (int i = 0; i < n; i++)
-		if (t[i].len == k.size() && fast_eq(t[i].name, k.data(), k.size()))
+		if (name_eq(t[i], k))
 			return i;
 	return -1;
 }
@@ -124,30 +180,34 @@ inline int find_field(const fdesc *t, int n, std::string_view k, int hint)
 /* Enum spellings, taken once from the model's name functions. */
 struct enum_tab {
 	unsigned n;
-	const char *names[32];
-	size_t lens[32];
-	enum_tab(const char *(*name)(unsigned), unsigned count) : n(count)
-	{
-		for (unsigned i = 0; i < count && i < 32; i++) {
-			names[i] = name(i);
-			lens[i] = strlen(names[i]);
-		}
-	}
-	int parse(std::string_view s) const
+	unsigned slot; /* index of this table's hint in decoder::enum_hint */
+	fdesc names[32];
+	enum_tab(const char *(*name)(unsigned), unsigned count, unsigned hint_slot)
+		: n(count < 32 ? count : 32), slot(hint_slot)
 	{
 		for (unsigned i = 0; i < n; i++)
-			if (lens[i] == s.size() && fast_eq(names[i], s.data(), s.size()))
+			names[i] = make_fdesc(name(i), strlen(name(i)));
+	}
+	/* @hint: the index found last time (consecutive events repeat) */
+	int parse(std::string_view s, uint8_t *hint) const
+	{
+		if (*hint < n && name_eq(names[*hint], s))
+			return *hint;
+		for (unsigned i = 0; i < n; i++)
+			if (name_eq(names[i], s)) {
+				*hint = (uint8_t)i;
 				return (int)i;
+			}
 		return -1;
 	}
 };
 
-const enum_tab t_source(xp_source_name, XP_SRC__COUNT);
-const enum_tab t_event_type(xp_event_type_name, XP_EV__COUNT);
-const enum_tab t_clock(xp_clock_domain_name, XP_CLOCK__COUNT);
-const enum_tab t_probe_kind(xp_probe_kind_name, XP_PROBE__COUNT);
-const enum_tab t_memcpy_kind(xp_memcpy_kind_name, XP_MEMCPY__COUNT);
-const enum_tab t_range_kind(xp_nvtx_range_kind_name, XP_NVTX__COUNT);
+const enum_tab t_source(xp_source_name, XP_SRC__COUNT, 0);
+const enum_tab t_event_type(xp_event_type_name, XP_EV__COUNT, 1);
+const enum_tab t_clock(xp_clock_domain_name, XP_CLOCK__COUNT, 2);
+const enum_tab t_probe_kind(xp_probe_kind_name, XP_PROBE__COUNT, 3);
+const enum_tab t_memcpy_kind(xp_memcpy_kind_name, XP_MEMCPY__COUNT, 4);
+const enum_tab t_range_kind(xp_nvtx_range_kind_name, XP_NVTX__COUNT, 5);
 
 enum {
 	EV_SCHEMA_VERSION,
@@ -329,6 +389,7 @@ struct decoder {
 	std::vector<std::string_view> keys; /* duplicate detection, a stack */
 	struct xp_event scratch;            /* the event of count-only mode */
 	icache ic[IC__COUNT];
+	uint8_t enum_hint[6] = { 0, 0, 0, 0, 0, 0 }; /* enum_tab::parse hints */
 
 	/* where identity was first set (helper halves, see merge) */
 	uint64_t cur_off = 0;       /* stream offset of the document at hand */
@@ -595,7 +656,7 @@ int get_enum(decoder &d, element v, const enum_tab &tab, const char *expected, u
 	if (v.type() != element_type::STRING)
 		return fail(d, "expected one of %s, found %s", expected, type_name(v.type()));
 	s = v.get_string().value_unsafe();
-	x = tab.parse(s);
+	x = tab.parse(s, &d.enum_hint[tab.slot]);
 	if (x < 0)
 		return fail(d, "unknown value \"%.*s\", expected one of %s",
 			    (int)std::min<size_t>(s.size(), 80), s.data(), expected);

@@ -14,9 +14,10 @@
  *     a Chrome Trace Event export get their own error; anything else is an
  *     Event stream (whose decoder rejects a host capture met later);
  *   - only whitespace, or nothing: "capture is empty";
- *   - a directory or any other content: a libxprobe .xtf session when the
- *     build has an xtf reader (xp_decode_xtf_path), else "unrecognized
- *     capture format" with the first bytes in hex.
+ *   - a directory, or a file starting with the .xtf magic: a libxprobe
+ *     session or trace file, read by decode_xtf.c (xp_decode_xtf_path);
+ *   - anything else: "unrecognized capture format" with the first bytes
+ *     in hex.
  *
  * Several inputs are decoded one after the other straight into the
  * destination capture; the decoders check every event's pid (and process
@@ -43,13 +44,9 @@
  * normally fits; a host capture shows a host-only key early). */
 #define DETECT_BYTES (64u * 1024u)
 
-/* The .xtf reader, when a later build links one in (weak: absent = NULL). */
-#ifdef XP_HAVE_XTF_READER
-int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *err);
-#else
-int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *err)
-	__attribute__((weak));
-#endif
+/* The first 8 bytes of a libxprobe .xtf file (docs/xtf-format.md); the
+ * file itself is read by decode_xtf.c through include/xprobe/xtf.h. */
+static const char xtf_magic[8] = { '\x89', 'X', 'T', 'F', '\r', '\n', '\x1a', '\n' };
 
 enum input_format {
 	FMT_EMPTY = 0,
@@ -57,6 +54,7 @@ enum input_format {
 	FMT_HOST,
 	FMT_CHROME,
 	FMT_CUPTI,
+	FMT_XTF,
 	FMT_UNKNOWN,
 };
 
@@ -166,6 +164,8 @@ static enum input_format detect(const char *p, size_t n, bool eof)
 
 	if (n >= sizeof(cupti_magic) && memcmp(p, cupti_magic, sizeof(cupti_magic)) == 0)
 		return FMT_CUPTI;
+	if (n >= sizeof(xtf_magic) && memcmp(p, xtf_magic, sizeof(xtf_magic)) == 0)
+		return FMT_XTF;
 	while (i < n && is_ws(p[i]))
 		i++;
 	if (i == n) /* whitespace so far: empty, or let the stream decoder see */
@@ -299,27 +299,27 @@ static int check_pids(struct xp_capture *c, size_t from, const char *path,
 	return 0;
 }
 
-static int load_xtf(const char *path, struct xp_capture *c, const char *first, size_t n,
-		    struct xp_error *err)
+/* A libxprobe session directory or .xtf file. */
+static int load_xtf(const char *path, struct xp_capture *c, struct xp_error *err)
 {
 	size_t before = c->count;
 	int rc;
 
-	if (!xp_decode_xtf_path) {
-		if (first) {
-			char hex[2 * 16 + 1];
-
-			hex_prefix(first, n < 16 ? n : 16, hex, sizeof(hex));
-			xp_error_detail_str(err, "first_bytes", hex);
-		}
-		xp_error_hint(err, "inputs are Event JSONL, host-capture JSON or CUPTI ABI "
-				   "captures; see docs/inputs.md");
-		return format_error(err, path, "unrecognized capture format");
-	}
 	rc = xp_decode_xtf_path(path, c, err);
 	if (rc)
 		return rc;
 	return check_pids(c, before, path, err);
+}
+
+static int unrecognized(const char *path, const char *first, size_t n, struct xp_error *err)
+{
+	char hex[2 * 16 + 1];
+
+	hex_prefix(first, n < 16 ? n : 16, hex, sizeof(hex));
+	xp_error_detail_str(err, "first_bytes", hex);
+	xp_error_hint(err, "inputs are Event JSONL, host-capture JSON, libxprobe .xtf files or "
+			   "session directories; see docs/inputs.md");
+	return format_error(err, path, "unrecognized capture format");
 }
 
 static int load_one(const char *path, struct xp_capture *c, unsigned flags,
@@ -337,7 +337,7 @@ static int load_one(const char *path, struct xp_capture *c, unsigned flags,
 		return read_error(err, path, errno);
 	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 		close(fd);
-		rc = load_xtf(path, c, NULL, 0, err);
+		rc = load_xtf(path, c, err);
 		st->observed = c->count - before;
 		return rc;
 	}
@@ -375,12 +375,15 @@ static int load_one(const char *path, struct xp_capture *c, unsigned flags,
 		if (!rc && st->observed == 0)
 			rc = format_error(err, path, "capture is empty");
 		break;
-	case FMT_UNKNOWN:
-	default:
+	case FMT_XTF:
 		close(fd);
 		fd = -1;
-		rc = load_xtf(path, c, prefix, (size_t)n, err);
+		rc = load_xtf(path, c, err);
 		st->observed = c->count - before;
+		break;
+	case FMT_UNKNOWN:
+	default:
+		rc = unrecognized(path, prefix, (size_t)n, err);
 		break;
 	}
 out:

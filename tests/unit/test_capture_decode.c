@@ -1083,7 +1083,10 @@ static void test_detection(void)
 	xp_capture_free(&c);
 	p = write_str("arr.json", "[{\"a\":1}]");
 	expect_input_error(p, XPROBE_E_TRACE_EXPORT_FAILED, "unrecognized capture format");
-	expect_input_error(tmpdir, XPROBE_E_TRACE_EXPORT_FAILED, "unrecognized capture format");
+	/* directories and .xtf files go to the xtf reader, which explains */
+	expect_input_error(tmpdir, XPROBE_E_TRACE_EXPORT_FAILED, "not a libxprobe session");
+	p = write_file("bad.xtf", "\x89XTF\r\n\x1a\nshort", 13);
+	expect_input_error(p, XPROBE_E_TRACE_EXPORT_FAILED, "failed to decode ");
 	expect_input_error(tmp_path("missing.jsonl"), XPROBE_E_TRACE_EXPORT_FAILED,
 			   "missing.jsonl: No such file or directory");
 	p = write_str("trace.json", "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[]}");
