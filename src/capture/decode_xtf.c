@@ -293,7 +293,8 @@ static int collect_starts(struct dec *d, const struct xprobe_xtf *x, size_t nstr
 			p->skip = r->flags & XPROBE_RECF_NAME_UNSUPPORTED;
 		}
 	}
-	qsort(d->pr, d->npr, sizeof(*d->pr), cmp_proc);
+	if (d->npr)
+		qsort(d->pr, d->npr, sizeof(*d->pr), cmp_proc);
 	return 0;
 }
 
