@@ -658,3 +658,24 @@ def test_target_in_another_pid_namespace(xprobe):
         r = xprobe.run("validate", "--pid", host_pid, "--syscall-aggregate")
         ns = r.doc["inventory"]["namespace"]
         assert ns["same_pid_namespace"] is False and ns["namespace_pid"] == 1
+
+
+def test_real_cuda13_libraries_give_the_major(xprobe):
+    """The installed CUDA 13 runtime and CUPTI (they load without a GPU)."""
+    import glob
+    libs = []
+    for name in ("libcupti.so.13", "libcudart.so.13"):
+        found = sorted(glob.glob("/usr/local/cuda*/lib*/%s" % name) +
+                       glob.glob("/usr/local/cuda*/extras/CUPTI/lib64/%s" % name) +
+                       glob.glob("/usr/local/cuda*/targets/x86_64-linux/lib/%s" % name))
+        assert found, "the CUDA 13 toolkit is expected at /usr/local/cuda (%s)" % name
+        libs += ["--dlopen", found[0]]
+    with Target([fx("target_funcs")] + libs) as t:
+        r = validate(xprobe, t.pid, "cuda:kernel_start:name~gemm", "cuda:kernel_end:name~gemm",
+                     "exact")
+        assert r.rc == 0, r
+        req = r.doc["requirements"]
+        assert req["cuda_major"] == 13 and req["mapped_cuda_majors"] == [13]
+        assert req["agent_activation"] == "injection_required"
+        assert "UNSUPPORTED_CUDA_VERSION" not in [i["code"] for i in r.doc["issues"]]
+        assert "BROAD_EVENT_SELECTOR" not in [w["code"] for w in r.doc["warnings"]]
