@@ -8,7 +8,7 @@ PY := /usr/bin/python3
 FUZZ_SECONDS ?= 20
 
 .PHONY: all deps build build-asan build-fuzz demo test test-unit test-cli \
-	test-asan test-fuzz tracefs bench clean
+	test-asan test-fuzz tracefs bench clean build-tsan test-tsan
 
 all: build
 
@@ -48,7 +48,18 @@ test-cli: build build-asan tracefs
 test-fuzz: build-fuzz
 	@./scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_SECONDS)
 
-test: test-unit test-cli test-fuzz
+# libxprobe's multi-threaded recorder (and the session lifecycle) under
+# ThreadSanitizer, in its own build directory (tests/unit/test_lib_threads.c).
+build-tsan: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DXPROBE_TSAN=ON >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target test_lib_threads test_lib_session
+
+test-tsan: build-tsan
+	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
+		-R '^test_lib_(threads|session)$$'
+
+test: test-unit test-tsan test-cli test-fuzz
 	@echo "xprobe: all tests passed"
 
 bench: build
@@ -56,4 +67,4 @@ bench: build
 	@for b in bench/bench_*.sh; do echo "== $$b"; $$b || exit 1; done
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-tsan
