@@ -25,7 +25,7 @@
  * decode <name>: line <L>: <field>: <why>", details path, line,
  * byte_offset, field.  Mixed targets have their own messages.
  *
- * Memory.  An Event stream is read in chunks of XP_CHUNK_BYTES (16 MiB);
+ * Memory.  An Event stream is read in chunks of XP_CHUNK_BYTES (8 MiB);
  * each chunk goes through parse_many in one batch and the bytes of a
  * document cut by the chunk end (truncated_bytes) move to the front of the
  * buffer for the next read.  Nothing is mapped or slurped, so a decode
@@ -77,7 +77,7 @@ static_assert(XP_JSON_PADDING == simdjson::SIMDJSON_PADDING, "padding must match
 namespace {
 
 /* Default read chunk; a document may grow the buffer up to XP_MAX_DOC. */
-constexpr size_t XP_CHUNK_BYTES = 16u << 20;
+constexpr size_t XP_CHUNK_BYTES = 8u << 20;
 constexpr size_t XP_MAX_DOC = 64u << 20;
 
 size_t g_test_chunk_bytes; /* xp_decode_test_chunk_bytes() */

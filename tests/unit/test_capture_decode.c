@@ -406,6 +406,29 @@ static void test_strict_fields(void)
 			      "\"nvtx\":{\"name\":\"n\",\"name_complete\":true,\"range_kind\":"
 			      "\"thread\",\"range_id\":1,\"start_tid\":2,\"color\":3}",
 			      "unknown field \"nvtx.color\"", "nvtx.color");
+	/* near misses: names that differ from a known one only inside (the
+	 * matcher compares first and last words, then the middle) */
+	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"timestampXerror_ns\":1,",
+			      "unknown field \"timestampXerror_ns\"", "timestampXerror_ns");
+	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"process_sXart_time\":1,",
+			      "unknown field \"process_sXart_time\"", "process_sXart_time");
+	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"sessionXid\":\"s\",",
+			      "unknown field \"sessionXid\"", "sessionXid");
+	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"pie\":1,", "unknown field \"pie\"",
+			      "pie");
+	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"hosT\":null,", "unknown field \"hosT\"",
+			      "hosT");
+	expect_mutation_error("\"cuda\":null", "\"cuda\":{\"runtime_correlatiXn_id\":1}",
+			      "unknown field \"cuda.runtime_correlatiXn_id\"",
+			      "cuda.runtime_correlatiXn_id");
+	expect_mutation_error("\"cuda\":null", "\"cuda\":{\"grid\":{\"x\":1,\"y\":1,\"Z\":1}}",
+			      "unknown field \"cuda.grid.Z\"", "cuda.grid.Z");
+	expect_mutation_error("\"event_type\":\"host_function_entry\"",
+			      "\"event_type\":\"host_functiXn_entry\"",
+			      "unknown value \"host_functiXn_entry\"", "event_type");
+	expect_mutation_error("\"clock_domain\":\"host_monotonic\"",
+			      "\"clock_domain\":\"cupti_normalized_tX_host_monotonic\"",
+			      "unknown value \"cupti_normalized_tX_host_monotonic\"", "clock_domain");
 	/* duplicate keys, anywhere */
 	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"pid\":100,", "duplicate field \"pid\"",
 			      "pid");
