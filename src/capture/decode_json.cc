@@ -74,7 +74,8 @@ using simdjson::dom::element_type;
 
 static_assert(XP_JSON_PADDING == simdjson::SIMDJSON_PADDING, "padding must match simdjson");
 
-namespace {
+namespace
+{
 
 /* Default read chunk; a document may grow the buffer up to XP_MAX_DOC. */
 constexpr size_t XP_CHUNK_BYTES = 8u << 20;
@@ -183,7 +184,7 @@ struct enum_tab {
 	unsigned slot; /* index of this table's hint in decoder::enum_hint */
 	fdesc names[32];
 	enum_tab(const char *(*name)(unsigned), unsigned count, unsigned hint_slot)
-		: n(count < 32 ? count : 32), slot(hint_slot)
+	    : n(count < 32 ? count : 32), slot(hint_slot)
 	{
 		for (unsigned i = 0; i < n; i++)
 			names[i] = make_fdesc(name(i), strlen(name(i)));
@@ -231,17 +232,30 @@ enum {
 	EV__COUNT
 };
 const fdesc ev_fields[EV__COUNT] = {
-	F("schema_version"), F("session_id"), F("event_id"), F("sequence"),
-	F("source"), F("event_type"), F("pid"), F("tid"),
-	F("cpu"), F("timestamp_raw"), F("timestamp_ns"), F("clock_domain"),
-	F("timestamp_error_ns"), F("process_start_time"), F("host"), F("cuda"),
-	F("nvtx"), F("attributes"),
+	F("schema_version"),
+	F("session_id"),
+	F("event_id"),
+	F("sequence"),
+	F("source"),
+	F("event_type"),
+	F("pid"),
+	F("tid"),
+	F("cpu"),
+	F("timestamp_raw"),
+	F("timestamp_ns"),
+	F("clock_domain"),
+	F("timestamp_error_ns"),
+	F("process_start_time"),
+	F("host"),
+	F("cuda"),
+	F("nvtx"),
+	F("attributes"),
 };
-constexpr uint32_t EV_REQUIRED =
-	(1u << EV_SCHEMA_VERSION) | (1u << EV_SESSION_ID) | (1u << EV_EVENT_ID) |
-	(1u << EV_SEQUENCE) | (1u << EV_SOURCE) | (1u << EV_EVENT_TYPE) | (1u << EV_PID) |
-	(1u << EV_TID) | (1u << EV_TIMESTAMP_RAW) | (1u << EV_TIMESTAMP_NS) |
-	(1u << EV_CLOCK_DOMAIN);
+constexpr uint32_t EV_REQUIRED = (1u << EV_SCHEMA_VERSION) | (1u << EV_SESSION_ID) |
+				 (1u << EV_EVENT_ID) | (1u << EV_SEQUENCE) | (1u << EV_SOURCE) |
+				 (1u << EV_EVENT_TYPE) | (1u << EV_PID) | (1u << EV_TID) |
+				 (1u << EV_TIMESTAMP_RAW) | (1u << EV_TIMESTAMP_NS) |
+				 (1u << EV_CLOCK_DOMAIN);
 
 enum {
 	HO_PROBE_KIND,
@@ -255,13 +269,16 @@ enum {
 	HO__COUNT
 };
 const fdesc host_fields[HO__COUNT] = {
-	F("probe_kind"), F("binary_path"), F("build_id"), F("symbol"),
-	F("symbol_demangled"), F("offset"), F("return_value"), F("arguments"),
+	F("probe_kind"),       F("binary_path"), F("build_id"),	    F("symbol"),
+	F("symbol_demangled"), F("offset"),	 F("return_value"), F("arguments"),
 };
 
 enum { AR_INDEX, AR_ABI_TYPE, AR_VALUE, AR_READ_ERROR, AR__COUNT };
 const fdesc arg_fields[AR__COUNT] = {
-	F("index"), F("abi_type"), F("value"), F("read_error"),
+	F("index"),
+	F("abi_type"),
+	F("value"),
+	F("read_error"),
 };
 
 enum {
@@ -283,10 +300,21 @@ enum {
 	CU__COUNT
 };
 const fdesc cuda_fields[CU__COUNT] = {
-	F("device_id"), F("context_id"), F("stream_id"), F("correlation_id"),
-	F("runtime_correlation_id"), F("callback_domain"), F("callback_id"), F("kernel_name"),
-	F("kernel_name_mangled"), F("start_ns"), F("end_ns"), F("grid"),
-	F("block"), F("bytes"), F("memcpy_kind"),
+	F("device_id"),
+	F("context_id"),
+	F("stream_id"),
+	F("correlation_id"),
+	F("runtime_correlation_id"),
+	F("callback_domain"),
+	F("callback_id"),
+	F("kernel_name"),
+	F("kernel_name_mangled"),
+	F("start_ns"),
+	F("end_ns"),
+	F("grid"),
+	F("block"),
+	F("bytes"),
+	F("memcpy_kind"),
 };
 
 enum { NV_NAME, NV_NAME_COMPLETE, NV_RANGE_KIND, NV_RANGE_ID, NV_START_TID, NV__COUNT };
@@ -311,8 +339,10 @@ enum {
 	HC__COUNT
 };
 const fdesc hc_fields[HC__COUNT] = {
-	F("schema_version"), F("ok"), F("session_id"), F("target"), F("probe_id"),
-	F("captured"), F("dropped"), F("timed_out"), F("record_limit_reached"), F("events"),
+	F("schema_version"), F("ok"),	     F("session_id"),
+	F("target"),	     F("probe_id"),  F("captured"),
+	F("dropped"),	     F("timed_out"), F("record_limit_reached"),
+	F("events"),
 };
 constexpr uint32_t HC_REQUIRED = (1u << HC__COUNT) - 1 - (1u << HC_RECORD_LIMIT_REACHED);
 
@@ -326,11 +356,11 @@ const fdesc target_fields[TG__COUNT] = { F("pid"), F("process_start_time") };
 
 enum fail_kind {
 	FAIL_NONE = 0,
-	FAIL_DECODE,      /* reason[] says what; "failed to decode <name>: ..." */
-	FAIL_MIXED_PID,   /* mixed_a, mixed_b */
+	FAIL_DECODE, /* reason[] says what; "failed to decode <name>: ..." */
+	FAIL_MIXED_PID, /* mixed_a, mixed_b */
 	FAIL_MIXED_START, /* mixed_a (pid), start_a, start_b */
 	FAIL_NOMEM,
-	FAIL_READ,        /* read_errno */
+	FAIL_READ, /* read_errno */
 };
 
 struct path_comp {
@@ -362,16 +392,16 @@ enum {
 struct icache {
 	const char *p; /* the interned copy (stable until the capture is freed) */
 	size_t n;
-	xp_str_t id;   /* 0: empty */
+	xp_str_t id; /* 0: empty */
 };
 
 struct decoder {
 	struct xp_capture *c = nullptr;
 	const char *name = nullptr;
-	bool count_only = false;  /* retain nothing (capture full) */
-	bool in_stream = false;   /* decoding an Event stream (not a host capture) */
-	uint64_t observed = 0;    /* documents decoded (retained or not) */
-	bool over_limit = false;  /* the capture refused an event */
+	bool count_only = false; /* retain nothing (capture full) */
+	bool in_stream = false; /* decoding an Event stream (not a host capture) */
+	uint64_t observed = 0; /* documents decoded (retained or not) */
+	bool over_limit = false; /* the capture refused an event */
 
 	/* failure */
 	fail_kind fkind = FAIL_NONE;
@@ -387,12 +417,12 @@ struct decoder {
 	/* scratch */
 	struct xpc_buf tmp = XPC_BUF_INIT; /* canonical JSON text */
 	std::vector<std::string_view> keys; /* duplicate detection, a stack */
-	struct xp_event scratch;            /* the event of count-only mode */
+	struct xp_event scratch; /* the event of count-only mode */
 	icache ic[IC__COUNT];
 	uint8_t enum_hint[6] = { 0, 0, 0, 0, 0, 0 }; /* enum_tab::parse hints */
 
 	/* where identity was first set (helper halves, see merge) */
-	uint64_t cur_off = 0;       /* stream offset of the document at hand */
+	uint64_t cur_off = 0; /* stream offset of the document at hand */
 	bool pid_set = false, start_set = false;
 	uint64_t pid_set_off = 0, start_set_off = 0;
 
@@ -492,14 +522,22 @@ int fail_nomem(decoder &d)
 const char *type_name(element_type t)
 {
 	switch (t) {
-	case element_type::ARRAY: return "an array";
-	case element_type::OBJECT: return "an object";
-	case element_type::INT64: return "an integer";
-	case element_type::UINT64: return "an integer";
-	case element_type::DOUBLE: return "a floating-point number";
-	case element_type::STRING: return "a string";
-	case element_type::BOOL: return "a boolean";
-	case element_type::NULL_VALUE: return "null";
+	case element_type::ARRAY:
+		return "an array";
+	case element_type::OBJECT:
+		return "an object";
+	case element_type::INT64:
+		return "an integer";
+	case element_type::UINT64:
+		return "an integer";
+	case element_type::DOUBLE:
+		return "a floating-point number";
+	case element_type::STRING:
+		return "a string";
+	case element_type::BOOL:
+		return "a boolean";
+	case element_type::NULL_VALUE:
+		return "null";
 	}
 	return "an unknown value";
 }
@@ -578,7 +616,8 @@ int get_i64(decoder &d, element v, int64_t *out)
 		return fail(d, "%" PRIu64 " is out of range for a signed 64-bit integer",
 			    v.get_uint64().value_unsafe());
 	case element_type::DOUBLE:
-		return fail(d, "expected a signed 64-bit integer, found floating-point number %.17g",
+		return fail(d,
+			    "expected a signed 64-bit integer, found floating-point number %.17g",
 			    v.get_double().value_unsafe());
 	default:
 		return fail(d, "expected a signed 64-bit integer, found %s", type_name(v.type()));
@@ -671,7 +710,9 @@ int check_version(decoder &d, element v)
 	if (get_str(d, v, &s))
 		return -1;
 	if (s != XP_SCHEMA_VERSION)
-		return fail(d, "unsupported schema version \"%.*s\", expected \"" XP_SCHEMA_VERSION "\"",
+		return fail(d,
+			    "unsupported schema version \"%.*s\", expected \"" XP_SCHEMA_VERSION
+			    "\"",
 			    (int)std::min<size_t>(s.size(), 40), s.data());
 	return 0;
 }
@@ -818,9 +859,9 @@ int value_id(decoder &d, element v, xp_str_t *out)
 		return -1;
 	if (!xpc_buf_ok(&d.tmp))
 		return fail_nomem(d);
-	*out = d.count_only ? 0
-			    : intern_cached(d, IC_VALUE, std::string_view(xpc_buf_str(&d.tmp),
-									d.tmp.len));
+	*out = d.count_only ?
+		       0 :
+		       intern_cached(d, IC_VALUE, std::string_view(xpc_buf_str(&d.tmp), d.tmp.len));
 	return 0;
 }
 
@@ -1247,7 +1288,8 @@ int decode_event_fields(decoder &d, element root, struct xp_event *e)
 		std::string_view s;
 
 		if (f < 0) {
-			if (d.in_stream && d.depth == 0 && find_field(hc_fields, HC__COUNT, k, 0) >= 0)
+			if (d.in_stream && d.depth == 0 &&
+			    find_field(hc_fields, HC__COUNT, k, 0) >= 0)
 				return fail(d, "a host-capture document must be the only document "
 					       "of its file");
 			return fail_key(d, k, "unknown");
@@ -1617,7 +1659,7 @@ struct seg_result {
 	enum { OK, DECODE_FAIL, JSON_FAIL } status = OK;
 	size_t fail_at = 0; /* offset in the segment of the failing document/line */
 	simdjson::error_code jerr = simdjson::SUCCESS;
-	size_t trunc = 0;   /* bytes of a document cut by the segment's end */
+	size_t trunc = 0; /* bytes of a document cut by the segment's end */
 };
 
 /*
@@ -2004,8 +2046,8 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 			if (cap >= XP_MAX_DOC) {
 				d.fkind = FAIL_DECODE;
 				d.field[0] = '\0';
-				snprintf(d.reason, sizeof(d.reason), "document is larger than %zu MiB",
-					 XP_MAX_DOC >> 20);
+				snprintf(d.reason, sizeof(d.reason),
+					 "document is larger than %zu MiB", XP_MAX_DOC >> 20);
 				fd = &d;
 				fail_off = buf_off;
 				goto fail;
@@ -2040,8 +2082,7 @@ out:
 	return rc;
 }
 
-int finish_counts(decoder &d, unsigned flags, struct xp_decode_stats *stats,
-		  struct xp_error *err)
+int finish_counts(decoder &d, unsigned flags, struct xp_decode_stats *stats, struct xp_error *err)
 {
 	if (stats) {
 		stats->observed = d.observed;
@@ -2091,7 +2132,8 @@ int decode_host_capture(decoder &d, const char *buf, size_t len, struct xp_error
 
 	parser.threaded = false;
 	if (len > simdjson::SIMDJSON_MAXSIZE_BYTES) {
-		fail(d, "host capture is larger than %zu bytes", (size_t)simdjson::SIMDJSON_MAXSIZE_BYTES);
+		fail(d, "host capture is larger than %zu bytes",
+		     (size_t)simdjson::SIMDJSON_MAXSIZE_BYTES);
 		return raise(d, loc, err);
 	}
 	jerr = parser.parse((const uint8_t *)buf, len, false).get(root);
@@ -2142,7 +2184,7 @@ int decode_host_capture(decoder &d, const char *buf, size_t len, struct xp_error
 			return raise(d, loc, err);
 		}
 
-	/* scalars, in declaration order */
+		/* scalars, in declaration order */
 #define FIELD(id) path_push p_##id(d, std::string_view(hc_fields[id].name, hc_fields[id].len))
 	{
 		FIELD(HC_SCHEMA_VERSION);
@@ -2189,8 +2231,8 @@ int decode_host_capture(decoder &d, const char *buf, size_t len, struct xp_error
 			th = f + 1;
 			path_push p(d, k);
 			if (f == TG_PID) {
-				if (get_uint(d, it.value(), UINT32_MAX, "an unsigned 32-bit integer",
-					     &pid))
+				if (get_uint(d, it.value(), UINT32_MAX,
+					     "an unsigned 32-bit integer", &pid))
 					return raise(d, loc, err);
 			} else if (get_u64(d, it.value(), &start_time)) {
 				return raise(d, loc, err);
@@ -2265,8 +2307,9 @@ int decode_host_capture(decoder &d, const char *buf, size_t len, struct xp_error
 #undef FIELD
 	if (captured != d.observed) {
 		path_push p(d, std::string_view("captured"));
-		fail(d, "host capture is inconsistent: captured is %" PRIu64
-			" but events holds %" PRIu64,
+		fail(d,
+		     "host capture is inconsistent: captured is %" PRIu64
+		     " but events holds %" PRIu64,
 		     captured, d.observed);
 		xp_error_detail_u64(err, "captured", captured);
 		xp_error_detail_u64(err, "events", d.observed);
@@ -2280,8 +2323,8 @@ int decode_host_capture(decoder &d, const char *buf, size_t len, struct xp_error
 	return 0;
 }
 
-int run_host(const char *buf, size_t len, const char *name, struct xp_capture *c,
-	     unsigned flags, struct xp_decode_stats *stats, struct xp_error *err)
+int run_host(const char *buf, size_t len, const char *name, struct xp_capture *c, unsigned flags,
+	     struct xp_decode_stats *stats, struct xp_error *err)
 {
 	decoder d;
 	int rc;
@@ -2325,7 +2368,8 @@ int xp_decode_limit_error(struct xp_error *err, const char *name, uint64_t obser
 	xp_error_detail_str(err, "path", name);
 	xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
 	return xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-			    "capture contains %" PRIu64 " events, exceeding the maximum of %" PRIu64,
+			    "capture contains %" PRIu64
+			    " events, exceeding the maximum of %" PRIu64,
 			    observed, max_events);
 }
 
@@ -2382,8 +2426,7 @@ int xp_decode_event_stream(const char *data, size_t len, const char *name, struc
 	}
 }
 
-int xp_decode_event_stream_fd(int fd, const char *name, struct xp_capture *c,
-			      struct xp_error *err)
+int xp_decode_event_stream_fd(int fd, const char *name, struct xp_capture *c, struct xp_error *err)
 {
 	return xp_decode_event_stream_fd_ex(fd, nullptr, 0, name, c, 0, nullptr, err);
 }
@@ -2482,14 +2525,22 @@ struct xp_jval xp_jdoc_root(const struct xp_jdoc *d)
 enum xp_jtype xp_jval_type(struct xp_jval v)
 {
 	switch (elem_of(v).type()) {
-	case element_type::ARRAY: return XP_J_ARRAY;
-	case element_type::OBJECT: return XP_J_OBJECT;
-	case element_type::INT64: return XP_J_INT;
-	case element_type::UINT64: return XP_J_UINT;
-	case element_type::DOUBLE: return XP_J_DOUBLE;
-	case element_type::STRING: return XP_J_STRING;
-	case element_type::BOOL: return XP_J_BOOL;
-	case element_type::NULL_VALUE: return XP_J_NULL;
+	case element_type::ARRAY:
+		return XP_J_ARRAY;
+	case element_type::OBJECT:
+		return XP_J_OBJECT;
+	case element_type::INT64:
+		return XP_J_INT;
+	case element_type::UINT64:
+		return XP_J_UINT;
+	case element_type::DOUBLE:
+		return XP_J_DOUBLE;
+	case element_type::STRING:
+		return XP_J_STRING;
+	case element_type::BOOL:
+		return XP_J_BOOL;
+	case element_type::NULL_VALUE:
+		return XP_J_NULL;
 	}
 	return XP_J_NULL;
 }
@@ -2497,14 +2548,22 @@ enum xp_jtype xp_jval_type(struct xp_jval v)
 const char *xp_jtype_name(enum xp_jtype t)
 {
 	switch (t) {
-	case XP_J_NULL: return "null";
-	case XP_J_BOOL: return "a boolean";
-	case XP_J_INT: return "an integer";
-	case XP_J_UINT: return "an integer";
-	case XP_J_DOUBLE: return "a floating-point number";
-	case XP_J_STRING: return "a string";
-	case XP_J_ARRAY: return "an array";
-	case XP_J_OBJECT: return "an object";
+	case XP_J_NULL:
+		return "null";
+	case XP_J_BOOL:
+		return "a boolean";
+	case XP_J_INT:
+		return "an integer";
+	case XP_J_UINT:
+		return "an integer";
+	case XP_J_DOUBLE:
+		return "a floating-point number";
+	case XP_J_STRING:
+		return "a string";
+	case XP_J_ARRAY:
+		return "an array";
+	case XP_J_OBJECT:
+		return "an object";
 	}
 	return "an unknown value";
 }

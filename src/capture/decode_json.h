@@ -42,12 +42,12 @@ extern "C" {
 #define XP_JSON_PADDING 64
 
 /* Flags of the _ex decoders. */
-#define XP_DECODE_COUNT_ONLY 0x1u   /* retain nothing: validate and count */
-#define XP_DECODE_DEFER_LIMIT 0x2u  /* don't raise EVENT_RATE_TOO_HIGH */
+#define XP_DECODE_COUNT_ONLY 0x1u /* retain nothing: validate and count */
+#define XP_DECODE_DEFER_LIMIT 0x2u /* don't raise EVENT_RATE_TOO_HIGH */
 
 struct xp_decode_stats {
-	uint64_t observed;  /* documents (events) the input held */
-	bool over_limit;    /* some were not retained (capture full) */
+	uint64_t observed; /* documents (events) the input held */
+	bool over_limit; /* some were not retained (capture full) */
 };
 
 /*
@@ -84,8 +84,8 @@ void xp_decode_test_chunk_bytes(size_t bytes);
 enum xp_jtype {
 	XP_J_NULL = 0,
 	XP_J_BOOL,
-	XP_J_INT,    /* an integer that fits int64_t */
-	XP_J_UINT,   /* an integer above INT64_MAX (fits uint64_t) */
+	XP_J_INT, /* an integer that fits int64_t */
+	XP_J_UINT, /* an integer above INT64_MAX (fits uint64_t) */
 	XP_J_DOUBLE, /* anything with a fraction or an exponent */
 	XP_J_STRING,
 	XP_J_ARRAY,
@@ -115,7 +115,7 @@ struct xp_jval xp_jdoc_root(const struct xp_jdoc *d);
 enum xp_jtype xp_jval_type(struct xp_jval v);
 const char *xp_jtype_name(enum xp_jtype t); /* "a string", "null", ... */
 bool xp_jval_bool(struct xp_jval v);
-int64_t xp_jval_i64(struct xp_jval v);  /* XP_J_INT */
+int64_t xp_jval_i64(struct xp_jval v); /* XP_J_INT */
 uint64_t xp_jval_u64(struct xp_jval v); /* XP_J_UINT, or XP_J_INT >= 0 */
 double xp_jval_f64(struct xp_jval v);
 /* XP_J_STRING: the unescaped bytes (may hold NUL bytes), NUL-terminated. */

@@ -120,8 +120,8 @@ static bool key_is(const char *k, size_t n, const char *s)
 static enum input_format scan_first_object(const char *p, size_t n, size_t i)
 {
 	static const char *const host_keys[] = {
-		"events", "ok", "target", "probe_id", "captured", "dropped", "timed_out",
-		"record_limit_reached",
+		"events",   "ok",      "target",    "probe_id",
+		"captured", "dropped", "timed_out", "record_limit_reached",
 	};
 
 	for (i++;;) {
@@ -198,8 +198,8 @@ static ssize_t read_full(int fd, char *buf, size_t want)
 static int read_error(struct xp_error *err, const char *path, int errnum)
 {
 	xp_error_detail_str(err, "path", path);
-	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to read %s: %s",
-			    path, strerror(errnum));
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to read %s: %s", path,
+			    strerror(errnum));
 }
 
 static int format_error(struct xp_error *err, const char *path, const char *why)
@@ -273,8 +273,7 @@ static void hex_prefix(const char *p, size_t n, char *out, size_t size)
 }
 
 /* Events [from, c->count) must share the capture's pid (xtf reader). */
-static int check_pids(struct xp_capture *c, size_t from, const char *path,
-		      struct xp_error *err)
+static int check_pids(struct xp_capture *c, size_t from, const char *path, struct xp_error *err)
 {
 	size_t i;
 
@@ -292,8 +291,8 @@ static int check_pids(struct xp_capture *c, size_t from, const char *path,
 			xp_error_detail_str(err, "path", path);
 			xp_error_hint(err, "measure captures of one target process at a time");
 			return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-					    "completed capture mixes target PIDs %u and %u",
-					    c->pid, pid);
+					    "completed capture mixes target PIDs %u and %u", c->pid,
+					    pid);
 		}
 	}
 	return 0;
@@ -400,8 +399,7 @@ int xp_input_load(const char *path, struct xp_capture *c, struct xp_error *err)
 	return load_one(path, c, 0, &st, err);
 }
 
-int xp_inputs_load(const char *const *paths, size_t n, struct xp_capture *c,
-		   struct xp_error *err)
+int xp_inputs_load(const char *const *paths, size_t n, struct xp_capture *c, struct xp_error *err)
 {
 	const char *crossed = NULL; /* the input that crossed the bound */
 	uint64_t total = 0;

@@ -60,12 +60,13 @@ enum spec_field {
 };
 
 static const char *const spec_fields[SF__COUNT] = {
-	"schema_version", "name", "target", "start_selector", "end_selector", "match_policy",
-	"samples", "duration_ms", "timeout_ms", "max_events", "measurement_mode", "max_groups",
+	"schema_version", "name",	  "target",	      "start_selector",
+	"end_selector",	  "match_policy", "samples",	      "duration_ms",
+	"timeout_ms",	  "max_events",	  "measurement_mode", "max_groups",
 };
 
-#define SF_REQUIRED                                                                      \
-	((1u << SF_SCHEMA_VERSION) | (1u << SF_TARGET) | (1u << SF_START_SELECTOR) |     \
+#define SF_REQUIRED                                                                  \
+	((1u << SF_SCHEMA_VERSION) | (1u << SF_TARGET) | (1u << SF_START_SELECTOR) | \
 	 (1u << SF_END_SELECTOR) | (1u << SF_MATCH_POLICY) | (1u << SF_TIMEOUT_MS))
 
 /* In enum xp_policy order (src/correlate/correlate.h). */
@@ -165,8 +166,7 @@ static int get_opt_u64(struct spec_ctx *x, struct xp_jval v, bool *has, uint64_t
 }
 
 /* A string without NUL bytes; @out receives a malloc'ed copy when non-NULL. */
-static int get_str(struct spec_ctx *x, struct xp_jval v, const char **s, size_t *len,
-		   char **out)
+static int get_str(struct spec_ctx *x, struct xp_jval v, const char **s, size_t *len, char **out)
 {
 	enum xp_jtype t = xp_jval_type(v);
 
@@ -247,14 +247,16 @@ static int parse_field(struct spec_ctx *x, int f, struct xp_jval v, struct xp_sp
 		return get_str(x, v, &s, &n, &out->end_selector);
 	case SF_MATCH_POLICY:
 		if (xp_jval_type(v) != XP_J_STRING)
-			return spec_fail(x, "expected one of exact, first_after, nearest, "
-					    "stack_nested, stream_order, found %s",
+			return spec_fail(x,
+					 "expected one of exact, first_after, nearest, "
+					 "stack_nested, stream_order, found %s",
 					 xp_jtype_name(xp_jval_type(v)));
 		s = xp_jval_str(v, &n);
 		p = lookup(policy_names, 5, s, n);
 		if (p < 0)
-			return spec_fail(x, "unknown value \"%.*s\", expected one of exact, "
-					    "first_after, nearest, stack_nested, stream_order",
+			return spec_fail(x,
+					 "unknown value \"%.*s\", expected one of exact, "
+					 "first_after, nearest, stack_nested, stream_order",
 					 (int)(n > 40 ? 40 : n), s);
 		out->match_policy = p;
 		return 0;
@@ -276,7 +278,8 @@ static int parse_field(struct spec_ctx *x, int f, struct xp_jval v, struct xp_sp
 		else if (n == 9 && memcmp(s, "aggregate", 9) == 0)
 			out->aggregate = true;
 		else
-			return spec_fail(x, "unknown value \"%.*s\", expected one of exact, aggregate",
+			return spec_fail(x,
+					 "unknown value \"%.*s\", expected one of exact, aggregate",
 					 (int)(n > 40 ? 40 : n), s);
 		return 0;
 	case SF_MAX_GROUPS:

@@ -92,15 +92,15 @@ static bool contains(const char *hay, const char *needle)
 	return hay && strstr(hay, needle) != NULL;
 }
 
-#define CHECK_CONTAINS(hay, needle)                                                   \
-	do {                                                                          \
-		const char *h_ = (hay), *n_ = (needle);                               \
-		xpt_checks++;                                                         \
-		if (!contains(h_, n_)) {                                              \
+#define CHECK_CONTAINS(hay, needle)                                                          \
+	do {                                                                                 \
+		const char *h_ = (hay), *n_ = (needle);                                      \
+		xpt_checks++;                                                                \
+		if (!contains(h_, n_)) {                                                     \
 			fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, \
-				__LINE__, h_ ? h_ : "(null)", n_);                    \
-			xpt_failures++;                                               \
-		}                                                                     \
+				__LINE__, h_ ? h_ : "(null)", n_);                           \
+			xpt_failures++;                                                      \
+		}                                                                            \
 	} while (0)
 
 /* A detail value compared as the JSON string it is. */
@@ -354,10 +354,11 @@ static void test_round_trip(void)
 		xp_capture_free(&c);
 		/* optional fields may be absent; attributes default to {} */
 		xpc_buf_reset(&t);
-		xpc_buf_puts(&t, "{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"e\","
-				 "\"sequence\":9,\"source\":\"ebpf\",\"event_type\":\"tracepoint\","
-				 "\"pid\":1,\"tid\":2,\"timestamp_raw\":3,\"timestamp_ns\":4,"
-				 "\"clock_domain\":\"host_monotonic\"}");
+		xpc_buf_puts(&t,
+			     "{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"e\","
+			     "\"sequence\":9,\"source\":\"ebpf\",\"event_type\":\"tracepoint\","
+			     "\"pid\":1,\"tid\":2,\"timestamp_raw\":3,\"timestamp_ns\":4,"
+			     "\"clock_domain\":\"host_monotonic\"}");
 		CHECK(decode_text(xpc_buf_str(&t), 0, &c, &err) == 0);
 		CHECK_EQ_U64(c.count, 1);
 		if (c.count == 1) {
@@ -368,12 +369,13 @@ static void test_round_trip(void)
 		xp_capture_free(&c);
 		/* pretty-printed (multi-line) documents */
 		xpc_buf_reset(&t);
-		xpc_buf_puts(&t, "{\n  \"schema_version\": \"2.0\",\n  \"session_id\": \"S\",\n"
-				 "  \"event_id\": \"e\",\n  \"sequence\": 1,\n  \"source\": \"ebpf\",\n"
-				 "  \"event_type\": \"tracepoint\",\n  \"pid\": 1,\n  \"tid\": 2,\n"
-				 "  \"timestamp_raw\": 3,\n  \"timestamp_ns\": 4,\n"
-				 "  \"clock_domain\": \"host_monotonic\",\n  \"attributes\": {\n"
-				 "    \"k\": [\n      1\n    ]\n  }\n}\n");
+		xpc_buf_puts(&t,
+			     "{\n  \"schema_version\": \"2.0\",\n  \"session_id\": \"S\",\n"
+			     "  \"event_id\": \"e\",\n  \"sequence\": 1,\n  \"source\": \"ebpf\",\n"
+			     "  \"event_type\": \"tracepoint\",\n  \"pid\": 1,\n  \"tid\": 2,\n"
+			     "  \"timestamp_raw\": 3,\n  \"timestamp_ns\": 4,\n"
+			     "  \"clock_domain\": \"host_monotonic\",\n  \"attributes\": {\n"
+			     "    \"k\": [\n      1\n    ]\n  }\n}\n");
 		xpc_buf_puts(&t, xpc_buf_str(&t));
 		CHECK(decode_text(xpc_buf_str(&t), 0, &c, &err) == 0);
 		CHECK_EQ_U64(c.count, 2);
@@ -397,10 +399,12 @@ static void test_strict_fields(void)
 			      "unknown field \"host.foo\"", "host.foo");
 	expect_mutation_error("\"arguments\":[]",
 			      "\"arguments\":[{\"index\":0,\"abi_type\":\"u64\",\"bogus\":1}]",
-			      "unknown field \"host.arguments[0].bogus\"", "host.arguments[0].bogus");
+			      "unknown field \"host.arguments[0].bogus\"",
+			      "host.arguments[0].bogus");
 	expect_mutation_error("\"cuda\":null", "\"cuda\":{\"stream\":1}",
 			      "unknown field \"cuda.stream\"", "cuda.stream");
-	expect_mutation_error("\"cuda\":null", "\"cuda\":{\"grid\":{\"x\":1,\"y\":1,\"z\":1,\"w\":1}}",
+	expect_mutation_error("\"cuda\":null",
+			      "\"cuda\":{\"grid\":{\"x\":1,\"y\":1,\"z\":1,\"w\":1}}",
 			      "unknown field \"cuda.grid.w\"", "cuda.grid.w");
 	expect_mutation_error("\"nvtx\":null",
 			      "\"nvtx\":{\"name\":\"n\",\"name_complete\":true,\"range_kind\":"
@@ -416,8 +420,8 @@ static void test_strict_fields(void)
 			      "unknown field \"sessionXid\"", "sessionXid");
 	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"pie\":1,", "unknown field \"pie\"",
 			      "pie");
-	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"hosT\":null,", "unknown field \"hosT\"",
-			      "hosT");
+	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"hosT\":null,",
+			      "unknown field \"hosT\"", "hosT");
 	expect_mutation_error("\"cuda\":null", "\"cuda\":{\"runtime_correlatiXn_id\":1}",
 			      "unknown field \"cuda.runtime_correlatiXn_id\"",
 			      "cuda.runtime_correlatiXn_id");
@@ -428,7 +432,8 @@ static void test_strict_fields(void)
 			      "unknown value \"host_functiXn_entry\"", "event_type");
 	expect_mutation_error("\"clock_domain\":\"host_monotonic\"",
 			      "\"clock_domain\":\"cupti_normalized_tX_host_monotonic\"",
-			      "unknown value \"cupti_normalized_tX_host_monotonic\"", "clock_domain");
+			      "unknown value \"cupti_normalized_tX_host_monotonic\"",
+			      "clock_domain");
 	/* duplicate keys, anywhere */
 	expect_mutation_error("\"pid\":100,", "\"pid\":100,\"pid\":100,", "duplicate field \"pid\"",
 			      "pid");
@@ -436,7 +441,8 @@ static void test_strict_fields(void)
 			      "duplicate field \"host.symbol\"", "host.symbol");
 	expect_mutation_error("\"attributes\":{}", "\"attributes\":{\"k\":1,\"j\":2,\"k\":1}",
 			      "duplicate field \"attributes.k\"", "attributes.k");
-	expect_mutation_error("\"attributes\":{}", "\"attributes\":{\"k\":{\"a\":[{\"b\":1,\"b\":2}]}}",
+	expect_mutation_error("\"attributes\":{}",
+			      "\"attributes\":{\"k\":{\"a\":[{\"b\":1,\"b\":2}]}}",
 			      "duplicate field \"attributes.k.a[0].b\"", "attributes.k.a[0].b");
 	{
 		/* many attribute keys take the sorting path */
@@ -463,8 +469,8 @@ static void test_strict_fields(void)
 			      "timestamp_ns");
 	expect_mutation_error("\"session_id\":\"S\",", "", "missing field \"session_id\"",
 			      "session_id");
-	expect_mutation_error("\"probe_kind\":\"uprobe\",", "",
-			      "missing field \"host.probe_kind\"", "host.probe_kind");
+	expect_mutation_error("\"probe_kind\":\"uprobe\",", "", "missing field \"host.probe_kind\"",
+			      "host.probe_kind");
 	expect_mutation_error("\"arguments\":[]", "\"arguments\":[{\"index\":0}]",
 			      "missing field \"host.arguments[0].abi_type\"",
 			      "host.arguments[0].abi_type");
@@ -477,8 +483,9 @@ static void test_strict_fields(void)
 			      "source");
 	expect_mutation_error("\"event_type\":\"host_function_entry\"", "\"event_type\":\"entry\"",
 			      "unknown value \"entry\"", "event_type");
-	expect_mutation_error("\"clock_domain\":\"host_monotonic\"", "\"clock_domain\":\"realtime\"",
-			      "unknown value \"realtime\"", "clock_domain");
+	expect_mutation_error("\"clock_domain\":\"host_monotonic\"",
+			      "\"clock_domain\":\"realtime\"", "unknown value \"realtime\"",
+			      "clock_domain");
 	expect_mutation_error("\"probe_kind\":\"uprobe\"", "\"probe_kind\":\"UPROBE\"",
 			      "unknown value \"UPROBE\"", "host.probe_kind");
 	expect_mutation_error("\"probe_kind\":\"uprobe\"", "\"probe_kind\":null",
@@ -496,8 +503,8 @@ static void test_strict_fields(void)
 			      "expected a CudaEvent object, found an array", "cuda");
 	expect_mutation_error("\"session_id\":\"S\"", "\"session_id\":null",
 			      "expected a string, found null", "session_id");
-	expect_mutation_error("\"symbol\":\"work\"", "\"symbol\":7", "expected a string, found an integer",
-			      "host.symbol");
+	expect_mutation_error("\"symbol\":\"work\"", "\"symbol\":7",
+			      "expected a string, found an integer", "host.symbol");
 	expect_mutation_error("\"arguments\":[]", "\"arguments\":{}",
 			      "expected an array of ArgumentValue", "host.arguments");
 	expect_mutation_error("\"arguments\":[]", "\"arguments\":[1]",
@@ -512,12 +519,13 @@ static void test_strict_fields(void)
 static void test_strict_numbers(void)
 {
 	expect_mutation_error("\"pid\":100", "\"pid\":-1",
-			      "expected an unsigned 32-bit integer, found negative number -1", "pid");
+			      "expected an unsigned 32-bit integer, found negative number -1",
+			      "pid");
 	expect_mutation_error("\"pid\":100", "\"pid\":4294967296",
 			      "4294967296 is out of range for an unsigned 32-bit integer", "pid");
-	expect_mutation_error("\"pid\":100", "\"pid\":1.5",
-			      "expected an unsigned 32-bit integer, found floating-point number 1.5",
-			      "pid");
+	expect_mutation_error(
+		"\"pid\":100", "\"pid\":1.5",
+		"expected an unsigned 32-bit integer, found floating-point number 1.5", "pid");
 	expect_mutation_error("\"pid\":100", "\"pid\":100.0", "found floating-point number", "pid");
 	expect_mutation_error("\"pid\":100", "\"pid\":1e2", "found floating-point number", "pid");
 	expect_mutation_error("\"pid\":100", "\"pid\":\"100\"",
@@ -536,10 +544,9 @@ static void test_strict_numbers(void)
 	expect_mutation_error("\"return_value\":null", "\"return_value\":-1.0",
 			      "expected a signed 64-bit integer, found floating-point number",
 			      "host.return_value");
-	expect_mutation_error("\"arguments\":[]",
-			      "\"arguments\":[{\"index\":65536,\"abi_type\":\"u64\"}]",
-			      "65536 is out of range for an unsigned 16-bit integer",
-			      "host.arguments[0].index");
+	expect_mutation_error(
+		"\"arguments\":[]", "\"arguments\":[{\"index\":65536,\"abi_type\":\"u64\"}]",
+		"65536 is out of range for an unsigned 16-bit integer", "host.arguments[0].index");
 	expect_mutation_error("\"cuda\":null", "\"cuda\":{\"device_id\":4294967296}",
 			      "out of range for an unsigned 32-bit integer", "cuda.device_id");
 	expect_mutation_error("\"cuda\":null", "\"cuda\":{\"grid\":{\"x\":1,\"y\":-1,\"z\":1}}",
@@ -567,8 +574,9 @@ static void test_document_errors(void)
 		xpc_buf_puts(&b, good);
 		xpc_buf_puts(&b, "{\"schema_version\":\"2.0\",\"ok\":true,\"events\":[]}\n");
 		bad = xpc_buf_steal(&b);
-		expect_decode_error(bad, "line 5: a host-capture document must be "
-					 "the only document of its file",
+		expect_decode_error(bad,
+				    "line 5: a host-capture document must be "
+				    "the only document of its file",
 				    NULL);
 		free(bad);
 	}
@@ -661,8 +669,9 @@ static void test_mixed_targets(void)
 	struct xp_error err;
 
 	{
-		char *bad = subst(good, "\"sequence\":1,\"source\":\"ebpf\",\"event_type\":"
-					"\"host_function_exit\",\"pid\":100",
+		char *bad = subst(good,
+				  "\"sequence\":1,\"source\":\"ebpf\",\"event_type\":"
+				  "\"host_function_exit\",\"pid\":100",
 				  "\"sequence\":1,\"source\":\"ebpf\",\"event_type\":"
 				  "\"host_function_exit\",\"pid\":200");
 
@@ -790,12 +799,14 @@ static void test_chunks(void)
 	/* errors keep their line whatever the chunking */
 	{
 		char *bad = subst(text, "\"sequence\":41,", "\"sequence\":41,\"zz\":1,");
-		char *mixed = subst(text, "\"sequence\":37,\"source\":\"ebpf\",\"event_type\":"
-					  "\"host_function_exit\",\"pid\":100",
+		char *mixed = subst(text,
+				    "\"sequence\":37,\"source\":\"ebpf\",\"event_type\":"
+				    "\"host_function_exit\",\"pid\":100",
 				    "\"sequence\":37,\"source\":\"ebpf\",\"event_type\":"
 				    "\"host_function_exit\",\"pid\":300");
-		char *broken = subst(text, "{\"schema_version\":\"2.0\",\"session_id\":\"S\","
-					   "\"event_id\":\"evt_50\"",
+		char *broken = subst(text,
+				     "{\"schema_version\":\"2.0\",\"session_id\":\"S\","
+				     "\"event_id\":\"evt_50\"",
 				     "{\"schema_version\":\"2.0\",\"session_id\":\"S\","
 				     "\"event_id\":\"evt_50");
 
@@ -899,7 +910,8 @@ static void test_chunks(void)
 
 		xp_capture_init(&c, 0);
 		memset(&err, 0, sizeof(err));
-		CHECK(xp_decode_event_stream_fd(fd, "dir", &c, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
+		CHECK(xp_decode_event_stream_fd(fd, "dir", &c, &err) ==
+		      -XPROBE_E_TRACE_EXPORT_FAILED);
 		CHECK_STR(err.message, "failed to read dir: Is a directory");
 		xp_error_clear(&err);
 		xp_capture_free(&c);
@@ -989,7 +1001,8 @@ static void test_host_capture(void)
 
 	t = host_capture(100, 3, 2, 0, "");
 	expect_host_error(t, XPROBE_E_TRACE_EXPORT_FAILED,
-			  "host capture is inconsistent: captured is 2 but events holds 3", "captured");
+			  "host capture is inconsistent: captured is 2 but events holds 3",
+			  "captured");
 	free(t);
 	t = host_capture(100, 2, 2, 0, "\"bogus\":1,");
 	expect_host_error(t, XPROBE_E_TRACE_EXPORT_FAILED, "unknown field \"bogus\"", "bogus");
@@ -1005,7 +1018,8 @@ static void test_host_capture(void)
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED,
 				  "a host capture with ok false is not a completed capture", "ok");
 		free(bad);
-		bad = subst(t, "\"process_start_time\":5555}", "\"process_start_time\":5555,\"x\":1}");
+		bad = subst(t, "\"process_start_time\":5555}",
+			    "\"process_start_time\":5555,\"x\":1}");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED, "unknown field \"target.x\"",
 				  "target.x");
 		free(bad);
@@ -1026,8 +1040,9 @@ static void test_host_capture(void)
 				  "unsupported schema version \"3.0\"", "schema_version");
 		free(bad);
 		/* an event of another pid than the target */
-		bad = subst(t, "\"event_id\":\"evt_1\",\"sequence\":1,\"source\":\"ebpf\","
-			       "\"event_type\":\"host_function_exit\",\"pid\":100",
+		bad = subst(t,
+			    "\"event_id\":\"evt_1\",\"sequence\":1,\"source\":\"ebpf\","
+			    "\"event_type\":\"host_function_exit\",\"pid\":100",
 			    "\"event_id\":\"evt_1\",\"sequence\":1,\"source\":\"ebpf\","
 			    "\"event_type\":\"host_function_exit\",\"pid\":101");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED,
@@ -1097,7 +1112,10 @@ static void test_detection(void)
 	p = write_file("cap.bin", "XPCUPTI\0\4\0\0\0\x58\0\0\0", 16);
 	expect_input_error(p, XPROBE_E_TRACE_EXPORT_FAILED,
 			   "CUPTI ABI captures are not supported by this build");
-	p = write_file("junk.bin", "\x7f" "ELF\2\1\1\0garbage", 16);
+	p = write_file("junk.bin",
+		       "\x7f"
+		       "ELF\2\1\1\0garbage",
+		       16);
 	xp_capture_init(&c, 0);
 	CHECK(xp_input_load(p, &c, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	CHECK_CONTAINS(err.message, "junk.bin: unrecognized capture format");

@@ -90,7 +90,7 @@ static void test_full(void)
 	/* the five policies in enum xp_policy order, and aggregate mode */
 	{
 		static const char *const pol[] = { "exact", "first_after", "nearest",
-						    "stack_nested", "stream_order" };
+						   "stack_nested", "stream_order" };
 		int i;
 
 		for (i = 0; i < 5; i++) {
@@ -169,8 +169,8 @@ static void expect_mutation(const char *from, const char *to, const char *msg, c
 
 static void test_errors(void)
 {
-	expect_mutation("\"samples\": 100,", "\"samples\": 100, \"sample\": 1,",
-			"unknown field", "sample");
+	expect_mutation("\"samples\": 100,", "\"samples\": 100, \"sample\": 1,", "unknown field",
+			"sample");
 	expect_mutation("\"process_start_time\": 987654}",
 			"\"process_start_time\": 987654, \"comm\": \"x\"}", "unknown field",
 			"target.comm");
@@ -178,24 +178,27 @@ static void test_errors(void)
 			"duplicate field", "samples");
 	expect_mutation("\"pid\": 1234,", "\"pid\": 1234, \"pid\": 1,", "duplicate field",
 			"target.pid");
-	expect_mutation("\"2.0\"", "\"1.0\"", "unsupported schema version \"1.0\", expected \"2.0\"",
-			"schema_version");
+	expect_mutation("\"2.0\"", "\"1.0\"",
+			"unsupported schema version \"1.0\", expected \"2.0\"", "schema_version");
 	expect_mutation("\"timeout_ms\": 30000,", "", "missing field", "timeout_ms");
 	expect_mutation("\"target\": {\"pid\": 1234, \"process_start_time\": 987654},\n", "",
 			"missing field", "target");
 	expect_mutation("\"pid\": 1234, ", "", "missing field", "target.pid");
 	expect_mutation("\"stack_nested\"", "\"stack-nested\"",
-			"unknown value \"stack-nested\", expected one of exact, first_after", "match_policy");
+			"unknown value \"stack-nested\", expected one of exact, first_after",
+			"match_policy");
 	expect_mutation("\"stack_nested\"", "3", "found an integer", "match_policy");
 	expect_mutation("\"measurement_mode\": \"exact\"", "\"measurement_mode\": \"Exact\"",
 			"unknown value \"Exact\"", "measurement_mode");
-	expect_mutation("\"samples\": 100", "\"samples\": -1", "found negative number -1", "samples");
+	expect_mutation("\"samples\": 100", "\"samples\": -1", "found negative number -1",
+			"samples");
 	expect_mutation("\"samples\": 100", "\"samples\": 1.5", "found floating-point number 1.5",
 			"samples");
 	expect_mutation("\"samples\": 100", "\"samples\": 1e2", "found floating-point number",
 			"samples");
 	expect_mutation("\"samples\": 100", "\"samples\": \"100\"", "found a string", "samples");
-	expect_mutation("\"timeout_ms\": 30000", "\"timeout_ms\": null", "found null", "timeout_ms");
+	expect_mutation("\"timeout_ms\": 30000", "\"timeout_ms\": null", "found null",
+			"timeout_ms");
 	expect_mutation("\"pid\": 1234", "\"pid\": 4294967296",
 			"4294967296 is out of range for an unsigned 32-bit integer", "target.pid");
 	expect_mutation("\"name\": \"host_function_span\"", "\"name\": 5", "expected a string",
@@ -203,7 +206,8 @@ static void test_errors(void)
 	expect_mutation("\"end_selector\": \"uprobe", "\"end_selector\": \"a\\u0000b\", \"x\": \"",
 			"contains a NUL character", "end_selector");
 	expect_mutation("\"start_selector\": \"uprobe:/srv/app/server:handle_request:entry\"",
-			"\"start_selector\": null", "expected a string, found null", "start_selector");
+			"\"start_selector\": null", "expected a string, found null",
+			"start_selector");
 	expect_mutation("\"target\": {", "\"target\": [", "malformed JSON", NULL);
 	expect_mutation("\"target\": {\"pid\": 1234, \"process_start_time\": 987654}",
 			"\"target\": 7", "expected a TargetIdentity object", "target");
