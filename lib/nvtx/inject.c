@@ -54,38 +54,72 @@ static const char *ex_ascii(const xpl_nvtxEventAttributes_t *a)
 	return a->message.ascii;
 }
 
+/*
+ * Each callback tries the inline fast path (trace.h) and tail-calls its
+ * general version only when that cannot record (first record of a thread,
+ * a ring about to wrap or full, a name over 127 bytes, no message), so the
+ * common call needs no stack frame.
+ */
+static __attribute__((noinline)) void mark_slow(const char *message)
+{
+	xpl_rec_named(XPROBE_EV_NVTX_MARK, message, 0, 0, 0);
+}
+
 static void NVTX_CB x_MarkA(const char *message)
 {
-	if (message)
-		xpl_rec_named(XPROBE_EV_NVTX_MARK, message, 0, 0, 0);
+	if (unlikely(xpl_fast_named(&xpl_tls, XPROBE_EV_NVTX_MARK, message, 0, 0, 0) < 0) &&
+	    message)
+		mark_slow(message);
 }
 
 static void NVTX_CB x_MarkEx(const xpl_nvtxEventAttributes_t *a)
 {
-	if (a)
-		xpl_rec_named(XPROBE_EV_NVTX_MARK, ex_ascii(a), 0, 0, 0);
+	const char *m = ex_ascii(a);
+
+	if (a && xpl_fast_named(&xpl_tls, XPROBE_EV_NVTX_MARK, m, 0, 0, 0) < 0)
+		mark_slow(m);
+}
+
+static __attribute__((noinline)) uint64_t start_slow(const char *message, uint64_t id)
+{
+	xpl_rec_named(XPROBE_EV_NVTX_START, message, 0, id, 0);
+	return id;
 }
 
 static uint64_t NVTX_CB x_RangeStartA(const char *message)
 {
 	uint64_t id = atomic_fetch_add_explicit(&range_ids, 1, memory_order_relaxed) + 1;
 
-	xpl_rec_named(XPROBE_EV_NVTX_START, message, 0, id, 0);
+	if (unlikely(xpl_fast_named(&xpl_tls, XPROBE_EV_NVTX_START, message, 0, id, 0) < 0))
+		return start_slow(message, id);
 	return id;
 }
 
 static uint64_t NVTX_CB x_RangeStartEx(const xpl_nvtxEventAttributes_t *a)
 {
 	uint64_t id = atomic_fetch_add_explicit(&range_ids, 1, memory_order_relaxed) + 1;
+	const char *m = ex_ascii(a);
 
-	xpl_rec_named(XPROBE_EV_NVTX_START, ex_ascii(a), 0, id, 0);
+	if (unlikely(xpl_fast_named(&xpl_tls, XPROBE_EV_NVTX_START, m, 0, id, 0) < 0))
+		return start_slow(m, id);
 	return id;
+}
+
+static __attribute__((noinline)) void end_slow(uint64_t id)
+{
+	xpl_rec_plain(XPROBE_EV_NVTX_END, 0, id, 0);
 }
 
 static void NVTX_CB x_RangeEnd(uint64_t id)
 {
-	if (id)
-		xpl_rec_plain(XPROBE_EV_NVTX_END, 0, id, 0);
+	if (id && unlikely(xpl_fast_plain(&xpl_tls, XPROBE_EV_NVTX_END, 0, id, 0) < 0))
+		end_slow(id);
+}
+
+static __attribute__((noinline)) int push_slow(const char *message, int level)
+{
+	xpl_rec_named(XPROBE_EV_NVTX_PUSH, message, (uint32_t)level, 0, 0);
+	return level;
 }
 
 static int NVTX_CB x_RangePushA(const char *message)
@@ -93,7 +127,8 @@ static int NVTX_CB x_RangePushA(const char *message)
 	struct xpl_tls *t = &xpl_tls;
 	int level = t->nvtx_level++;
 
-	xpl_rec_named(XPROBE_EV_NVTX_PUSH, message, (uint32_t)level, 0, 0);
+	if (unlikely(xpl_fast_named(t, XPROBE_EV_NVTX_PUSH, message, (uint32_t)level, 0, 0) < 0))
+		return push_slow(message, level);
 	return level;
 }
 
@@ -101,8 +136,16 @@ static int NVTX_CB x_RangePushEx(const xpl_nvtxEventAttributes_t *a)
 {
 	struct xpl_tls *t = &xpl_tls;
 	int level = t->nvtx_level++;
+	const char *m = ex_ascii(a);
 
-	xpl_rec_named(XPROBE_EV_NVTX_PUSH, ex_ascii(a), (uint32_t)level, 0, 0);
+	if (unlikely(xpl_fast_named(t, XPROBE_EV_NVTX_PUSH, m, (uint32_t)level, 0, 0) < 0))
+		return push_slow(m, level);
+	return level;
+}
+
+static __attribute__((noinline)) int pop_slow(int level)
+{
+	xpl_rec_plain(XPROBE_EV_NVTX_POP, (uint32_t)level, 0, 0);
 	return level;
 }
 
@@ -114,7 +157,8 @@ static int NVTX_CB x_RangePop(void)
 	if (t->nvtx_level <= 0)
 		return -1; /* NVTX: a negative value reports an error (no open range) */
 	level = --t->nvtx_level;
-	xpl_rec_plain(XPROBE_EV_NVTX_POP, (uint32_t)level, 0, 0);
+	if (unlikely(xpl_fast_plain(t, XPROBE_EV_NVTX_POP, (uint32_t)level, 0, 0) < 0))
+		return pop_slow(level);
 	return level;
 }
 

@@ -197,22 +197,82 @@ out_busy:
 	return NULL;
 }
 
+/* --- the general recording paths ------------------------------------------ */
+
+bool xpl_rec_named(uint32_t type, const char *name, uint32_t aux, uint64_t a0, uint64_t a1)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xprobe_record *r;
+	size_t n = name ? strnlen(name, XPROBE_NAME_MAX + 1) : 0;
+	uint32_t flags, size;
+
+	if (n > XPROBE_NAME_MAX) {
+		n = XPROBE_NAME_MAX; /* give back UTF-8 continuation bytes at the cut */
+		while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+		flags = 0;
+	} else {
+		flags = name ? XPROBE_RECF_NAME_COMPLETE : XPROBE_RECF_NAME_UNSUPPORTED;
+	}
+	size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
+	r = xpl_rec_begin(t, type, size);
+	if (!r)
+		return false;
+	xpl_st64(r, xpl_rec_word0(t, type, size));
+	r->ts = xpl_ts();
+	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48);
+	r->a0 = a0;
+	r->a1 = a1;
+	if (size > XPROBE_RECORD_HDR_SIZE) {
+		xpl_st64((uint8_t *)r + size - 8, 0); /* zero the padding first */
+		memcpy((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
+	}
+	xpl_rec_commit(t, size);
+	return true;
+}
+
+bool xpl_rec_plain(uint32_t type, uint32_t aux, uint64_t a0, uint64_t a1)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xprobe_record *r = xpl_rec_begin(t, type, XPROBE_RECORD_HDR_SIZE);
+
+	if (!r)
+		return false;
+	xpl_st64(r, xpl_rec_word0(t, type, XPROBE_RECORD_HDR_SIZE));
+	r->ts = xpl_ts();
+	xpl_st64(&r->aux, aux);
+	r->a0 = a0;
+	r->a1 = a1;
+	xpl_rec_commit(t, XPROBE_RECORD_HDR_SIZE);
+	return true;
+}
+
 /* --- public recording calls ----------------------------------------------- */
 
 static int rec_result(bool ok, uint32_t type)
 {
 	if (ok)
 		return 0;
-	if (!(atomic_load_explicit(&xpl_hot.type_mask, memory_order_relaxed) & (1ull << type)))
+	if (!xpl_type_on(type))
 		return -XPROBE_E_NOT_ACTIVE;
 	return -XPROBE_E_EVENTS_DROPPED;
 }
 
+static __attribute__((noinline)) int trace_record_slow(uint32_t user_type, uint64_t a0,
+							uint64_t a1)
+{
+	return rec_result(xpl_rec_plain(XPROBE_EV_USER, user_type, a0, a1), XPROBE_EV_USER);
+}
+
 XPROBE_API int xprobe_trace_record(uint32_t user_type, uint64_t a0, uint64_t a1)
 {
-	if (likely(xpl_rec_plain(XPROBE_EV_USER, user_type, a0, a1)))
+	int rc = xpl_fast_plain(&xpl_tls, XPROBE_EV_USER, user_type, a0, a1);
+
+	if (likely(rc > 0))
 		return 0;
-	return rec_result(false, XPROBE_EV_USER);
+	if (rc == 0)
+		return -XPROBE_E_NOT_ACTIVE;
+	return trace_record_slow(user_type, a0, a1); /* tail call: no frame on the fast path */
 }
 
 XPROBE_API int xprobe_trace_mark(const char *name)

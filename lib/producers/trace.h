@@ -133,7 +133,8 @@ static inline uint64_t xpl_ts(void)
 
 /*
  * Reserve @size bytes (a multiple of 8, <= XPROBE_RECORD_MAX_SIZE) for a
- * record of @type in the calling thread's ring.  NULL: not recording (type
+ * record of @type in the calling thread's ring: the general path (slot
+ * acquisition, ring attach, wrap, full ring).  NULL: not recording (type
  * filtered, no session), or dropped (counted).  Otherwise the caller fills
  * the record and calls xpl_rec_commit.
  */
@@ -162,6 +163,30 @@ xpl_rec_begin(struct xpl_tls *t, uint32_t type, uint32_t size)
 	return (struct xprobe_record *)(t->data + off);
 }
 
+/*
+ * The fast reservation: only when the thread's ring is attached for the
+ * live generation and @size fits before the limit and the ring's end.
+ * Calls nothing out of line, so the recording functions built on it need
+ * no stack frame; anything else returns NULL (busy released) and the
+ * caller tail-calls its general version.
+ */
+static inline __attribute__((always_inline)) struct xprobe_record *
+xpl_rec_fast(struct xpl_tls *t, uint32_t size)
+{
+	struct xpl_slot *s = t->slot;
+	uint64_t h = t->head, off = h & t->mask;
+
+	if (unlikely(!s || atomic_load_explicit(&s->busy, memory_order_relaxed)))
+		return NULL;
+	atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+	xpl_light_fence();
+	if (likely(t->gen == atomic_load_explicit(&xpl_hot.gen, memory_order_relaxed) &&
+		   h + size <= t->limit && off + size <= t->mask + 1))
+		return (struct xprobe_record *)(t->data + off);
+	atomic_store_explicit(&s->busy, 0, memory_order_release);
+	return NULL;
+}
+
 static inline __attribute__((always_inline)) void xpl_rec_commit(struct xpl_tls *t, uint32_t size)
 {
 	t->head += size;
@@ -181,61 +206,88 @@ static inline uint64_t xpl_rec_word0(const struct xpl_tls *t, uint32_t type, uin
 	return t->tid_hi | (uint64_t)type << 16 | size;
 }
 
-/*
- * Record a named event in one go (NVTX push/start/mark, executions).
- * @name may be NULL (flags then carry NAME_UNSUPPORTED).  Returns true
- * when recorded.
- */
-static inline __attribute__((always_inline)) bool
-xpl_rec_named(uint32_t type, const char *name, uint32_t aux, uint64_t a0, uint64_t a1)
+static inline bool xpl_type_on(uint32_t type)
 {
-	struct xpl_tls *t = &xpl_tls;
-	struct xprobe_record *r;
-	size_t n = name ? strnlen(name, XPROBE_NAME_MAX + 1) : 0;
-	uint32_t flags, size;
-
-	if (n > XPROBE_NAME_MAX) {
-		n = XPROBE_NAME_MAX; /* give back UTF-8 continuation bytes at the cut */
-		while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
-			n--;
-		flags = 0;
-	} else {
-		flags = name ? XPROBE_RECF_NAME_COMPLETE : XPROBE_RECF_NAME_UNSUPPORTED;
-	}
-	size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
-	r = xpl_rec_begin(t, type, size);
-	if (!r)
-		return false;
-	xpl_st64(r, xpl_rec_word0(t, type, size));
-	r->ts = xpl_ts();
-	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48);
-	r->a0 = a0;
-	r->a1 = a1;
-	if (size > XPROBE_RECORD_HDR_SIZE) {
-		xpl_st64((uint8_t *)r + size - 8, 0); /* zero the padding first */
-		memcpy((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
-	}
-	xpl_rec_commit(t, size);
-	return true;
+	return atomic_load_explicit(&xpl_hot.type_mask, memory_order_relaxed) & (1ull << type);
 }
 
-/* A record without a name. */
-static inline __attribute__((always_inline)) bool xpl_rec_plain(uint32_t type, uint32_t aux,
-								 uint64_t a0, uint64_t a1)
+/*
+ * Fast paths of a plain and a named record: 1 recorded, 0 the type is not
+ * being recorded, -1 take the general path (nothing was written).  Inline,
+ * no calls: a short name is measured and copied here with plain loops
+ * (names over XPROBE_NAME_MAX bytes go to the general path, which cuts them
+ * on a UTF-8 boundary), and the timestamp is rdtsc (sessions on the
+ * clock_gettime fallback record through the general path).
+ */
+static inline __attribute__((always_inline)) int
+xpl_fast_plain(struct xpl_tls *t, uint32_t type, uint32_t aux, uint64_t a0, uint64_t a1)
 {
-	struct xpl_tls *t = &xpl_tls;
-	struct xprobe_record *r = xpl_rec_begin(t, type, XPROBE_RECORD_HDR_SIZE);
+	struct xprobe_record *r;
 
-	if (!r)
-		return false;
+	if (!xpl_type_on(type))
+		return 0;
+	if (unlikely(!xpl_hot.tsc)) /* clock_gettime is a call: general path */
+		return -1;
+	r = xpl_rec_fast(t, XPROBE_RECORD_HDR_SIZE);
+	if (unlikely(!r))
+		return -1;
 	xpl_st64(r, xpl_rec_word0(t, type, XPROBE_RECORD_HDR_SIZE));
-	r->ts = xpl_ts();
+	r->ts = xpl_rdtsc();
 	xpl_st64(&r->aux, aux);
 	r->a0 = a0;
 	r->a1 = a1;
 	xpl_rec_commit(t, XPROBE_RECORD_HDR_SIZE);
-	return true;
+	return 1;
 }
+
+static inline __attribute__((always_inline)) int
+xpl_fast_named(struct xpl_tls *t, uint32_t type, const char *name, uint32_t aux, uint64_t a0,
+	       uint64_t a1)
+{
+	struct xprobe_record *r;
+	uint8_t *dst;
+	uint32_t n = 0, size, i;
+
+	if (!xpl_type_on(type))
+		return 0;
+	if (unlikely(!name || !xpl_hot.tsc))
+		return -1;
+	while (n <= XPROBE_NAME_MAX && name[n])
+		n++;
+	if (unlikely(n > XPROBE_NAME_MAX))
+		return -1;
+	size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
+	r = xpl_rec_fast(t, size);
+	if (unlikely(!r))
+		return -1;
+	xpl_st64(r, xpl_rec_word0(t, type, size));
+	r->ts = xpl_rdtsc();
+	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 |
+				  (uint64_t)n << 48);
+	r->a0 = a0;
+	r->a1 = a1;
+	dst = (uint8_t *)r + XPROBE_RECORD_HDR_SIZE;
+	if (size > XPROBE_RECORD_HDR_SIZE)
+		xpl_st64((uint8_t *)r + size - 8, 0); /* zero the padding first */
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		memcpy(dst + i, &w, 8);
+	}
+	for (; i < n; i++)
+		dst[i] = (uint8_t)name[i];
+	xpl_rec_commit(t, size);
+	return 1;
+}
+
+/*
+ * The general paths (trace.c): record a named event (NVTX push/start/mark,
+ * executions; @name NULL sets NAME_UNSUPPORTED) or a plain one.  True when
+ * recorded.
+ */
+bool xpl_rec_named(uint32_t type, const char *name, uint32_t aux, uint64_t a0, uint64_t a1);
+bool xpl_rec_plain(uint32_t type, uint32_t aux, uint64_t a0, uint64_t a1);
 
 /* --- session side (trace.c) ------------------------------------------------ */
 
