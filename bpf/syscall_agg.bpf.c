@@ -9,9 +9,12 @@
  * Each program does, in this order: (1) filter the target (global tgid,
  * then its own PID namespace when it has one), (2) check the armed flag,
  * (3) count into the syscall's group, creating it once when the bounded
- * map has room.  Entry stores the thread's start (time, number) in the
- * bounded in-flight map; exit takes it back, so a matched duration never
- * needs the number from pt_regs.  Only an unmatched exit (the syscall was
+ * map has room.  Entry stores the thread's start (time, number) in its
+ * slot of the bounded in-flight map; exit takes it back, so a matched
+ * duration never needs the number from pt_regs.  A thread keeps its slot
+ * (written in place: no allocation, no bucket lock on the hot path) until
+ * it calls exit(2); --max-inflight therefore bounds the threads whose
+ * starts are kept.  Only an unmatched exit (the syscall was
  * entered before arming, or its start was dropped) reads regs->orig_ax to
  * learn its number.  Every map-full case is counted (layouts and the
  * accounting identity: syscall_agg.h).  No ring, no pointer values, no
@@ -116,14 +119,22 @@ static __always_inline struct xp_sa_group *group_of(__u32 nr)
 	return bpf_map_lookup_elem(&xp_sa_groups, &nr);
 }
 
+/* A start the thread never finished: count it where it began. */
+static __always_inline void supersede(struct xp_sa_start *s, struct xp_sa_group *g, __u32 nr)
+{
+	struct xp_sa_group *og = s->nr == nr ? g : group_of(s->nr);
+
+	if (og)
+		og->superseded++;
+}
+
 SEC("raw_tp/sys_enter")
 int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct xp_sa_start start = {}, *old;
+	struct xp_sa_start start = {}, *s;
 	struct xp_sa_counters *c;
 	struct xp_sa_group *g;
 	__u32 tid, nr;
-	long rc;
 
 	if (!target_tid(&tid) || !armed)
 		return 0;
@@ -136,27 +147,31 @@ int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	g->entries++;
+	s = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
 	if (nr == XP_SA_NR_EXIT || nr == XP_SA_NR_EXIT_GROUP) {
+		/* never returns: no start; the thread's slot is released */
 		g->noreturn++;
+		if (s) {
+			if (s->busy)
+				supersede(s, g, nr);
+			bpf_map_delete_elem(&xp_sa_inflight, &tid);
+		}
+		return 0;
+	}
+	if (s) {
+		/* the thread's own slot, written in place: no allocation */
+		if (s->busy)
+			supersede(s, g, nr);
+		s->start_ns = bpf_ktime_get_ns();
+		s->nr = nr;
+		s->busy = 1;
 		return 0;
 	}
 	start.start_ns = bpf_ktime_get_ns();
 	start.nr = nr;
-	rc = bpf_map_update_elem(&xp_sa_inflight, &tid, &start, BPF_NOEXIST);
-	if (!rc)
+	start.busy = 1;
+	if (!bpf_map_update_elem(&xp_sa_inflight, &tid, &start, BPF_NOEXIST))
 		return 0;
-	if (rc == -17 /* EEXIST */) {
-		/* the thread's previous start never saw its exit */
-		old = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
-		if (old) {
-			struct xp_sa_group *og = old->nr == nr ? g : group_of(old->nr);
-
-			if (og)
-				og->superseded++;
-		}
-		bpf_map_update_elem(&xp_sa_inflight, &tid, &start, BPF_EXIST);
-		return 0;
-	}
 	g->inflight_drops++;
 	c = counters();
 	if (c)
@@ -179,11 +194,11 @@ int xp_sa_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	ret = (long)ctx->args[1];
 	s = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
-	if (s) {
+	if (s && s->busy) {
 		dur = bpf_ktime_get_ns() - s->start_ns;
 		nr = s->nr;
+		s->busy = 0;
 		matched = 1;
-		bpf_map_delete_elem(&xp_sa_inflight, &tid);
 	} else {
 		if (bpf_probe_read_kernel(&nr64, sizeof(nr64),
 					  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)))) {

@@ -14,9 +14,10 @@
  * the in-flight map).
  *
  * Cost to the target (DESIGN.md section 8): raw tracepoints returning 0,
- * the tgid compare first, then two map operations per entry (group lookup,
- * in-flight insert) and three per exit (in-flight lookup + delete, group
- * lookup); no ring, no wakeup, no helper call beyond the clock.
+ * the tgid compare first, then two map lookups per entry (group, the
+ * thread's in-flight slot, written in place) and two per exit; no insert
+ * or delete after a thread's first call, no ring, no wakeup, no helper
+ * call beyond the clock.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -127,6 +128,8 @@ static int read_maps(struct syscall_agg_bpf *skel, struct xp_sa_result *r, struc
 		if (bpf_map_lookup_elem(ifd, &key, &start))
 			continue;
 		r->inflight_occupied++;
+		if (!start.busy)
+			continue;
 		g = xp_sa_result_group(r, (int32_t)start.nr);
 		if (!g) {
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");

@@ -36,7 +36,7 @@ struct xp_sa_summary_group {
 	uint64_t entries;
 	uint64_t matched_exits;
 	uint64_t unmatched_exits;
-	uint64_t inflight_at_end;   /* starts still stored when the window closed */
+	uint64_t inflight_at_end;   /* busy slots when the window closed */
 	uint64_t inflight_drops;    /* starts not stored (in-flight map full) */
 	uint64_t superseded;        /* starts replaced before their exit was seen */
 	uint64_t noreturn;          /* exit/exit_group entries */
@@ -60,7 +60,7 @@ struct xp_sa_result {
 	uint64_t group_drop_entries, group_drop_exits;
 	uint64_t inflight_drops, superseded, noreturn, regs_read_errors;
 	uint64_t group_capacity, inflight_capacity;
-	uint64_t inflight_occupied;  /* in-flight map entries at the end */
+	uint64_t inflight_occupied;  /* in-flight slots (threads) in use at the end */
 	enum xp_sa_stop_reason stop_reason;
 	uint64_t setup_ns;           /* collector start -> armed */
 	uint64_t window_ns;          /* armed -> disarmed */

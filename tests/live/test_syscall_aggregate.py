@@ -48,7 +48,7 @@ def check_accounting(doc):
     assert col["dropped"] == (col["group_drop_entries"] + col["group_drop_exits"]
                               + col["inflight_drops"] + col["regs_read_errors"])
     assert col["groups"] == len(gs) <= col["group_capacity"]
-    assert col["inflight_occupied"] == col["inflight_at_end"] <= col["inflight_capacity"]
+    assert col["inflight_at_end"] <= col["inflight_occupied"] <= col["inflight_capacity"]
     for g in gs:
         # every call entered in the window is accounted for exactly once
         assert g["entries"] == (g["matched_exits"] + g["inflight_at_end"] + g["inflight_drops"]
