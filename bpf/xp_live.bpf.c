@@ -239,7 +239,6 @@ int xp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!target_ids(&pid, &tid) || !armed)
 		return 0;
-	ts = bpf_ktime_get_ns();
 	if (bpf_probe_read_kernel(&nr, sizeof(nr),
 				  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)))) {
 		count_drop();
@@ -251,6 +250,7 @@ int xp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		ep = exit_ep[1];
 	else
 		return 0;
+	ts = bpf_ktime_get_ns();
 	r = bpf_ringbuf_reserve(&xp_ring, sizeof(*r), 0);
 	if (!r) {
 		count_drop();

@@ -33,8 +33,20 @@
 
 #define XP_LIVE_ENDPOINTS_MAX 2     /* a start and an end selector */
 #define XP_LIVE_POLL_US_DEFAULT 2000 /* ring consume period */
+#define XP_LIVE_POLL_US_BUSY 250    /* ... after a round that found the ring busy */
 #define XP_LIVE_RING_MIN (4096u)     /* one page */
-#define XP_LIVE_RING_MAX (64u << 20) /* 64 MiB */
+/*
+ * The ring is a transit buffer between two polls, not the capture (which
+ * lives in user memory, bounded by max_events): 1 MiB holds 32768 uprobe
+ * or 13107 syscall-entry records, 20 ms of the fastest single-thread
+ * uprobe rate measured here and several ms of a multi-threaded syscall
+ * storm, against a 2 ms poll that drops to 250 us when a round finds the
+ * ring a quarter full.  The consumer maps the ring's data twice (libbpf's
+ * wrap-around mapping) and the kernel maps every page up front, so the
+ * ring counts twice in xprobe's RSS: the bound keeps a default
+ * measurement in single-digit megabytes.
+ */
+#define XP_LIVE_RING_MAX (1u << 20)
 
 enum xp_live_kind {
 	XP_LIVE_UPROBE = 0, /* uprobe or uretprobe by file offset */
@@ -101,8 +113,10 @@ int xp_live_filter_init(struct xp_live_filter *f, const struct xp_target *t, boo
 
 /* Ring size in bytes for @max_events records of the largest kind among
  * @ep: records * slot size rounded up to a power of two, clamped to
- * [XP_LIVE_RING_MIN, XP_LIVE_RING_MAX]. */
-uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *ep, size_t n);
+ * [XP_LIVE_RING_MIN, XP_LIVE_RING_MAX].  Also the slot size (bytes one
+ * record takes in the ring, its header included) in @slot if not NULL. */
+uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *ep, size_t n,
+			    uint64_t *slot);
 
 /* --- events (live_events.c) ----------------------------------------- */
 

@@ -63,7 +63,8 @@ static size_t rec_size_of(uint8_t kind)
 	return 0;
 }
 
-uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *ep, size_t n)
+uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *ep, size_t n,
+			    uint64_t *slot_out)
 {
 	uint64_t slot = 0, want, bytes = XP_LIVE_RING_MIN;
 	size_t i;
@@ -77,6 +78,8 @@ uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *
 	}
 	if (!slot)
 		slot = XP_LIVE_RING_SLOT_MAX;
+	if (slot_out)
+		*slot_out = slot;
 	if (max_events > XP_LIVE_RING_MAX / slot)
 		return XP_LIVE_RING_MAX;
 	want = max_events * slot;

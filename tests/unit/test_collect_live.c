@@ -49,14 +49,20 @@ static void test_ring_bytes(void)
 {
 	struct xp_live_endpoint u = ep_uprobe(), s[2] = { ep_sys(false, 9), ep_sys(true, 9) };
 
+	uint64_t slot = 0;
+
 	/* 32-byte uprobe slots, 80-byte syscall entry slots */
-	CHECK_EQ_U64(xp_live_ring_bytes(100000, &u, 1), 4u << 20);
-	CHECK_EQ_U64(xp_live_ring_bytes(100000, s, 2), 8u << 20);
-	CHECK_EQ_U64(xp_live_ring_bytes(8, &u, 1), XP_LIVE_RING_MIN);
-	CHECK_EQ_U64(xp_live_ring_bytes(128, &u, 1), 4096);
-	CHECK_EQ_U64(xp_live_ring_bytes(129, &u, 1), 8192);
-	CHECK_EQ_U64(xp_live_ring_bytes(UINT64_MAX, s, 2), XP_LIVE_RING_MAX);
-	CHECK_EQ_U64(xp_live_ring_bytes(10u << 20, s, 2), XP_LIVE_RING_MAX);
+	CHECK_EQ_U64(xp_live_ring_bytes(1000, &u, 1, &slot), 32768);
+	CHECK_EQ_U64(slot, 32);
+	CHECK_EQ_U64(xp_live_ring_bytes(1000, s, 2, &slot), 128u << 10);
+	CHECK_EQ_U64(slot, 80);
+	CHECK_EQ_U64(xp_live_ring_bytes(8, &u, 1, NULL), XP_LIVE_RING_MIN);
+	CHECK_EQ_U64(xp_live_ring_bytes(128, &u, 1, NULL), 4096);
+	CHECK_EQ_U64(xp_live_ring_bytes(129, &u, 1, NULL), 8192);
+	/* bounded: the default 100000 records would be 4 and 8 MiB */
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, &u, 1, NULL), XP_LIVE_RING_MAX);
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, s, 2, NULL), XP_LIVE_RING_MAX);
+	CHECK_EQ_U64(xp_live_ring_bytes(UINT64_MAX, s, 2, NULL), XP_LIVE_RING_MAX);
 }
 
 static void test_decode(void)
