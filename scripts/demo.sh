@@ -1,42 +1,65 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 #
-# demo.sh - what `make demo` runs: xprobe measures mmap latency in the
-# bundled capture demo/mmap.jsonl (one process, three threads, 150 mmap
-# calls recorded by the eBPF syscall collector; demo/make_demo_capture.py
-# says how it was made), first as a person reads it, then as a script
-# reads it (--json), then exports the capture as a Chrome trace.
+# demo.sh - what `make demo` runs: xprobe measures a running process live.
+# The bundled target (tests/fixtures/live_service.c, built with xprobe) is a
+# small service whose two threads handle requests forever: each maps a
+# buffer and waits 1-4 ms.  xprobe attaches PID-scoped eBPF probes to it,
+# collects a bounded capture, pairs it and reports latency with evidence:
+#   1. handle_request() latency, entry to return (uprobe + uretprobe), as a
+#      person reads it;
+#   2. mmap() latency (raw syscall tracepoints, exact per-thread pairs), as
+#      a script reads it (--json), with the capture exported as a Chrome
+#      trace.
+# Live measurement needs root (eBPF).  The completed-capture path is shown
+# by demo/mmap.jsonl: xprobe measure --input demo/mmap.jsonl ...
 #
 # Usage: scripts/demo.sh [path/to/xprobe]
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 xprobe=${1:-$root/build/bin/xprobe}
-capture=$root/demo/mmap.jsonl
+build=$(cd "$(dirname "$xprobe")/.." && pwd)
+target=$build/tests/fixtures/live_service
 py=/usr/bin/python3
 
-if [ ! -x "$xprobe" ]; then
-	echo "demo: $xprobe is not built (run make build)" >&2
+if [ ! -x "$xprobe" ] || [ ! -x "$target" ]; then
+	echo "demo: $xprobe or $target is not built (run make build)" >&2
+	exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "demo: live measurement attaches eBPF probes: run it as root" >&2
 	exit 1
 fi
 
-set -- measure --input "$capture" \
-	--from syscall:mmap:entry --to syscall:mmap:exit --match exact --samples 100
-
-echo "\$ xprobe measure --input demo/mmap.jsonl --from syscall:mmap:entry" \
-	"--to syscall:mmap:exit --match exact --samples 100"
-"$xprobe" "$@"
+"$target" --seconds 60 >/dev/null &
+pid=$!
+out=$(mktemp -d "${TMPDIR:-/tmp}/xprobe-demo.XXXXXX")
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT INT TERM
+sleep 0.2
+echo "target: $target running as PID $pid"
 
 echo
-echo "\$ xprobe measure ... --json | (summary of the JSON document)"
-"$xprobe" "$@" --json --non-interactive --no-color | "$py" -c '
+echo "\$ xprobe measure --pid $pid --from 'uprobe:$target:handle_request:entry' \\"
+echo "    --to 'uprobe:$target:handle_request:return' --match stack-nested --samples 40"
+"$xprobe" measure --pid "$pid" \
+	--from "uprobe:$target:handle_request:entry" \
+	--to "uprobe:$target:handle_request:return" --match stack-nested --samples 40
+
+trace=$out/mmap-trace.json
+echo
+echo "\$ xprobe measure --pid $pid --from syscall:mmap:entry --to syscall:mmap:exit \\"
+echo "    --match exact --samples 40 --events-out $trace --format chrome --json | (summary)"
+"$xprobe" measure --pid "$pid" --from syscall:mmap:entry --to syscall:mmap:exit \
+	--match exact --samples 40 --events-out "$trace" --format chrome \
+	--json --non-interactive --no-color | "$py" -c '
 import json, sys
 
 d = json.load(sys.stdin)
 if not d["ok"]:
     e = d["error"]
     sys.exit("%s: %s" % (e["code"], e["message"]))
-m, c = d["measurement"], d["correlation"]
+m, c, h = d["measurement"], d["correlation"], d["collection"]["host"]
 s, l = m["samples"], m["latency_ns"]
 us = lambda ns: "%.1f us" % (ns / 1000.0)
 print("pairs: %d matched, %d unmatched start, %d unmatched end, %d ambiguous"
@@ -47,22 +70,13 @@ print("latency: p50 %s, p90 %s, p99 %s, max %s"
       % (us(l["p50"]), us(l["p90"]), us(l["p99"]), us(l["max"])))
 slow = max(d["evidence"], key=lambda p: p["latency_ns"])
 args = [a["value"] for a in slow["start"]["host"]["arguments"]]
-print("slowest call: tid %d, mmap(length=%d, prot=%d, flags=0x%x) took %s"
-      % (slow["start"]["tid"], args[1], args[2], args[3], us(slow["latency_ns"])))
-failed = [p for p in d["evidence"] if p["end"]["host"]["return_value"] < 0]
-for p in failed:
-    print("failed call: tid %d, mmap(length=%d) returned %d"
-          % (p["start"]["tid"], p["start"]["host"]["arguments"][1]["value"],
-             p["end"]["host"]["return_value"]))
-print("collection: %s, %d host events, %d dropped"
-      % (d["collection"]["completeness"], d["collection"]["host_events"],
-         d["collection"]["dropped_events"]))
+print("slowest call: tid %d, mmap(length=%d, prot=%d, flags=0x%x) = 0x%x took %s"
+      % (slow["start"]["tid"], args[1], args[2], args[3],
+         slow["end"]["host"]["return_value"], us(slow["latency_ns"])))
+print("threads: %s" % sorted({p["start"]["tid"] for p in d["evidence"]}))
+print("collection: %d events kept of %d the probes emitted, %d dropped, capacity %d"
+      % (h["retained_records"], h["observed_records"], h["dropped_records"],
+         h["record_capacity"]))
 '
-
-out=$(mktemp -d "${TMPDIR:-/tmp}/xprobe-demo.XXXXXX")
-trace=$out/mmap-trace.json
-echo
-echo "\$ xprobe measure ... --events-out $trace --format chrome"
-"$xprobe" "$@" --events-out "$trace" --format chrome >/dev/null
-echo "Chrome trace of all $(grep -c '"ph": "i"' "$trace") events: $trace"
+echo "Chrome trace of the capture: $trace"
 echo "(open it in https://ui.perfetto.dev or chrome://tracing)"
