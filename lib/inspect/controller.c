@@ -109,6 +109,9 @@ static const int async_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIG
 static struct sigaction saved_act[65];
 static bool handled[65];
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+/* This thread is running a stop: a signal it receives must not wait for
+ * that stop to finish (it cannot, while the handler runs on top of it). */
+static __thread int in_stop;
 
 static void session_free(struct xpl_session *s);
 
@@ -326,7 +329,7 @@ static int session_stop(struct xpl_session *s, const char *reason, int sig, bool
 	if (!atomic_compare_exchange_strong(&s->state, &expect, XPL_S_STOPPING)) {
 		/* another thread stops it: a signal path waits (bounded) so the
 		 * process does not die under the writer */
-		if (sigpath && expect == XPL_S_STOPPING) {
+		if (sigpath && expect == XPL_S_STOPPING && !in_stop) {
 			uint64_t until = xpl_mono_ns() + 10000000000ull;
 
 			while (atomic_load(&s->state) != XPL_S_STOPPED && xpl_mono_ns() < until)
@@ -335,6 +338,7 @@ static int session_stop(struct xpl_session *s, const char *reason, int sig, bool
 		return 0;
 	}
 	s->in_signal = sigpath;
+	in_stop = 1;
 	if (s->rings) {
 		xpl_rec_plain(XPROBE_EV_SESSION_END, sig, (uint64_t)s->cfg.session_id, 0);
 		stuck = xpl_rings_quiesce(sigpath ? 200000000ull : 2000000000ull, sigpath);
@@ -459,6 +463,7 @@ static int session_stop(struct xpl_session *s, const char *reason, int sig, bool
 	}
 	s->stop_rc = first;
 	atomic_store(&s->state, XPL_S_STOPPED);
+	in_stop = 0;
 	if (sigpath) {
 		char msg[160];
 

@@ -437,6 +437,42 @@ static void test_anon_backing(void)
 	xprobe_inspect_config_free(c);
 }
 
+/* A forked child records nothing into the parent's (shared) rings and its
+ * exit does not stop the parent's session. */
+static void test_fork(void)
+{
+	struct xprobe_inspect_config *c = cfg_at("fork");
+	struct xprobe_session *s;
+	char dir[PATH_MAX];
+	pid_t pid;
+	int st = 0;
+
+	CHECK(xprobe_inspect_begin_with_options(c) == 0);
+	CHECK(xprobe_trace_record(1, 1, 0) == 0);
+	xprobe_inspect_get_output_dir(dir, sizeof(dir));
+	pid = fork();
+	if (pid == 0) {
+		int bad = xprobe_trace_record(1, 99, 0) != -XPROBE_E_NOT_ACTIVE;
+
+		bad |= xprobe_inspect_is_active();
+		exit(bad ? 1 : 0); /* runs atexit: must not touch the parent's session */
+	}
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(!lt_exists(dir, "trace_info.pb"));
+	CHECK(xprobe_trace_record(1, 2, 0) == 0);
+	CHECK(xprobe_inspect_close() == 0);
+	if (open_dir(dir, &s)) {
+		struct xprobe_xtf_info in = { .sz = sizeof(in) };
+
+		CHECK_EQ_U64(lt_count(lt_file(s, "ntrace.pb"), XPROBE_EV_USER), 2);
+		xprobe_xtf_get_info(lt_file(s, "trace_info.pb"), &in);
+		CHECK_STR(in.stop_reason, "close");
+	}
+	xprobe_session_close(s);
+	xprobe_inspect_config_free(c);
+}
+
 int main(void)
 {
 	lt_scratch(scratch, sizeof(scratch), "session");
@@ -447,6 +483,7 @@ int main(void)
 	test_ring_full_and_threads();
 	test_env();
 	test_anon_backing();
+	test_fork();
 	if (!xpt_failures)
 		lt_rm_rf(scratch);
 	TEST_MAIN_END();
