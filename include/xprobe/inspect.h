@@ -65,8 +65,8 @@ struct xprobe_backend_opts {
 	/* sim: bitmap of devices whose harvest fails (the profile is kept,
 	 * partial, with harvest_error set).  v0.1 */
 	uint64_t sim_fail_harvest[4];
-	/* bytes of device records one capture keeps per device before it
-	 * counts drops; 0 = 64 MiB.  v0.1 */
+	/* bytes of device records one capture (all its devices together)
+	 * keeps before it counts drops; 0 = 64 MiB.  v0.1 */
 	uint64_t capture_bytes;
 	size_t : 0;
 };

@@ -8,8 +8,8 @@
  * slot in the calling thread's ring and stores the fields into it with a
  * raw TSC timestamp.  No lock, no allocation, no system call, no I/O
  * (except a thread's very first record in a session, which attaches a ring
- * to the thread).  About 10 ns per call on the machines we build on
- * (bench/bench_lib.sh).  Async-signal-safe.
+ * to the thread).  A few ns above the cost of the rdtsc it contains
+ * (bench/bench_lib.sh prints both).  Async-signal-safe.
  */
 #ifndef XPROBE_TRACE_H
 #define XPROBE_TRACE_H
