@@ -58,10 +58,27 @@ static int env_u64(const char *var, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+/* Split @buf in place at commas: the next token, or NULL at the end. */
+static char *next_token(char **cursor)
+{
+	char *tok = *cursor, *comma;
+
+	if (!tok)
+		return NULL;
+	comma = strchr(tok, ',');
+	if (comma) {
+		*comma = '\0';
+		*cursor = comma + 1;
+	} else {
+		*cursor = NULL;
+	}
+	return tok;
+}
+
 /* "all" or a comma list of N and N-M (0..255) into a 256-entry map. */
 static int parse_devices(const char *var, const char *v, uint8_t map[XPROBE_MAX_DEVICES])
 {
-	char buf[1024], *save = NULL;
+	char buf[1024], *cur = buf;
 
 	if (!strcmp(v, "all")) {
 		memset(map, 1, XPROBE_MAX_DEVICES);
@@ -71,7 +88,7 @@ static int parse_devices(const char *var, const char *v, uint8_t map[XPROBE_MAX_
 		return bad(var, v, "expected 'all' or a list like 0,2,4-7");
 	memcpy(buf, v, strlen(v) + 1);
 	memset(map, 0, XPROBE_MAX_DEVICES);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = next_token(&cur); tok; tok = next_token(&cur)) {
 		char *dash = strchr(tok, '-');
 		uint64_t a, b;
 
@@ -100,13 +117,13 @@ static void map_to_bits(const uint8_t map[XPROBE_MAX_DEVICES], uint64_t bits[4])
 static int name_list(const char *var, const char *v, struct xprobe_inspect_config *c,
 		     int (*set)(struct xprobe_inspect_config *, const char *, bool))
 {
-	char buf[1024], *save = NULL;
+	char buf[1024], *cur = buf;
 	int rc;
 
 	if (strlen(v) >= sizeof(buf))
 		return bad(var, v, "too long");
 	memcpy(buf, v, strlen(v) + 1);
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (char *tok = next_token(&cur); tok; tok = next_token(&cur)) {
 		rc = set(c, tok, true);
 		if (rc)
 			return xpl_fail(rc, "%s=%s: %s", var, v, xprobe_last_error());

@@ -34,6 +34,7 @@ struct worker {
 	uint64_t dropped;   /* reported dropped */
 	uint64_t inactive;  /* reported not active */
 	uint64_t n;         /* records attempted (bounded run) */
+	_Atomic int saw_stop; /* a record reported not active */
 };
 
 /* what the consumer saw, per worker index */
@@ -73,8 +74,10 @@ static void *work_until_stopped(void *arg)
 			w->ok++;
 		else if (rc == -XPROBE_E_EVENTS_DROPPED)
 			w->dropped++;
-		else
+		else {
 			w->inactive++;
+			atomic_store(&w->saw_stop, 1);
+		}
 	}
 	return NULL;
 }
@@ -212,7 +215,17 @@ static void test_stop_under_load(void)
 	usleep(20000);
 	xprobe_inspect_get_output_dir(dir, sizeof(dir));
 	CHECK(xprobe_inspect_stop() == 0); /* while every thread records */
-	usleep(5000);
+	/* let every thread see the stop (bounded: a loaded machine may not
+	 * schedule them at once) */
+	for (int k = 0; k < 5000; k++) {
+		int all = 1;
+
+		for (uint32_t i = 0; i < NTHREADS; i++)
+			all &= atomic_load(&w[i].saw_stop);
+		if (all)
+			break;
+		usleep(1000);
+	}
 	atomic_store(&stop_flag, 1);
 	for (uint32_t i = 0; i < NTHREADS; i++)
 		pthread_join(w[i].th, NULL);
