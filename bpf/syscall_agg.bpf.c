@@ -200,8 +200,9 @@ int xp_sa_exit(struct bpf_raw_tracepoint_args *ctx)
 		s->busy = 0;
 		matched = 1;
 	} else {
-		if (bpf_probe_read_kernel(&nr64, sizeof(nr64),
-					  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)))) {
+		if (bpf_probe_read_kernel(
+			    &nr64, sizeof(nr64),
+			    (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)))) {
 			c = counters();
 			if (c)
 				c->regs_read_errors++;

@@ -177,7 +177,8 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	hc.target = &t;
 	rc = xp_cpu_profile_build(&r, &sym, check_hint, &hc, &p);
 	if (rc) {
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory building the profile");
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "out of memory building the profile");
 		goto out;
 	}
 	have_p = true;
@@ -195,7 +196,8 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	}
 	{
 		struct xp_cpu_sample_view view = {
-			.status = r.stop_reason == XP_CPU_STOP_CANCELLED ? "cancelled" : "completed",
+			.status =
+				r.stop_reason == XP_CPU_STOP_CANCELLED ? "cancelled" : "completed",
 			.name = cli->name,
 			.pid = t.pid,
 			.process_start_time = t.start_time,

@@ -31,8 +31,7 @@ static void on_signal(int sig)
 	sa_stop = 1;
 }
 
-static int bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t max,
-		 const char *why)
+static int bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t max, const char *why)
 {
 	if (v >= 1 && v <= max)
 		return 0;
@@ -40,8 +39,7 @@ static int bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t ma
 	xp_error_detail_u64(err, "value", v);
 	xp_error_detail_u64(err, "min", 1);
 	xp_error_detail_u64(err, "max", max);
-	xp_error_hint(err, "pass --%s between 1 and %llu (%s)", flag, (unsigned long long)max,
-		      why);
+	xp_error_hint(err, "pass --%s between 1 and %llu (%s)", flag, (unsigned long long)max, why);
 	return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 			    "--%s %llu is outside 1..%llu", flag, (unsigned long long)v,
 			    (unsigned long long)max);

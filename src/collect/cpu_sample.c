@@ -36,10 +36,10 @@
 #include "../../common/parse.h"
 #include "cpu_sample.h"
 
-#define XP_CPU_DRAIN_MS 50         /* drain period */
-#define XP_CPU_RING_MS 250         /* a ring holds this much full-depth sampling */
-#define XP_CPU_RING_MAX_PAGES 256  /* per thread, data pages */
-#define XP_CPU_SCRATCH 65536       /* perf_event_header.size is a u16 */
+#define XP_CPU_DRAIN_MS 50 /* drain period */
+#define XP_CPU_RING_MS 250 /* a ring holds this much full-depth sampling */
+#define XP_CPU_RING_MAX_PAGES 256 /* per thread, data pages */
+#define XP_CPU_SCRATCH 65536 /* perf_event_header.size is a u16 */
 
 const char *xp_cpu_stop_reason_name(enum xp_cpu_stop_reason r)
 {
@@ -290,9 +290,9 @@ static bool tid_in(const uint32_t *v, size_t n, uint32_t tid)
 struct thread_ring {
 	int fd;
 	uint32_t tid;
-	void *base;           /* mmap: control page + data */
+	void *base; /* mmap: control page + data */
 	size_t map_len;
-	bool sampled;         /* produced at least one sample record */
+	bool sampled; /* produced at least one sample record */
 };
 
 struct collector {
@@ -305,7 +305,7 @@ struct collector {
 	uint8_t *scratch;
 	uint64_t *frames;
 	uint64_t oversized;
-	int err;              /* first accounting error (-ENOMEM) */
+	int err; /* first accounting error (-ENOMEM) */
 	struct thread_ring *cur;
 };
 
@@ -317,8 +317,7 @@ static void on_record(void *ctx, const void *rec, size_t len)
 
 	if (h->type == PERF_RECORD_SAMPLE)
 		c->cur->sampled = true;
-	rc = xp_cpu_sample_account(c->r, rec, len, c->o->max_samples, c->o->stack_depth,
-				   c->frames);
+	rc = xp_cpu_sample_account(c->r, rec, len, c->o->max_samples, c->o->stack_depth, c->frames);
 	if (rc && !c->err)
 		c->err = rc;
 }
@@ -547,7 +546,8 @@ int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_samp
 					  "cannot list the threads of %u", o->pid);
 		else
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-					  "cannot list the threads of %u: %s", o->pid, strerror(-rc));
+					  "cannot list the threads of %u: %s", o->pid,
+					  strerror(-rc));
 		goto out;
 	}
 	r->counts.threads_seen = ntids;

@@ -50,8 +50,8 @@ int xp_stack_table_init(struct xp_stack_table *t, size_t max_groups)
 	return 0;
 }
 
-int xp_stack_table_add(struct xp_stack_table *t, const uint64_t *frames, uint32_t n,
-		       bool truncated, uint64_t count)
+int xp_stack_table_add(struct xp_stack_table *t, const uint64_t *frames, uint32_t n, bool truncated,
+		       uint64_t count)
 {
 	uint32_t h = stack_hash(frames, n, truncated);
 	size_t mask = t->nslots - 1, i = h & mask;

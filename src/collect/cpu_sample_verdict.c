@@ -54,20 +54,22 @@ const char *xp_cpu_python_status(const struct xp_symbolizer *s, const struct xp_
 	}
 	if (!s->perf_map_present) {
 		if (python_has_perf_support(s->python_version))
-			snprintf(hint, size,
-				 "CPython %s wrote no %s: start it with -X perf or PYTHONPERFSUPPORT=1 "
-				 "(or call sys.activate_stack_trampoline(\"perf\")) to resolve Python "
-				 "functions; the %" PRIu64 " interpreter samples are native CPython "
-				 "frames, not Python coverage",
-				 s->python_version, s->perf_map_path, p->interpreter_samples);
+			snprintf(
+				hint, size,
+				"CPython %s wrote no %s: start it with -X perf or PYTHONPERFSUPPORT=1 "
+				"(or call sys.activate_stack_trampoline(\"perf\")) to resolve Python "
+				"functions; the %" PRIu64 " interpreter samples are native CPython "
+				"frames, not Python coverage",
+				s->python_version, s->perf_map_path, p->interpreter_samples);
 		else
-			snprintf(hint, size,
-				 "CPython %s cannot write a perf map (support arrived in 3.12 with -X "
-				 "perf), so no Python function is resolved; the %" PRIu64
-				 " interpreter samples are native CPython frames, not Python "
-				 "coverage; run the workload on CPython 3.12+ with -X perf for Python "
-				 "frames, or measure its native hotspots with the uprobe hints",
-				 s->python_version, p->interpreter_samples);
+			snprintf(
+				hint, size,
+				"CPython %s cannot write a perf map (support arrived in 3.12 with -X "
+				"perf), so no Python function is resolved; the %" PRIu64
+				" interpreter samples are native CPython frames, not Python "
+				"coverage; run the workload on CPython 3.12+ with -X perf for Python "
+				"frames, or measure its native hotspots with the uprobe hints",
+				s->python_version, p->interpreter_samples);
 		return "no_perf_map";
 	}
 	snprintf(hint, size,
@@ -118,102 +120,109 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 {
 	const struct xp_cpu_sample_counts *c = &r->counts;
 	char msg[512];
-	int rc = 0;
+	int rc;
 
-	if (!c->observed_samples)
-		rc = rc ? rc :
-		     warn(ws, "NO_SAMPLES",
-			  "the target's sampled threads used no CPU in user space or the kernel during the window",
-			  "threads_sampled", U(c->threads_sampled), "window_ns", U(r->window_ns),
-			  NULL);
+	(void)s;
+	if (!c->observed_samples &&
+	    (rc = warn(ws, "NO_SAMPLES",
+		       "the target's sampled threads used no CPU in user space or the kernel "
+		       "during the window",
+		       "threads_sampled", U(c->threads_sampled), "window_ns", U(r->window_ns),
+		       NULL)))
+		return rc;
 	if (c->lost_samples) {
 		snprintf(msg, sizeof(msg),
 			 "the kernel lost %" PRIu64 " samples (a per-thread ring was full); "
 			 "counts and proportions cover the samples that arrived",
 			 c->lost_samples);
-		rc = rc ? rc :
-		     warn(ws, "CPU_SAMPLES_LOST", msg, "lost_samples", U(c->lost_samples),
-			  "lost_records", U(c->lost_records), NULL);
+		if ((rc = warn(ws, "CPU_SAMPLES_LOST", msg, "lost_samples", U(c->lost_samples),
+			       "lost_records", U(c->lost_records), NULL)))
+			return rc;
 	}
 	if (r->stop_reason == XP_CPU_STOP_MAX_SAMPLES) {
 		snprintf(msg, sizeof(msg),
 			 "--max-samples %" PRIu64 " was reached after %" PRIu64
 			 " ms; the window ended early",
 			 r->max_samples, r->window_ns / 1000000);
-		rc = rc ? rc :
-		     warn(ws, "SAMPLE_LIMIT_REACHED", msg, "sample_capacity",
-			  U(r->max_samples), "samples_beyond_limit",
-			  U(c->samples_beyond_limit), "window_ns", U(r->window_ns), NULL);
+		if ((rc = warn(ws, "SAMPLE_LIMIT_REACHED", msg, "sample_capacity",
+			       U(r->max_samples), "samples_beyond_limit",
+			       U(c->samples_beyond_limit), "window_ns", U(r->window_ns), NULL)))
+			return rc;
 	}
-	if (r->stop_reason == XP_CPU_STOP_CANCELLED)
-		rc = rc ? rc :
-		     warn(ws, "SAMPLING_CANCELLED",
-			  "a signal ended the window early; the result covers the time until then",
-			  "window_ns", U(r->window_ns), NULL);
+	if (r->stop_reason == XP_CPU_STOP_CANCELLED &&
+	    (rc = warn(ws, "SAMPLING_CANCELLED",
+		       "a signal ended the window early; the result covers the time until then",
+		       "window_ns", U(r->window_ns), NULL)))
+		return rc;
 	if (r->stacks.ungrouped_samples) {
-		snprintf(msg, sizeof(msg),
-			 "%" PRIu64 " samples had a new stack after the %zu-group table was full: "
-			 "they count in observed_samples but in no stack or hotspot, so proportions "
-			 "are lower bounds; raise --max-groups",
-			 r->stacks.ungrouped_samples, r->stacks.cap);
-		rc = rc ? rc :
-		     warn(ws, "STACK_GROUPS_FULL", msg, "group_capacity", U(r->stacks.cap),
-			  "ungrouped_samples", U(r->stacks.ungrouped_samples), NULL);
+		snprintf(
+			msg, sizeof(msg),
+			"%" PRIu64 " samples had a new stack after the %zu-group table was full: "
+			"they count in observed_samples but in no stack or hotspot, so proportions "
+			"are lower bounds; raise --max-groups",
+			r->stacks.ungrouped_samples, r->stacks.cap);
+		if ((rc = warn(ws, "STACK_GROUPS_FULL", msg, "group_capacity", U(r->stacks.cap),
+			       "ungrouped_samples", U(r->stacks.ungrouped_samples), NULL)))
+			return rc;
 	}
 	if (c->threads_over_bound) {
 		snprintf(msg, sizeof(msg),
 			 "%" PRIu64 " of the target's %" PRIu64
 			 " threads were beyond --max-threads and were not sampled",
 			 c->threads_over_bound, c->threads_seen);
-		rc = rc ? rc :
-		     warn(ws, "THREADS_OVER_BOUND", msg, "thread_capacity", U(r->max_threads),
-			  "threads_seen",
-			  U(c->threads_seen), "threads_over_bound", U(c->threads_over_bound), NULL);
+		if ((rc = warn(ws, "THREADS_OVER_BOUND", msg, "thread_capacity", U(r->max_threads),
+			       "threads_seen", U(c->threads_seen), "threads_over_bound",
+			       U(c->threads_over_bound), NULL)))
+			return rc;
 	}
 	if (c->threads_open_failed || c->threads_started) {
 		snprintf(msg, sizeof(msg),
-			 "%" PRIu64 " threads could not be sampled (perf_event_open failed) and %" PRIu64
+			 "%" PRIu64
+			 " threads could not be sampled (perf_event_open failed) and %" PRIu64
 			 " threads started during the window without being sampled",
 			 c->threads_open_failed, c->threads_started);
-		rc = rc ? rc :
-		     warn(ws, "THREADS_NOT_SAMPLED", msg, "threads_open_failed",
-			  U(c->threads_open_failed), "threads_started", U(c->threads_started),
-			  "open_errno", U(r->open_errno), NULL);
+		if ((rc = warn(ws, "THREADS_NOT_SAMPLED", msg, "threads_open_failed",
+			       U(c->threads_open_failed), "threads_started", U(c->threads_started),
+			       "open_errno", U(r->open_errno), NULL)))
+			return rc;
 	}
 	if (c->truncated_stacks) {
-		snprintf(msg, sizeof(msg),
-			 "%" PRIu64 " samples had stacks deeper than --stack-depth; their outermost "
-			 "frames are missing, so inclusive counts of outer functions are lower bounds",
-			 c->truncated_stacks);
-		rc = rc ? rc :
-		     warn(ws, "STACKS_TRUNCATED", msg, "truncated_stacks", U(c->truncated_stacks),
-			  "stack_depth", U(r->stack_depth), NULL);
+		snprintf(
+			msg, sizeof(msg),
+			"%" PRIu64 " samples had stacks deeper than --stack-depth; their outermost "
+			"frames are missing, so inclusive counts of outer functions are lower bounds",
+			c->truncated_stacks);
+		if ((rc = warn(ws, "STACKS_TRUNCATED", msg, "truncated_stacks",
+			       U(c->truncated_stacks), "stack_depth", U(r->stack_depth), NULL)))
+			return rc;
 	}
-	if (!r->kernel_time_included)
-		rc = rc ? rc :
-		     warn(ws, "KERNEL_TIME_EXCLUDED",
-			  "perf events were allowed for user mode only: time the target spent in the kernel is not sampled",
-			  NULL);
-	if (c->malformed_records)
-		rc = rc ? rc :
-		     warn(ws, "MALFORMED_RECORDS", "some perf ring records were malformed and skipped",
-			  "malformed_records", U(c->malformed_records), NULL);
-	if (strcmp(python_status, "no_perf_map") == 0 ||
-	    strcmp(python_status, "perf_map_unreadable") == 0 ||
-	    strcmp(python_status, "perf_map_without_python_frames") == 0)
-		rc = rc ? rc :
-		     warn(ws, "PYTHON_FRAMES_UNRESOLVED", python_hint, "interpreter_samples",
-			  U(p->interpreter_samples), "python_frames", U(p->python_frames), NULL);
+	if (!r->kernel_time_included &&
+	    (rc = warn(ws, "KERNEL_TIME_EXCLUDED",
+		       "perf events were allowed for user mode only: time the target spent in the "
+		       "kernel is not sampled",
+		       NULL)))
+		return rc;
+	if (c->malformed_records &&
+	    (rc = warn(ws, "MALFORMED_RECORDS", "some perf ring records were malformed and skipped",
+		       "malformed_records", U(c->malformed_records), NULL)))
+		return rc;
+	if ((strcmp(python_status, "no_perf_map") == 0 ||
+	     strcmp(python_status, "perf_map_unreadable") == 0 ||
+	     strcmp(python_status, "perf_map_without_python_frames") == 0) &&
+	    (rc = warn(ws, "PYTHON_FRAMES_UNRESOLVED", python_hint, "interpreter_samples",
+		       U(p->interpreter_samples), "python_frames", U(p->python_frames), NULL)))
+		return rc;
 	if (p->hints_rejected) {
-		snprintf(msg, sizeof(msg),
-			 "%" PRIu64 " native functions have no selector hint because validate rejects "
-			 "their symbol (selector_hint_error says why, e.g. AMBIGUOUS_TARGET for a local "
-			 "symbol defined twice)",
-			 p->hints_rejected);
-		rc = rc ? rc :
-		     warn(ws, "SELECTOR_HINTS_REJECTED", msg, "selector_hints_rejected",
-			  U(p->hints_rejected), NULL);
+		snprintf(
+			msg, sizeof(msg),
+			"%" PRIu64
+			" native functions have no selector hint because validate rejects "
+			"their symbol (selector_hint_error says why, e.g. AMBIGUOUS_TARGET for a local "
+			"symbol defined twice)",
+			p->hints_rejected);
+		if ((rc = warn(ws, "SELECTOR_HINTS_REJECTED", msg, "selector_hints_rejected",
+			       U(p->hints_rejected), NULL)))
+			return rc;
 	}
-	(void)s;
-	return rc;
+	return 0;
 }

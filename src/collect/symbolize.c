@@ -54,8 +54,9 @@ static int parse_hex(const char **pp, const char *end, uint64_t *out)
 	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
 	for (; p < end && isxdigit((unsigned char)*p); p++, digits++) {
-		unsigned d = isdigit((unsigned char)*p) ? (unsigned)(*p - '0') :
-							   (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+		unsigned d = isdigit((unsigned char)*p) ?
+				     (unsigned)(*p - '0') :
+				     (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
 
 		if (v >> 60)
 			return -ERANGE;
@@ -326,8 +327,8 @@ static int parse_maps(struct xp_symbolizer *s, const char *text)
 					r->interpreter = true;
 					if (!s->cpython) {
 						s->cpython = true;
-						snprintf(s->python_version, sizeof(s->python_version),
-							 "%s", ver);
+						snprintf(s->python_version,
+							 sizeof(s->python_version), "%s", ver);
 					}
 				}
 			}
@@ -450,8 +451,7 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.find_debuginfo = no_debuginfo,
 };
 
-int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s,
-		       struct xp_error *err)
+int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, struct xp_error *err)
 {
 	char path[128], mpath[160];
 	char *maps = NULL;
@@ -470,8 +470,8 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s,
 			return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
 					    "target process %u exited before symbolization", pid);
 		if (rc == -EACCES || rc == -EPERM)
-			return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
-					    "cannot read %s", path);
+			return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true, "cannot read %s",
+					    path);
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "cannot read %s: %s", path,
 				    strerror(-rc));
 	}
@@ -483,8 +483,7 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s,
 
 	s->dwfl = dwfl_begin(&proc_callbacks);
 	if (!s->dwfl)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false, "libdw: %s",
-				    dwfl_errmsg(-1));
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "libdw: %s", dwfl_errmsg(-1));
 	find_elf_pid = pid;
 	dwfl_report_begin(s->dwfl);
 	rc = dwfl_linux_proc_report(s->dwfl, (pid_t)pid);
@@ -503,8 +502,8 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s,
 	if (rc == 0)
 		s->perf_map_present = true;
 	else if (rc == -ENOMEM)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "out of memory reading %s", s->perf_map_path);
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory reading %s",
+				    s->perf_map_path);
 	else if (rc != -ENOENT)
 		s->perf_map_error = rc;
 	return 0;
@@ -536,8 +535,8 @@ static void symbolize_native(struct xp_symbolizer *s, uint64_t addr, struct xp_s
 	if (sym.st_size && off >= sym.st_size)
 		return;
 	f->kind = XP_FRAME_NATIVE;
-	f->binary = xp_strtab_get(&s->strings,
-				  xp_strtab_intern(&s->strings, modname, strlen(modname)));
+	f->binary =
+		xp_strtab_get(&s->strings, xp_strtab_intern(&s->strings, modname, strlen(modname)));
 	f->symbol = xp_strtab_get(&s->strings, xp_strtab_intern(&s->strings, name, strlen(name)));
 	f->symbol_offset = off;
 	if (!f->binary || !f->symbol) { /* allocation failure: say unresolved */
@@ -565,8 +564,9 @@ void xp_symbolize(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *o
 	if (e) {
 		out->perf_map_symbol = xp_strtab_get(&s->strings, e->name);
 		if (out->kind == XP_FRAME_UNRESOLVED)
-			out->kind = strncmp(out->perf_map_symbol, "py::", 4) == 0 ? XP_FRAME_PYTHON :
-										      XP_FRAME_JIT;
+			out->kind = strncmp(out->perf_map_symbol, "py::", 4) == 0 ?
+					    XP_FRAME_PYTHON :
+					    XP_FRAME_JIT;
 	}
 }
 

@@ -79,8 +79,9 @@ static int bpf_fail(struct xp_error *err, int e, const char *what)
 	}
 	if (e == E2BIG || e == ENOMEM) {
 		xp_error_hint(err, "lower --max-groups or --max-inflight");
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "the kernel refused the syscall aggregate maps at their configured sizes");
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"the kernel refused the syscall aggregate maps at their configured sizes");
 	}
 	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
 	return xp_error_set(err, XPROBE_E_INTERNAL, false,

@@ -157,43 +157,46 @@ static int warn(struct xp_warnings *ws, const char *code, const char *msg, ...)
 int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws)
 {
 	char msg[512];
-	int rc = 0;
+	int rc;
 
-	if (!r->entries && !r->unmatched_exits)
-		rc = warn(ws, "NO_SYSCALLS", "the target made no system call during the window",
-			  "window_ns", (uint64_t)r->window_ns, NULL);
+	if (!r->entries && !r->unmatched_exits &&
+	    (rc = warn(ws, "NO_SYSCALLS", "the target made no system call during the window",
+		       "window_ns", (uint64_t)r->window_ns, NULL)))
+		return rc;
 	if (r->group_drop_entries || r->group_drop_exits) {
 		snprintf(msg, sizeof(msg),
 			 "the %" PRIu64 "-group table was full: %" PRIu64 " entries and %" PRIu64
 			 " exits of other syscall numbers were counted as dropped, in no group; "
 			 "raise --max-groups",
 			 r->group_capacity, r->group_drop_entries, r->group_drop_exits);
-		rc = rc ? rc :
-		     warn(ws, "SYSCALL_GROUPS_FULL", msg, "group_capacity", r->group_capacity,
-			  "group_drop_entries", r->group_drop_entries, "group_drop_exits",
-			  r->group_drop_exits, NULL);
+		if ((rc = warn(ws, "SYSCALL_GROUPS_FULL", msg, "group_capacity", r->group_capacity,
+			       "group_drop_entries", r->group_drop_entries, "group_drop_exits",
+			       r->group_drop_exits, NULL)))
+			return rc;
 	}
 	if (r->inflight_drops) {
-		snprintf(msg, sizeof(msg),
-			 "the %" PRIu64 "-entry in-flight table was full: %" PRIu64
-			 " syscall starts were not kept, so their exits count as unmatched and have "
-			 "no duration; raise --max-inflight",
-			 r->inflight_capacity, r->inflight_drops);
-		rc = rc ? rc :
-		     warn(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity", r->inflight_capacity,
-			  "inflight_drops", r->inflight_drops, NULL);
+		snprintf(
+			msg, sizeof(msg),
+			"the %" PRIu64 "-thread in-flight table was full: %" PRIu64
+			" syscall starts were not kept, so their exits count as unmatched and have "
+			"no duration; raise --max-inflight",
+			r->inflight_capacity, r->inflight_drops);
+		if ((rc = warn(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity",
+			       r->inflight_capacity, "inflight_drops", r->inflight_drops, NULL)))
+			return rc;
 	}
-	if (r->regs_read_errors)
-		rc = rc ? rc :
-		     warn(ws, "SYSCALL_NUMBER_UNREADABLE",
-			  "some unmatched exits could not read their syscall number and are in no group",
-			  "regs_read_errors", r->regs_read_errors, NULL);
-	if (r->stop_reason == XP_SA_STOP_CANCELLED)
-		rc = rc ? rc :
-		     warn(ws, "AGGREGATE_CANCELLED",
-			  "a signal ended the window early; the result covers the time until then",
-			  "window_ns", r->window_ns, NULL);
-	return rc;
+	if (r->regs_read_errors &&
+	    (rc = warn(
+		     ws, "SYSCALL_NUMBER_UNREADABLE",
+		     "some unmatched exits could not read their syscall number and are in no group",
+		     "regs_read_errors", r->regs_read_errors, NULL)))
+		return rc;
+	if (r->stop_reason == XP_SA_STOP_CANCELLED &&
+	    (rc = warn(ws, "AGGREGATE_CANCELLED",
+		       "a signal ended the window early; the result covers the time until then",
+		       "window_ns", r->window_ns, NULL)))
+		return rc;
+	return 0;
 }
 
 void xp_sa_result_free(struct xp_sa_result *r)

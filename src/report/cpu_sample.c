@@ -212,16 +212,19 @@ void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 	const struct xp_cpu_profile *p = v->profile;
 	size_t i, n = p->nfunctions < XP_HUMAN_HOTSPOTS ? p->nfunctions : XP_HUMAN_HOTSPOTS;
 
-	fprintf(out, "cpu-sample inventory of pid %u: %" PRIu64 " samples in %.3f s at %" PRIu64
-		     " Hz, %s (%s)\n",
+	fprintf(out,
+		"cpu-sample inventory of pid %u: %" PRIu64 " samples in %.3f s at %" PRIu64
+		" Hz, %s (%s)\n",
 		v->pid, c->observed_samples, (double)r->window_ns / 1e9, r->frequency_hz,
 		v->complete ? "complete" : "partial", xp_cpu_stop_reason_name(r->stop_reason));
-	fprintf(out, "threads: %" PRIu64 " seen, %" PRIu64 " sampled, %" PRIu64
-		     " over --max-threads, %" PRIu64 " exited, %" PRIu64 " started unsampled\n",
+	fprintf(out,
+		"threads: %" PRIu64 " seen, %" PRIu64 " sampled, %" PRIu64
+		" over --max-threads, %" PRIu64 " exited, %" PRIu64 " started unsampled\n",
 		c->threads_seen, c->threads_sampled, c->threads_over_bound, c->threads_exited,
 		c->threads_started);
-	fprintf(out, "stacks: %zu groups of %zu, %" PRIu64 " ungrouped, %" PRIu64
-		     " truncated, %" PRIu64 " lost\n",
+	fprintf(out,
+		"stacks: %zu groups of %zu, %" PRIu64 " ungrouped, %" PRIu64 " truncated, %" PRIu64
+		" lost\n",
 		r->stacks.n, r->stacks.cap, r->stacks.ungrouped_samples, c->truncated_stacks,
 		c->lost_samples);
 	fprintf(out, "python: %s%s%s\n", v->python_status, v->python_hint[0] ? " -- " : "",
@@ -244,5 +247,6 @@ void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 		fputc('\n', out);
 	}
 	for (i = 0; i < v->warnings->n; i++)
-		fprintf(out, "warning: %s: %s\n", v->warnings->v[i].code, v->warnings->v[i].message);
+		fprintf(out, "warning: %s: %s\n", v->warnings->v[i].code,
+			v->warnings->v[i].message);
 }

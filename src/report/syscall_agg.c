@@ -117,8 +117,9 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 	const struct xp_sa_result *r = v->result;
 	size_t i, n = r->ngroups < XP_HUMAN_SYSCALLS ? r->ngroups : XP_HUMAN_SYSCALLS;
 
-	fprintf(out, "syscall inventory of pid %u: %" PRIu64 " entries, %" PRIu64
-		     " errors in %.3f s, %zu syscalls, %s (%" PRIu64 " dropped)\n",
+	fprintf(out,
+		"syscall inventory of pid %u: %" PRIu64 " entries, %" PRIu64
+		" errors in %.3f s, %zu syscalls, %s (%" PRIu64 " dropped)\n",
 		v->pid, r->entries, r->errors, (double)r->window_ns / 1e9, r->ngroups,
 		v->complete ? "complete" : "partial", v->dropped);
 	if (n)
@@ -140,5 +141,6 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 	if (r->ngroups > n)
 		fprintf(out, "... %zu more in --json\n", r->ngroups - n);
 	for (i = 0; i < v->warnings->n; i++)
-		fprintf(out, "warning: %s: %s\n", v->warnings->v[i].code, v->warnings->v[i].message);
+		fprintf(out, "warning: %s: %s\n", v->warnings->v[i].code,
+			v->warnings->v[i].message);
 }
