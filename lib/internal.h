@@ -73,12 +73,9 @@ size_t xpl_sfmt(char *buf, size_t size, const char *fmt, ...);
 /* True when @opts is NULL or a valid @type: sz >= sizeof(size_t) and every
  * byte past the last field this build knows is zero. */
 bool xpl_opts_valid(const void *opts, size_t known_size);
-#define OPTS_VALID(opts, type) \
-	xpl_opts_valid((opts), offsetofend(struct type, type##__last_field))
-#define OPTS_HAS(opts, field) \
-	((opts) && (opts)->sz >= offsetofend(__typeof__(*(opts)), field))
-#define OPTS_GET(opts, field, fallback) \
-	(OPTS_HAS(opts, field) ? (opts)->field : (fallback))
+#define OPTS_VALID(opts, type) xpl_opts_valid((opts), offsetofend(struct type, type##__last_field))
+#define OPTS_HAS(opts, field) ((opts) && (opts)->sz >= offsetofend(__typeof__(*(opts)), field))
+#define OPTS_GET(opts, field, fallback) (OPTS_HAS(opts, field) ? (opts)->field : (fallback))
 
 /* --- small utilities (core/util.c) ----------------------------------------- */
 

@@ -101,7 +101,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "floor")) {
 		size_t sz = (size_t)n * 40 + 4096;
-		uint8_t *b = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uint8_t *b =
+			mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		volatile uint64_t head = 0;
 
 		if (b == MAP_FAILED)
@@ -126,7 +127,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "off")) {
 		t0 = now_ns();
 		for (long i = 0; i < n; i++)
-			bad += xprobe_trace_record(1, (uint64_t)i, (uint64_t)i) != -XPROBE_E_NOT_ACTIVE;
+			bad += xprobe_trace_record(1, (uint64_t)i, (uint64_t)i) !=
+			       -XPROBE_E_NOT_ACTIVE;
 		t1 = now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		return bad != 0;

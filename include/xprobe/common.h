@@ -44,16 +44,16 @@ extern "C" {
  * struct with sz set (after libbpf's LIBBPF_OPTS): padding included, every
  * field not named is 0, which is its documented default.
  */
-#define XPROBE_OPTS(TYPE, NAME, ...)                                  \
-	struct TYPE NAME = ({                                         \
-		memset(&NAME, 0, sizeof(struct TYPE));                \
+#define XPROBE_OPTS(TYPE, NAME, ...)                                     \
+	struct TYPE NAME = ({                                            \
+		memset(&NAME, 0, sizeof(struct TYPE));                   \
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
 
 enum xprobe_log_level {
-	XPROBE_LOG_NONE = 0,  /* only as a threshold: nothing */
-	XPROBE_LOG_WARN = 1,  /* something the user should know: a file not written, a drop */
-	XPROBE_LOG_INFO = 2,  /* lifecycle: session begun, stopped, where the files went */
+	XPROBE_LOG_NONE = 0, /* only as a threshold: nothing */
+	XPROBE_LOG_WARN = 1, /* something the user should know: a file not written, a drop */
+	XPROBE_LOG_INFO = 2, /* lifecycle: session begun, stopped, where the files went */
 	XPROBE_LOG_DEBUG = 3, /* every refused call, with its reason */
 };
 

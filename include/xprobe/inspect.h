@@ -35,15 +35,15 @@ extern "C" {
 enum xprobe_activity {
 	XPROBE_ACT_SYSTEM_PROFILE = 1u << 0, /* "system_profile": host event rings -> ntrace.pb */
 	XPROBE_ACT_DEVICE_PROFILE = 1u << 1, /* "device_profile": device backend -> *.xtf */
-	XPROBE_ACT_HOST_MEMORY = 1u << 2,    /* "host_memory": /proc sampler -> host_mem.pb */
-	XPROBE_ACT_CPU_UTIL = 1u << 3,       /* "cpu_util": /proc sampler -> cpu_util.pb */
-	XPROBE_ACT_ALL = 0xfu,               /* "all" */
+	XPROBE_ACT_HOST_MEMORY = 1u << 2, /* "host_memory": /proc sampler -> host_mem.pb */
+	XPROBE_ACT_CPU_UTIL = 1u << 3, /* "cpu_util": /proc sampler -> cpu_util.pb */
+	XPROBE_ACT_ALL = 0xfu, /* "all" */
 };
 
 enum xprobe_device_profile_mode {
 	XPROBE_DEVICE_PROFILE_DISABLED = 0, /* no device profiling */
-	XPROBE_DEVICE_PROFILE_MODEL = 1,    /* one profile per execution, keyed by file name */
-	XPROBE_DEVICE_PROFILE_SESSION = 2,  /* one profile per device for the whole session */
+	XPROBE_DEVICE_PROFILE_MODEL = 1, /* one profile per execution, keyed by file name */
+	XPROBE_DEVICE_PROFILE_SESSION = 2, /* one profile per device for the whole session */
 };
 
 /* Most devices a bitmap can name (DESIGN.md section 5). */
@@ -155,8 +155,9 @@ XPROBE_API int xprobe_inspect_config_set_device_profile_mode(struct xprobe_inspe
  * @cfg: the bag. @device: 0..255, or -1 for every device. @enable: on/off.
  * Return: also -XPROBE_E_INVALID_ARGUMENT (out of range).
  */
-XPROBE_API int xprobe_inspect_config_set_capture_enabled_for_device(
-	struct xprobe_inspect_config *cfg, int device, bool enable);
+XPROBE_API int
+xprobe_inspect_config_set_capture_enabled_for_device(struct xprobe_inspect_config *cfg, int device,
+						     bool enable);
 
 /**
  * xprobe_inspect_config_set_capture_enabled_for_event_type() - include or
@@ -165,8 +166,9 @@ XPROBE_API int xprobe_inspect_config_set_capture_enabled_for_device(
  * Return: also -XPROBE_E_INVALID_ARGUMENT (@name NULL),
  * -XPROBE_E_UNKNOWN_NAME.
  */
-XPROBE_API int xprobe_inspect_config_set_capture_enabled_for_event_type(
-	struct xprobe_inspect_config *cfg, const char *name, bool enable);
+XPROBE_API int
+xprobe_inspect_config_set_capture_enabled_for_event_type(struct xprobe_inspect_config *cfg,
+							 const char *name, bool enable);
 
 /**
  * xprobe_inspect_config_set_ring_events() - size of each thread's host event
@@ -370,12 +372,12 @@ XPROBE_API int xprobe_inspect_is_active(void);
 
 enum xprobe_fetch_format {
 	XPROBE_FETCH_RECORDS = 0, /* struct xprobe_record stream, ts in CLOCK_MONOTONIC ns */
-	XPROBE_FETCH_JSON = 1,    /* one JSON object per line (docs/libxprobe.md) */
+	XPROBE_FETCH_JSON = 1, /* one JSON object per line (docs/libxprobe.md) */
 };
 
 struct xprobe_fetch_opts {
-	size_t sz;        /* size of this struct, for forward/backward compatibility */
-	uint32_t format;  /* enum xprobe_fetch_format; default RECORDS.  v0.1 */
+	size_t sz; /* size of this struct, for forward/backward compatibility */
+	uint32_t format; /* enum xprobe_fetch_format; default RECORDS.  v0.1 */
 	uint32_t max_events; /* stop after this many; 0 = as many as fit.  v0.1 */
 	size_t : 0;
 };

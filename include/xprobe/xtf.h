@@ -48,7 +48,7 @@ enum xprobe_xtf_kind {
 /* header flags */
 #define XPROBE_XTF_F_SIMULATED 0x1u /* made with the sim backend */
 #define XPROBE_XTF_F_RECOVERED 0x2u /* rebuilt from host_rings.live after a kill */
-#define XPROBE_XTF_F_SIGNAL 0x4u    /* written by the fatal-signal stop path */
+#define XPROBE_XTF_F_SIGNAL 0x4u /* written by the fatal-signal stop path */
 #define XPROBE_XTF_F__ALL 0x7u
 
 /* An opened, validated file. */
@@ -56,32 +56,32 @@ struct xprobe_xtf;
 
 /* What a file says about itself.  Strings live as long as the handle. */
 struct xprobe_xtf_info {
-	size_t sz;               /* set by the caller: sizeof(struct xprobe_xtf_info) */
-	uint32_t kind;           /* enum xprobe_xtf_kind */
-	uint32_t flags;          /* XPROBE_XTF_F_* */
+	size_t sz; /* set by the caller: sizeof(struct xprobe_xtf_info) */
+	uint32_t kind; /* enum xprobe_xtf_kind */
+	uint32_t flags; /* XPROBE_XTF_F_* */
 	uint32_t version_major;
 	uint32_t version_minor;
 	uint32_t pid;
 	uint64_t process_start_time; /* clock ticks since boot (/proc/<pid>/stat 22) */
-	uint64_t session_start_ns;   /* CLOCK_REALTIME at begin */
+	uint64_t session_start_ns; /* CLOCK_REALTIME at begin */
 	const char *producer;
 	const char *instance_id;
-	const char *backend;     /* "none", "sim", "cupti" */
+	const char *backend; /* "none", "sim", "cupti" */
 	bool simulated;
 	const char *clock_source; /* "tsc" or "clock_gettime" */
 	size_t streams;
-	uint64_t records;        /* across streams, pads excluded */
-	uint64_t dropped;        /* across streams */
+	uint64_t records; /* across streams, pads excluded */
+	uint64_t dropped; /* across streams */
 	/* kind DEVICE_PROFILE (else NULL / 0) */
-	const char *key_space;   /* "session", "model", "continuous", "on_fail" */
-	int32_t device;          /* SESSION device, -1 when absent */
+	const char *key_space; /* "session", "model", "continuous", "on_fail" */
+	int32_t device; /* SESSION device, -1 when absent */
 	uint64_t session_id;
 	const char *model;
 	const char *filename;
 	uint64_t execution_id;
 	int32_t status;
 	bool has_status;
-	bool complete;           /* DEVICE_PROFILE and TRACE_INFO */
+	bool complete; /* DEVICE_PROFILE and TRACE_INFO */
 	const char *harvest_error;
 	/* kind TRACE_INFO (else NULL / 0) */
 	const char *stop_reason; /* "stop", "close", "atexit", "signal" */
@@ -91,18 +91,18 @@ struct xprobe_xtf_info {
 	uint64_t fetched_events;
 	uint32_t threads;
 	uint32_t threads_without_ring;
-	size_t files;            /* entries of the file list */
+	size_t files; /* entries of the file list */
 	size_t notes;
 	size_t : 0;
 };
 #define xprobe_xtf_info__last_field notes
 
 struct xprobe_xtf_stream {
-	uint32_t tid;            /* host rings: the thread; else 0 */
-	int32_t device;          /* device streams: the device; else -1 */
-	uint64_t records;        /* pads excluded */
+	uint32_t tid; /* host rings: the thread; else 0 */
+	int32_t device; /* device streams: the device; else -1 */
+	uint64_t records; /* pads excluded */
 	uint64_t dropped;
-	const uint8_t *data;     /* the stream's bytes (8-aligned) */
+	const uint8_t *data; /* the stream's bytes (8-aligned) */
 	size_t len;
 };
 
@@ -117,8 +117,8 @@ struct xprobe_xtf_stream {
  * @out); -XPROBE_E_FORMAT (malformed or truncated: @err says how);
  * -ENOMEM.
  */
-XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_xtf **out,
-				   char *err, size_t errlen);
+XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_xtf **out, char *err,
+				   size_t errlen);
 
 /**
  * xprobe_xtf_open_file() - read and validate the file at @path.

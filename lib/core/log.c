@@ -33,10 +33,14 @@ static __thread char last_error[512];
 static const char *level_name(enum xprobe_log_level level)
 {
 	switch (level) {
-	case XPROBE_LOG_NONE: return "none";
-	case XPROBE_LOG_WARN: return "warning";
-	case XPROBE_LOG_INFO: return "info";
-	case XPROBE_LOG_DEBUG: return "debug";
+	case XPROBE_LOG_NONE:
+		return "none";
+	case XPROBE_LOG_WARN:
+		return "warning";
+	case XPROBE_LOG_INFO:
+		return "info";
+	case XPROBE_LOG_DEBUG:
+		return "debug";
 	}
 	return "?";
 }
@@ -85,7 +89,8 @@ __attribute__((constructor(101))) static void log_level_from_env(void)
 	else if (!strcmp(v, "debug"))
 		atomic_store(&log_threshold, XPROBE_LOG_DEBUG);
 	else
-		xpl_log(XPROBE_LOG_WARN, "XPROBE_LOG_LEVEL=%s is not none|warn|info|debug; kept warn", v);
+		xpl_log(XPROBE_LOG_WARN,
+			"XPROBE_LOG_LEVEL=%s is not none|warn|info|debug; kept warn", v);
 }
 
 void xpl_log(enum xprobe_log_level level, const char *fmt, ...)
@@ -165,10 +170,10 @@ size_t xpl_sfmt(char *buf, size_t size, const char *fmt, ...)
 
 	if (!size)
 		return 0;
-#define PUTC(c)                            \
-	do {                               \
-		if (n + 1 < size)          \
-			buf[n++] = (c);    \
+#define PUTC(c)                         \
+	do {                            \
+		if (n + 1 < size)       \
+			buf[n++] = (c); \
 	} while (0)
 	va_start(ap, fmt);
 	for (const char *f = fmt; *f; f++) {

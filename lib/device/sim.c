@@ -26,7 +26,7 @@
 
 #define SIM_BUF 4096 /* bytes of a pending buffer: small, so buffers complete */
 
-static const char *const sim_ops_names[] = { "sim.matmul",  "sim.conv",    "sim.allreduce",
+static const char *const sim_ops_names[] = { "sim.matmul",  "sim.conv",	   "sim.allreduce",
 					     "sim.softmax", "sim.copy_in", "sim.copy_out" };
 
 struct sim_core {
@@ -190,8 +190,8 @@ static void sim_execution(struct xpl_backend *b, uint32_t dev, const struct xpl_
 	for (uint32_t j = 0; j < k; j++) {
 		uint64_t a = begin + (end - begin) * j / k, z = begin + (end - begin) * (j + 1) / k;
 
-		emit(b, dev, sim_ops_names[(h + j + dev) % XPL_ARRAY_SIZE(sim_ops_names)], a ? a : 1,
-		     z ? z : 1, e->id);
+		emit(b, dev, sim_ops_names[(h + j + dev) % XPL_ARRAY_SIZE(sim_ops_names)],
+		     a ? a : 1, z ? z : 1, e->id);
 	}
 	if (e->status != 0)
 		emit(b, dev, "sim.fault", end ? end : 1, end ? end : 1, e->id);

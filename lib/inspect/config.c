@@ -25,8 +25,11 @@ static const char *const activity_names[] = {
 	"system_profile", "device_profile", "host_memory", "cpu_util", "all",
 };
 static const uint32_t activity_bits[] = {
-	XPROBE_ACT_SYSTEM_PROFILE, XPROBE_ACT_DEVICE_PROFILE, XPROBE_ACT_HOST_MEMORY,
-	XPROBE_ACT_CPU_UTIL, XPROBE_ACT_ALL,
+	XPROBE_ACT_SYSTEM_PROFILE,
+	XPROBE_ACT_DEVICE_PROFILE,
+	XPROBE_ACT_HOST_MEMORY,
+	XPROBE_ACT_CPU_UTIL,
+	XPROBE_ACT_ALL,
 };
 
 #define XPL_MAX_LIVE_CONFIGS 1024
@@ -144,13 +147,13 @@ XPROBE_API void xprobe_inspect_config_free(struct xprobe_inspect_config *cfg)
 		free(cfg);
 }
 
-#define CHECK_CFG(cfg)                                                                         \
-	do {                                                                                   \
-		if (!xpl_config_live(cfg))                                                     \
-			return xpl_fail(-XPROBE_E_MISUSE,                                      \
-					"%s: config is NULL, freed or not from "               \
-					"xprobe_inspect_config_new",                          \
-					__func__);                                             \
+#define CHECK_CFG(cfg)                                                           \
+	do {                                                                     \
+		if (!xpl_config_live(cfg))                                       \
+			return xpl_fail(-XPROBE_E_MISUSE,                        \
+					"%s: config is NULL, freed or not from " \
+					"xprobe_inspect_config_new",             \
+					__func__);                               \
 	} while (0)
 
 XPROBE_API int xprobe_inspect_config_set_session_id(struct xprobe_inspect_config *cfg, int64_t id)
@@ -222,7 +225,8 @@ XPROBE_API int xprobe_inspect_config_set_activity(struct xprobe_inspect_config *
 		cfg->activities |= bit;
 	else
 		cfg->activities &= ~bit;
-	if ((bit & XPROBE_ACT_DEVICE_PROFILE) && enable && cfg->mode == XPROBE_DEVICE_PROFILE_DISABLED)
+	if ((bit & XPROBE_ACT_DEVICE_PROFILE) && enable &&
+	    cfg->mode == XPROBE_DEVICE_PROFILE_DISABLED)
 		cfg->mode = XPROBE_DEVICE_PROFILE_SESSION;
 	if ((bit & XPROBE_ACT_DEVICE_PROFILE) && !enable)
 		cfg->mode = XPROBE_DEVICE_PROFILE_DISABLED;
@@ -252,16 +256,18 @@ XPROBE_API int xprobe_inspect_config_set_device_profile_mode(struct xprobe_inspe
 		cfg->activities |= XPROBE_ACT_DEVICE_PROFILE;
 		break;
 	default:
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
-				"device profile mode %d is not DISABLED (0), MODEL (1) or SESSION (2)",
-				mode);
+		return xpl_fail(
+			-XPROBE_E_INVALID_ARGUMENT,
+			"device profile mode %d is not DISABLED (0), MODEL (1) or SESSION (2)",
+			mode);
 	}
 	cfg->mode = mode;
 	return 0;
 }
 
-XPROBE_API int xprobe_inspect_config_set_capture_enabled_for_device(
-	struct xprobe_inspect_config *cfg, int device, bool enable)
+XPROBE_API int
+xprobe_inspect_config_set_capture_enabled_for_device(struct xprobe_inspect_config *cfg, int device,
+						     bool enable)
 {
 	CHECK_CFG(cfg);
 	if (device == -1) {
@@ -269,14 +275,16 @@ XPROBE_API int xprobe_inspect_config_set_capture_enabled_for_device(
 		return 0;
 	}
 	if (device < 0 || device >= XPROBE_MAX_DEVICES)
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "device %d is outside 0..%d (or -1 for all)",
-				device, XPROBE_MAX_DEVICES - 1);
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"device %d is outside 0..%d (or -1 for all)", device,
+				XPROBE_MAX_DEVICES - 1);
 	cfg->devices[device] = enable;
 	return 0;
 }
 
-XPROBE_API int xprobe_inspect_config_set_capture_enabled_for_event_type(
-	struct xprobe_inspect_config *cfg, const char *name, bool enable)
+XPROBE_API int
+xprobe_inspect_config_set_capture_enabled_for_event_type(struct xprobe_inspect_config *cfg,
+							 const char *name, bool enable)
 {
 	uint32_t type;
 	uint64_t bits;
@@ -372,9 +380,10 @@ XPROBE_API int xprobe_inspect_config_set_backend(struct xprobe_inspect_config *c
 	if (strcmp(name, "sim") && strcmp(name, "cupti"))
 		return xpl_fail(-XPROBE_E_UNKNOWN_NAME, "unknown backend '%s' (sim, cupti)", name);
 	if (!OPTS_VALID(opts, xprobe_backend_opts))
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
-				"backend opts: sz %zu is too small or unknown trailing fields are set",
-				opts->sz);
+		return xpl_fail(
+			-XPROBE_E_INVALID_ARGUMENT,
+			"backend opts: sz %zu is too small or unknown trailing fields are set",
+			opts->sz);
 	if (OPTS_GET(opts, sim_cores, 0) > XPROBE_MAX_DEVICES)
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "sim_cores %u is above %d",
 				opts->sim_cores, XPROBE_MAX_DEVICES);
@@ -384,7 +393,8 @@ XPROBE_API int xprobe_inspect_config_set_backend(struct xprobe_inspect_config *c
 	snprintf(cfg->backend, sizeof(cfg->backend), "%s", name);
 	memset(&cfg->bopts, 0, sizeof(cfg->bopts));
 	if (opts)
-		memcpy(&cfg->bopts, opts, opts->sz < sizeof(cfg->bopts) ? opts->sz : sizeof(cfg->bopts));
+		memcpy(&cfg->bopts, opts,
+		       opts->sz < sizeof(cfg->bopts) ? opts->sz : sizeof(cfg->bopts));
 	cfg->bopts.sz = sizeof(cfg->bopts);
 	return 0;
 }

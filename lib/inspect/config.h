@@ -17,28 +17,28 @@
 #define XPL_DEFAULT_RING_EVENTS 65536
 #define XPL_DEFAULT_MAX_THREADS 256
 #define XPL_DEFAULT_MONITOR_MS 1000
-#define XPL_DEFAULT_ACTIVITIES (XPROBE_ACT_SYSTEM_PROFILE | XPROBE_ACT_CPU_UTIL | \
-				XPROBE_ACT_HOST_MEMORY)
+#define XPL_DEFAULT_ACTIVITIES \
+	(XPROBE_ACT_SYSTEM_PROFILE | XPROBE_ACT_CPU_UTIL | XPROBE_ACT_HOST_MEMORY)
 /* every host type but the pad */
 #define XPL_ALL_TYPES (((1ull << XPROBE_EV__COUNT) - 1) & ~1ull)
 
 struct xprobe_inspect_config {
 	int64_t session_id;
 	char output_dir[XPL_OUTPUT_DIR_MAX];
-	uint32_t activities;               /* enum xprobe_activity bits */
-	int mode;                          /* enum xprobe_device_profile_mode */
+	uint32_t activities; /* enum xprobe_activity bits */
+	int mode; /* enum xprobe_device_profile_mode */
 	uint8_t devices[XPROBE_MAX_DEVICES]; /* 1 = captured */
-	uint64_t type_mask;                /* bit per enum xprobe_event_type */
+	uint64_t type_mask; /* bit per enum xprobe_event_type */
 	uint64_t ring_events;
 	uint32_t max_threads;
 	uint32_t monitor_period_ms;
 	bool enable;
 	bool on_fail;
 	uint32_t warmup;
-	char backend[16];                  /* "" = none */
-	struct xprobe_backend_opts bopts;  /* sz = sizeof in this build */
+	char backend[16]; /* "" = none */
+	struct xprobe_backend_opts bopts; /* sz = sizeof in this build */
 	char instance_id[64];
-	int ring_backing;                  /* enum xprobe_ring_backing */
+	int ring_backing; /* enum xprobe_ring_backing */
 };
 
 /* Defaults (xprobe_inspect_config_new's list). */

@@ -51,18 +51,18 @@ enum { XPL_S_ACTIVE = 1, XPL_S_STOPPING = 2, XPL_S_STOPPED = 3 };
 #define XPL_MAX_NOTES 16
 
 struct xpl_session {
-	struct xprobe_inspect_config cfg;   /* copied at begin */
-	char dir[4096];                     /* the session directory */
+	struct xprobe_inspect_config cfg; /* copied at begin */
+	char dir[4096]; /* the session directory */
 	uint32_t pid;
 	uint64_t process_start_time;
-	uint64_t start_real_ns;             /* the directory leaf */
+	uint64_t start_real_ns; /* the directory leaf */
 	struct xpl_calib begin;
 	bool tsc;
-	const char *backend;                /* "none", "sim", "cupti" */
+	const char *backend; /* "none", "sim", "cupti" */
 	bool simulated;
-	struct xpl_rings *rings;            /* system_profile */
-	struct xpl_monitor *mon;            /* cpu_util / host_memory */
-	struct xpl_engine *engine;          /* device profiling */
+	struct xpl_rings *rings; /* system_profile */
+	struct xpl_monitor *mon; /* cpu_util / host_memory */
+	struct xpl_engine *engine; /* device profiling */
 	_Atomic int state;
 	int stop_rc;
 	/* the file list of trace_info.pb, grown on the normal path only */
@@ -70,11 +70,11 @@ struct xpl_session {
 	Xprobe__Xtf__FileEntry **fptrs;
 	char (*fnames)[160];
 	size_t nfiles, files_cap;
-	bool in_signal;                     /* the stop runs in a signal handler */
+	bool in_signal; /* the stop runs in a signal handler */
 	char notes[XPL_MAX_NOTES][200];
 	char *note_ptrs[XPL_MAX_NOTES];
 	size_t nnotes;
-	struct xpl_arena arena;             /* for the signal path */
+	struct xpl_arena arena; /* for the signal path */
 	uint64_t fetched;
 };
 
@@ -83,7 +83,7 @@ struct xpl_exec_ent {
 	uint64_t id;
 	char model[128];
 	uint64_t begin_ns;
-	struct xpl_engine *engine;          /* engine it was begun on, NULL = none */
+	struct xpl_engine *engine; /* engine it was begun on, NULL = none */
 	struct xpl_engine_exec *ex;
 };
 
@@ -98,10 +98,10 @@ struct xpl_continuous {
 };
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct xpl_session *g_sess;                  /* under ctl_lock */
-static struct xpl_session *_Atomic g_sess_sig;      /* what a signal handler may stop */
-static struct xpl_continuous *g_cont;               /* under ctl_lock */
-static struct xpl_exec_ent *g_execs;                /* under ctl_lock */
+static struct xpl_session *g_sess; /* under ctl_lock */
+static struct xpl_session *_Atomic g_sess_sig; /* what a signal handler may stop */
+static struct xpl_continuous *g_cont; /* under ctl_lock */
+static struct xpl_exec_ent *g_execs; /* under ctl_lock */
 static _Atomic uint64_t g_exec_id;
 
 static const int sync_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
@@ -301,8 +301,10 @@ static int write_samples(struct xpl_session *s, const struct xpl_file_ctx *f, bo
 static const char *mode_name(int mode)
 {
 	switch (mode) {
-	case XPROBE_DEVICE_PROFILE_MODEL: return "model";
-	case XPROBE_DEVICE_PROFILE_SESSION: return "session";
+	case XPROBE_DEVICE_PROFILE_MODEL:
+		return "model";
+	case XPROBE_DEVICE_PROFILE_SESSION:
+		return "session";
 	}
 	return "disabled";
 }
@@ -381,13 +383,16 @@ static int session_stop(struct xpl_session *s, const char *reason, int sig, bool
 		if (rc) {
 			char msg[200];
 
-			xpl_sfmt(msg, sizeof(msg), "could not write ntrace.pb (error %d); "
-				 "host_rings.live is kept for recovery", -rc);
+			xpl_sfmt(msg, sizeof(msg),
+				 "could not write ntrace.pb (error %d); "
+				 "host_rings.live is kept for recovery",
+				 -rc);
 			on_note(s, msg);
 			if (!first)
 				first = rc;
 		}
-		dropped += atomic_load(&xpl_hot.reentrant_drops) + atomic_load(&xpl_hot.noslot_drops);
+		dropped +=
+			atomic_load(&xpl_hot.reentrant_drops) + atomic_load(&xpl_hot.noslot_drops);
 	}
 	if (s->mon && (s->cfg.activities & XPROBE_ACT_CPU_UTIL)) {
 		rc = write_samples(s, &f, true);
@@ -511,7 +516,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 
 		xpl_rec_plain(XPROBE_EV_SIGNAL, (uint32_t)sig,
 			      si ? (uint64_t)(uintptr_t)si->si_addr : 0, 0);
-		xpl_sfmt(msg, sizeof(msg), "signal %d received: finishing the session's files", sig);
+		xpl_sfmt(msg, sizeof(msg), "signal %d received: finishing the session's files",
+			 sig);
 		xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
 		session_stop(s, "signal", sig, true);
 	}
@@ -556,11 +562,26 @@ static void fork_parent(void)
 	pthread_mutex_unlock(&ctl_lock);
 }
 
+/*
+ * The parent's objects in a forked child: never touched again (freeing them
+ * would join a monitor thread that does not exist here, unlink the
+ * parent's ring file), but kept reachable, so a leak checker sees them as
+ * held rather than lost.
+ */
+static struct {
+	struct xpl_session *sess;
+	struct xpl_continuous *cont;
+	struct xpl_exec_ent *execs;
+} parent_objects;
+
 static void fork_child(void)
 {
 	/* The child records nothing of the parent's session and never stops
-	 * it (its files are the parent's); the objects are left to leak. */
+	 * it (its files are the parent's). */
 	xpl_trace_atfork_child();
+	parent_objects.sess = g_sess;
+	parent_objects.cont = g_cont;
+	parent_objects.execs = g_execs;
 	g_sess = NULL;
 	atomic_store(&g_sess_sig, NULL);
 	g_cont = NULL;
@@ -640,9 +661,10 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 				"(xprobe_profile_continuous_stop) before inspect device profiling");
 	if (device) {
 		if (!cfg->backend[0])
-			return xpl_fail(-XPROBE_E_BACKEND_UNAVAILABLE,
-					"device profiling needs a backend: choose 'sim' (the software "
-					"device) explicitly; 'cupti' is not in this build");
+			return xpl_fail(
+				-XPROBE_E_BACKEND_UNAVAILABLE,
+				"device profiling needs a backend: choose 'sim' (the software "
+				"device) explicitly; 'cupti' is not in this build");
 		rc = xpl_backend_find(cfg->backend, &ops);
 		if (rc == -XPROBE_E_BACKEND_UNAVAILABLE)
 			return xpl_fail(rc, "the cupti backend is not in this build of libxprobe; "
@@ -688,7 +710,8 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 
 		rc = xpl_engine_create(&ep, &s->engine);
 		if (rc) {
-			rc = xpl_fail(rc == -XPROBE_E_INVALID_ARGUMENT ? rc : -XPROBE_E_DEVICE_FAILED,
+			rc = xpl_fail(rc == -XPROBE_E_INVALID_ARGUMENT ? rc :
+									 -XPROBE_E_DEVICE_FAILED,
 				      "the %s backend could not open its devices", ops->name);
 			goto fail;
 		}
@@ -706,12 +729,12 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 
 					if (!xpl_engine_session_active(s->engine, k))
 						continue;
-					if (xpl_engine_session_stop(s->engine, k, &id) == 0 ||
-					    id)
+					if (xpl_engine_session_stop(s->engine, k, &id) == 0 || id)
 						xpl_engine_session_drop(s->engine, k, id);
 					else
 						pr_warn("failed to clean up the session on device %u "
-							"after failure to start on device %u", k, d);
+							"after failure to start on device %u",
+							k, d);
 				}
 				rc = xpl_fail(-XPROBE_E_DEVICE_FAILED,
 					      "device %u of %u failed to arm; devices armed before "
@@ -750,15 +773,17 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 		xpl_calib_now(&later, s->tsc);
 		rc = xpl_rings_create(&rp, &s->rings);
 		if (rc) {
-			rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create the host rings in %s: %s",
-				      s->dir, strerror(-rc));
+			rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+				      "cannot create the host rings in %s: %s", s->dir,
+				      strerror(-rc));
 			goto fail;
 		}
 		if (nstreams < cfg->max_threads)
 			nstreams = cfg->max_threads;
 	}
 	if (cfg->enable && (cfg->activities & (XPROBE_ACT_CPU_UTIL | XPROBE_ACT_HOST_MEMORY))) {
-		rc = xpl_monitor_start(cfg->monitor_period_ms, cfg->activities & XPROBE_ACT_CPU_UTIL,
+		rc = xpl_monitor_start(cfg->monitor_period_ms,
+				       cfg->activities & XPROBE_ACT_CPU_UTIL,
 				       cfg->activities & XPROBE_ACT_HOST_MEMORY, s->rings, &s->mon);
 		if (rc) {
 			rc = xpl_fail(rc, "cannot start the system monitor thread");
@@ -788,31 +813,30 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 	}
 	pr_info("session begun: %s", s->dir);
 	return 0;
-fail:
-	{
-		char parent[4096];
-		char *slash;
+fail : {
+	char parent[4096];
+	char *slash;
 
-		xpl_monitor_free(s->mon);
-		s->mon = NULL;
-		xpl_engine_destroy(s->engine);
-		s->engine = NULL;
-		xpl_rings_destroy(s->rings, true);
-		s->rings = NULL;
-		xpl_arena_free(&s->arena);
-		free(s->files);
-		free(s->fptrs);
-		free(s->fnames);
-		/* the empty tree made for this session goes too */
-		rmdir(s->dir);
-		snprintf(parent, sizeof(parent), "%s", s->dir);
-		slash = strrchr(parent, '/');
-		if (slash) {
-			*slash = '\0';
-			rmdir(parent); /* only if empty */
-		}
-		free(s);
+	xpl_monitor_free(s->mon);
+	s->mon = NULL;
+	xpl_engine_destroy(s->engine);
+	s->engine = NULL;
+	xpl_rings_destroy(s->rings, true);
+	s->rings = NULL;
+	xpl_arena_free(&s->arena);
+	free(s->files);
+	free(s->fptrs);
+	free(s->fnames);
+	/* the empty tree made for this session goes too */
+	rmdir(s->dir);
+	snprintf(parent, sizeof(parent), "%s", s->dir);
+	slash = strrchr(parent, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(parent); /* only if empty */
 	}
+	free(s);
+}
 	return rc;
 }
 
@@ -934,8 +958,10 @@ XPROBE_API int xprobe_inspect_fetch(const struct xprobe_fetch_opts *opts, void *
 	format = OPTS_GET(opts, format, XPROBE_FETCH_RECORDS);
 	max = OPTS_GET(opts, max_events, 0);
 	if (format != XPROBE_FETCH_RECORDS && format != XPROBE_FETCH_JSON)
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "fetch format %u is not RECORDS (0) or "
-				"JSON (1)", format);
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
+				"fetch format %u is not RECORDS (0) or "
+				"JSON (1)",
+				format);
 	pthread_mutex_lock(&ctl_lock);
 	if (!g_sess || atomic_load(&g_sess->state) != XPL_S_ACTIVE || !g_sess->rings) {
 		pthread_mutex_unlock(&ctl_lock);
@@ -1062,16 +1088,16 @@ XPROBE_API int xprobe_execution_end(uint64_t exec_id, int status)
 
 /* --- profile API (include/xprobe/profile.h) ----------------------------------------------------- */
 
-#define WITH_ENGINE(e, f)                                                                      \
-	struct xpl_file_ctx f;                                                                 \
-	struct xpl_engine *e;                                                                  \
-	pthread_mutex_lock(&ctl_lock);                                                         \
-	e = active_engine(&f);                                                                 \
-	if (!e) {                                                                              \
-		pthread_mutex_unlock(&ctl_lock);                                               \
-		return xpl_fail(-XPROBE_E_NOT_ACTIVE,                                          \
-				"no device-profile engine: begin an inspect session with "     \
-				"device profiling, or continuous profiling");                  \
+#define WITH_ENGINE(e, f)                                                                  \
+	struct xpl_file_ctx f;                                                             \
+	struct xpl_engine *e;                                                              \
+	pthread_mutex_lock(&ctl_lock);                                                     \
+	e = active_engine(&f);                                                             \
+	if (!e) {                                                                          \
+		pthread_mutex_unlock(&ctl_lock);                                           \
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE,                                      \
+				"no device-profile engine: begin an inspect session with " \
+				"device profiling, or continuous profiling");              \
 	}
 
 XPROBE_API int xprobe_profile_start(const char *model, const char *filename)
@@ -1207,7 +1233,8 @@ XPROBE_API int xprobe_profile_continuous_start(const struct xprobe_continuous_op
 	pthread_mutex_lock(&ctl_lock);
 	if (g_cont) {
 		pthread_mutex_unlock(&ctl_lock);
-		return xpl_fail(-XPROBE_E_ALREADY_ACTIVE, "continuous profiling is already running");
+		return xpl_fail(-XPROBE_E_ALREADY_ACTIVE,
+				"continuous profiling is already running");
 	}
 	if (g_sess && g_sess->engine && atomic_load(&g_sess->state) == XPL_S_ACTIVE) {
 		pthread_mutex_unlock(&ctl_lock);
@@ -1281,7 +1308,8 @@ XPROBE_API int xprobe_profile_continuous_save(const struct xprobe_continuous_sav
 		dir = g_cont->dir;
 	rc = xpl_outdir_check_base(dir);
 	if (!rc && (rc = xpl_mkdir_p(dir, failed, sizeof(failed))))
-		rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: %s", failed, strerror(-rc));
+		rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: %s", failed,
+			      strerror(-rc));
 	if (!rc) {
 		active_engine(&f);
 		rc = xpl_engine_continuous_save(g_cont->engine, OPTS_GET(opts, count, 0), dir, &f);

@@ -154,7 +154,8 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 		int mode = c->mode;
 
 		c->activities = 0;
-		rc = name_list("XPROBE_INSPECT_ACTIVITIES", v, c, xprobe_inspect_config_set_activity);
+		rc = name_list("XPROBE_INSPECT_ACTIVITIES", v, c,
+			       xprobe_inspect_config_set_activity);
 		if (rc)
 			return rc;
 		/* device_profile alone keeps an explicit mode set below */
@@ -272,7 +273,8 @@ __attribute__((constructor(102))) static void inspect_from_env(void)
 	bool en = false, of = false;
 	int rc;
 
-	if (env_bool("XPROBE_INSPECT_ENABLE", &en) < 0 || env_bool("XPROBE_INSPECT_ON_FAIL", &of) < 0) {
+	if (env_bool("XPROBE_INSPECT_ENABLE", &en) < 0 ||
+	    env_bool("XPROBE_INSPECT_ON_FAIL", &of) < 0) {
 		pr_warn("inspect session not begun: %s", xprobe_last_error());
 		return;
 	}

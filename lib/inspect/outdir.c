@@ -28,19 +28,20 @@ int xpl_outdir_check_base(const char *base)
 	size_t n = strlen(base);
 
 	if (!strcmp(base, "/dev/null"))
-		return xpl_fail(-XPROBE_E_OUTPUT_NOT_DIRECTORY,
-				"output dir '/dev/null' is the null device, not a directory: libxprobe "
-				"writes a tree of files and cannot discard them this way; to record "
-				"nothing, do not begin a session (XPROBE_INSPECT_ENABLE=0)");
+		return xpl_fail(
+			-XPROBE_E_OUTPUT_NOT_DIRECTORY,
+			"output dir '/dev/null' is the null device, not a directory: libxprobe "
+			"writes a tree of files and cannot discard them this way; to record "
+			"nothing, do not begin a session (XPROBE_INSPECT_ENABLE=0)");
 	if (stat(base, &st) == 0 && !S_ISDIR(st.st_mode))
 		return xpl_fail(-XPROBE_E_OUTPUT_NOT_DIRECTORY,
 				"output dir '%s' exists and is a %s, not a directory", base,
-				S_ISREG(st.st_mode)    ? "regular file"
-				: S_ISCHR(st.st_mode)  ? "character device"
-				: S_ISBLK(st.st_mode)  ? "block device"
-				: S_ISFIFO(st.st_mode) ? "FIFO"
-				: S_ISSOCK(st.st_mode) ? "socket"
-						       : "non-directory");
+				S_ISREG(st.st_mode)  ? "regular file" :
+				S_ISCHR(st.st_mode)  ? "character device" :
+				S_ISBLK(st.st_mode)  ? "block device" :
+				S_ISFIFO(st.st_mode) ? "FIFO" :
+				S_ISSOCK(st.st_mode) ? "socket" :
+						       "non-directory");
 	while (n > 1 && base[n - 1] == '/')
 		n--;
 	leaf = base + n;
@@ -49,7 +50,8 @@ int xpl_outdir_check_base(const char *base)
 	if ((size_t)(base + n - leaf) == strlen(XPL_ON_FAIL_DIR) &&
 	    !strncmp(leaf, XPL_ON_FAIL_DIR, strlen(XPL_ON_FAIL_DIR)))
 		return xpl_fail(-XPROBE_E_RESERVED_OUTPUT_DIR,
-				"output dir '%s' ends in '" XPL_ON_FAIL_DIR "', the salvage directory "
+				"output dir '%s' ends in '" XPL_ON_FAIL_DIR
+				"', the salvage directory "
 				"libxprobe reserves inside each session for failing executions; "
 				"choose another name",
 				base);
@@ -73,7 +75,7 @@ int xpl_outdir_make(const char *base_in, const char *instance_id, uint32_t pid, 
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "output dir '%s' is too long", base);
 	rc = xpl_mkdir_p(out, failed, sizeof(failed));
 	if (rc)
-		return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: mkdir %s: %s", out, failed,
-				strerror(-rc));
+		return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: mkdir %s: %s", out,
+				failed, strerror(-rc));
 	return 0;
 }

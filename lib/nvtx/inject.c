@@ -162,7 +162,8 @@ static int NVTX_CB x_RangePop(void)
 	return level;
 }
 
-static bool hook(xpl_NvtxFunctionTable table, unsigned size, unsigned idx, xpl_NvtxFunctionPointer fn)
+static bool hook(xpl_NvtxFunctionTable table, unsigned size, unsigned idx,
+		 xpl_NvtxFunctionPointer fn)
 {
 	if (idx == 0 || idx >= size || !table[idx])
 		return false;

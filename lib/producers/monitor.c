@@ -39,12 +39,12 @@ struct xpl_monitor {
 	bool cpu, mem;
 	struct xprobe_cpu_sample *cpu_s;
 	struct xprobe_mem_sample *mem_s;
-	_Atomic uint64_t n;            /* samples taken (index n % CAP is next) */
+	_Atomic uint64_t n; /* samples taken (index n % CAP is next) */
 	_Atomic(struct xpl_rings *) rings;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	_Atomic bool stop;
-	uint64_t tick_ns;              /* ns per clock tick */
+	uint64_t tick_ns; /* ns per clock tick */
 	uint64_t page;
 };
 

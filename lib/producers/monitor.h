@@ -33,9 +33,9 @@ void xpl_monitor_free(struct xpl_monitor *m);
 /* The samples, oldest first, as up to two contiguous pieces each. */
 struct xpl_monitor_view {
 	const void *p[2];
-	size_t len[2];     /* bytes */
-	uint64_t count;    /* samples */
-	uint64_t dropped;  /* overwritten */
+	size_t len[2]; /* bytes */
+	uint64_t count; /* samples */
+	uint64_t dropped; /* overwritten */
 };
 void xpl_monitor_view(const struct xpl_monitor *m, bool cpu, struct xpl_monitor_view *v);
 uint32_t xpl_monitor_period(const struct xpl_monitor *m);

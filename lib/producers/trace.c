@@ -258,8 +258,7 @@ static int rec_result(bool ok, uint32_t type)
 	return -XPROBE_E_EVENTS_DROPPED;
 }
 
-static __attribute__((noinline)) int trace_record_slow(uint32_t user_type, uint64_t a0,
-							uint64_t a1)
+static __attribute__((noinline)) int trace_record_slow(uint32_t user_type, uint64_t a0, uint64_t a1)
 {
 	return rec_result(xpl_rec_plain(XPROBE_EV_USER, user_type, a0, a1), XPROBE_EV_USER);
 }
@@ -495,7 +494,8 @@ size_t xpl_ring_read(void *ctx, uint8_t *buf, size_t cap)
 		uint16_t size;
 
 		if (!rec_sane(p, rr->pos, rr->end, rr->r->ring_bytes)) {
-			rr->pos = rr->end; /* cannot happen; the length check in the writer notices */
+			rr->pos =
+				rr->end; /* cannot happen; the length check in the writer notices */
 			break;
 		}
 		size = xpl_get_u16(p);

@@ -54,56 +54,56 @@
 #endif
 
 struct xpl_slot {
-	_Atomic uint32_t busy;  /* 1 while the owning thread is inside a record */
+	_Atomic uint32_t busy; /* 1 while the owning thread is inside a record */
 	_Atomic uint32_t state; /* 0 free, 1 owned */
-	uint32_t tid;           /* owner (valid while owned) */
+	uint32_t tid; /* owner (valid while owned) */
 	uint32_t pad[13];
 };
 
 /* The session's rings (producer and consumer side). */
 struct xpl_rings {
-	uint8_t *map;                  /* the whole mapping */
+	uint8_t *map; /* the whole mapping */
 	size_t map_len;
-	struct xpl_ringfile_hdr *hdr;  /* page 0 of the mapping */
-	struct xpl_ring_ctl *ctl;      /* max_rings controls */
-	uint8_t *data;                 /* ring 0 */
-	uint64_t ring_bytes;           /* power of two */
+	struct xpl_ringfile_hdr *hdr; /* page 0 of the mapping */
+	struct xpl_ring_ctl *ctl; /* max_rings controls */
+	uint8_t *data; /* ring 0 */
+	uint64_t ring_bytes; /* power of two */
 	uint32_t max_rings;
-	uint32_t gen;                  /* generation these rings are live in */
-	bool tsc;                      /* ring timestamps are raw TSC */
+	uint32_t gen; /* generation these rings are live in */
+	bool tsc; /* ring timestamps are raw TSC */
 	bool file_backed;
-	char path[4200];               /* the ring file, "" when anonymous */
-	_Atomic uint32_t calib_lock;   /* one writer of hdr->latest at a time */
-	uint64_t fetched;              /* records handed out by fetch */
-	uint32_t fetch_cursor;         /* ring fetch starts from (round robin) */
+	char path[4200]; /* the ring file, "" when anonymous */
+	_Atomic uint32_t calib_lock; /* one writer of hdr->latest at a time */
+	uint64_t fetched; /* records handed out by fetch */
+	uint32_t fetch_cursor; /* ring fetch starts from (round robin) */
 };
 
 /* What the hot path reads on every record: one cache line. */
 struct xpl_hot {
-	_Atomic uint64_t type_mask;      /* enabled types of the live session; 0 = none */
-	_Atomic uint32_t gen;            /* bumped at every activation and quiesce */
-	_Atomic uint32_t need_fence;     /* no membarrier: producers fence */
+	_Atomic uint64_t type_mask; /* enabled types of the live session; 0 = none */
+	_Atomic uint32_t gen; /* bumped at every activation and quiesce */
+	_Atomic uint32_t need_fence; /* no membarrier: producers fence */
 	struct xpl_rings *_Atomic rings; /* live rings, NULL when none */
-	uint32_t tsc;                    /* timestamps are rdtsc (else clock_gettime) */
-	_Atomic uint64_t noslot_drops;   /* records of threads beyond XPL_MAX_SLOTS */
+	uint32_t tsc; /* timestamps are rdtsc (else clock_gettime) */
+	_Atomic uint64_t noslot_drops; /* records of threads beyond XPL_MAX_SLOTS */
 	_Atomic uint64_t reentrant_drops; /* records refused while the thread was mid-record
 					    and had no ring to count them in */
 } __attribute__((aligned(64)));
 
 /* Producer state of one thread. */
 struct xpl_tls {
-	uint8_t *data;           /* this thread's ring in the live rings */
+	uint8_t *data; /* this thread's ring in the live rings */
 	struct xpl_ring_ctl *ctl; /* its control block; NULL: no ring this generation */
-	struct xpl_slot *slot;   /* NULL until the thread's first record */
+	struct xpl_slot *slot; /* NULL until the thread's first record */
 	struct xpl_rings *rings; /* rings of generation `gen` */
-	uint64_t mask;           /* ring_bytes - 1 */
-	uint64_t head;           /* private copy of ctl->head */
-	uint64_t limit;          /* records may end at or below this position */
-	uint64_t tid_hi;         /* (uint64_t)tid << 32, for the first word of a record */
-	uint32_t gen;            /* generation the pointers above belong to */
+	uint64_t mask; /* ring_bytes - 1 */
+	uint64_t head; /* private copy of ctl->head */
+	uint64_t limit; /* records may end at or below this position */
+	uint64_t tid_hi; /* (uint64_t)tid << 32, for the first word of a record */
+	uint32_t gen; /* generation the pointers above belong to */
 	uint32_t tid;
-	int32_t nvtx_level;      /* NVTX push depth, kept even when not recording */
-	uint32_t range_seq;      /* process range ids handed out by this thread */
+	int32_t nvtx_level; /* NVTX push depth, kept even when not recording */
+	uint32_t range_seq; /* process range ids handed out by this thread */
 };
 
 extern struct xpl_hot xpl_hot;
@@ -170,8 +170,8 @@ xpl_rec_begin(struct xpl_tls *t, uint32_t type, uint32_t size)
  * no stack frame; anything else returns NULL (busy released) and the
  * caller tail-calls its general version.
  */
-static inline __attribute__((always_inline)) struct xprobe_record *
-xpl_rec_fast(struct xpl_tls *t, uint32_t size)
+static inline __attribute__((always_inline)) struct xprobe_record *xpl_rec_fast(struct xpl_tls *t,
+										uint32_t size)
 {
 	struct xpl_slot *s = t->slot;
 	uint64_t h = t->head, off = h & t->mask;
@@ -240,9 +240,9 @@ xpl_fast_plain(struct xpl_tls *t, uint32_t type, uint32_t aux, uint64_t a0, uint
 	return 1;
 }
 
-static inline __attribute__((always_inline)) int
-xpl_fast_named(struct xpl_tls *t, uint32_t type, const char *name, uint32_t aux, uint64_t a0,
-	       uint64_t a1)
+static inline __attribute__((always_inline)) int xpl_fast_named(struct xpl_tls *t, uint32_t type,
+								const char *name, uint32_t aux,
+								uint64_t a0, uint64_t a1)
 {
 	struct xprobe_record *r;
 	uint8_t *dst;
@@ -262,8 +262,8 @@ xpl_fast_named(struct xpl_tls *t, uint32_t type, const char *name, uint32_t aux,
 		return -1;
 	xpl_st64(r, xpl_rec_word0(t, type, size));
 	r->ts = xpl_rdtsc();
-	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 |
-				  (uint64_t)n << 48);
+	xpl_st64(&r->aux,
+		 (uint64_t)aux | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 | (uint64_t)n << 48);
 	r->a0 = a0;
 	r->a1 = a1;
 	dst = (uint8_t *)r + XPROBE_RECORD_HDR_SIZE;
@@ -292,8 +292,8 @@ bool xpl_rec_plain(uint32_t type, uint32_t aux, uint64_t a0, uint64_t a1);
 /* --- session side (trace.c) ------------------------------------------------ */
 
 struct xpl_rings_params {
-	const char *dir;          /* session directory for host_rings.live; NULL = anonymous */
-	uint64_t ring_bytes;      /* power of two >= 4096 */
+	const char *dir; /* session directory for host_rings.live; NULL = anonymous */
+	uint64_t ring_bytes; /* power of two >= 4096 */
 	uint32_t max_rings;
 	uint32_t pid;
 	uint64_t process_start_time;
@@ -331,7 +331,7 @@ void xpl_rings_mark_harvested(struct xpl_rings *r);
 struct xpl_ring_reader {
 	const struct xpl_rings *r;
 	uint32_t ring;
-	uint64_t pos, end;       /* [tail, head) */
+	uint64_t pos, end; /* [tail, head) */
 	const struct xpl_conv *conv;
 };
 /* Fill @buf (>= XPROBE_RECORD_MAX_SIZE) with whole converted records;

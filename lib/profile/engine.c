@@ -41,7 +41,7 @@
 struct xpl_chunk {
 	struct xpl_chunk *next;
 	uint32_t dev;
-	uint32_t len;      /* bytes used */
+	uint32_t len; /* bytes used */
 	uint64_t records;
 	uint8_t data[XPL_CHUNK_DATA] __attribute__((aligned(8)));
 };
@@ -63,8 +63,8 @@ struct xpl_stash {
 struct xpl_devslot {
 	uint32_t arm_refs;
 	bool session_active;
-	struct xpl_cap *session;        /* the running SESSION capture */
-	uint64_t next_session_id;       /* the next id minted (from 1) */
+	struct xpl_cap *session; /* the running SESSION capture */
+	uint64_t next_session_id; /* the next id minted (from 1) */
 	struct xpl_stash *stash;
 	struct xpl_chunk *q_head, *q_tail; /* completed backend buffers, not yet routed */
 };
@@ -73,13 +73,13 @@ struct xpl_prof {
 	struct xpl_prof *next;
 	char filename[128];
 	char model[128];
-	const char *key_space;          /* "model", "on_fail", "continuous" */
-	bool user;                      /* registered by xprobe_profile_start */
-	uint64_t reg_seq;               /* user: executions with seq > this are captured */
-	uint64_t exec_id;               /* automatic: its execution */
+	const char *key_space; /* "model", "on_fail", "continuous" */
+	bool user; /* registered by xprobe_profile_start */
+	uint64_t reg_seq; /* user: executions with seq > this are captured */
+	uint64_t exec_id; /* automatic: its execution */
 	int status;
 	bool has_status;
-	uint64_t end_real_ns;           /* continuous: wall clock at execution end */
+	uint64_t end_real_ns; /* continuous: wall clock at execution end */
 	uint8_t armed[XPROBE_MAX_DEVICES / 8]; /* devices this profile holds armed */
 	struct xpl_cap cap;
 };
@@ -88,8 +88,8 @@ struct xpl_engine_exec {
 	struct xpl_engine_exec *next;
 	uint64_t id, seq;
 	char model[128];
-	struct xpl_prof *autop;         /* MODEL or on-fail profile */
-	struct xpl_prof *cont;          /* continuous capture */
+	struct xpl_prof *autop; /* MODEL or on-fail profile */
+	struct xpl_prof *cont; /* continuous capture */
 };
 
 struct xpl_model_count {
@@ -103,15 +103,15 @@ struct xpl_engine {
 	uint8_t enabled[XPROBE_MAX_DEVICES];
 	uint64_t capture_bytes;
 	uint32_t warmup;
-	pthread_mutex_t qlock;          /* guards dev[].q_* (completion from any thread) */
+	pthread_mutex_t qlock; /* guards dev[].q_* (completion from any thread) */
 	struct xpl_devslot dev[XPROBE_MAX_DEVICES];
-	struct xpl_prof *profiles;      /* user MODEL profiles */
-	struct xpl_engine_exec *execs;  /* executions in flight */
+	struct xpl_prof *profiles; /* user MODEL profiles */
+	struct xpl_engine_exec *execs; /* executions in flight */
 	uint64_t exec_seq;
 	struct xpl_model_count *models;
 	size_t nmodels, models_cap;
 	bool continuous;
-	uint32_t ccap, cnext, ccount;   /* ring of the newest continuous captures */
+	uint32_t ccap, cnext, ccount; /* ring of the newest continuous captures */
 	struct xpl_prof **ring;
 };
 
@@ -186,10 +186,10 @@ void xpl_safe_name(char *dst, size_t size, const char *model)
 	for (; model[i] && i + 1 < size; i++) {
 		char c = model[i];
 
-		dst[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-			  c == '.' || c == '_' || c == '-')
-				 ? c
-				 : '_';
+		dst[i] = ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			  (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-') ?
+				 c :
+				 '_';
 	}
 	dst[i] = '\0';
 	if (!strcmp(dst, ".") || !strcmp(dst, "..") || !dst[0])
@@ -346,11 +346,12 @@ static int cap_write(const struct xpl_engine *e, const struct xpl_file_ctx *f,
 	wa.scratch = a->meta;
 	wa.scratch_len = a->meta_len;
 	if (abs)
-		rc = xpl_sfmt(path, sizeof(path), "%s", name) >= sizeof(path) - 1 ? -ENAMETOOLONG : 0;
+		rc = xpl_sfmt(path, sizeof(path), "%s", name) >= sizeof(path) - 1 ? -ENAMETOOLONG :
+										    0;
 	else
-		rc = xpl_sfmt(path, sizeof(path), "%s/%s", f->dir, name) >= sizeof(path) - 1
-			     ? -ENAMETOOLONG
-			     : 0;
+		rc = xpl_sfmt(path, sizeof(path), "%s/%s", f->dir, name) >= sizeof(path) - 1 ?
+			     -ENAMETOOLONG :
+			     0;
 	if (!rc)
 		rc = xpl_xtf_write_file(path, &wa, &size);
 	if (!rc && !abs && f->wrote)
@@ -569,8 +570,8 @@ static void route(struct xpl_engine *e, uint32_t dev)
 						   e->capture_bytes);
 				for (struct xpl_prof *p = e->profiles; p; p = p->next)
 					if (x->seq > p->reg_seq && !strcmp(p->model, x->model))
-						cap_append(&p->cap, dev, (const uint8_t *)r, r->size,
-							   e->capture_bytes);
+						cap_append(&p->cap, dev, (const uint8_t *)r,
+							   r->size, e->capture_bytes);
 			}
 			o += r->size;
 		}
@@ -713,9 +714,10 @@ int xpl_engine_session_stop(struct xpl_engine *e, uint32_t dev, uint64_t *id)
 	s->stash = st;
 	*id = st->id;
 	if (hrc)
-		return xpl_fail(-XPROBE_E_DEVICE_FAILED,
-				"device %u failed to harvest; a partial profile is stashed as id %llu",
-				dev, (unsigned long long)st->id);
+		return xpl_fail(
+			-XPROBE_E_DEVICE_FAILED,
+			"device %u failed to harvest; a partial profile is stashed as id %llu", dev,
+			(unsigned long long)st->id);
 	return 0;
 }
 
@@ -738,8 +740,8 @@ static void session_dp(Xprobe__Xtf__DeviceProfile *dp, uint32_t dev, uint64_t id
 	dp->complete = complete;
 }
 
-int xpl_engine_session_serialize(struct xpl_engine *e, uint32_t dev, uint64_t id,
-				 const char *path, const struct xpl_file_ctx *f)
+int xpl_engine_session_serialize(struct xpl_engine *e, uint32_t dev, uint64_t id, const char *path,
+				 const struct xpl_file_ctx *f)
 {
 	Xprobe__Xtf__DeviceProfile dp;
 	struct xpl_stash **pp, *st;
@@ -986,7 +988,8 @@ static int finish_auto(struct xpl_engine *e, struct xpl_prof *p, const struct xp
 		xpl_sfmt(name, sizeof(name), "on_fail/%s_exec_%llu.xtf", safe,
 			 (unsigned long long)p->exec_id);
 	} else {
-		xpl_sfmt(name, sizeof(name), "%s_exec_%llu.xtf", safe, (unsigned long long)p->exec_id);
+		xpl_sfmt(name, sizeof(name), "%s_exec_%llu.xtf", safe,
+			 (unsigned long long)p->exec_id);
 	}
 	model_dp(&dp, p, complete);
 	return cap_write(e, f, &p->cap, &dp, name, false);
@@ -1087,7 +1090,8 @@ int xpl_engine_continuous_save(struct xpl_engine *e, uint32_t count, const char 
 		model_dp(&dp, p, true);
 		rc = cap_write(e, &fc, &p->cap, &dp, name, false);
 		if (rc)
-			return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "could not write %s/%s", dir, name);
+			return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "could not write %s/%s", dir,
+					name);
 		written++;
 	}
 	return written;

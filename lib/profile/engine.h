@@ -38,13 +38,17 @@ struct xpl_engine;
 
 /* Preallocated memory of the writer (signal path), or per-call malloc. */
 struct xpl_arena {
-	uint8_t *meta;        size_t meta_len;     /* packed metadata */
-	uint8_t *bounce;      size_t bounce_len;   /* read() sources */
-	struct xpl_seg *segs; size_t nsegs;        /* segment table */
-	Xprobe__Xtf__Stream *streams;              /* nstreams each: */
+	uint8_t *meta;
+	size_t meta_len; /* packed metadata */
+	uint8_t *bounce;
+	size_t bounce_len; /* read() sources */
+	struct xpl_seg *segs;
+	size_t nsegs; /* segment table */
+	Xprobe__Xtf__Stream *streams; /* nstreams each: */
 	Xprobe__Xtf__Stream **sptr;
 	struct xpl_stream_src *srcs;
-	void *readers;        size_t reader_size;  /* host ring readers */
+	void *readers;
+	size_t reader_size; /* host ring readers */
 	size_t nstreams;
 };
 int xpl_arena_alloc(struct xpl_arena *a, size_t meta, size_t nsegs, size_t nstreams,
@@ -54,18 +58,18 @@ void xpl_arena_free(struct xpl_arena *a);
 /* Where and how files are written: session identity for every Capture,
  * the list of files written (trace_info.pb) and notes. */
 struct xpl_file_ctx {
-	const char *dir;            /* directory files are written into */
+	const char *dir; /* directory files are written into */
 	uint32_t pid;
 	uint64_t process_start_time;
 	const char *instance_id;
 	uint64_t session_start_ns;
-	const char *backend;        /* "none", "sim", "cupti" */
+	const char *backend; /* "none", "sim", "cupti" */
 	bool simulated;
 	struct xpl_calib begin, end;
 	bool tsc;
-	uint32_t flags;             /* extra header flags (XPROBE_XTF_F_SIGNAL) */
-	bool signal_path;           /* allocate nothing */
-	struct xpl_arena *arena;    /* required when signal_path */
+	uint32_t flags; /* extra header flags (XPROBE_XTF_F_SIGNAL) */
+	bool signal_path; /* allocate nothing */
+	struct xpl_arena *arena; /* required when signal_path */
 	void (*wrote)(void *cb, const char *name, uint32_t kind, uint64_t size);
 	void (*note)(void *cb, const char *msg);
 	void *cb;
@@ -78,8 +82,8 @@ void xpl_capture_meta_init(const struct xpl_file_ctx *f, uint32_t kind, Xprobe__
 struct xpl_engine_params {
 	const struct xpl_backend_ops *ops;
 	const struct xprobe_backend_opts *opts;
-	const uint8_t *enabled;      /* [XPROBE_MAX_DEVICES], 1 = capture the device */
-	uint64_t capture_bytes;      /* per capture per device; 0 = 64 MiB */
+	const uint8_t *enabled; /* [XPROBE_MAX_DEVICES], 1 = capture the device */
+	uint64_t capture_bytes; /* per capture per device; 0 = 64 MiB */
 	uint32_t warmup;
 };
 
@@ -94,8 +98,8 @@ void xpl_engine_arena_needs(const struct xpl_engine *e, size_t *nsegs, size_t *n
 /* SESSION key space (codes as in include/xprobe/profile.h) */
 int xpl_engine_session_start(struct xpl_engine *e, uint32_t dev);
 int xpl_engine_session_stop(struct xpl_engine *e, uint32_t dev, uint64_t *id);
-int xpl_engine_session_serialize(struct xpl_engine *e, uint32_t dev, uint64_t id,
-				 const char *path, const struct xpl_file_ctx *f);
+int xpl_engine_session_serialize(struct xpl_engine *e, uint32_t dev, uint64_t id, const char *path,
+				 const struct xpl_file_ctx *f);
 int xpl_engine_session_drop(struct xpl_engine *e, uint32_t dev, uint64_t id);
 bool xpl_engine_session_active(const struct xpl_engine *e, uint32_t dev);
 
@@ -105,9 +109,9 @@ int xpl_engine_profile_stop(struct xpl_engine *e, const char *filename,
 			    const struct xpl_file_ctx *f);
 
 /* Executions.  What a new execution gets (bits). */
-#define XPL_EXEC_AUTO_MODEL 0x1u  /* one MODEL profile of this execution */
+#define XPL_EXEC_AUTO_MODEL 0x1u /* one MODEL profile of this execution */
 #define XPL_EXEC_AUTO_ON_FAIL 0x2u /* the same, kept only if it fails */
-#define XPL_EXEC_CONTINUOUS 0x4u  /* into the continuous ring */
+#define XPL_EXEC_CONTINUOUS 0x4u /* into the continuous ring */
 
 struct xpl_engine_exec;
 /* Count the execution of @model (warm-up) and arm its captures.  *out is

@@ -43,10 +43,9 @@ static uint32_t crc_soft(uint32_t crc, const unsigned char *p, size_t n)
 
 		memcpy(&v, p, 8);
 		v ^= crc;
-		crc = table[7][v & 0xff] ^ table[6][(v >> 8) & 0xff] ^
-		      table[5][(v >> 16) & 0xff] ^ table[4][(v >> 24) & 0xff] ^
-		      table[3][(v >> 32) & 0xff] ^ table[2][(v >> 40) & 0xff] ^
-		      table[1][(v >> 48) & 0xff] ^ table[0][v >> 56];
+		crc = table[7][v & 0xff] ^ table[6][(v >> 8) & 0xff] ^ table[5][(v >> 16) & 0xff] ^
+		      table[4][(v >> 24) & 0xff] ^ table[3][(v >> 32) & 0xff] ^
+		      table[2][(v >> 40) & 0xff] ^ table[1][(v >> 48) & 0xff] ^ table[0][v >> 56];
 		p += 8;
 		n -= 8;
 	}
@@ -57,7 +56,7 @@ static uint32_t crc_soft(uint32_t crc, const unsigned char *p, size_t n)
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const unsigned char *p,
-							   size_t n)
+							 size_t n)
 {
 	uint64_t c = crc;
 

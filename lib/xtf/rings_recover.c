@@ -107,9 +107,10 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 		rc = rerr(err, errlen, "not a libxprobe ring file (magic/version/header size)");
 		goto out;
 	}
-	if (h.ring_bytes < 4096 || h.ring_bytes > (1ull << 32) || (h.ring_bytes & (h.ring_bytes - 1)) ||
-	    h.max_rings == 0 || h.max_rings > 4096 || (h.clock_source != 1 && h.clock_source != 2) ||
-	    h.pid == 0 || !str_ok(h.instance_id, sizeof(h.instance_id)) ||
+	if (h.ring_bytes < 4096 || h.ring_bytes > (1ull << 32) ||
+	    (h.ring_bytes & (h.ring_bytes - 1)) || h.max_rings == 0 || h.max_rings > 4096 ||
+	    (h.clock_source != 1 && h.clock_source != 2) || h.pid == 0 ||
+	    !str_ok(h.instance_id, sizeof(h.instance_id)) ||
 	    !str_ok(h.backend, sizeof(h.backend)) || h.simulated > 1 ||
 	    h.simulated != !strcmp(h.backend, "sim")) {
 		rc = rerr(err, errlen, "ring file header has out-of-range fields");
@@ -146,8 +147,9 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 			continue;
 		if (ctl[i].head < ctl[i].tail || ctl[i].head - ctl[i].tail > h.ring_bytes ||
 		    ctl[i].head % 8 || ctl[i].tail % 8 || ctl[i].tid == 0) {
-			rc = rerr(err, errlen, "ring %u control is inconsistent (head %llu tail %llu)",
-				  i, (unsigned long long)ctl[i].head, (unsigned long long)ctl[i].tail);
+			rc = rerr(err, errlen,
+				  "ring %u control is inconsistent (head %llu tail %llu)", i,
+				  (unsigned long long)ctl[i].head, (unsigned long long)ctl[i].tail);
 			goto out;
 		}
 		total += ctl[i].head - ctl[i].tail;
@@ -186,7 +188,8 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 		first = len < h.ring_bytes - start ? len : h.ring_bytes - start;
 		rc = pread_all(fd, dst, first, data_off + (uint64_t)i * h.ring_bytes + start);
 		if (!rc && len > first)
-			rc = pread_all(fd, dst + first, len - first, data_off + (uint64_t)i * h.ring_bytes);
+			rc = pread_all(fd, dst + first, len - first,
+				       data_off + (uint64_t)i * h.ring_bytes);
 		if (rc)
 			goto out;
 		rc = xpl_xtf_check_stream(XPROBE_XTF_NTRACE, dst, len, &nrec, err, errlen);

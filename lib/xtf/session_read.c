@@ -122,9 +122,10 @@ static int open_listed(struct xprobe_session *s, const char *dir, struct xprobe_
 			return rc;
 		if (x->len != size || x->info.kind != kind) {
 			xpl_xtf_free(x);
-			return serr(err, errlen,
-				    "%s: trace_info.pb lists %llu bytes of kind %u, the file differs",
-				    name, (unsigned long long)size, kind);
+			return serr(
+				err, errlen,
+				"%s: trace_info.pb lists %llu bytes of kind %u, the file differs",
+				name, (unsigned long long)size, kind);
 		}
 		if (!same_origin(x, info)) {
 			xpl_xtf_free(x);
@@ -187,11 +188,13 @@ static int open_recovered(struct xprobe_session *s, const char *dir, char *err, 
 			struct xprobe_xtf *x = NULL;
 
 			if (!rc && candidate(ents[i]->d_name) && s->n < XPL_SESSION_MAX_FILES &&
-			    xpl_snprintf(name, sizeof(name), "%s%s", subdirs[d], ents[i]->d_name) >= 0) {
+			    xpl_snprintf(name, sizeof(name), "%s%s", subdirs[d], ents[i]->d_name) >=
+				    0) {
 				rc = open_one(dir, name, &x, err, errlen);
 				if (!rc && s->n && !same_origin(x, s->files[0].x))
 					rc = serr(err, errlen,
-						  "%s: belongs to another process or session", name);
+						  "%s: belongs to another process or session",
+						  name);
 				if (!rc)
 					rc = add_file(s, name, x);
 				if (rc)
@@ -204,9 +207,10 @@ static int open_recovered(struct xprobe_session *s, const char *dir, char *err, 
 			return rc;
 	}
 	if (!s->n)
-		return serr(err, errlen,
-			    "not a libxprobe session directory: no trace_info.pb, no host_rings.live "
-			    "and no .xtf file");
+		return serr(
+			err, errlen,
+			"not a libxprobe session directory: no trace_info.pb, no host_rings.live "
+			"and no .xtf file");
 	return 0;
 }
 

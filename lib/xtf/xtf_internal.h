@@ -71,9 +71,9 @@ struct xpl_stream_src {
 };
 
 struct xpl_xtf_write_args {
-	uint32_t kind;                   /* enum xprobe_xtf_kind */
-	uint32_t flags;                  /* XPROBE_XTF_F_* */
-	Xprobe__Xtf__Capture *meta;      /* offsets/lengths of streams are filled in */
+	uint32_t kind; /* enum xprobe_xtf_kind */
+	uint32_t flags; /* XPROBE_XTF_F_* */
+	Xprobe__Xtf__Capture *meta; /* offsets/lengths of streams are filled in */
 	const struct xpl_stream_src *src; /* meta->n_streams entries */
 	/* Preallocated buffer for the packed metadata.  When set, the writer
 	 * allocates nothing and is async-signal-safe; when NULL it mallocs. */
@@ -135,13 +135,13 @@ static inline uint64_t xpl_get_u64(const uint8_t *p)
  * from a ring file (meta NULL, strings owned by `strings`).
  */
 struct xprobe_xtf {
-	uint8_t *buf;                  /* owned bytes: the file, or recovered records */
+	uint8_t *buf; /* owned bytes: the file, or recovered records */
 	size_t len;
-	Xprobe__Xtf__Capture *meta;    /* protobuf-c unpacked metadata, or NULL */
-	struct xprobe_xtf_info info;   /* resolved once at open */
+	Xprobe__Xtf__Capture *meta; /* protobuf-c unpacked metadata, or NULL */
+	struct xprobe_xtf_info info; /* resolved once at open */
 	struct xprobe_xtf_stream *streams;
 	size_t nstreams;
-	char *strings[4];              /* recovered handles: owned strings of info */
+	char *strings[4]; /* recovered handles: owned strings of info */
 };
 
 /* Free what a handle owns (used by the reader and by recovery). */
@@ -165,45 +165,45 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
  */
 #define XPL_RINGFILE_MAGIC "XPRRING1"
 #define XPL_RINGFILE_VERSION 1
-#define XPL_RING_STATE_LIVE 1      /* the session is recording */
+#define XPL_RING_STATE_LIVE 1 /* the session is recording */
 #define XPL_RING_STATE_HARVESTED 2 /* stop serialized it: ntrace.pb is authoritative */
 
 struct xpl_calib {
 	uint64_t tsc; /* TSC at the calibration point (0 when clock_gettime) */
-	uint64_t ns;  /* CLOCK_MONOTONIC at the same instant */
+	uint64_t ns; /* CLOCK_MONOTONIC at the same instant */
 };
 
 struct xpl_ringfile_hdr {
-	char magic[8];              /* XPL_RINGFILE_MAGIC */
-	uint32_t version;           /* XPL_RINGFILE_VERSION */
-	uint32_t hdr_size;          /* sizeof(struct xpl_ringfile_hdr) */
-	uint64_t ring_bytes;        /* power of two */
+	char magic[8]; /* XPL_RINGFILE_MAGIC */
+	uint32_t version; /* XPL_RINGFILE_VERSION */
+	uint32_t hdr_size; /* sizeof(struct xpl_ringfile_hdr) */
+	uint64_t ring_bytes; /* power of two */
 	uint32_t max_rings;
-	uint32_t clock_source;      /* 1 tsc, 2 clock_gettime */
-	uint64_t data_offset;       /* byte offset of ring 0 */
+	uint32_t clock_source; /* 1 tsc, 2 clock_gettime */
+	uint64_t data_offset; /* byte offset of ring 0 */
 	uint32_t pid;
-	uint32_t state;             /* XPL_RING_STATE_* (atomic) */
+	uint32_t state; /* XPL_RING_STATE_* (atomic) */
 	uint64_t process_start_time;
 	uint64_t session_start_ns;
-	struct xpl_calib begin;     /* at begin */
-	struct xpl_calib latest;    /* updated by the monitor, fetch and thread attach
+	struct xpl_calib begin; /* at begin */
+	struct xpl_calib latest; /* updated by the monitor, fetch and thread attach
 				       (seqlock: latest_seq odd while writing) */
 	uint32_t latest_seq;
-	uint32_t rings_used;        /* rings handed out (atomic) */
-	uint64_t unattached_drops;  /* events of threads that found no ring (atomic) */
+	uint32_t rings_used; /* rings handed out (atomic) */
+	uint64_t unattached_drops; /* events of threads that found no ring (atomic) */
 	char instance_id[64];
-	char backend[16];           /* "none", "sim", "cupti" */
+	char backend[16]; /* "none", "sim", "cupti" */
 	uint32_t simulated;
 	uint32_t reserved;
 };
 
 struct xpl_ring_ctl {
-	uint64_t head;    /* producer position (release) */
-	uint64_t tail;    /* consumer position (fetch, harvest) */
+	uint64_t head; /* producer position (release) */
+	uint64_t tail; /* consumer position (fetch, harvest) */
 	uint64_t dropped; /* records lost to a full ring (producer only) */
-	uint32_t tid;     /* owning thread */
-	uint32_t in_use;  /* 1 once attached */
-	uint64_t reserved0;       /* zero */
+	uint32_t tid; /* owning thread */
+	uint32_t in_use; /* 1 once attached */
+	uint64_t reserved0; /* zero */
 	uint8_t pad[24];
 };
 

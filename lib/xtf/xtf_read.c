@@ -84,7 +84,8 @@ void xpl_conv_init(struct xpl_conv *c, const struct xpl_calib *a, const struct x
 	c->tsc0 = a->tsc;
 	c->ns0 = a->ns;
 	if (b->tsc > a->tsc && b->ns > a->ns)
-		c->mult = (uint64_t)(((unsigned __int128)(b->ns - a->ns) << 32) / (b->tsc - a->tsc));
+		c->mult =
+			(uint64_t)(((unsigned __int128)(b->ns - a->ns) << 32) / (b->tsc - a->tsc));
 	else
 		c->mult = 1ull << 32; /* no second point: assume 1 GHz (never used by us) */
 }
@@ -147,10 +148,11 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
 		struct xprobe_record r;
 
 		if (size < 8 || size % 8 || size > len - off)
-			return ferr(err, errlen,
-				    "record at stream offset %zu: size %u is not a multiple of 8 in "
-				    "8..%zu",
-				    off, size, len - off);
+			return ferr(
+				err, errlen,
+				"record at stream offset %zu: size %u is not a multiple of 8 in "
+				"8..%zu",
+				off, size, len - off);
 		if (type >= XPROBE_EV__COUNT || !type_allowed(kind, type))
 			return ferr(err, errlen,
 				    "record at stream offset %zu: type %u is not allowed in this "
@@ -159,25 +161,27 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
 		if (type == XPROBE_EV_PAD) {
 			/* a pad fills a ring's end: shorter than the largest record */
 			if (size >= XPROBE_RECORD_MAX_SIZE)
-				return ferr(err, errlen, "pad at stream offset %zu is %u bytes", off,
-					    size);
+				return ferr(err, errlen, "pad at stream offset %zu is %u bytes",
+					    off, size);
 			off += size;
 			continue;
 		}
 		if (size < XPROBE_RECORD_HDR_SIZE)
-			return ferr(err, errlen, "record at stream offset %zu: %u bytes, header is 40",
-				    off, size);
+			return ferr(err, errlen,
+				    "record at stream offset %zu: %u bytes, header is 40", off,
+				    size);
 		memcpy(&r, p, sizeof(r));
 		if (r.ts == 0)
-			return ferr(err, errlen, "record at stream offset %zu: zero timestamp", off);
+			return ferr(err, errlen, "record at stream offset %zu: zero timestamp",
+				    off);
 		if (r.flags & ~XPROBE_RECF__ALL)
 			return ferr(err, errlen, "record at stream offset %zu: unknown flags 0x%x",
 				    off, r.flags);
 		if (type_named(type)) {
 			if (r.name_len > XPROBE_NAME_MAX)
 				return ferr(err, errlen,
-					    "record at stream offset %zu: name length %u > 127", off,
-					    r.name_len);
+					    "record at stream offset %zu: name length %u > 127",
+					    off, r.name_len);
 			if (size != XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + r.name_len))
 				return ferr(err, errlen,
 					    "record at stream offset %zu: size %u does not fit a "
@@ -185,7 +189,8 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
 					    off, size, r.name_len);
 			if (memchr(p + XPROBE_RECORD_HDR_SIZE, 0, r.name_len))
 				return ferr(err, errlen,
-					    "record at stream offset %zu: NUL inside the name", off);
+					    "record at stream offset %zu: NUL inside the name",
+					    off);
 			for (size_t i = XPROBE_RECORD_HDR_SIZE + r.name_len; i < size; i++)
 				if (p[i])
 					return ferr(err, errlen,
@@ -199,29 +204,33 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
 					    "carries a name",
 					    off);
 		} else {
-			uint32_t want = (type == XPROBE_EV_CPU_SAMPLE || type == XPROBE_EV_MEM_SAMPLE)
-						? 72
-						: XPROBE_RECORD_HDR_SIZE;
+			uint32_t want =
+				(type == XPROBE_EV_CPU_SAMPLE || type == XPROBE_EV_MEM_SAMPLE) ?
+					72 :
+					XPROBE_RECORD_HDR_SIZE;
 
 			if (r.name_len || r.flags)
-				return ferr(err, errlen,
-					    "record at stream offset %zu: type %s carries a name or "
-					    "flags",
-					    off, event_type_names[type]);
+				return ferr(
+					err, errlen,
+					"record at stream offset %zu: type %s carries a name or "
+					"flags",
+					off, event_type_names[type]);
 			if (size != want)
-				return ferr(err, errlen,
-					    "record at stream offset %zu: type %s is %u bytes, not %u",
-					    off, event_type_names[type], size, want);
+				return ferr(
+					err, errlen,
+					"record at stream offset %zu: type %s is %u bytes, not %u",
+					off, event_type_names[type], size, want);
 		}
 		if (kind == XPROBE_XTF_NTRACE && r.tid == 0)
-			return ferr(err, errlen, "record at stream offset %zu: host record without tid",
-				    off);
+			return ferr(err, errlen,
+				    "record at stream offset %zu: host record without tid", off);
 		if (kind != XPROBE_XTF_NTRACE && r.tid != 0)
-			return ferr(err, errlen, "record at stream offset %zu: unexpected tid %u", off,
-				    r.tid);
+			return ferr(err, errlen, "record at stream offset %zu: unexpected tid %u",
+				    off, r.tid);
 		if (type == XPROBE_EV_DEVICE_ACTIVITY && r.a0 < r.ts)
 			return ferr(err, errlen,
-				    "record at stream offset %zu: activity ends before it starts", off);
+				    "record at stream offset %zu: activity ends before it starts",
+				    off);
 		n++;
 		off += size;
 	}
@@ -246,7 +255,8 @@ static bool known_fields_only(const ProtobufCMessage *m)
 			continue;
 		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
 			size_t n = *(const size_t *)(base + f->quantifier_offset);
-			ProtobufCMessage *const *v = *(ProtobufCMessage *const *const *)(base + f->offset);
+			ProtobufCMessage *const *v =
+				*(ProtobufCMessage *const *const *)(base + f->offset);
 
 			for (size_t k = 0; k < n; k++)
 				if (!known_fields_only(v[k]))
@@ -293,7 +303,8 @@ static int check_meta(struct xprobe_xtf *x, char *err, size_t errlen)
 	uint32_t kind = in->kind;
 
 	if ((uint32_t)m->kind != kind)
-		return ferr(err, errlen, "metadata kind %d differs from header kind %u", m->kind, kind);
+		return ferr(err, errlen, "metadata kind %d differs from header kind %u", m->kind,
+			    kind);
 	if (m->simulated != !!(in->flags & XPROBE_XTF_F_SIMULATED))
 		return ferr(err, errlen, "metadata simulated=%d disagrees with the header flag",
 			    m->simulated);
@@ -315,7 +326,8 @@ static int check_meta(struct xprobe_xtf *x, char *err, size_t errlen)
 		Xprobe__Xtf__DeviceProfile *d = m->device;
 
 		if (!d || m->info || m->has_sample_period_ms)
-			return ferr(err, errlen, "a device profile needs exactly the device message");
+			return ferr(err, errlen,
+				    "a device profile needs exactly the device message");
 		if (!key_space_ok(d->key_space))
 			return ferr(err, errlen, "unknown key space '%s'", d->key_space);
 		if (!strcmp(d->key_space, "session") && (!d->has_device || !d->has_session_id))
@@ -325,10 +337,10 @@ static int check_meta(struct xprobe_xtf *x, char *err, size_t errlen)
 		if (d->stop_ns < d->start_ns)
 			return ferr(err, errlen, "profile stops before it starts");
 		for (size_t i = 0; i < m->n_streams; i++)
-			if (!m->streams[i]->has_device || m->streams[i]->device >= XPROBE_MAX_DEVICES ||
-			    m->streams[i]->tid)
-				return ferr(err, errlen, "device stream %zu needs a device and no tid",
-					    i);
+			if (!m->streams[i]->has_device ||
+			    m->streams[i]->device >= XPROBE_MAX_DEVICES || m->streams[i]->tid)
+				return ferr(err, errlen,
+					    "device stream %zu needs a device and no tid", i);
 		break;
 	}
 	case XPROBE_XTF_NTRACE:
@@ -336,7 +348,8 @@ static int check_meta(struct xprobe_xtf *x, char *err, size_t errlen)
 			return ferr(err, errlen, "ntrace carries device, info or sample fields");
 		for (size_t i = 0; i < m->n_streams; i++)
 			if (m->streams[i]->has_device || !m->streams[i]->tid)
-				return ferr(err, errlen, "host stream %zu needs a tid and no device", i);
+				return ferr(err, errlen,
+					    "host stream %zu needs a tid and no device", i);
 		break;
 	case XPROBE_XTF_CPU_UTIL:
 	case XPROBE_XTF_HOST_MEM:
@@ -350,12 +363,14 @@ static int check_meta(struct xprobe_xtf *x, char *err, size_t errlen)
 		Xprobe__Xtf__TraceInfo *t = m->info;
 
 		if (!t || m->device || m->n_streams || m->has_sample_period_ms)
-			return ferr(err, errlen, "trace_info needs the info message and no streams");
+			return ferr(err, errlen,
+				    "trace_info needs the info message and no streams");
 		if (strcmp(t->stop_reason, "stop") && strcmp(t->stop_reason, "close") &&
 		    strcmp(t->stop_reason, "atexit") && strcmp(t->stop_reason, "signal"))
 			return ferr(err, errlen, "unknown stop reason '%s'", t->stop_reason);
 		if ((strcmp(t->stop_reason, "signal") == 0) != (bool)t->has_signal)
-			return ferr(err, errlen, "signal number present iff the stop reason is signal");
+			return ferr(err, errlen,
+				    "signal number present iff the stop reason is signal");
 		for (size_t i = 0; i < t->n_files; i++) {
 			const char *n = t->files[i]->name;
 			const char *leaf = !strncmp(n, "on_fail/", 8) ? n + 8 : n;
@@ -418,8 +433,8 @@ static void fill_info_from_meta(struct xprobe_xtf *x)
 	}
 }
 
-XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_xtf **out,
-				   char *err, size_t errlen)
+XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_xtf **out, char *err,
+				   size_t errlen)
 {
 	const uint8_t *p = data;
 	struct xpl_xtf_header h;
@@ -433,7 +448,8 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "data and out must not be NULL");
 	*out = NULL;
 	if (len < XPROBE_XTF_HEADER_SIZE)
-		return ferr(err, errlen, "truncated: %zu bytes, shorter than the 128-byte header", len);
+		return ferr(err, errlen, "truncated: %zu bytes, shorter than the 128-byte header",
+			    len);
 	if (memcmp(p, XPL_XTF_MAGIC, 8))
 		return ferr(err, errlen, "not an .xtf file (bad magic)");
 	if (xpl_get_u32(p + 124) != xpl_crc32c(0, p, 124))
@@ -452,8 +468,10 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 	h.blob_crc = xpl_get_u32(p + 68);
 	h.record_format = xpl_get_u32(p + 72);
 	h.record_header_size = xpl_get_u32(p + 76);
-	if (h.version_major != XPROBE_XTF_VERSION_MAJOR || h.version_minor > XPROBE_XTF_VERSION_MINOR)
-		return ferr(err, errlen, "format version %u.%u is not supported (this reader: %d.%d)",
+	if (h.version_major != XPROBE_XTF_VERSION_MAJOR ||
+	    h.version_minor > XPROBE_XTF_VERSION_MINOR)
+		return ferr(err, errlen,
+			    "format version %u.%u is not supported (this reader: %d.%d)",
 			    h.version_major, h.version_minor, XPROBE_XTF_VERSION_MAJOR,
 			    XPROBE_XTF_VERSION_MINOR);
 	if (h.header_size != XPROBE_XTF_HEADER_SIZE)
@@ -465,11 +483,13 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 		return ferr(err, errlen, "unknown header flags 0x%x", h.flags);
 	if (h.kind < XPROBE_XTF_DEVICE_PROFILE || h.kind > XPROBE_XTF_HOST_MEM)
 		return ferr(err, errlen, "unknown file kind %u", h.kind);
-	if (h.record_format != XPL_XTF_RECORD_FORMAT || h.record_header_size != XPROBE_RECORD_HDR_SIZE)
+	if (h.record_format != XPL_XTF_RECORD_FORMAT ||
+	    h.record_header_size != XPROBE_RECORD_HDR_SIZE)
 		return ferr(err, errlen, "record format %u/%u is not 1/40", h.record_format,
 			    h.record_header_size);
 	if (h.file_length != len)
-		return ferr(err, errlen, "truncated or extended: header says %llu bytes, file has %zu",
+		return ferr(err, errlen,
+			    "truncated or extended: header says %llu bytes, file has %zu",
 			    (unsigned long long)h.file_length, len);
 	if (h.meta_offset != XPROBE_XTF_HEADER_SIZE || h.meta_length == 0 ||
 	    h.meta_length > len - XPROBE_XTF_HEADER_SIZE)
@@ -478,7 +498,8 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 	expect_blob_off = XPL_ALIGN8(XPROBE_XTF_HEADER_SIZE + h.meta_length);
 	if (h.blob_offset != expect_blob_off || h.blob_offset > len ||
 	    h.blob_length != len - h.blob_offset)
-		return ferr(err, errlen, "blob section %llu+%llu does not follow the metadata to the end",
+		return ferr(err, errlen,
+			    "blob section %llu+%llu does not follow the metadata to the end",
 			    (unsigned long long)h.blob_offset, (unsigned long long)h.blob_length);
 	for (pos = h.meta_offset + h.meta_length; pos < h.blob_offset; pos++)
 		if (p[pos])
@@ -507,8 +528,9 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 	x->meta = (Xprobe__Xtf__Capture *)protobuf_c_message_unpack(
 		&xprobe__xtf__capture__descriptor, NULL, h.meta_length, x->buf + h.meta_offset);
 	if (!x->meta) {
-		rc = ferr(err, errlen, "metadata is not a valid Capture message (or lacks a required "
-				       "field)");
+		rc = ferr(err, errlen,
+			  "metadata is not a valid Capture message (or lacks a required "
+			  "field)");
 		goto fail;
 	}
 	if (!known_fields_only(&x->meta->base)) {
@@ -533,8 +555,8 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 		uint64_t nrec = 0;
 
 		if (s->offset != pos || s->length > h.blob_length - pos) {
-			rc = ferr(err, errlen, "stream %zu at %llu+%llu does not follow stream %zu", i,
-				  (unsigned long long)s->offset, (unsigned long long)s->length,
+			rc = ferr(err, errlen, "stream %zu at %llu+%llu does not follow stream %zu",
+				  i, (unsigned long long)s->offset, (unsigned long long)s->length,
 				  i ? i - 1 : 0);
 			goto fail;
 		}
@@ -548,8 +570,8 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 			goto fail;
 		}
 		if (nrec != s->records) {
-			rc = ferr(err, errlen, "stream %zu holds %llu records, metadata says %llu", i,
-				  (unsigned long long)nrec, (unsigned long long)s->records);
+			rc = ferr(err, errlen, "stream %zu holds %llu records, metadata says %llu",
+				  i, (unsigned long long)nrec, (unsigned long long)s->records);
 			goto fail;
 		}
 		x->streams[i].tid = s->tid;

@@ -65,8 +65,8 @@ struct open_range {
 /* Per-thread push stack. */
 struct thread_stack {
 	uint32_t tid;
-	uint32_t pushes;           /* pushes seen: the n of range ids */
-	struct open_range *lv;     /* by level */
+	uint32_t pushes; /* pushes seen: the n of range ids */
+	struct open_range *lv; /* by level */
 	size_t cap;
 };
 
@@ -82,11 +82,11 @@ struct proc_range {
 struct dec {
 	struct xp_capture *c;
 	const char *path;
-	const char *file;          /* file inside a session, for messages */
+	const char *file; /* file inside a session, for messages */
 	uint32_t pid;
-	uint64_t start_time;       /* process start time, clock ticks */
-	uint64_t observed;         /* events this input holds */
-	bool full;                 /* capture bound reached: count only */
+	uint64_t start_time; /* process start time, clock ticks */
+	uint64_t observed; /* events this input holds */
+	bool full; /* capture bound reached: count only */
 	const char *backend;
 	bool simulated;
 	struct thread_stack *ts;
@@ -281,7 +281,8 @@ static int collect_starts(struct dec *d, const struct xprobe_xtf *x, size_t nstr
 				void *q = realloc(d->pr, cap * sizeof(*d->pr));
 
 				if (!q)
-					return dec_error(d, "failed to decode %s: %s", "out of memory");
+					return dec_error(d, "failed to decode %s: %s",
+							 "out of memory");
 				d->pr = q;
 				d->cap_pr = cap;
 			}
@@ -334,8 +335,8 @@ static int host_record(struct dec *d, const struct xprobe_record *r)
 			return dec_error(d, "failed to decode %s: %s", "out of memory");
 		if (!o || !o->range_id)
 			o = &none; /* its push is not in this input: an unmatched end */
-		rc = o->skip ? 0
-			     : nvtx_event(d, r, false, XP_NVTX_THREAD, o->range_id, o->name,
+		rc = o->skip ? 0 :
+			       nvtx_event(d, r, false, XP_NVTX_THREAD, o->range_id, o->name,
 					  o->complete, r->tid, r->aux);
 		if (o != &none)
 			memset(o, 0, sizeof(*o));
@@ -371,11 +372,12 @@ static int host_record(struct dec *d, const struct xprobe_record *r)
 	case XPROBE_EV_EXEC_BEGIN:
 	case XPROBE_EV_EXEC_END:
 		e = marker(d, r, r->ts,
-			   r->type == XPROBE_EV_EXEC_BEGIN ? "execution_begin" : "execution_end", &rc);
-		if (e && (xp_event_add_attr_str(d->c, e, "model", name) ||
-			  xp_event_add_attr_u64(d->c, e, "execution_id", r->a0) ||
-			  (r->type == XPROBE_EV_EXEC_END &&
-			   attr_i64(d, e, "status", (int32_t)r->aux))))
+			   r->type == XPROBE_EV_EXEC_BEGIN ? "execution_begin" : "execution_end",
+			   &rc);
+		if (e &&
+		    (xp_event_add_attr_str(d->c, e, "model", name) ||
+		     xp_event_add_attr_u64(d->c, e, "execution_id", r->a0) ||
+		     (r->type == XPROBE_EV_EXEC_END && attr_i64(d, e, "status", (int32_t)r->aux))))
 			return dec_error(d, "failed to decode %s: %s", "out of memory");
 		return rc;
 	case XPROBE_EV_USER:
@@ -494,8 +496,8 @@ int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *
 	d.err = err;
 	if (stat(path, &st) != 0) {
 		xp_error_detail_str(err, "path", path);
-		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to read %s: %s",
-				    path, strerror(errno));
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				    "failed to read %s: %s", path, strerror(errno));
 	}
 	if (S_ISDIR(st.st_mode)) {
 		struct xprobe_session *s = NULL;
@@ -524,8 +526,9 @@ int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *
 
 		rc = xprobe_xtf_open_file(path, &x, why, sizeof(why));
 		if (rc) {
-			xp_error_hint(err, "inputs are Event JSONL, host-capture JSON, .xtf files or "
-					   "libxprobe session directories; see docs/inputs.md");
+			xp_error_hint(err,
+				      "inputs are Event JSONL, host-capture JSON, .xtf files or "
+				      "libxprobe session directories; see docs/inputs.md");
 			return dec_error(&d, "failed to decode %s: %s",
 					 why[0] ? why : strerror(rc < 0 && -rc < 4000 ? -rc : EIO));
 		}

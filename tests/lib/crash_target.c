@@ -92,9 +92,9 @@ int main(int argc, char **argv)
 	xprobe_inspect_config_set_backend(c, "sim", &bo);
 	/* MODEL for kill (per-execution files are written as executions end
 	 * and must survive), SESSION otherwise (written by the stop) */
-	xprobe_inspect_config_set_device_profile_mode(c, strcmp(mode, "kill")
-							    ? XPROBE_DEVICE_PROFILE_SESSION
-							    : XPROBE_DEVICE_PROFILE_MODEL);
+	xprobe_inspect_config_set_device_profile_mode(c, strcmp(mode, "kill") ?
+								 XPROBE_DEVICE_PROFILE_SESSION :
+								 XPROBE_DEVICE_PROFILE_MODEL);
 	rc = xprobe_inspect_begin_with_options(c);
 	if (rc) {
 		fprintf(stderr, "begin: %s\n", xprobe_last_error());

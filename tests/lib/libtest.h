@@ -122,7 +122,8 @@ static __attribute__((unused)) int lt_find_session(const char *base, char *out, 
  * Run @argv with @env added to the environment; stdout goes to @out_path.
  * Returns the wait status.
  */
-static __attribute__((unused)) int lt_run(char *const argv[], const char *const env[], const char *out_path)
+static __attribute__((unused)) int lt_run(char *const argv[], const char *const env[],
+					  const char *out_path)
 {
 	pid_t pid = fork();
 	int st = -1;
@@ -179,7 +180,8 @@ static __attribute__((unused)) uint64_t lt_count(const struct xprobe_xtf *x, uin
 }
 
 /* The file named @name in session @s, or NULL. */
-static __attribute__((unused)) const struct xprobe_xtf *lt_file(const struct xprobe_session *s, const char *name)
+static __attribute__((unused)) const struct xprobe_xtf *lt_file(const struct xprobe_session *s,
+								const char *name)
 {
 	for (size_t i = 0; i < xprobe_session_file_count(s); i++) {
 		const char *n;

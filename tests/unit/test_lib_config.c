@@ -31,7 +31,8 @@ static void test_defaults(void)
 	CHECK(xprobe_inspect_config_new(&c) == 0);
 	CHECK(c != NULL);
 	CHECK(xprobe_inspect_config_get_activities(c, &mask) == 0);
-	CHECK_EQ_U64(mask, XPROBE_ACT_SYSTEM_PROFILE | XPROBE_ACT_CPU_UTIL | XPROBE_ACT_HOST_MEMORY);
+	CHECK_EQ_U64(mask,
+		     XPROBE_ACT_SYSTEM_PROFILE | XPROBE_ACT_CPU_UTIL | XPROBE_ACT_HOST_MEMORY);
 	CHECK(xprobe_inspect_config_new(NULL) == -XPROBE_E_INVALID_ARGUMENT);
 	CHECK(strstr(xprobe_last_error(), "NULL") != NULL);
 	xprobe_inspect_config_free(c);
@@ -114,7 +115,8 @@ static void test_setters(void)
 	CHECK(xprobe_inspect_config_set_activity(c, "device_profile", true) == 0);
 	CHECK(xprobe_inspect_config_get_activities(c, &mask) == 0);
 	CHECK(mask & XPROBE_ACT_DEVICE_PROFILE);
-	CHECK(xprobe_inspect_config_set_device_profile_mode(c, XPROBE_DEVICE_PROFILE_DISABLED) == 0);
+	CHECK(xprobe_inspect_config_set_device_profile_mode(c, XPROBE_DEVICE_PROFILE_DISABLED) ==
+	      0);
 	CHECK(xprobe_inspect_config_get_activities(c, &mask) == 0);
 	CHECK(!(mask & XPROBE_ACT_DEVICE_PROFILE));
 	CHECK(xprobe_inspect_config_set_device_profile_mode(c, XPROBE_DEVICE_PROFILE_MODEL) == 0);
@@ -189,16 +191,19 @@ static void test_backend_opts(void)
 	CHECK(xprobe_inspect_config_set_backend(c, NULL, NULL) == 0);
 	{
 		XPROBE_OPTS(xprobe_backend_opts, o, .sim_cores = 257);
-		CHECK(xprobe_inspect_config_set_backend(c, "sim", &o) == -XPROBE_E_INVALID_ARGUMENT);
+		CHECK(xprobe_inspect_config_set_backend(c, "sim", &o) ==
+		      -XPROBE_E_INVALID_ARGUMENT);
 	}
 	{
 		XPROBE_OPTS(xprobe_backend_opts, o, .sim_records_per_exec = 65);
-		CHECK(xprobe_inspect_config_set_backend(c, "sim", &o) == -XPROBE_E_INVALID_ARGUMENT);
+		CHECK(xprobe_inspect_config_set_backend(c, "sim", &o) ==
+		      -XPROBE_E_INVALID_ARGUMENT);
 	}
 	{
 		XPROBE_OPTS(xprobe_backend_opts, o, .sim_cores = 3);
 		o.sz = 4; /* smaller than a size_t */
-		CHECK(xprobe_inspect_config_set_backend(c, "sim", &o) == -XPROBE_E_INVALID_ARGUMENT);
+		CHECK(xprobe_inspect_config_set_backend(c, "sim", &o) ==
+		      -XPROBE_E_INVALID_ARGUMENT);
 	}
 	/* a newer caller's struct: unknown trailing field set -> refused, zero -> fine */
 	memset(&newer, 0, sizeof(newer));

@@ -33,8 +33,8 @@ struct ready {
 	unsigned long long events, exec_id;
 };
 
-static int run_target(const char *mode, const char *base, int threads, int events,
-		      struct ready *r, int *status)
+static int run_target(const char *mode, const char *base, int threads, int events, struct ready *r,
+		      int *status)
 {
 	char exe[PATH_MAX], out[PATH_MAX + 16], buf[8192], tn[16], en[16];
 	char *argv[6];
@@ -113,8 +113,8 @@ static void check_signal_tree(const struct ready *r, int sig, const char *what)
 	CHECK_EQ_U64(lt_count(nt, XPROBE_EV_EXEC_END), 1);
 	in.sz = sizeof(in);
 	xprobe_xtf_get_info(dev, &in);
-	CHECK(!in.complete);                    /* stopped by the signal */
-	CHECK_EQ_U64(in.records, 2);            /* the completed execution */
+	CHECK(!in.complete); /* stopped by the signal */
+	CHECK_EQ_U64(in.records, 2); /* the completed execution */
 	CHECK(in.flags & XPROBE_XTF_F_SIGNAL);
 out:
 	xprobe_session_close(s);
@@ -202,7 +202,7 @@ static void test_abort_term_exit(void)
 {
 	static const struct {
 		const char *mode;
-		int sig;       /* death by this signal, 0 = exit */
+		int sig; /* death by this signal, 0 = exit */
 		int code;
 		const char *reason;
 	} cases[] = {
@@ -255,7 +255,7 @@ static void test_kill(void)
 		return;
 	}
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-	CHECK(!lt_exists(r.dir, "trace_info.pb"));  /* stop never ran */
+	CHECK(!lt_exists(r.dir, "trace_info.pb")); /* stop never ran */
 	CHECK(lt_exists(r.dir, "host_rings.live")); /* the rings did survive */
 	CHECK(xprobe_session_open(r.dir, &s, err, sizeof(err)) == 0);
 	if (!s) {

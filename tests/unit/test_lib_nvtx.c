@@ -36,11 +36,11 @@ static int parse_report(const char *path, struct fixture_report *f)
 	memset(f, 0, sizeof(*f));
 	if (!lt_read_file(path, buf, sizeof(buf)))
 		return -1;
-#define GET(key, fmt, dst)                                      \
-	do {                                                    \
-		p = strstr(buf, key " ");                       \
+#define GET(key, fmt, dst)                                            \
+	do {                                                          \
+		p = strstr(buf, key " ");                             \
 		if (!p || sscanf(p + strlen(key) + 1, fmt, dst) != 1) \
-			return -1;                              \
+			return -1;                                    \
 	} while (0)
 	GET("TID_MAIN", "%lu", &f->tid_main);
 	GET("TID_A", "%lu", &f->tid_a);

@@ -221,7 +221,7 @@ static void test_session_stash(void)
 	CHECK(xprobe_profile_session_start(0) == -XPROBE_E_ALREADY_ACTIVE); /* begin armed it */
 	CHECK(xprobe_profile_session_start(3) == -XPROBE_E_INVALID_ARGUMENT);
 	CHECK(strstr(xprobe_last_error(), "device 3 does not exist") != NULL);
-	run_exec("alpha", 0);                           /* 2 records per core */
+	run_exec("alpha", 0); /* 2 records per core */
 	CHECK(xprobe_profile_session_stop(0, &id1) == 0); /* stash #1 of core 0 */
 	CHECK(xprobe_profile_session_stop(0, &id1) == -XPROBE_E_NOT_ACTIVE);
 	CHECK(xprobe_profile_session_start(0) == 0);

@@ -274,7 +274,8 @@ static void test_fetch(void)
 
 	CHECK(xprobe_inspect_fetch(NULL, buf, sizeof(buf), &len, &n) == -XPROBE_E_NOT_ACTIVE);
 	CHECK(xprobe_inspect_begin_with_options(c) == 0);
-	CHECK(xprobe_inspect_fetch(NULL, NULL, sizeof(buf), &len, &n) == -XPROBE_E_INVALID_ARGUMENT);
+	CHECK(xprobe_inspect_fetch(NULL, NULL, sizeof(buf), &len, &n) ==
+	      -XPROBE_E_INVALID_ARGUMENT);
 	CHECK(xprobe_inspect_fetch(NULL, buf, sizeof(buf), NULL, &n) == -XPROBE_E_INVALID_ARGUMENT);
 	{
 		XPROBE_OPTS(xprobe_fetch_opts, o, .format = 7);

@@ -30,10 +30,10 @@ struct worker {
 	pthread_t th;
 	uint32_t idx;
 	uint32_t tid;
-	uint64_t ok;        /* records reported recorded */
-	uint64_t dropped;   /* reported dropped */
-	uint64_t inactive;  /* reported not active */
-	uint64_t n;         /* records attempted (bounded run) */
+	uint64_t ok; /* records reported recorded */
+	uint64_t dropped; /* reported dropped */
+	uint64_t inactive; /* reported not active */
+	uint64_t n; /* records attempted (bounded run) */
 	_Atomic int saw_stop; /* a record reported not active */
 };
 

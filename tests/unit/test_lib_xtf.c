@@ -131,7 +131,7 @@ struct mk {
 	uint32_t kind, flags;
 	uint8_t blob[512];
 	size_t blob_len;
-	int64_t records;  /* stream records field; -1 = count them right */
+	int64_t records; /* stream records field; -1 = count them right */
 	bool no_tid;
 	bool device;
 	bool sim_meta;
@@ -238,11 +238,11 @@ static void test_content_checks(void)
 	struct mk m;
 	char err[256];
 
-#define RESET(k)                                  \
-	do {                                      \
-		memset(&m, 0, sizeof(m));         \
-		m.kind = (k);                     \
-		m.records = -1;                   \
+#define RESET(k)                          \
+	do {                              \
+		memset(&m, 0, sizeof(m)); \
+		m.kind = (k);             \
+		m.records = -1;           \
 	} while (0)
 
 	RESET(XPROBE_XTF_NTRACE);
