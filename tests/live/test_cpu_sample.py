@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+import xprobe_test
 from inv_helpers import (PY311, Background, InvProc, fixture_path, validate_selectors,
                          warning_codes)
 
@@ -366,3 +367,36 @@ def test_refused_modes_and_targets(xprobe, args, code, fragment):
 def test_flags_of_other_modes_are_usage_errors(xprobe, flag):
     res = xprobe.run("measure", "--pid", 1, "--cpu-sample", "--duration-ms", 100, *flag)
     assert res.rc == 2, res
+
+
+def _objects(node, path=""):
+    if isinstance(node, dict):
+        if node.get("type") == "object" or "properties" in node:
+            yield path, node
+        for k, v in node.items():
+            yield from _objects(v, path + "." + k if path else k)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _objects(v, "%s[%d]" % (path, i))
+
+
+@pytest.mark.parametrize("name", ["cpu-sample-inventory-result", "syscall-aggregate-result"])
+def test_inventory_schemas_are_closed_complete_and_share_definitions(name):
+    """The rules tests/cli/test_schemas.py applies to the other documents:
+    closed objects, every written field required, nullable types [T, null],
+    and the shared definitions equal to measurement-result's."""
+    s = xprobe_test.schema(name)
+    for path, obj in _objects(s):
+        if path.endswith("Warning.properties.details"):
+            continue
+        assert obj.get("additionalProperties") is False, path
+        assert sorted(obj["required"]) == sorted(obj["properties"]), path
+        for prop, sub in obj["properties"].items():
+            t = sub.get("type")
+            if isinstance(t, list):
+                assert t[-1] == "null" and len(t) == 2, (path, prop)
+    res = xprobe_test.schema("measurement-result")["$defs"]
+    for d in ("Warning", "SessionStatus", "SchemaVersion"):
+        assert s["$defs"][d] == res[d], d
+    assert s["$defs"]["TargetIdentity"] == \
+        xprobe_test.schema("measurement-spec")["$defs"]["TargetIdentity"]
