@@ -89,7 +89,8 @@ def test_hot_function_is_the_top_hotspot_and_its_hint_validates(xprobe):
     exe = os.path.realpath(fixture_path("inv_cpu_hot"))
     with InvProc([exe]) as fx:
         t0 = cpu_ticks(fx.pid)
-        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 2500, "--frequency-hz", 199)
+        doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 2500, "--frequency-hz", 199,
+                         "--name", "hot-inventory")
         t1 = cpu_ticks(fx.pid)
         inv, col = doc["inventory"], doc["collection"]
         check_accounting(doc)
@@ -97,6 +98,7 @@ def test_hot_function_is_the_top_hotspot_and_its_hint_validates(xprobe):
         assert col["stop_reason"] == "duration" and col["completeness"] == "complete"
         assert col["window_ns"] >= 2500 * 1000000
         assert inv["target"]["pid"] == fx.pid
+        assert inv["name"] == "hot-inventory"
         assert inv["frequency_hz"] == 199 and inv["stack_depth"] == 64
         assert inv["event"] == "cpu-clock"
         # ~497 samples of a single CPU-bound thread on an idle machine
@@ -191,6 +193,26 @@ def test_jit_frames_resolve_from_the_perf_map(xprobe):
                 assert f["perf_map_symbol"] in ("inv_jit_hot", "inv_jit_cold")
                 assert f["symbol"] is None
     assert not os.path.exists(mp)
+
+
+def test_perf_map_of_a_target_in_its_own_pid_namespace(xprobe):
+    # inside its namespace the fixture is pid 1 and writes /tmp/perf-1.map:
+    # the map is named by the PID the target sees itself as
+    with InvProc(["unshare", "--pid", "--fork", "--kill-child=SIGTERM",
+                  fixture_path("inv_jit")]) as fx:
+        assert fx.ready[1] == "1" and fx.ready[2] == "map=/tmp/perf-1.map"
+        kids = open("/proc/%d/task/%d/children" % (fx.pid, fx.pid)).read().split()
+        assert len(kids) == 1
+        doc = cpu_sample(xprobe, int(kids[0]), "--duration-ms", 1000, "--frequency-hz", 199)
+        check_accounting(doc)
+        top = doc["inventory"]["hotspots"][0]
+        assert top["kind"] == "jit" and top["function"] == "inv_jit_hot"
+        assert doc["inventory"]["python"]["status"] == "not_python"
+        assert doc["inventory"]["target"]["pid"] == int(kids[0])
+    deadline = time.monotonic() + 5
+    while os.path.exists("/tmp/perf-1.map") and time.monotonic() < deadline:
+        time.sleep(0.05)  # the fixture removes its map on SIGTERM
+    assert not os.path.exists("/tmp/perf-1.map")
 
 
 BUSY_PY = """
