@@ -17,8 +17,9 @@
  * one), (2) check the armed flag, (3) for syscalls compare the number
  * against at most two, (4) read the kernel pt_regs of a matched syscall,
  * (5) reserve, fill and submit one record with BPF_RB_NO_WAKEUP.  A failed
- * reservation is counted in xp_drops (a per-CPU counter the collector
- * reports as EVENTS_DROPPED); nothing is lost silently.  Programs return 0,
+ * reservation is counted in xp_drops (per CPU, with the time of the first
+ * loss; the collector reports losses as EVENTS_DROPPED); nothing is lost
+ * silently.  Programs return 0,
  * never print, have no loops, and never dereference user memory.
  *
  * Why no wakeups: a wakeup per record costs the target microseconds (the
@@ -75,12 +76,13 @@ struct {
 	__uint(max_entries, 256 * 1024); /* resized from --max-events at load */
 } xp_ring SEC(".maps");
 
-/* Ring reservation (and pt_regs read) failures, per CPU. */
+/* Ring reservation (and pt_regs read) failures, per CPU, with the time of
+ * the first (struct xp_live_drops). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
+	__type(value, struct xp_live_drops);
 } xp_drops SEC(".maps");
 
 /* uapi layout of struct bpf_pidns_info, declared here so that reading it
@@ -112,13 +114,17 @@ static __always_inline int target_ids(__u32 *pid, __u32 *tid)
 	return 1;
 }
 
-static __always_inline void count_drop(void)
+/* @ts: the lost record's timestamp. */
+static __always_inline void count_drop(__u64 ts)
 {
 	__u32 zero = 0;
-	__u64 *v = bpf_map_lookup_elem(&xp_drops, &zero);
+	struct xp_live_drops *v = bpf_map_lookup_elem(&xp_drops, &zero);
 
-	if (v)
-		*v += 1;
+	if (!v)
+		return;
+	if (!v->first_ts)
+		v->first_ts = ts;
+	v->count += 1;
 }
 
 static __always_inline void fill_hdr(struct xp_live_hdr *h, __u64 ts, __u32 pid, __u32 tid,
@@ -139,7 +145,7 @@ static __always_inline int emit_hdr(__u16 kind, __u64 endpoint, __u32 pid, __u32
 
 	h = bpf_ringbuf_reserve(&xp_ring, sizeof(*h), 0);
 	if (!h) {
-		count_drop();
+		count_drop(ts);
 		return 0;
 	}
 	fill_hdr(h, ts, pid, tid, kind, endpoint);
@@ -206,12 +212,12 @@ int xp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	ts = bpf_ktime_get_ns();
 	if (bpf_probe_read_kernel(regs, sizeof(regs), (void *)(ctx->args[0] + XP_REGS_FIRST))) {
-		count_drop();
+		count_drop(ts);
 		return 0;
 	}
 	r = bpf_ringbuf_reserve(&xp_ring, sizeof(*r), 0);
 	if (!r) {
-		count_drop();
+		count_drop(ts);
 		return 0;
 	}
 	fill_hdr(&r->hdr, ts, pid, tid, XP_REC_SYS_ENTER, ep);
@@ -241,7 +247,7 @@ int xp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	if (bpf_probe_read_kernel(&nr, sizeof(nr),
 				  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)))) {
-		count_drop();
+		count_drop(bpf_ktime_get_ns());
 		return 0;
 	}
 	if (nr == exit_nr[0])
@@ -253,7 +259,7 @@ int xp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	ts = bpf_ktime_get_ns();
 	r = bpf_ringbuf_reserve(&xp_ring, sizeof(*r), 0);
 	if (!r) {
-		count_drop();
+		count_drop(ts);
 		return 0;
 	}
 	fill_hdr(&r->hdr, ts, pid, tid, XP_REC_SYS_EXIT, ep);

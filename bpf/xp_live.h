@@ -62,6 +62,18 @@ struct xp_live_sys_exit {
 	__s64 ret; /* the scalar return register */
 };
 
+/*
+ * Per-CPU value of the xp_drops map: records lost on this CPU (ring
+ * reservation or register read failures) and the timestamp of the first
+ * one.  Every lost record carries a timestamp at or after the smallest
+ * first_ts over all CPUs, which tells whether a loss fell inside a
+ * capture's window or after its stopping point.
+ */
+struct xp_live_drops {
+	__u64 count;
+	__u64 first_ts; /* bpf_ktime_get_ns() of the first loss, 0 = none */
+};
+
 _Static_assert(sizeof(struct xp_live_hdr) == 24, "xp_live_hdr layout");
 _Static_assert(sizeof(struct xp_live_sys_enter) == 72, "xp_live_sys_enter layout");
 _Static_assert(sizeof(struct xp_live_sys_exit) == 32, "xp_live_sys_exit layout");

@@ -24,6 +24,10 @@
  *        target exited           -> TARGET_EXITED (exit 3)
  *        ring drops              -> EVENTS_DROPPED (the correlator's check)
  *      Every failure after collection writes --events-out and names it.
+ *   A ring loss makes the capture EVENTS_DROPPED unless, for a samples
+ *   capture, every lost record came after the stopping point (the BPF
+ *   side records the earliest loss's timestamp): then no event of the
+ *   capture was lost, and collection.host still counts the losses.
  *   The startup slack of the contract: a target already inside an event
  *   when probes arm leaves an end without a start (or a start without an
  *   end); the policies count those as unmatched, never as pairs, and the
@@ -34,8 +38,10 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../../common/parse.h"
 #include "../collect/live.h"
 #include "../target/resolve.h"
 #include "measure.h"
@@ -123,6 +129,44 @@ static int trim_ok(void *ctx, struct xp_capture *c)
 	if (rc)
 		return rc;
 	return matched >= x->req->samples;
+}
+
+/*
+ * Test hook (sqlite3FaultSim style, inert unless set): XPROBE_TEST_RING_BYTES
+ * replaces the ring size (a power of two, 4 KiB to 64 MiB) so a test can
+ * provoke ring losses deterministically.  Anything else is ignored.
+ */
+static uint64_t test_ring_bytes(void)
+{
+	const char *v = getenv("XPROBE_TEST_RING_BYTES");
+	uint64_t n;
+
+	if (!v || xpc_parse_u64(v, XP_LIVE_RING_MIN, XP_LIVE_RING_MAX, &n) || (n & (n - 1)))
+		return 0;
+	return n;
+}
+
+/*
+ * Samples capture: cut it at its stopping point, then decide whether ring
+ * losses touched it.  Returns 0, or negative from the trim's predicate.
+ */
+static int cut_at_stop(struct xp_capture *c, const struct xp_live_stats *st, struct live_ctx *x)
+{
+	size_t full = c->count;
+	long n;
+
+	c->dropped = 0;
+	n = xp_live_trim(c, (size_t)x->req->samples, trim_ok, x);
+	if (n < 0) {
+		c->dropped = st->dropped;
+		return (int)n;
+	}
+	if (st->dropped && (!c->count || st->first_drop_ts <= c->events[c->count - 1].timestamp_ns)) {
+		/* a loss inside the window: keep everything for the artifact */
+		c->count = full;
+		c->dropped = st->dropped;
+	}
+	return 0;
 }
 
 static void host_block(const struct xp_live_stats *st, const struct xp_capture *c,
@@ -333,6 +377,8 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 	o.endpoints = plan.ep;
 	o.nendpoints = plan.n;
 	o.max_events = req->max_events;
+	o.samples = req->samples;
+	o.ring_bytes = test_ring_bytes();
 	o.duration_ns = req->duration_ms * 1000000ull;
 	o.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	o.enough = live_enough;
@@ -360,15 +406,11 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 	/* 4. the answer */
 	switch (st.stop) {
 	case XP_LIVE_STOP_ENOUGH:
-		if (!c.dropped) {
-			long n = xp_live_trim(&c, (size_t)req->samples, trim_ok, &x);
-
-			if (n < 0) {
-				rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-						  "cutting the capture at its stopping point failed (%ld)",
-						  n);
-				goto out;
-			}
+		rc = cut_at_stop(&c, &st, &x);
+		if (rc) {
+			rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+					  "cutting the capture at its stopping point failed (%d)", rc);
+			goto out;
 		}
 		/* fall through */
 	case XP_LIVE_STOP_DURATION:

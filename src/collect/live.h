@@ -35,18 +35,15 @@
 #define XP_LIVE_POLL_US_DEFAULT 2000 /* ring consume period */
 #define XP_LIVE_POLL_US_BUSY 250    /* ... after a round that found the ring busy */
 #define XP_LIVE_RING_MIN (4096u)     /* one page */
+#define XP_LIVE_RING_MAX (64u << 20) /* 64 MiB */
 /*
- * The ring is a transit buffer between two polls, not the capture (which
- * lives in user memory, bounded by max_events): 1 MiB holds 32768 uprobe
- * or 13107 syscall-entry records, 20 ms of the fastest single-thread
- * uprobe rate measured here and several ms of a multi-threaded syscall
- * storm, against a 2 ms poll that drops to 250 us when a round finds the
- * ring a quarter full.  The consumer maps the ring's data twice (libbpf's
- * wrap-around mapping) and the kernel maps every page up front, so the
- * ring counts twice in xprobe's RSS: the bound keeps a default
- * measurement in single-digit megabytes.
+ * Records a samples-bound ring is sized for, at least: the ring then holds
+ * the capture's own events many times over plus what a fast target emits
+ * in a few poll periods, and a loss after the capture's stopping point is
+ * not a loss of the capture (xp_live_stats.first_drop_ts).
  */
-#define XP_LIVE_RING_MAX (1u << 20)
+#define XP_LIVE_RING_SAMPLES_RECORDS 4096u
+#define XP_LIVE_RING_SAMPLES_FACTOR 8u
 
 enum xp_live_kind {
 	XP_LIVE_UPROBE = 0, /* uprobe or uretprobe by file offset */
@@ -111,12 +108,18 @@ struct xp_live_filter {
 int xp_live_filter_init(struct xp_live_filter *f, const struct xp_target *t, bool same_pidns,
 			uint64_t pidns_dev, uint64_t pidns_ino, uint32_t ns_pid);
 
-/* Ring size in bytes for @max_events records of the largest kind among
- * @ep: records * slot size rounded up to a power of two, clamped to
- * [XP_LIVE_RING_MIN, XP_LIVE_RING_MAX].  Also the slot size (bytes one
- * record takes in the ring, its header included) in @slot if not NULL. */
-uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *ep, size_t n,
-			    uint64_t *slot);
+/*
+ * Ring size in bytes: records * the slot of the largest record kind among
+ * @ep, rounded up to a power of two and clamped to [XP_LIVE_RING_MIN,
+ * XP_LIVE_RING_MAX].  Records: @max_events, or for a samples-bound
+ * capture (@samples > 0) min(max_events, max(XP_LIVE_RING_SAMPLES_RECORDS,
+ * XP_LIVE_RING_SAMPLES_FACTOR * samples * n)).  Why it matters: libbpf
+ * maps the ring's data twice and the kernel maps every page up front, so
+ * the ring counts twice in xprobe's RSS.  The slot size (bytes one record
+ * takes in the ring, header included) goes to @slot if not NULL.
+ */
+uint64_t xp_live_ring_bytes(uint64_t max_events, uint64_t samples,
+			    const struct xp_live_endpoint *ep, size_t n, uint64_t *slot);
 
 /* --- events (live_events.c) ----------------------------------------- */
 
@@ -167,8 +170,9 @@ int xp_live_bpf_attach(struct xp_live_obj *b, uint32_t pid, struct xp_error *err
 void xp_live_bpf_arm(struct xp_live_obj *b, bool armed);
 /* Consume every committed record.  Returns records consumed or -errno. */
 int xp_live_bpf_consume(struct xp_live_obj *b);
-/* Sum of the per-CPU drop counters. */
-int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *out);
+/* Records lost (sum of the per-CPU counters) and the earliest loss's
+ * timestamp (0 when none). */
+int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_ts);
 /* Detach every link (the ring and maps stay readable). */
 void xp_live_bpf_detach(struct xp_live_obj *b);
 /* Links currently attached (tests). */
@@ -194,6 +198,8 @@ struct xp_live_opts {
 	const struct xp_live_endpoint *endpoints;
 	size_t nendpoints;
 	uint64_t max_events;      /* capture bound (> 0) */
+	uint64_t samples;         /* the samples bound (ring sizing), 0 = none */
+	uint64_t ring_bytes;      /* 0 = xp_live_ring_bytes(); tests shrink it */
 	uint64_t duration_ns;     /* 0 = no duration rule */
 	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; the timeout */
 	uint32_t poll_us;         /* 0 = XP_LIVE_POLL_US_DEFAULT */
@@ -214,6 +220,7 @@ struct xp_live_stats {
 	uint64_t observed;        /* records the programs emitted (consumed + dropped) */
 	uint64_t retained;        /* events in the capture */
 	uint64_t dropped;         /* ring reservation / register read failures */
+	uint64_t first_drop_ts;   /* timestamp of the earliest loss, 0 = none */
 	uint64_t beyond;          /* records refused by the full capture */
 	uint64_t unknown;         /* malformed records */
 	uint64_t ring_bytes;

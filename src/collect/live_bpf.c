@@ -58,7 +58,7 @@ struct xp_live_obj {
 	size_t nlinks;
 	struct ring_buffer *rb;
 	int ncpus;
-	__u64 *percpu;   /* ncpus values of xp_drops */
+	struct xp_live_drops *percpu; /* ncpus values of xp_drops */
 };
 
 /* --- libbpf's messages ------------------------------------------------ */
@@ -363,17 +363,22 @@ int xp_live_bpf_consume(struct xp_live_obj *b)
 	return ring_buffer__consume(b->rb);
 }
 
-int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *out)
+int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_ts)
 {
 	__u32 zero = 0;
 	int i, rc;
 
-	*out = 0;
+	*count = 0;
+	*first_ts = 0;
 	rc = bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.xp_drops), &zero, b->percpu);
 	if (rc)
 		return -errno;
-	for (i = 0; i < b->ncpus; i++)
-		*out += b->percpu[i];
+	for (i = 0; i < b->ncpus; i++) {
+		*count += b->percpu[i].count;
+		if (b->percpu[i].count &&
+		    (!*first_ts || b->percpu[i].first_ts < *first_ts))
+			*first_ts = b->percpu[i].first_ts;
+	}
 	return 0;
 }
 

@@ -63,10 +63,10 @@ static size_t rec_size_of(uint8_t kind)
 	return 0;
 }
 
-uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *ep, size_t n,
-			    uint64_t *slot_out)
+uint64_t xp_live_ring_bytes(uint64_t max_events, uint64_t samples,
+			    const struct xp_live_endpoint *ep, size_t n, uint64_t *slot_out)
 {
-	uint64_t slot = 0, want, bytes = XP_LIVE_RING_MIN;
+	uint64_t slot = 0, want, bytes = XP_LIVE_RING_MIN, records = max_events;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -80,9 +80,20 @@ uint64_t xp_live_ring_bytes(uint64_t max_events, const struct xp_live_endpoint *
 		slot = XP_LIVE_RING_SLOT_MAX;
 	if (slot_out)
 		*slot_out = slot;
-	if (max_events > XP_LIVE_RING_MAX / slot)
+	if (samples) {
+		uint64_t r = XP_LIVE_RING_SAMPLES_RECORDS;
+
+		if (samples <= UINT64_MAX / XP_LIVE_RING_SAMPLES_FACTOR / (n ? n : 1) &&
+		    samples * XP_LIVE_RING_SAMPLES_FACTOR * (n ? n : 1) > r)
+			r = samples * XP_LIVE_RING_SAMPLES_FACTOR * (n ? n : 1);
+		else if (samples > UINT64_MAX / XP_LIVE_RING_SAMPLES_FACTOR / (n ? n : 1))
+			r = UINT64_MAX;
+		if (r < records)
+			records = r;
+	}
+	if (records > XP_LIVE_RING_MAX / slot)
 		return XP_LIVE_RING_MAX;
-	want = max_events * slot;
+	want = records * slot;
 	while (bytes < want)
 		bytes <<= 1;
 	return bytes;

@@ -143,7 +143,10 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 	memset(st, 0, sizeof(*st));
 	st->t_start_ns = xp_live_now_ns();
 	st->capacity = o->max_events;
-	st->ring_bytes = xp_live_ring_bytes(o->max_events, o->endpoints, o->nendpoints, &slot);
+	st->ring_bytes = xp_live_ring_bytes(o->max_events, o->samples, o->endpoints, o->nendpoints,
+					    &slot);
+	if (o->ring_bytes)
+		st->ring_bytes = o->ring_bytes;
 	busy_records = st->ring_bytes / slot / 4;
 	period_ns = (uint64_t)(o->poll_us ? o->poll_us : XP_LIVE_POLL_US_DEFAULT) * 1000ull;
 
@@ -287,17 +290,18 @@ out:
 	/* 5. stop and clean up, whatever happened above */
 	st->t_stop_ns = xp_live_now_ns();
 	if (b) {
-		uint64_t dropped = 0;
+		uint64_t dropped = 0, first_ts = 0;
 
 		xp_live_bpf_detach(b);
 		if (stopped) {
 			if (xp_live_bpf_consume(b) < 0 && !rc)
 				rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
 						  "reading the BPF ring buffer failed at stop");
-			if (xp_live_bpf_dropped(b, &dropped) && !rc)
+			if (xp_live_bpf_dropped(b, &dropped, &first_ts) && !rc)
 				rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
 						  "reading the drop counters failed");
 			st->dropped = dropped;
+			st->first_drop_ts = first_ts;
 		}
 		xp_live_bpf_destroy(b);
 	}

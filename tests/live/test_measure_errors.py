@@ -111,19 +111,41 @@ def test_duration_capture_full_is_event_rate_too_high(xprobe, tmp_path):
 
 
 def test_ring_reservation_failures_are_events_dropped(xprobe):
-    """--max-events 8 sizes the ring at one page (128 uprobe records); a
-    hot target fills it within the first 2 ms poll period."""
+    """A one-page ring (the XPROBE_TEST_RING_BYTES hook: 128 uprobe records)
+    cannot hold what a hot target emits in one 2 ms poll period, so records
+    inside the capture's window are lost: EVENTS_DROPPED, never a result."""
+    env = dict(os.environ, XPROBE_TEST_RING_BYTES="4096")
     with sleeper("--hot-ms", 3000) as fx:
         exe = fx.ready["exe"]
         res, done, _ = measure_fixture(xprobe, fx, [
             "--pid", fx.pid, "--from", hot_sel(exe, 0), "--to", hot_sel(exe, 1),
-            "--match", "stack-nested", "--samples", 1, "--max-events", 8,
-            "--timeout-ms", 10000], nlinks=2)
+            "--match", "stack-nested", "--samples", 5000, "--max-events", 100000,
+            "--timeout-ms", 10000], nlinks=2, env=env)
         assert res.rc == 1, res
         err = res.error
         assert err["code"] == "EVENTS_DROPPED"
         assert err["details"]["dropped_events"] > 0
         assert err["hints"]
+        fx.quit()
+
+
+def test_losses_after_the_stopping_point_are_counted_not_fatal(xprobe):
+    """Same tiny ring, one sample: the first pair lies in the ring's first
+    records, every loss comes after the capture's stopping point."""
+    env = dict(os.environ, XPROBE_TEST_RING_BYTES="4096")
+    with sleeper("--hot-ms", 3000) as fx:
+        exe = fx.ready["exe"]
+        res, done, _ = measure_fixture(xprobe, fx, [
+            "--pid", fx.pid, "--from", hot_sel(exe, 0), "--to", hot_sel(exe, 1),
+            "--match", "stack-nested", "--samples", 1, "--max-events", 100000,
+            "--timeout-ms", 10000], nlinks=2, env=env)
+        assert res.rc == 0, res
+        doc = res.doc
+        assert doc["measurement"]["samples"]["matched"] == 1
+        assert doc["collection"]["dropped_events"] == 0
+        host = doc["collection"]["host"]
+        assert host["dropped_records"] > 0
+        assert host["observed_records"] >= host["retained_records"] + host["dropped_records"]
         fx.quit()
 
 

@@ -52,17 +52,23 @@ static void test_ring_bytes(void)
 	uint64_t slot = 0;
 
 	/* 32-byte uprobe slots, 80-byte syscall entry slots */
-	CHECK_EQ_U64(xp_live_ring_bytes(1000, &u, 1, &slot), 32768);
+	CHECK_EQ_U64(xp_live_ring_bytes(1000, 0, &u, 1, &slot), 32768);
 	CHECK_EQ_U64(slot, 32);
-	CHECK_EQ_U64(xp_live_ring_bytes(1000, s, 2, &slot), 128u << 10);
+	CHECK_EQ_U64(xp_live_ring_bytes(1000, 0, s, 2, &slot), 128u << 10);
 	CHECK_EQ_U64(slot, 80);
-	CHECK_EQ_U64(xp_live_ring_bytes(8, &u, 1, NULL), XP_LIVE_RING_MIN);
-	CHECK_EQ_U64(xp_live_ring_bytes(128, &u, 1, NULL), 4096);
-	CHECK_EQ_U64(xp_live_ring_bytes(129, &u, 1, NULL), 8192);
-	/* bounded: the default 100000 records would be 4 and 8 MiB */
-	CHECK_EQ_U64(xp_live_ring_bytes(100000, &u, 1, NULL), XP_LIVE_RING_MAX);
-	CHECK_EQ_U64(xp_live_ring_bytes(100000, s, 2, NULL), XP_LIVE_RING_MAX);
-	CHECK_EQ_U64(xp_live_ring_bytes(UINT64_MAX, s, 2, NULL), XP_LIVE_RING_MAX);
+	CHECK_EQ_U64(xp_live_ring_bytes(8, 0, &u, 1, NULL), XP_LIVE_RING_MIN);
+	CHECK_EQ_U64(xp_live_ring_bytes(128, 0, &u, 1, NULL), 4096);
+	CHECK_EQ_U64(xp_live_ring_bytes(129, 0, &u, 1, NULL), 8192);
+	/* duration captures: from max_events, bounded */
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, 0, &u, 1, NULL), 4u << 20);
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, 0, s, 2, NULL), 8u << 20);
+	CHECK_EQ_U64(xp_live_ring_bytes(UINT64_MAX, 0, s, 2, NULL), XP_LIVE_RING_MAX);
+	/* samples captures: 4096 records at least, 8 per sample per endpoint */
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, 100, &u, 1, NULL), 4096 * 32);
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, 100, s, 2, NULL), 512u << 10);
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, 1000, s, 2, NULL), 2u << 20);
+	CHECK_EQ_U64(xp_live_ring_bytes(8, 100, &u, 1, NULL), XP_LIVE_RING_MIN);
+	CHECK_EQ_U64(xp_live_ring_bytes(100000, UINT64_MAX, s, 2, NULL), 8u << 20);
 }
 
 static void test_decode(void)
