@@ -171,7 +171,7 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 			addrs[j++] = addrs[i];
 	n = j;
 	p->frames = calloc(n ? n : 1, sizeof(*p->frames));
-	if (!p->frames)
+	if (!p->frames || xp_symbolizer_prepare(sym, addrs, n))
 		goto out;
 	p->nframes = n;
 	for (i = 0; i < n; i++) {

@@ -10,7 +10,10 @@
  *
  * Invariants: regions and perf-map entries are sorted by start address and
  * looked up by binary search; every string handed out lives in
- * s->strings.  Files are read through /proc/<pid>/root so a target in
+ * s->strings.  The perf map is written by the target, so it is untrusted:
+ * it is streamed through one fixed line buffer and only the entries that
+ * cover an address being symbolized are kept, so memory follows the
+ * number of sampled frames, not the size of the target's map.  Files are read through /proc/<pid>/root so a target in
  * another mount namespace is read as it sees its own files.
  */
 #include <ctype.h>
@@ -78,63 +81,103 @@ static int entry_cmp(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, struct xp_perf_map *m)
+/* One line "START SIZE name" (hex, optional 0x); 0 or -EINVAL. */
+static int parse_line(const char *p, const char *le, uint64_t *start, uint64_t *size,
+		      const char **name, size_t *nlen)
 {
-	const char *p = text, *end = text + len;
-	size_t cap = 0, i, w;
-	uint32_t line = 0;
+	const char *q = p;
 
-	memset(m, 0, sizeof(*m));
-	while (p < end) {
-		const char *eol = memchr(p, '\n', end - p);
-		const char *le = eol ? eol : end, *q = p, *name;
-		uint64_t start, size;
-		size_t nlen;
+	if (le > q && le[-1] == '\r')
+		le--;
+	if (parse_hex(&q, le, start) || q >= le || *q != ' ')
+		return -EINVAL;
+	while (q < le && *q == ' ')
+		q++;
+	if (parse_hex(&q, le, size) || q >= le || *q != ' ')
+		return -EINVAL;
+	while (q < le && *q == ' ')
+		q++;
+	*name = q;
+	*nlen = (size_t)(le - q);
+	if (!*nlen || *size == 0 || *start + *size < *start)
+		return -EINVAL;
+	return 0;
+}
 
-		line++;
-		if (le > q && le[-1] == '\r')
-			le--;
-		if (parse_hex(&q, le, &start) || q >= le || *q != ' ')
-			goto bad;
-		while (q < le && *q == ' ')
-			q++;
-		if (parse_hex(&q, le, &size) || q >= le || *q != ' ')
-			goto bad;
-		while (q < le && *q == ' ')
-			q++;
-		name = q;
-		nlen = le - q;
-		if (!nlen || size == 0 || start + size < start)
-			goto bad;
-		if (m->n >= XP_PERF_MAP_MAX_ENTRIES) {
-			m->truncated = true;
-			break;
-		}
-		if (m->n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct xp_perf_map_entry *nv = realloc(m->v, ncap * sizeof(*nv));
+/* Does [start, start+size) hold one of the sorted @want addresses? */
+static bool covers_any(const uint64_t *want, size_t n, uint64_t start, uint64_t size)
+{
+	size_t lo = 0, hi = n;
 
-			if (!nv)
-				return -ENOMEM;
-			m->v = nv;
-			cap = ncap;
-		}
-		m->v[m->n].start = start;
-		m->v[m->n].size = size;
-		m->v[m->n].line = line;
-		m->v[m->n].name = xp_strtab_intern(st, name, nlen);
-		if (!m->v[m->n].name)
-			return -ENOMEM;
-		m->n++;
-		goto next;
-bad:
-		if (le > p) /* empty lines are not errors */
-			m->bad_lines++;
-next:
-		p = eol ? eol + 1 : end;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (want[mid] < start)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	/* Sort by start; of entries with the same start the last line wins
-	 * (a JIT that reuses memory appends the new owner). */
+	return lo < n && want[lo] - start < size;
+}
+
+struct map_builder {
+	struct xp_perf_map *m;
+	struct xp_strtab *st;
+	const uint64_t *want;
+	size_t nwant;
+	size_t cap;
+	uint32_t line;
+};
+
+/* Account one line; 0 or -ENOMEM. */
+static int map_line(struct map_builder *b, const char *p, const char *le)
+{
+	struct xp_perf_map *m = b->m;
+	uint64_t start, size;
+	const char *name;
+	size_t nlen;
+
+	b->line++;
+	if (le == p || (le - p == 1 && *p == '\r'))
+		return 0; /* empty lines are not errors */
+	if (parse_line(p, le, &start, &size, &name, &nlen)) {
+		m->bad_lines++;
+		return 0;
+	}
+	m->entries_seen++;
+	if (b->want && !covers_any(b->want, b->nwant, start, size))
+		return 0;
+	if (m->n >= XP_PERF_MAP_MAX_ENTRIES) {
+		m->truncated = true;
+		return 0;
+	}
+	if (m->n == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 64;
+		struct xp_perf_map_entry *nv = realloc(m->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		m->v = nv;
+		b->cap = ncap;
+	}
+	m->v[m->n].start = start;
+	m->v[m->n].size = size;
+	m->v[m->n].line = b->line;
+	if (nlen > XP_PERF_MAP_MAX_NAME)
+		nlen = XP_PERF_MAP_MAX_NAME;
+	m->v[m->n].name = xp_strtab_intern(b->st, name, nlen);
+	if (!m->v[m->n].name)
+		return -ENOMEM;
+	m->n++;
+	return 0;
+}
+
+/* Sort by start; of entries with the same start the last line wins (a JIT
+ * that reuses memory appends the new owner). */
+static void map_finish(struct xp_perf_map *m)
+{
+	size_t i, w;
+
 	qsort(m->v, m->n, sizeof(*m->v), entry_cmp);
 	for (i = 0, w = 0; i < m->n; i++) {
 		if (w && m->v[w - 1].start == m->v[i].start)
@@ -143,61 +186,91 @@ next:
 			m->v[w++] = m->v[i];
 	}
 	m->n = w;
+}
+
+int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, const uint64_t *want,
+		      size_t nwant, struct xp_perf_map *m)
+{
+	struct map_builder b = { m, st, want, nwant, 0, 0 };
+	const char *p = text, *end = text + len;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *le = eol ? eol : end;
+
+		if ((rc = map_line(&b, p, le)))
+			return rc;
+		p = eol ? eol + 1 : end;
+	}
+	map_finish(m);
 	return 0;
 }
 
-int xp_perf_map_load(const char *path, struct xp_strtab *st, struct xp_perf_map *m)
+int xp_perf_map_load(const char *path, struct xp_strtab *st, const uint64_t *want, size_t nwant,
+		     struct xp_perf_map *m)
 {
-	char *text = NULL;
-	size_t len = 0, cap = 0;
-	bool truncated = false;
-	int fd, rc;
+	struct map_builder b = { m, st, want, nwant, 0, 0 };
+	char *buf;
+	size_t have = 0;
+	uint64_t total = 0;
+	bool skipping = false; /* inside a line longer than the buffer */
+	int fd, rc = 0;
 
 	memset(m, 0, sizeof(*m));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	buf = malloc(XP_PERF_MAP_LINE_MAX);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
 	for (;;) {
-		ssize_t r;
+		ssize_t r = read(fd, buf + have, XP_PERF_MAP_LINE_MAX - have);
+		char *p = buf, *end, *eol;
 
-		if (len == cap) {
-			size_t ncap = cap ? cap * 2 : 65536;
-			char *nt;
-
-			if (ncap > XP_PERF_MAP_MAX_BYTES)
-				ncap = XP_PERF_MAP_MAX_BYTES;
-			if (ncap == cap) {
-				truncated = true;
-				break;
-			}
-			nt = realloc(text, ncap);
-			if (!nt) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			text = nt;
-			cap = ncap;
-		}
-		r = read(fd, text + len, cap - len);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			rc = -errno;
-			goto out;
-		}
-		if (r == 0)
 			break;
-		len += (size_t)r;
+		}
+		if (r == 0) {
+			if (have && !skipping)
+				rc = map_line(&b, buf, buf + have); /* last line, no newline */
+			break;
+		}
+		total += (uint64_t)r;
+		end = buf + have + r;
+		while ((eol = memchr(p, '\n', (size_t)(end - p)))) {
+			if (skipping)
+				skipping = false;
+			else if ((rc = map_line(&b, p, eol)))
+				goto out;
+			p = eol + 1;
+		}
+		have = (size_t)(end - p);
+		if (have == XP_PERF_MAP_LINE_MAX) {
+			/* a line longer than any sane symbol: skip it */
+			if (!skipping)
+				m->bad_lines++;
+			skipping = true;
+			have = 0;
+		} else {
+			memmove(buf, p, have);
+		}
+		if (total >= XP_PERF_MAP_MAX_BYTES) {
+			m->truncated = true;
+			break;
+		}
 	}
-	if (truncated) /* parse whole lines only */
-		while (len && text[len - 1] != '\n')
-			len--;
-	rc = xp_perf_map_parse(text ? text : "", len, st, m);
-	if (truncated)
-		m->truncated = true;
 out:
-	free(text);
+	free(buf);
 	close(fd);
+	if (!rc)
+		map_finish(m);
 	return rc;
 }
 
@@ -453,7 +526,7 @@ static const Dwfl_Callbacks proc_callbacks = {
 
 int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, struct xp_error *err)
 {
-	char path[128], mpath[160];
+	char path[128];
 	char *maps = NULL;
 	int rc;
 
@@ -497,13 +570,23 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, s
 	}
 
 	snprintf(s->perf_map_path, sizeof(s->perf_map_path), "/tmp/perf-%u.map", s->ns_pid);
-	snprintf(mpath, sizeof(mpath), "/proc/%u/root%s", pid, s->perf_map_path);
-	rc = xp_perf_map_load(mpath, &s->strings, &s->perf_map);
+	return 0;
+}
+
+int xp_symbolizer_prepare(struct xp_symbolizer *s, const uint64_t *addrs, size_t n)
+{
+	char mpath[160];
+	int rc;
+
+	xp_perf_map_free(&s->perf_map);
+	s->perf_map_present = false;
+	s->perf_map_error = 0;
+	snprintf(mpath, sizeof(mpath), "/proc/%u/root%s", s->pid, s->perf_map_path);
+	rc = xp_perf_map_load(mpath, &s->strings, addrs, n, &s->perf_map);
 	if (rc == 0)
 		s->perf_map_present = true;
 	else if (rc == -ENOMEM)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory reading %s",
-				    s->perf_map_path);
+		return rc;
 	else if (rc != -ENOENT)
 		s->perf_map_error = rc;
 	return 0;

@@ -63,19 +63,29 @@ struct xp_perf_map_entry {
 };
 
 struct xp_perf_map {
-	struct xp_perf_map_entry *v; /* sorted by start, no two with the same start */
+	struct xp_perf_map_entry *v; /* kept entries, sorted by start, starts unique */
 	size_t n;
+	uint64_t entries_seen;       /* valid lines in the file (kept or not) */
 	uint64_t bad_lines;          /* lines that did not parse (skipped) */
-	bool truncated;              /* the file was longer than XP_PERF_MAP_MAX_BYTES */
+	bool truncated;              /* stopped at XP_PERF_MAP_MAX_BYTES / _ENTRIES */
 };
 
-#define XP_PERF_MAP_MAX_BYTES (256u << 20)
-#define XP_PERF_MAP_MAX_ENTRIES (4u << 20)
+#define XP_PERF_MAP_MAX_BYTES (1ull << 30)  /* read at most this much of a map */
+#define XP_PERF_MAP_MAX_ENTRIES (1u << 20) /* kept entries */
+#define XP_PERF_MAP_LINE_MAX 65536         /* longer lines are skipped as bad */
+#define XP_PERF_MAP_MAX_NAME 4096          /* names are cut to this many bytes */
 
-/* Parse the text of a perf map.  0 or -ENOMEM.  Strings go to @st. */
-int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, struct xp_perf_map *m);
-/* Read and parse @path: 0, -ENOENT (absent), -errno, -ENOMEM. */
-int xp_perf_map_load(const char *path, struct xp_strtab *st, struct xp_perf_map *m);
+/*
+ * Parse the text of a perf map.  With @want (@nwant sorted addresses)
+ * only the entries covering one of them are kept; NULL keeps all.
+ * 0 or -ENOMEM.  Strings go to @st.
+ */
+int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, const uint64_t *want,
+		      size_t nwant, struct xp_perf_map *m);
+/* Stream @path through one line buffer, keeping entries as above:
+ * 0, -ENOENT (absent), -errno, -ENOMEM. */
+int xp_perf_map_load(const char *path, struct xp_strtab *st, const uint64_t *want, size_t nwant,
+		     struct xp_perf_map *m);
 /* The entry covering @addr (the closest start <= addr, addr < start+size). */
 const struct xp_perf_map_entry *xp_perf_map_lookup(const struct xp_perf_map *m, uint64_t addr);
 void xp_perf_map_free(struct xp_perf_map *m);
@@ -103,9 +113,9 @@ struct xp_symbolizer {
 	struct Dwfl *dwfl;           /* NULL when no module could be reported */
 	int dwfl_error;              /* why dwfl is NULL (negative errno-like), or 0 */
 	char perf_map_path[128];     /* as the target sees it: /tmp/perf-<nspid>.map */
-	bool perf_map_present;
+	bool perf_map_present;       /* set by xp_symbolizer_prepare */
 	int perf_map_error;          /* load error other than -ENOENT, or 0 */
-	struct xp_perf_map perf_map;
+	struct xp_perf_map perf_map; /* the entries covering the prepared addresses */
 	bool cpython;                /* a CPython executable or libpython is mapped */
 	char python_version[16];     /* "3.11" or "" */
 	uint64_t lookups;            /* addresses symbolized (tests: once per distinct address) */
@@ -113,14 +123,21 @@ struct xp_symbolizer {
 
 /*
  * Open a symbolizer on a live process: read its maps, report its ELF
- * modules to Dwfl, load its perf map.  @ns_pid names the perf map (the
- * PID the target sees itself as; pass @pid when both share a namespace).
+ * modules to Dwfl.  @ns_pid names the perf map (the PID the target sees
+ * itself as; pass @pid when both share a namespace).
  * Errors: TARGET_EXITED (maps gone), PERMISSION_DENIED, INTERNAL (Dwfl
  * allocation).  A process without ELF modules or perf map is not an
  * error: its addresses come back unresolved.
  */
 int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s,
 		       struct xp_error *err);
+/*
+ * Read the target's perf map, keeping the entries that cover one of the
+ * @n sorted @addrs (the addresses about to be symbolized).  0 or -ENOMEM;
+ * an absent map is perf_map_present false, an unreadable one
+ * perf_map_error.  Without this call no address resolves from the map.
+ */
+int xp_symbolizer_prepare(struct xp_symbolizer *s, const uint64_t *addrs, size_t n);
 /* Symbolize one address (both sources). */
 void xp_symbolize(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *out);
 void xp_symbolizer_close(struct xp_symbolizer *s);

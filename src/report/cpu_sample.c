@@ -30,7 +30,7 @@ static void render_python(struct xpc_json *w, const struct xp_cpu_sample_view *v
 	xpc_json_kstr(w, "status", v->python_status);
 	xpc_json_kstr(w, "version", s->cpython ? s->python_version : NULL);
 	xpc_json_kstr(w, "perf_map_path", s->perf_map_present ? s->perf_map_path : NULL);
-	xpc_json_kopt_u64(w, "perf_map_entries", s->perf_map_present, s->perf_map.n);
+	xpc_json_kopt_u64(w, "perf_map_entries", s->perf_map_present, s->perf_map.entries_seen);
 	xpc_json_ku64(w, "python_frames", p->python_frames);
 	xpc_json_ku64(w, "python_samples", p->python_samples);
 	xpc_json_ku64(w, "interpreter_samples", p->interpreter_samples);

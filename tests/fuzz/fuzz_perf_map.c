@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i;
 
 	xp_strtab_init(&st);
-	if (xp_perf_map_parse((const char *)data, size, &st, &m) == 0) {
+	if (xp_perf_map_parse((const char *)data, size, &st, NULL, 0, &m) == 0) {
 		for (i = 0; i < m.n; i++) {
 			uint64_t probes[3] = { m.v[i].start, m.v[i].start + m.v[i].size - 1,
 					       m.v[i].start + m.v[i].size };
@@ -37,6 +37,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	xp_perf_map_free(&m);
+	/* filtered: every kept entry covers one of the wanted addresses */
+	{
+		static const uint64_t want[] = { 0x1000, 0x2008, 0x7f0000001010 };
+		size_t k;
+
+		if (xp_perf_map_parse((const char *)data, size, &st, want, 3, &m) == 0) {
+			for (i = 0; i < m.n; i++) {
+				int covers = 0;
+
+				for (k = 0; k < 3; k++)
+					covers |= want[k] - m.v[i].start < m.v[i].size;
+				if (!covers)
+					abort();
+			}
+		}
+		xp_perf_map_free(&m);
+	}
 	xp_strtab_free(&st);
 	return 0;
 }

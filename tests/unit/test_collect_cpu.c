@@ -252,8 +252,9 @@ static void test_perf_map(void)
 	const struct xp_perf_map_entry *e;
 
 	xp_strtab_init(&st);
-	CHECK(xp_perf_map_parse(text, strlen(text), &st, &m) == 0);
+	CHECK(xp_perf_map_parse(text, strlen(text), &st, NULL, 0, &m) == 0);
 	CHECK_EQ_U64(m.n, 3);
+	CHECK_EQ_U64(m.entries_seen, 4);
 	CHECK_EQ_U64(m.bad_lines, 2);
 	e = xp_perf_map_lookup(&m, 0x1040);
 	CHECK(e && strcmp(xp_strtab_get(&st, e->name), "jit_a_v2") == 0); /* later line wins */
@@ -265,7 +266,56 @@ static void test_perf_map(void)
 	e = xp_perf_map_lookup(&m, 0x3000);
 	CHECK(e && strcmp(xp_strtab_get(&st, e->name), "name with spaces") == 0);
 	xp_perf_map_free(&m);
-	CHECK(xp_perf_map_load("/nonexistent/perf-1.map", &st, &m) == -ENOENT);
+
+	/* filtered: only entries covering a wanted address are kept */
+	{
+		uint64_t want[] = { 0x1004, 0x3010 };
+
+		CHECK(xp_perf_map_parse(text, strlen(text), &st, want, 2, &m) == 0);
+		CHECK_EQ_U64(m.n, 2);
+		CHECK_EQ_U64(m.entries_seen, 4);
+		CHECK(xp_perf_map_lookup(&m, 0x1004) != NULL);
+		CHECK(xp_perf_map_lookup(&m, 0x2000) == NULL); /* not wanted, not kept */
+		xp_perf_map_free(&m);
+	}
+	CHECK(xp_perf_map_load("/nonexistent/perf-1.map", &st, NULL, 0, &m) == -ENOENT);
+
+	/* streamed from a file: a line longer than the buffer is skipped as one
+	 * bad line, a last line without newline still counts */
+	{
+		char path[] = "/tmp/xp-test-perfmap-XXXXXX";
+		int fd = mkstemp(path);
+		FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		size_t i;
+
+		CHECK(f != NULL);
+		if (f) {
+			fprintf(f, "1000 10 first\n");
+			for (i = 0; i < 3 * XP_PERF_MAP_LINE_MAX; i++)
+				fputc('x', f);
+			fprintf(f, "\n2000 10 second\n");
+			for (i = 0; i < 20000; i++)
+				fprintf(f, "%zx 8 filler_%zu\n", (size_t)0x100000 + i * 16, i);
+			fprintf(f, "3000 10 last-no-newline");
+			fclose(f);
+			CHECK(xp_perf_map_load(path, &st, NULL, 0, &m) == 0);
+			CHECK_EQ_U64(m.entries_seen, 20003);
+			CHECK_EQ_U64(m.n, 20003);
+			CHECK_EQ_U64(m.bad_lines, 1);
+			CHECK(xp_perf_map_lookup(&m, 0x2005) != NULL);
+			CHECK(xp_perf_map_lookup(&m, 0x3009) != NULL);
+			xp_perf_map_free(&m);
+			{
+				uint64_t want[] = { 0x1001, 0x100000 + 500 * 16 + 4 };
+
+				CHECK(xp_perf_map_load(path, &st, want, 2, &m) == 0);
+				CHECK_EQ_U64(m.n, 2); /* memory follows what is wanted */
+				CHECK_EQ_U64(m.entries_seen, 20003);
+				xp_perf_map_free(&m);
+			}
+			unlink(path);
+		}
+	}
 	xp_strtab_free(&st);
 }
 
@@ -341,8 +391,15 @@ static void test_symbolize_self(void)
 	}
 
 	CHECK(xp_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
-	CHECK(s.perf_map_present);
 	CHECK(!s.cpython);
+	{
+		uint64_t want[] = { (uint64_t)(uintptr_t)jit + 0x10, (uint64_t)(uintptr_t)jit + 0x110,
+				    (uint64_t)(uintptr_t)jit + 0x800 };
+
+		CHECK(xp_symbolizer_prepare(&s, want, 3) == 0);
+	}
+	CHECK(s.perf_map_present);
+	CHECK_EQ_U64(s.perf_map.entries_seen, 2);
 
 	xp_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
 	CHECK(f.kind == XP_FRAME_NATIVE);
