@@ -383,6 +383,7 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 	o.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	o.enough = live_enough;
 	o.enough_ctx = &x;
+	o.enough_endpoint = plan.to_ep;
 	rc = xp_live_capture(&o, &c, &st, err);
 	if (rc) {
 		if (c.count) {

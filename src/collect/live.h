@@ -44,6 +44,9 @@
  */
 #define XP_LIVE_RING_SAMPLES_RECORDS 4096u
 #define XP_LIVE_RING_SAMPLES_FACTOR 8u
+/* A capture without a samples rule turns staged records into events once
+ * this many are staged (bounds the staging array's memory). */
+#define XP_LIVE_FLUSH_RECORDS 65536u
 
 enum xp_live_kind {
 	XP_LIVE_UPROBE = 0, /* uprobe or uretprobe by file offset */
@@ -129,25 +132,52 @@ struct xp_live_tmpl {
 	uint8_t rec_kind;     /* XP_REC_* the endpoint's records carry */
 };
 
+/* Room for one ring record of any kind (bpf/xp_live.h), 8-byte aligned. */
+struct xp_live_raw {
+	uint64_t w[9];
+};
+
+/*
+ * Records become events in two steps: the ring consumer only checks and
+ * copies each record into a staging array (xp_live_stage: tens of ns, so
+ * it keeps up with any producer and stays off the target's CPU), and
+ * staged records are turned into events in batches (xp_live_flush: a
+ * template copy, plus six interned arguments for a syscall entry) when the
+ * samples rule needs them, when many are staged, and at stop.
+ */
 struct xp_live_decoder {
 	struct xp_capture *capture;
 	struct xp_live_tmpl tmpl[XP_LIVE_ENDPOINTS_MAX];
 	size_t ntmpl;
 	xp_str_t abi_u64;     /* "u64" */
-	uint64_t per_endpoint[XP_LIVE_ENDPOINTS_MAX]; /* records decoded */
+	uint64_t per_endpoint[XP_LIVE_ENDPOINTS_MAX]; /* well-formed records seen */
 	uint64_t unknown;     /* malformed records (size, kind, endpoint) */
 	uint64_t beyond;      /* well-formed records the full capture refused */
+	struct xp_live_raw *staged; /* records not yet events (owned) */
+	size_t nstaged, staged_cap;
 };
 
-/* Intern @n endpoints' strings into @c.  Returns 0 or -ENOMEM. */
+/* Intern @n endpoints' strings into @c.  Returns 0 or -ENOMEM.  Free
+ * with xp_live_decoder_free. */
 int xp_live_decoder_init(struct xp_live_decoder *d, struct xp_capture *c,
 			 const struct xp_live_endpoint *ep, size_t n, uint64_t process_start_time);
+void xp_live_decoder_free(struct xp_live_decoder *d);
 /*
- * Turn one ring record into an event of the capture.  Returns 0 (added),
- * -E2BIG (capture full: counted in beyond), -EBADMSG (malformed: counted
- * in unknown), -ENOMEM.
+ * Turn one ring record into an event of the capture now.  Returns 0
+ * (added), -E2BIG (capture full: counted in beyond), -EBADMSG (malformed:
+ * counted in unknown), -ENOMEM.
  */
 int xp_live_decode(struct xp_live_decoder *d, const void *data, size_t size);
+/* Check and stage one record (same returns; the capture's bound counts
+ * staged records). */
+int xp_live_stage(struct xp_live_decoder *d, const void *data, size_t size);
+/* Turn every staged record into an event.  Returns 0 or -ENOMEM. */
+int xp_live_flush(struct xp_live_decoder *d);
+/* Events plus staged records. */
+static inline size_t xp_live_held(const struct xp_live_decoder *d)
+{
+	return d->capture->count + d->nstaged;
+}
 
 /* --- the BPF object (live_bpf.c) ------------------------------------ */
 
@@ -204,13 +234,15 @@ struct xp_live_opts {
 	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; the timeout */
 	uint32_t poll_us;         /* 0 = XP_LIVE_POLL_US_DEFAULT */
 	/*
-	 * Samples rule, called after a round that added events (and once
-	 * more when the capture is full).  Returns 1 to stop, 0 to go on,
-	 * negative to fail the capture with @err filled.
+	 * Samples rule, called after a round that added events once the end
+	 * endpoint (@enough_endpoint) has at least @samples records, and when
+	 * the capture is full; staged records are events by then.  Returns 1
+	 * to stop, 0 to go on, negative to fail the capture with @err filled.
 	 */
 	int (*enough)(void *ctx, struct xp_capture *c, const uint64_t *per_endpoint,
 		      struct xp_error *err);
 	void *enough_ctx;
+	int enough_endpoint;
 };
 
 struct xp_live_stats {

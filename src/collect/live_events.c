@@ -17,13 +17,17 @@
  * Records are checked before they are read: a size that does not match
  * the kind, an unknown kind, an endpoint index outside the plan or a kind
  * that is not the endpoint's is counted in `unknown` and skipped.  The
- * record is copied to an aligned local first (ring data is 8-byte aligned
- * but the layout check is cheaper to reason about on a copy).
+ * record is copied to an aligned local (or staging slot) first.
+ *
+ * Two steps (live.h): the ring consumer stages raw records (check + copy,
+ * so it drains the ring faster than any producer fills it), and staged
+ * records become events in batches.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/types.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xp_live.h"
@@ -182,29 +186,38 @@ static int add_args(struct xp_live_decoder *d, struct xp_event *e, const __u64 *
 	return 0;
 }
 
-int xp_live_decode(struct xp_live_decoder *d, const void *data, size_t size)
+union live_rec {
+	struct xp_live_hdr hdr;
+	struct xp_live_sys_enter enter;
+	struct xp_live_sys_exit exit;
+};
+
+_Static_assert(sizeof(union live_rec) <= sizeof(struct xp_live_raw), "staging slot");
+
+/* Check a record's size, kind and endpoint; copy it to @r.  Counts. */
+static int check(struct xp_live_decoder *d, const void *data, size_t size, union live_rec *r)
 {
-	union {
-		struct xp_live_hdr hdr;
-		struct xp_live_sys_enter enter;
-		struct xp_live_sys_exit exit;
-	} r;
-	const struct xp_live_tmpl *t;
+	if (size < sizeof(r->hdr) || size > sizeof(*r)) {
+		d->unknown++;
+		return -EBADMSG;
+	}
+	memcpy(r, data, size);
+	if (r->hdr.endpoint >= d->ntmpl || rec_size_of(r->hdr.kind) != size ||
+	    d->tmpl[r->hdr.endpoint].rec_kind != r->hdr.kind) {
+		d->unknown++;
+		return -EBADMSG;
+	}
+	d->per_endpoint[r->hdr.endpoint]++;
+	return 0;
+}
+
+/* A checked record -> one event of the capture. */
+static int convert(struct xp_live_decoder *d, const union live_rec *r)
+{
+	const struct xp_live_tmpl *t = &d->tmpl[r->hdr.endpoint];
 	struct xp_event *e;
 	int err = 0;
 
-	if (size < sizeof(r.hdr) || size > sizeof(r)) {
-		d->unknown++;
-		return -EBADMSG;
-	}
-	memcpy(&r, data, size);
-	if (r.hdr.endpoint >= d->ntmpl || rec_size_of(r.hdr.kind) != size ||
-	    d->tmpl[r.hdr.endpoint].rec_kind != r.hdr.kind) {
-		d->unknown++;
-		return -EBADMSG;
-	}
-	t = &d->tmpl[r.hdr.endpoint];
-	d->per_endpoint[r.hdr.endpoint]++;
 	e = xp_capture_add(d->capture, &err);
 	if (!e) {
 		if (err == -E2BIG)
@@ -212,20 +225,83 @@ int xp_live_decode(struct xp_live_decoder *d, const void *data, size_t size)
 		return err;
 	}
 	*e = t->ev;
-	e->timestamp_ns = r.hdr.ts_ns;
-	e->timestamp_raw = r.hdr.ts_ns;
-	e->pid = r.hdr.pid;
-	e->tid = r.hdr.tid;
-	e->cpu = r.hdr.cpu;
-	if (r.hdr.kind == XP_REC_SYS_ENTER) {
-		err = add_args(d, e, r.enter.args);
+	e->timestamp_ns = r->hdr.ts_ns;
+	e->timestamp_raw = r->hdr.ts_ns;
+	e->pid = r->hdr.pid;
+	e->tid = r->hdr.tid;
+	e->cpu = r->hdr.cpu;
+	if (r->hdr.kind == XP_REC_SYS_ENTER) {
+		err = add_args(d, e, r->enter.args);
 		if (err) {
 			xp_capture_pop(d->capture);
 			return err;
 		}
-	} else if (r.hdr.kind == XP_REC_SYS_EXIT) {
+	} else if (r->hdr.kind == XP_REC_SYS_EXIT) {
 		e->host.flags |= XP_HOSTF_RETURN_VALUE;
-		e->host.return_value = r.exit.ret;
+		e->host.return_value = r->exit.ret;
 	}
 	return 0;
+}
+
+int xp_live_decode(struct xp_live_decoder *d, const void *data, size_t size)
+{
+	union live_rec r;
+	int err = check(d, data, size, &r);
+
+	return err ? err : convert(d, &r);
+}
+
+int xp_live_stage(struct xp_live_decoder *d, const void *data, size_t size)
+{
+	union live_rec r;
+	int err = check(d, data, size, &r);
+
+	if (err)
+		return err;
+	if (d->capture->max_events && xp_live_held(d) >= d->capture->max_events) {
+		d->beyond++;
+		return -E2BIG;
+	}
+	if (d->nstaged == d->staged_cap) {
+		size_t cap = d->staged_cap ? d->staged_cap * 2 : 1024;
+		struct xp_live_raw *n;
+
+		if (d->capture->max_events && cap > d->capture->max_events)
+			cap = d->capture->max_events;
+		n = realloc(d->staged, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->staged = n;
+		d->staged_cap = cap;
+	}
+	memcpy(&d->staged[d->nstaged++], &r, sizeof(r));
+	return 0;
+}
+
+int xp_live_flush(struct xp_live_decoder *d)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < d->nstaged; i++) {
+		union live_rec r;
+
+		memcpy(&r, &d->staged[i], sizeof(r));
+		err = convert(d, &r);
+		if (err == -ENOMEM) {
+			/* keep what is left staged */
+			memmove(d->staged, d->staged + i, (d->nstaged - i) * sizeof(*d->staged));
+			d->nstaged -= i;
+			return err;
+		}
+	}
+	d->nstaged = 0;
+	return 0;
+}
+
+void xp_live_decoder_free(struct xp_live_decoder *d)
+{
+	free(d->staged);
+	d->staged = NULL;
+	d->nstaged = d->staged_cap = 0;
 }

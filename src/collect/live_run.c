@@ -95,8 +95,18 @@ static int on_record(void *ctx, void *data, size_t size)
 {
 	struct run *r = ctx;
 
-	if (xp_live_decode(&r->dec, data, size) == -ENOMEM)
+	if (xp_live_stage(&r->dec, data, size) == -ENOMEM)
 		r->nomem = true;
+	return 0;
+}
+
+static int flush(struct run *r, struct xp_error *err)
+{
+	if (xp_live_flush(&r->dec)) {
+		r->nomem = true;
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "out of memory while decoding the capture");
+	}
 	return 0;
 }
 
@@ -248,9 +258,14 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 			break;
 		}
 		total = decoded_total(&r->dec);
-		full = o->max_events && c->count >= o->max_events;
-		if (o->enough && (total != last_total || full)) {
+		full = o->max_events && xp_live_held(&r->dec) >= o->max_events;
+		if (o->enough && o->samples &&
+		    (full || (total != last_total &&
+			      r->dec.per_endpoint[o->enough_endpoint] >= o->samples))) {
 			last_total = total;
+			rc = flush(r, err);
+			if (rc)
+				goto out;
 			rc = o->enough(o->enough_ctx, c, r->dec.per_endpoint, err);
 			if (rc < 0)
 				goto out;
@@ -262,6 +277,11 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 		if (full) {
 			st->stop = XP_LIVE_STOP_FULL;
 			break;
+		}
+		if (!o->samples && r->dec.nstaged >= XP_LIVE_FLUSH_RECORDS) {
+			rc = flush(r, err);
+			if (rc)
+				goto out;
 		}
 		if (!exited && pidfd < 0 && now - last_verify >= 50000000ull) {
 			struct xp_error verr = { 0 };
@@ -310,9 +330,19 @@ out:
 	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 	for (i = 0; i < NSIG_LIVE; i++)
 		sigaction(live_signals[i], &old_sa[i], NULL);
+	if (r->dec.nstaged) {
+		/* also after a failure: the artifact gets what was captured */
+		struct xp_error ferr = { 0 };
+		int frc = flush(r, rc ? &ferr : err);
+
+		xp_error_clear(&ferr);
+		if (!rc)
+			rc = frc;
+	}
 	if (r->nomem && !rc)
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
 				  "out of memory while decoding the capture");
+	xp_live_decoder_free(&r->dec);
 
 	/* 6. order */
 	for (i = 0; i < r->dec.ntmpl && i < XP_LIVE_ENDPOINTS_MAX; i++)

@@ -163,6 +163,7 @@ static void test_decode(void)
 	CHECK_EQ_U64(c.count, 3);
 	CHECK_EQ_U64(d.per_endpoint[0], 3);
 	CHECK_EQ_U64(d.per_endpoint[1], 1);
+	xp_live_decoder_free(&d);
 	xp_capture_free(&c);
 }
 
@@ -186,6 +187,41 @@ static void test_decode_uprobe(void)
 	CHECK_EQ_U64(c.events[0].attrs_count, 0);
 	/* a uprobe endpoint refuses a syscall-sized record */
 	CHECK(xp_live_decode(&d, &h, sizeof(struct xp_live_sys_exit)) == -EBADMSG);
+	xp_live_decoder_free(&d);
+	xp_capture_free(&c);
+}
+
+static void test_stage_flush(void)
+{
+	struct xp_live_endpoint ep[2] = { ep_sys(false, 110), ep_sys(true, 110) };
+	struct xp_live_decoder d;
+	struct xp_live_sys_exit ex;
+	struct xp_capture c;
+	int i;
+
+	xp_capture_init(&c, 5000);
+	CHECK(xp_live_decoder_init(&d, &c, ep, 2, 1) == 0);
+	memset(&ex, 0, sizeof(ex));
+	ex.hdr.kind = XP_REC_SYS_EXIT;
+	ex.hdr.endpoint = 1;
+	for (i = 0; i < 5000; i++) {
+		ex.hdr.ts_ns = (uint64_t)i;
+		ex.ret = i;
+		CHECK(xp_live_stage(&d, &ex, sizeof(ex)) == 0);
+	}
+	/* the bound counts staged records */
+	CHECK(xp_live_stage(&d, &ex, sizeof(ex)) == -E2BIG);
+	CHECK_EQ_U64(d.beyond, 1);
+	CHECK(xp_live_stage(&d, &ex, 3) == -EBADMSG);
+	CHECK_EQ_U64(c.count, 0);
+	CHECK_EQ_U64(xp_live_held(&d), 5000);
+	CHECK(xp_live_flush(&d) == 0);
+	CHECK_EQ_U64(c.count, 5000);
+	CHECK_EQ_U64(d.nstaged, 0);
+	CHECK(c.events[4999].host.return_value == 4999);
+	CHECK_EQ_U64(c.events[4999].timestamp_ns, 4999);
+	CHECK_EQ_U64(d.per_endpoint[1], 5001);
+	xp_live_decoder_free(&d);
 	xp_capture_free(&c);
 }
 
@@ -312,6 +348,7 @@ int main(void)
 	test_ring_bytes();
 	test_decode();
 	test_decode_uprobe();
+	test_stage_flush();
 	test_trim();
 	test_filter();
 	test_live_capture();
