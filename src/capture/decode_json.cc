@@ -385,9 +385,10 @@ enum {
 	IC_ABI_TYPE,
 	IC_READ_ERROR,
 	IC_ATTR_KEY,
-	IC_VALUE,
 	IC__COUNT
 };
+
+constexpr size_t VALUE_CACHE = 64; /* entries of decoder::vc, a power of two */
 
 struct icache {
 	const char *p; /* the interned copy (stable until the capture is freed) */
@@ -419,6 +420,7 @@ struct decoder {
 	std::vector<std::string_view> keys; /* duplicate detection, a stack */
 	struct xp_event scratch; /* the event of count-only mode */
 	icache ic[IC__COUNT];
+	icache vc[VALUE_CACHE]; /* value texts, direct-mapped (intern_value) */
 	uint8_t enum_hint[6] = { 0, 0, 0, 0, 0, 0 }; /* enum_tab::parse hints */
 
 	/* where identity was first set (helper halves, see merge) */
@@ -431,6 +433,7 @@ struct decoder {
 		reason[0] = field[0] = '\0';
 		memset(&scratch, 0, sizeof(scratch));
 		memset(ic, 0, sizeof(ic));
+		memset(vc, 0, sizeof(vc));
 	}
 	~decoder()
 	{
@@ -852,16 +855,61 @@ int write_value(decoder &d, element v, struct xpc_buf *b)
 }
 
 /* Canonical text of @v, interned (0 in count-only mode). */
+/*
+ * Intern a value's text through a small direct-mapped cache: argument
+ * values rotate among a few texts per event (six syscall registers), which
+ * a one-entry cache misses every time.
+ */
+xp_str_t intern_value(decoder &d, const char *p, size_t n)
+{
+	uint64_t a = 0, b = 0, h;
+	icache *e;
+	xp_str_t id;
+
+	memcpy(&a, p, n < 8 ? n : 8);
+	if (n > 8)
+		b = load<uint64_t>(p + n - 8);
+	h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ n;
+	e = &d.vc[(h >> 58) & (VALUE_CACHE - 1)];
+	if (e->id && e->n == n && fast_eq(e->p, p, n))
+		return e->id;
+	id = xp_capture_intern_n(d.c, p, n);
+	if (id) {
+		e->id = id;
+		e->n = n;
+		e->p = xp_capture_str(d.c, id);
+	}
+	return id;
+}
+
+/* Canonical text of @v, interned (0 in count-only mode). */
 int value_id(decoder &d, element v, xp_str_t *out)
 {
+	char num[24], *p = num + sizeof(num);
+
+	/* integers, the common case, without the buffer */
+	if (v.type() == element_type::UINT64 || v.type() == element_type::INT64) {
+		bool neg = v.type() == element_type::INT64 && v.get_int64().value_unsafe() < 0;
+		uint64_t x = v.type() == element_type::UINT64 ?
+				     v.get_uint64().value_unsafe() :
+				     (neg ? (uint64_t)0 - (uint64_t)v.get_int64().value_unsafe() :
+					    (uint64_t)v.get_int64().value_unsafe());
+
+		do {
+			*--p = (char)('0' + x % 10);
+			x /= 10;
+		} while (x);
+		if (neg)
+			*--p = '-';
+		*out = d.count_only ? 0 : intern_value(d, p, (size_t)(num + sizeof(num) - p));
+		return 0;
+	}
 	xpc_buf_reset(&d.tmp);
 	if (write_value(d, v, &d.tmp))
 		return -1;
 	if (!xpc_buf_ok(&d.tmp))
 		return fail_nomem(d);
-	*out = d.count_only ?
-		       0 :
-		       intern_cached(d, IC_VALUE, std::string_view(xpc_buf_str(&d.tmp), d.tmp.len));
+	*out = d.count_only ? 0 : intern_value(d, xpc_buf_str(&d.tmp), d.tmp.len);
 	return 0;
 }
 
