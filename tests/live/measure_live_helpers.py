@@ -189,6 +189,9 @@ class LiveRun:
         out, err = self.p.communicate(timeout=timeout)
         doc = None
         if self.json_mode and self.p.returncode != -signal.SIGKILL:
+            # --json: one document on stdout, nothing on stderr (sanitizer
+            # reports included)
+            assert err == "", err
             doc = json.loads(out)
             assert out.endswith("}\n"), out
             if doc.get("ok") is False:

@@ -186,7 +186,13 @@ static void test_decode_uprobe(void)
 	CHECK_EQ_U64(c.events[0].host.offset, 0x1234);
 	CHECK_EQ_U64(c.events[0].attrs_count, 0);
 	/* a uprobe endpoint refuses a syscall-sized record */
-	CHECK(xp_live_decode(&d, &h, sizeof(struct xp_live_sys_exit)) == -EBADMSG);
+	{
+		struct xp_live_sys_exit big;
+
+		memset(&big, 0, sizeof(big));
+		big.hdr = h;
+		CHECK(xp_live_decode(&d, &big, sizeof(big)) == -EBADMSG);
+	}
 	xp_live_decoder_free(&d);
 	xp_capture_free(&c);
 }
