@@ -389,6 +389,15 @@ enum {
 };
 
 constexpr size_t VALUE_CACHE = 64; /* entries of decoder::vc, a power of two */
+constexpr size_t RANGE_CACHE = 256; /* entries of decoder::arg_rc/attr_rc */
+
+/* A run of the capture's argument or attribute table already used by an
+ * event, by the hash of its content. */
+struct range_ent {
+	uint64_t h;
+	uint32_t first;
+	uint32_t count; /* 0: empty */
+};
 
 struct icache {
 	const char *p; /* the interned copy (stable until the capture is freed) */
@@ -421,6 +430,8 @@ struct decoder {
 	struct xp_event scratch; /* the event of count-only mode */
 	icache ic[IC__COUNT];
 	icache vc[VALUE_CACHE]; /* value texts, direct-mapped (intern_value) */
+	range_ent arg_rc[RANGE_CACHE]; /* argument lists seen (share_args) */
+	range_ent attr_rc[RANGE_CACHE]; /* attribute maps seen (share_attrs) */
 	uint8_t enum_hint[6] = { 0, 0, 0, 0, 0, 0 }; /* enum_tab::parse hints */
 
 	/* where identity was first set (helper halves, see merge) */
@@ -434,6 +445,8 @@ struct decoder {
 		memset(&scratch, 0, sizeof(scratch));
 		memset(ic, 0, sizeof(ic));
 		memset(vc, 0, sizeof(vc));
+		memset(arg_rc, 0, sizeof(arg_rc));
+		memset(attr_rc, 0, sizeof(attr_rc));
 	}
 	~decoder()
 	{
@@ -916,6 +929,73 @@ int value_id(decoder &d, element v, xp_str_t *out)
 /* ---------------------------------------------------------------------- */
 /* Event parts                                                             */
 
+/*
+ * Shared argument and attribute runs.  A syscall entry carries six
+ * arguments and a syscall event one attribute, and most events repeat a
+ * list seen before (the same fd, buffer and count; the same category), so
+ * the run just appended is compared with an earlier run of the same hash
+ * and, when equal, dropped in favour of it: the table grows with distinct
+ * lists, not with events (48 bytes per syscall entry otherwise).  Runs are
+ * read-only once linked, so sharing one is invisible to readers; @first is
+ * always the end of the table here, which is what makes dropping it safe.
+ */
+inline uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 0x9e3779b97f4a7c15ull;
+}
+
+uint32_t share_args(decoder &d, uint32_t first, uint32_t count)
+{
+	struct xp_capture *c = d.c;
+	const struct xp_arg *a = c->args + first;
+	uint64_t h = count;
+
+	for (uint32_t i = 0; i < count; i++)
+		h = mix(mix(h, (uint64_t)a[i].abi_type << 32 | a[i].value),
+			(uint64_t)a[i].read_error << 16 | a[i].index);
+	range_ent &e = d.arg_rc[(h >> 56) & (RANGE_CACHE - 1)];
+	if (e.count == count && e.h == h && e.first + count <= first) {
+		const struct xp_arg *b = c->args + e.first;
+		uint32_t i;
+
+		for (i = 0; i < count; i++)
+			if (a[i].abi_type != b[i].abi_type || a[i].value != b[i].value ||
+			    a[i].read_error != b[i].read_error || a[i].index != b[i].index)
+				break;
+		if (i == count && first + count == c->nargs) {
+			c->nargs = first;
+			return e.first;
+		}
+	}
+	e = { h, first, count };
+	return first;
+}
+
+uint32_t share_attrs(decoder &d, uint32_t first, uint32_t count)
+{
+	struct xp_capture *c = d.c;
+	const struct xp_attr *a = c->attrs + first;
+	uint64_t h = count;
+
+	for (uint32_t i = 0; i < count; i++)
+		h = mix(h, (uint64_t)a[i].key << 32 | a[i].value);
+	range_ent &e = d.attr_rc[(h >> 56) & (RANGE_CACHE - 1)];
+	if (e.count == count && e.h == h && e.first + count <= first) {
+		const struct xp_attr *b = c->attrs + e.first;
+		uint32_t i;
+
+		for (i = 0; i < count; i++)
+			if (a[i].key != b[i].key || a[i].value != b[i].value)
+				break;
+		if (i == count && first + count == c->nattrs) {
+			c->nattrs = first;
+			return e.first;
+		}
+	}
+	e = { h, first, count };
+	return first;
+}
+
 int decode_dim3(decoder &d, element v, bool *has, struct xp_dim3 *out)
 {
 	simdjson::dom::object o;
@@ -1033,6 +1113,8 @@ int decode_arguments(decoder &d, element v, struct xp_host_part *h)
 			h->args_first = (uint32_t)idx;
 		h->args_count++;
 	}
+	if (h->args_count)
+		h->args_first = share_args(d, h->args_first, h->args_count);
 	return 0;
 }
 
@@ -1315,6 +1397,8 @@ int decode_attributes(decoder &d, element v, struct xp_event *e)
 		return fail_key(d, k, "duplicate");
 	}
 	d.keys.resize(base);
+	if (e->attrs_count)
+		e->attrs_first = share_attrs(d, e->attrs_first, e->attrs_count);
 	return 0;
 }
 
@@ -1885,6 +1969,10 @@ int merge_half(decoder &d, half_job &job)
 			if (k == 0)
 				e->host.args_first = (uint32_t)idx;
 		}
+		if (e->attrs_count)
+			e->attrs_first = share_attrs(d, e->attrs_first, e->attrs_count);
+		if (e->host.args_count)
+			e->host.args_first = share_args(d, e->host.args_first, e->host.args_count);
 		if (c->strings.failed)
 			return fail_nomem(d);
 	}

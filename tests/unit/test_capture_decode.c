@@ -342,6 +342,35 @@ static void test_round_trip(void)
 	}
 	xp_capture_free(&c);
 
+	/* identical argument lists and attribute maps share one table run;
+	 * different ones do not, and rendering is unaffected */
+	{
+		struct xpc_buf t = XPC_BUF_INIT;
+		char *other = subst(full_events[1], "\"value\":3,", "\"value\":4,");
+		char *got;
+
+		xpc_buf_printf(&t, "%s\n%s\n%s\n%s\n", full_events[1], full_events[2],
+			       full_events[1], other);
+		CHECK(decode_text(xpc_buf_str(&t), 0, &c, &err) == 0);
+		CHECK_EQ_U64(c.count, 4);
+		if (c.count == 4) {
+			CHECK_EQ_U64(c.events[0].host.args_first, c.events[2].host.args_first);
+			CHECK(c.events[3].host.args_first != c.events[0].host.args_first);
+			CHECK_EQ_U64(c.nargs, 12);
+			CHECK_EQ_U64(c.events[0].attrs_first, c.events[1].attrs_first);
+			CHECK_EQ_U64(c.nattrs, 1);
+			got = render(&c, 2);
+			CHECK_STR(got, full_events[1]);
+			free(got);
+			got = render(&c, 3);
+			CHECK_STR(got, other);
+			free(got);
+		}
+		xp_capture_free(&c);
+		xpc_buf_free(&t);
+		free(other);
+	}
+
 	/* any whitespace separates documents; none is needed between objects */
 	{
 		char *a = event_doc(0, 7, 8, 10, "host_function_entry", "uprobe");
