@@ -93,23 +93,30 @@ def run_once(argv):
         p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
         sys.exit("bench_decode: %s failed (%d): %s" % (" ".join(argv[:4]), p.returncode, err))
-    return wall, ru.ru_maxrss * 1024
+    return wall, ru.ru_maxrss * 1024, ru.ru_utime + ru.ru_stime
 
 
 res = {}
 for name, argv, path in cases:
-    walls, rss = [], []
+    walls, rss, cpus = [], [], []
     for _ in range(runs):
-        w, r = run_once(argv)
+        w, r, c = run_once(argv)
         walls.append(w)
         rss.append(r)
-    res[name] = (statistics.median(walls), statistics.median(rss), os.path.getsize(path))
+        cpus.append(c)
+    res[name] = (statistics.median(walls), statistics.median(rss), os.path.getsize(path),
+                 statistics.median(cpus))
 
-print("\n%-32s %10s %14s %10s %14s" % ("median of %d runs" % runs, "seconds", "events/s",
-                                       "MB/s", "peak RSS B/ev"))
-for name, (wall, rss, size) in res.items():
-    print("%-32s %10.3f %14.0f %10.1f %14.1f" % (name, wall, events / wall, size / wall / 1e6,
-                                               rss / events))
+with open("/proc/loadavg") as f:
+    load = f.read().split()[0]
+print("\n(%d CPUs, load average %s: the machine is shared, so CPU seconds are shown too)"
+      % (os.cpu_count(), load))
+print("%-32s %8s %8s %12s %14s %9s %13s" % ("median of %d runs" % runs, "wall s", "cpu s",
+                                            "events/s", "events/cpu-s", "MB/s", "peak RSS B/ev"))
+for name, (wall, rss, size, cpu) in res.items():
+    print("%-32s %8.3f %8.3f %12.0f %14.0f %9.1f %13.1f" % (
+        name, wall, cpu, events / wall, events / cpu if cpu else 0, size / wall / 1e6,
+        rss / events))
 
 
 def ratio(a, b):
