@@ -6,7 +6,8 @@
  * src/collect (plan, BPF, capture loop) and src/correlate:
  *   1. CUDA endpoints -> CUPTI_NOT_AVAILABLE (the Agent is not in this
  *      build); the policy checked against the pair before anything is
- *      attached (the correlator's own INVALID_CORRELATION_POLICY);
+ *      attached (INVALID_CORRELATION_POLICY shaped as measure's
+ *      validate-issue errors: recommended_policy, compatible_policies);
  *   2. resolve both selectors against the target (src/target), and the
  *      target's PID namespace into the BPF filter;
  *   3. one bounded capture (xp_live_capture): --samples stops once the
