@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "parse.h"
 
 void xpc_json_init_buf(struct xpc_json *w, struct xpc_buf *out, unsigned flags)
 {
@@ -308,7 +309,13 @@ int xpc_fmt_f64(double v, char *buf, size_t size)
 	/* digits = [-]d[.ddd]e[+-]xx ; split mantissa digits and exponent */
 	neg = digits[0] == '-';
 	e = strchr(digits, 'e');
-	exp10 = atoi(e + 1);
+	{
+		int64_t x = 0;
+
+		/* "%e" always prints a sign and at least two digits */
+		xpc_parse_i64(e[1] == '+' ? e + 2 : e + 1, -400, 400, &x);
+		exp10 = (int)x;
+	}
 	*e = '\0';
 	ndig = 0;
 	for (i = neg ? 1 : 0; digits[i]; i++)
