@@ -5,9 +5,9 @@
  * xp_measure_live orchestrates one live exact measurement; the work is in
  * src/collect (plan, BPF, capture loop) and src/correlate:
  *   1. CUDA endpoints -> CUPTI_NOT_AVAILABLE (the Agent is not in this
- *      build); the policy checked against the pair before anything is
- *      attached (INVALID_CORRELATION_POLICY shaped as measure's
- *      validate-issue errors: recommended_policy, compatible_policies);
+ *      build); then validate runs on the pair and its first issue becomes
+ *      the error before anything is attached (recommended_policy,
+ *      compatible_policies in details, as the reference does);
  *   2. resolve both selectors against the target (src/target), and the
  *      target's PID namespace into the BPF filter;
  *   3. one bounded capture (xp_live_capture): --samples stops once the
@@ -34,8 +34,8 @@
  *   end); the policies count those as unmatched, never as pairs, and the
  *   samples rule only counts pairs.
  *
- * --cpu-sample, --syscall-aggregate and --aggregate are other issues'
- * (#6 and the Agent): explicit errors until they land.
+ * --cpu-sample and --syscall-aggregate live in their own files; --aggregate
+ * (CUDA activity inventory) needs the Agent: an explicit error below.
  */
 #include <errno.h>
 #include <signal.h>
@@ -45,6 +45,7 @@
 #include "../../common/parse.h"
 #include "../collect/live.h"
 #include "../target/resolve.h"
+#include "../target/validate.h"
 #include "measure.h"
 
 /* Below this many events the samples rule correlates every round. */
@@ -197,33 +198,40 @@ static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
 }
 
 /*
- * Step 1b: refuse an incompatible policy before touching the target, as
- * measure does with validate's first issue (peer notes 0.7): the policy's
- * requirement, recommended_policy (kebab-case) and compatible_policies
- * (snake_case, the MatchPolicy enum of the schemas).
+ * Step 1b: measure runs validate (read-only) and turns its first issue into
+ * the error, as the contract says ("Callers must stop on valid: false"):
+ * the issue's code and message, recoverable, with recommended_policy
+ * (kebab-case) and compatible_policies (snake_case, the MatchPolicy enum)
+ * in details (peer notes 0.7).  A missing eBPF capability is therefore
+ * PERMISSION_DENIED (exit 4), a policy the strict validate-time rules
+ * refuse INVALID_CORRELATION_POLICY, before anything touches the target.
  */
-static int check_policy_early(struct xp_measure_req *req, struct xp_error *err)
+static int validate_first(struct xp_measure_req *req, struct xp_error *err)
 {
-	unsigned mask = xp_policy_compatible(&req->from, &req->to);
+	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
-	const char *why;
+	struct xp_validation v;
 	size_t n, i;
+	int rc;
 
-	if (mask & (1u << req->policy))
-		return 0;
-	n = xp_policy_list(mask, list);
+	memset(&v, 0, sizeof(v));
+	rc = xp_validate_pair(&req->target, &req->from, &req->to, req->policy, &vo, &v, err);
+	if (rc || v.nissues == 0)
+		goto out;
+	n = xp_policy_list(v.compatible, list);
 	for (i = 0; i < n; i++)
 		names[i] = xp_policy_snake(list[i]);
-	why = xp_policy_requirement(req->policy);
 	xp_error_detail_str(err, "start_selector", req->from_text);
 	xp_error_detail_str(err, "end_selector", req->to_text);
 	xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
-	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(xp_policy_recommend(mask)));
+	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(v.recommended));
 	xp_error_detail_strv(err, "compatible_policies", names, n);
 	xp_error_hint(err, "rerun validate with an explicitly compatible policy");
-	return xp_error_set(err, XPROBE_E_INVALID_CORRELATION_POLICY, true, "%s",
-			    why ? why : "the policy is not compatible with these selectors");
+	rc = xp_error_set(err, v.issues[0].code, true, "%s", v.issues[0].message);
+out:
+	xp_validation_free(&v);
+	return rc;
 }
 
 /* The capture ended without the bound being met: the contract's error. */
@@ -341,7 +349,7 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "CUDA endpoint planned");
 		goto out;
 	}
-	rc = check_policy_early(req, err);
+	rc = validate_first(req, err);
 	if (rc)
 		goto out;
 

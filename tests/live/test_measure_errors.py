@@ -234,6 +234,24 @@ def test_incompatible_policy_before_attach(xprobe):
         fx.quit()
 
 
+def test_validate_issue_refuses_what_only_the_lenient_correlator_accepts(xprobe):
+    """measure --pid runs validate: exact on syscall:read:entry -> syscall:write:exit
+    passes the correlator's lenient check but not validate's strict one, so the
+    live measurement stops on validate's first issue before attaching."""
+    with sleeper("--calls", 0) as fx:
+        res = xprobe.run("measure", "--pid", fx.pid, "--from", "syscall:read:entry",
+                         "--to", "syscall:write:exit", "--match", "exact", "--samples", 1,
+                         "--timeout-ms", 2000)
+        assert res.rc == 1, res
+        assert res.code == "INVALID_CORRELATION_POLICY"
+        assert res.error["message"] == (
+            "exact matching requires endpoints that share a deterministic correlation key")
+        assert res.error["details"]["compatible_policies"] == ["first_after", "nearest"]
+        assert res.error["details"]["recommended_policy"] == "first-after"
+        assert res.error["hints"] == ["rerun validate with an explicitly compatible policy"]
+        fx.quit()
+
+
 def test_unknown_symbol(xprobe):
     with sleeper("--calls", 0) as fx:
         exe = fx.ready["exe"]
