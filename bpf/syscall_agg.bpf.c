@@ -29,6 +29,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "syscall_agg.h"
+#include "target_filter.bpf.h"
 
 #ifndef offsetof
 #define offsetof(t, m) __builtin_offsetof(t, m)
@@ -36,15 +37,7 @@
 
 /* --- filters (rodata, set before load) ---------------------------------- */
 
-/* Global tgid of the target; 0 = not filtered by it (xprobe outside the
- * initial PID namespace). */
-const volatile __u32 targ_tgid = 0;
-/* 1: identify threads in the target's PID namespace (pidns_dev/ino) and
- * keep only ns_tgid. */
-const volatile __u32 use_pidns = 0;
-const volatile __u32 ns_tgid = 0;
-const volatile __u64 pidns_dev = 0;
-const volatile __u64 pidns_ino = 0;
+/* targ_tgid, use_pidns, ns_tgid, pidns_dev, pidns_ino: target_filter.bpf.h */
 
 /* --- state ------------------------------------------------------------- */
 
@@ -73,31 +66,6 @@ struct {
 	__type(value, struct xp_sa_counters);
 } xp_sa_counters SEC(".maps");
 
-/* uapi layout of struct bpf_pidns_info (no relocation needed). */
-struct xp_sa_pidns_info {
-	__u32 pid;
-	__u32 tgid;
-};
-
-static __always_inline int target_tid(__u32 *tid)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct xp_sa_pidns_info ns;
-
-	if (targ_tgid && (__u32)(id >> 32) != targ_tgid)
-		return 0;
-	if (!use_pidns) {
-		*tid = (__u32)id;
-		return 1;
-	}
-	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, (struct bpf_pidns_info *)&ns,
-					sizeof(ns)))
-		return 0;
-	if (ns.tgid != ns_tgid)
-		return 0;
-	*tid = ns.pid;
-	return 1;
-}
 
 static __always_inline struct xp_sa_counters *counters(void)
 {
@@ -134,9 +102,9 @@ int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 	struct xp_sa_start start = {}, *s;
 	struct xp_sa_counters *c;
 	struct xp_sa_group *g;
-	__u32 tid, nr;
+	__u32 pid, tid, nr;
 
-	if (!target_tid(&tid) || !armed)
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	nr = (__u32)ctx->args[1];
 	g = group_of(nr);
@@ -186,11 +154,11 @@ int xp_sa_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct xp_sa_start *s;
 	struct xp_sa_group *g;
 	__u64 dur = 0, nr64;
-	__u32 tid, nr;
+	__u32 pid, tid, nr;
 	long ret;
 	int matched = 0;
 
-	if (!target_tid(&tid) || !armed)
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	ret = (long)ctx->args[1];
 	s = bpf_map_lookup_elem(&xp_sa_inflight, &tid);

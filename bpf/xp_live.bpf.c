@@ -43,6 +43,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 
+#include "target_filter.bpf.h"
 #include "xp_live.h"
 
 #ifndef offsetof
@@ -51,15 +52,7 @@
 
 /* --- filters (rodata, set before load) ---------------------------------- */
 
-/* Global tgid of the target as the kernel numbers it; 0 = not filtered by
- * it (the collector runs in a non-initial PID namespace). */
-const volatile __u32 targ_tgid = 0;
-/* 1: resolve ids in the target's PID namespace (pidns_dev/ino) and keep
- * only ns_tgid; events then carry namespace-relative ids. */
-const volatile __u32 use_pidns = 0;
-const volatile __u32 ns_tgid = 0;
-const volatile __u64 pidns_dev = 0;
-const volatile __u64 pidns_ino = 0;
+/* targ_tgid, use_pidns, ns_tgid, pidns_dev, pidns_ino: target_filter.bpf.h */
 /* Syscall numbers per direction and the endpoint each one reports. */
 const volatile __s32 enter_nr[XP_LIVE_MAX_SYSCALLS] = { XP_LIVE_NO_SYSCALL, XP_LIVE_NO_SYSCALL };
 const volatile __u32 enter_ep[XP_LIVE_MAX_SYSCALLS] = { 0, 0 };
@@ -84,35 +77,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xp_live_drops);
 } xp_drops SEC(".maps");
-
-/* uapi layout of struct bpf_pidns_info, declared here so that reading it
- * needs no relocation. */
-struct xp_pidns_info {
-	__u32 pid;
-	__u32 tgid;
-};
-
-static __always_inline int target_ids(__u32 *pid, __u32 *tid)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct xp_pidns_info ns;
-
-	if (targ_tgid && (__u32)(id >> 32) != targ_tgid)
-		return 0;
-	if (!use_pidns) {
-		*pid = id >> 32;
-		*tid = (__u32)id;
-		return 1;
-	}
-	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, (struct bpf_pidns_info *)&ns,
-					sizeof(ns)))
-		return 0;
-	if (ns.tgid != ns_tgid)
-		return 0;
-	*pid = ns.tgid;
-	*tid = ns.pid;
-	return 1;
-}
 
 /* @ts: the lost record's timestamp. */
 static __always_inline void count_drop(__u64 ts)
@@ -158,7 +122,7 @@ int xp_uprobe(struct pt_regs *ctx)
 {
 	__u32 pid, tid;
 
-	if (!target_ids(&pid, &tid) || !armed)
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	return emit_hdr(XP_REC_UPROBE, bpf_get_attach_cookie(ctx), pid, tid);
 }
@@ -168,7 +132,7 @@ int xp_usdt(struct pt_regs *ctx)
 {
 	__u32 pid, tid;
 
-	if (!target_ids(&pid, &tid) || !armed)
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	return emit_hdr(XP_REC_USDT, bpf_usdt_cookie(ctx), pid, tid);
 }
@@ -178,7 +142,7 @@ int xp_tracepoint(void *ctx)
 {
 	__u32 pid, tid;
 
-	if (!target_ids(&pid, &tid) || !armed)
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	return emit_hdr(XP_REC_TRACEPOINT, bpf_get_attach_cookie(ctx), pid, tid);
 }
@@ -201,7 +165,7 @@ int xp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	__s64 nr;
 	__u64 ts;
 
-	if (!target_ids(&pid, &tid) || !armed)
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	nr = (__s64)ctx->args[1];
 	if (nr == enter_nr[0])
@@ -243,7 +207,7 @@ int xp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	__s64 nr;
 	__u64 ts;
 
-	if (!target_ids(&pid, &tid) || !armed)
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	if (bpf_probe_read_kernel(&nr, sizeof(nr),
 				  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)))) {

@@ -77,7 +77,6 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	};
 	struct xp_sa_result r;
 	struct xp_warnings ws = { 0 };
-	struct xp_live_filter f;
 	struct xp_target t;
 	struct xp_target_ns ns;
 	struct sigaction sa, old_int, old_term;
@@ -103,15 +102,11 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	rc = xp_target_namespaces(&t, &ns, err);
 	if (rc)
 		return rc;
-	rc = xp_live_filter_init(&f, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino, ns.ns_pid);
+	rc = xp_live_filter_init(&o.filter, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino,
+				 ns.ns_pid);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "cannot read xprobe's own PID namespace: %s", strerror(-rc));
-	o.global_tgid = f.global_tgid;
-	o.use_pidns = f.use_pidns;
-	o.pidns_dev = f.pidns_dev;
-	o.pidns_ino = f.pidns_ino;
-	o.ns_tgid = f.ns_tgid;
 	o.on_armed_ctx = &t;
 
 	memset(&sa, 0, sizeof(sa));
@@ -142,7 +137,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 			.name = cli->name,
 			.pid = t.pid,
 			.process_start_time = t.start_time,
-			.pid_namespace_filter = o.use_pidns,
+			.pid_namespace_filter = o.filter.use_pidns,
 			.result = &r,
 			.complete = xp_sa_complete(&r),
 			.dropped = xp_sa_dropped(&r),

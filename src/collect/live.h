@@ -103,6 +103,19 @@ struct xp_live_filter {
 };
 
 /*
+ * Fill the rodata filters of bpf/target_filter.bpf.h (every xprobe BPF
+ * skeleton has them) from @f, between open and load.
+ */
+#define XP_TARGET_FILTER_APPLY(rodata, f)                 \
+	do {                                              \
+		(rodata)->targ_tgid = (f)->global_tgid;   \
+		(rodata)->use_pidns = (f)->use_pidns;     \
+		(rodata)->ns_tgid = (f)->ns_tgid;         \
+		(rodata)->pidns_dev = (f)->pidns_dev;     \
+		(rodata)->pidns_ino = (f)->pidns_ino;     \
+	} while (0)
+
+/*
  * Build the filter for @t: @pidns_dev/@pidns_ino/@ns_pid describe the
  * target's PID namespace (xp_target_namespaces), @same_pidns whether
  * xprobe shares it.  Reads /proc/self/status to learn whether xprobe is in

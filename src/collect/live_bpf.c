@@ -185,11 +185,7 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 	}
 
 	/* filters */
-	b->skel->rodata->targ_tgid = f->global_tgid;
-	b->skel->rodata->use_pidns = f->use_pidns;
-	b->skel->rodata->ns_tgid = f->ns_tgid;
-	b->skel->rodata->pidns_dev = f->pidns_dev;
-	b->skel->rodata->pidns_ino = f->pidns_ino;
+	XP_TARGET_FILTER_APPLY(b->skel->rodata, f);
 	for (i = 0; i < n; i++) {
 		need[ep[i].kind] = true;
 		if (ep[i].kind == XP_LIVE_SYS_ENTER && ne < XP_LIVE_MAX_SYSCALLS) {

@@ -180,11 +180,7 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 		rc = bpf_fail(err, errno, "open");
 		goto out;
 	}
-	skel->rodata->targ_tgid = o->global_tgid;
-	skel->rodata->use_pidns = o->use_pidns;
-	skel->rodata->ns_tgid = o->ns_tgid;
-	skel->rodata->pidns_dev = o->pidns_dev;
-	skel->rodata->pidns_ino = o->pidns_ino;
+	XP_TARGET_FILTER_APPLY(skel->rodata, &o->filter);
 	if (bpf_map__set_max_entries(skel->maps.xp_sa_groups, (__u32)o->max_groups) ||
 	    bpf_map__set_max_entries(skel->maps.xp_sa_inflight, (__u32)o->max_inflight)) {
 		rc = bpf_fail(err, errno, "size");

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "../model/error.h"
+#include "live.h"
 
 #define XP_SA_MAX_GROUPS_LIMIT 65536u    /* keys of the per-CPU group map */
 #define XP_SA_MAX_INFLIGHT_LIMIT 1048576u /* entries of the in-flight map */
@@ -71,10 +72,7 @@ struct xp_sa_result {
 /* How BPF recognizes the target (see src/collect/live.h, xp_live_filter). */
 struct xp_sa_opts {
 	uint32_t pid;               /* as xprobe sees it */
-	uint32_t global_tgid;       /* 0 = not filtered by the global tgid */
-	bool use_pidns;
-	uint64_t pidns_dev, pidns_ino;
-	uint32_t ns_tgid;
+	struct xp_live_filter filter; /* xp_live_filter_init */
 	uint64_t max_groups;        /* 1..XP_SA_MAX_GROUPS_LIMIT */
 	uint64_t max_inflight;      /* 1..XP_SA_MAX_INFLIGHT_LIMIT */
 	uint64_t duration_ms;       /* > 0 */

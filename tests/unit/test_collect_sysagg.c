@@ -245,7 +245,7 @@ static void test_live(void)
 
 	/* exact counts */
 	CHECK(start_child(&ch, 0, false) == 0);
-	o.pid = o.global_tgid = (uint32_t)ch.pid;
+	o.pid = o.filter.global_tgid = (uint32_t)ch.pid;
 	o.on_armed_ctx = &ch;
 	usleep(50000); /* the child is blocked in read() before we arm */
 	rc = xp_sa_collect(&o, &r, &err);
@@ -264,7 +264,7 @@ static void test_live(void)
 
 	/* --max-groups 2: read and getppid get groups, the rest is counted */
 	CHECK(start_child(&ch, 0, false) == 0);
-	o.pid = o.global_tgid = (uint32_t)ch.pid;
+	o.pid = o.filter.global_tgid = (uint32_t)ch.pid;
 	o.on_armed_ctx = &ch;
 	o.max_groups = 2;
 	usleep(50000);
@@ -282,7 +282,7 @@ static void test_live(void)
 
 	/* --max-inflight 1 with four sleeping threads: starts are dropped */
 	CHECK(start_child(&ch, 4, false) == 0);
-	o.pid = o.global_tgid = (uint32_t)ch.pid;
+	o.pid = o.filter.global_tgid = (uint32_t)ch.pid;
 	o.on_armed_ctx = &ch;
 	o.max_groups = 256;
 	o.max_inflight = 1;
@@ -312,8 +312,7 @@ static void test_pidns(void)
 		.max_inflight = 1024,
 		.duration_ms = 400,
 		.on_armed = go_armed,
-		.use_pidns = true,
-		.ns_tgid = 1,
+		.filter = { .use_pidns = true, .ns_tgid = 1 },
 	};
 	struct xp_error err = { 0 };
 	struct xp_sa_result r;
@@ -347,9 +346,9 @@ static void test_pidns(void)
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", ch.pid);
 	CHECK(stat(path, &sb) == 0);
 	o.pid = (uint32_t)ch.pid;
-	o.global_tgid = (uint32_t)ch.pid;
-	o.pidns_dev = sb.st_dev;
-	o.pidns_ino = sb.st_ino;
+	o.filter.global_tgid = (uint32_t)ch.pid;
+	o.filter.pidns_dev = sb.st_dev;
+	o.filter.pidns_ino = sb.st_ino;
 	o.on_armed_ctx = &ch;
 	usleep(50000);
 	rc = xp_sa_collect(&o, &r, &err);
