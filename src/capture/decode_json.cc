@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <new>
 #include <system_error>
@@ -80,6 +81,7 @@ extern "C" {
 #include "../../common/buf.h"
 #include "../../common/json.h"
 #include "capture_io.h"
+#include "decode_fast.h"
 #include "decode_json.h"
 }
 
@@ -96,6 +98,10 @@ constexpr size_t XP_CHUNK_BYTES = 8u << 20;
 constexpr size_t XP_MAX_DOC = 64u << 20;
 
 size_t g_test_chunk_bytes; /* xp_decode_test_chunk_bytes() */
+int g_test_fast_mode = -1; /* xp_decode_test_fastpath(): -1 = the environment */
+
+/* xp_decode_test_fast_stats(), summed over decoders as segments end */
+std::atomic<uint64_t> g_stat_fast_lines, g_stat_declined, g_stat_reruns;
 
 /* ---------------------------------------------------------------------- */
 /* Field tables                                                            */
@@ -453,9 +459,16 @@ struct decoder {
 	bool pid_set = false, start_set = false;
 	uint64_t pid_set_off = 0, start_set_off = 0;
 
+	/* the canonical-line fast path (decode_fast.h) */
+	bool fast = false;
+	struct xp_fast_hints fh;
+	struct xp_fast_event fe;
+	uint64_t n_fast = 0, n_declined = 0, n_reruns = 0; /* flushed to g_stat_* */
+
 	decoder()
 	{
 		reason[0] = field[0] = '\0';
+		memset(&fh, 0, sizeof(fh));
 		memset(&scratch, 0, sizeof(scratch));
 		memset(ic, 0, sizeof(ic));
 		memset(vc, 0, sizeof(vc));
@@ -1809,11 +1822,12 @@ struct seg_result {
 };
 
 /*
- * Decode the whole documents of buf[0..len) (padded) into d.c.  @seg_off
- * is the stream offset of buf[0] (decoders record where identity was set).
+ * Decode the whole documents of buf[0..len) (padded) into d.c with
+ * simdjson alone.  @seg_off is the stream offset of buf[0] (decoders
+ * record where identity was set).
  */
-seg_result parse_segment(decoder &d, simdjson::dom::parser &parser, const char *buf, size_t len,
-			 uint64_t seg_off)
+seg_result parse_segment_slow(decoder &d, simdjson::dom::parser &parser, const char *buf,
+			      size_t len, uint64_t seg_off)
 {
 	seg_result r;
 	simdjson::dom::document_stream stream;
@@ -1857,6 +1871,319 @@ seg_result parse_segment(decoder &d, simdjson::dom::parser &parser, const char *
 		return r;
 	}
 	r.trunc = std::min(stream.truncated_bytes(), len);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The canonical-line fast path                                            */
+
+/*
+ * How a segment is decoded with the fast path on (parse_segment).
+ *
+ * Lines are offered to xp_fast_scan() one by one; an accepted line is
+ * interned and linked by fast_commit() exactly as decode_one() would, so
+ * the capture is the same, string ids and shared runs included.  A line
+ * it declines goes to simdjson (parse_segment_slow) on its own, and after
+ * repeated declines the next 2, 4, 8 ... lines with it, so a stream that
+ * is not canonical costs a few declined scans per segment and is then
+ * decoded in large simdjson batches.
+ *
+ * Errors.  simdjson validates a batch before decoding any of it, so which
+ * error a stream gets depends on what else its batch holds (a malformed
+ * line after an unknown field wins over it).  Rather than imitate that,
+ * any failure inside a segment decoded this way -- a declined line that
+ * simdjson rejects, a mixed target, running out of memory -- undoes the
+ * segment (mixed_mark / mixed_undo: the capture's lengths and identity,
+ * the decoder's counts) and decodes it again with simdjson alone, which
+ * reports exactly the error it always did.  Failures end the decode, so
+ * this costs nothing when the input is good.
+ *
+ * Why the pieces agree with one simdjson pass when nothing fails: the fast
+ * path accepts only whole valid documents ended by '\n', so every piece
+ * handed to simdjson starts between documents, outside any string, at a
+ * UTF-8 boundary: simdjson's first stage finds the same structure in the
+ * piece as in the whole batch, and its documents are the same.  A piece
+ * whose last document runs past it (pretty-printed documents) makes the
+ * rest of the segment one simdjson piece, whose cut document is the
+ * segment's.
+ */
+struct mixed_mark {
+	size_t count, nattrs, nargs, keys;
+	bool has_pid, has_start_time, count_only, over_limit, pid_set, start_set;
+	uint32_t pid;
+	uint64_t process_start_time, observed, pid_set_off, start_set_off;
+};
+
+mixed_mark mixed_take(const decoder &d)
+{
+	const struct xp_capture *c = d.c;
+	mixed_mark m;
+
+	m.count = c->count;
+	m.nattrs = c->nattrs;
+	m.nargs = c->nargs;
+	m.keys = d.keys.size();
+	m.has_pid = c->has_pid;
+	m.pid = c->pid;
+	m.has_start_time = c->has_start_time;
+	m.process_start_time = c->process_start_time;
+	m.count_only = d.count_only;
+	m.over_limit = d.over_limit;
+	m.observed = d.observed;
+	m.pid_set = d.pid_set;
+	m.pid_set_off = d.pid_set_off;
+	m.start_set = d.start_set;
+	m.start_set_off = d.start_set_off;
+	return m;
+}
+
+void mixed_undo(decoder &d, const mixed_mark &m)
+{
+	struct xp_capture *c = d.c;
+
+	c->count = m.count;
+	c->nattrs = m.nattrs;
+	c->nargs = m.nargs;
+	c->has_pid = m.has_pid;
+	c->pid = m.pid;
+	c->has_start_time = m.has_start_time;
+	c->process_start_time = m.process_start_time;
+	d.keys.resize(m.keys);
+	d.count_only = m.count_only;
+	d.over_limit = m.over_limit;
+	d.observed = m.observed;
+	d.pid_set = m.pid_set;
+	d.pid_set_off = m.pid_set_off;
+	d.start_set = m.start_set;
+	d.start_set_off = m.start_set_off;
+	d.fkind = FAIL_NONE;
+	d.reason[0] = d.field[0] = '\0';
+	d.depth = 0;
+	/* the runs they name may be gone (content is compared anyway) */
+	memset(d.arg_rc, 0, sizeof(d.arg_rc));
+	memset(d.attr_rc, 0, sizeof(d.attr_rc));
+}
+
+/* A string of an accepted line, interned as get_opt_str_id() would. */
+bool fast_str_id(decoder &d, int slot, const struct xp_fast_str &s, xp_str_t *out)
+{
+	*out = 0;
+	if (!s.p)
+		return true;
+	if (!s.esc) {
+		*out = intern_cached(d, slot, std::string_view(s.p, s.n));
+		return true;
+	}
+	xpc_buf_reset(&d.tmp);
+	if (xpc_buf_reserve(&d.tmp, (size_t)s.n + 1))
+		return false;
+	*out = intern_cached(d, slot, std::string_view(d.tmp.data, xp_fast_unescape(&s, d.tmp.data)));
+	return true;
+}
+
+/* decode_arguments() for an accepted line (not in count-only mode) */
+int fast_args(decoder &d, const struct xp_fast_event &fe, struct xp_host_part *h)
+{
+	h->args_count = 0;
+	h->args_first = 0;
+	for (unsigned i = 0; i < fe.nargs; i++) {
+		const struct xp_fast_arg &fa = fe.args[i];
+		struct xp_arg a;
+		long idx;
+
+		memset(&a, 0, sizeof(a));
+		a.index = fa.index;
+		if (!fast_str_id(d, IC_ABI_TYPE, fa.abi_type, &a.abi_type))
+			return fail_nomem(d);
+		if (fa.value)
+			a.value = intern_value(d, fa.value, fa.value_len);
+		if (!fast_str_id(d, IC_READ_ERROR, fa.read_error, &a.read_error))
+			return fail_nomem(d);
+		if (d.c->nargs >= UINT32_MAX)
+			return fail(d, "the capture holds too many arguments");
+		idx = xp_capture_add_arg(d.c, &a);
+		if (idx < 0)
+			return fail_nomem(d);
+		if (h->args_count == 0)
+			h->args_first = (uint32_t)idx;
+		h->args_count++;
+	}
+	if (h->args_count)
+		h->args_first = share_args(d, h->args_first, h->args_count);
+	return 0;
+}
+
+/* decode_attributes() for an accepted line (not in count-only mode) */
+int fast_attrs(decoder &d, const struct xp_fast_event &fe, struct xp_event *e)
+{
+	e->attrs_count = 0;
+	e->attrs_first = 0;
+	for (unsigned i = 0; i < fe.nattrs; i++) {
+		const struct xp_fast_attr &fa = fe.attrs[i];
+		xp_str_t vid = intern_value(d, fa.value, fa.value_len);
+		long idx;
+
+		if (d.c->nattrs >= UINT32_MAX)
+			return fail(d, "the capture holds too many attributes");
+		idx = xp_capture_add_attr(d.c,
+					  intern_cached(d, IC_ATTR_KEY,
+							std::string_view(fa.key, fa.key_len)),
+					  vid);
+		if (idx < 0)
+			return fail_nomem(d);
+		if (e->attrs_count == 0)
+			e->attrs_first = (uint32_t)idx;
+		e->attrs_count++;
+	}
+	if (e->attrs_count)
+		e->attrs_first = share_attrs(d, e->attrs_first, e->attrs_count);
+	return 0;
+}
+
+/* decode_one() for a line the fast path accepted: the same capture, ids
+ * and failures. */
+int fast_commit(decoder &d, const struct xp_fast_event &fe)
+{
+	struct xp_capture *c = d.c;
+	struct xp_event *e = nullptr;
+	bool retained = false;
+
+	if (!d.count_only) {
+		int rc = 0;
+
+		e = xp_capture_add(c, &rc);
+		if (e)
+			retained = true;
+		else if (rc == -E2BIG)
+			d.count_only = true;
+		else
+			return fail_nomem(d);
+	}
+	if (!retained) {
+		d.over_limit = true; /* this one is counted, not kept */
+		e = &d.scratch;
+	}
+	*e = fe.ev;
+	if (retained) {
+		bool ok = true;
+
+		if (e->flags & XP_EVF_HOST) {
+			struct xp_host_part *h = &e->host;
+
+			ok = fast_str_id(d, IC_BINARY_PATH, fe.binary_path, &h->binary_path) &&
+			     fast_str_id(d, IC_BUILD_ID, fe.build_id, &h->build_id) &&
+			     fast_str_id(d, IC_SYMBOL, fe.symbol, &h->symbol) &&
+			     fast_str_id(d, IC_SYMBOL_DEMANGLED, fe.symbol_demangled,
+					 &h->symbol_demangled);
+			if (ok && fe.nargs && fast_args(d, fe, h))
+				goto fail;
+		}
+		if (ok && (e->flags & XP_EVF_CUDA))
+			ok = fast_str_id(d, IC_KERNEL_NAME, fe.kernel_name, &e->cuda.kernel_name) &&
+			     fast_str_id(d, IC_KERNEL_NAME_MANGLED, fe.kernel_name_mangled,
+					 &e->cuda.kernel_name_mangled);
+		if (ok && (e->flags & XP_EVF_NVTX))
+			ok = fast_str_id(d, IC_NVTX_NAME, fe.nvtx_name, &e->nvtx.name);
+		if (!ok) {
+			fail_nomem(d);
+			goto fail;
+		}
+		if (fe.nattrs && fast_attrs(d, fe, e))
+			goto fail;
+	}
+	if (check_target(d, e))
+		goto fail;
+	if (c->strings.failed) {
+		fail_nomem(d);
+		goto fail;
+	}
+	d.observed++;
+	return 0;
+fail:
+	if (retained)
+		xp_capture_pop(c);
+	return -1;
+}
+
+/* The fast path over a segment (see above); any failure is reported as a
+ * DECODE_FAIL without details: parse_segment decodes the segment again. */
+seg_result parse_segment_mixed(decoder &d, simdjson::dom::parser &parser, const char *buf,
+			       size_t len, uint64_t seg_off)
+{
+	seg_result r;
+	const char *p = buf, *end = buf + len;
+	size_t batch_lines = 1;
+
+	while (p < end) {
+		size_t n;
+
+		if (*p == '\n') { /* blank line: whitespace between documents */
+			p++;
+			continue;
+		}
+		n = xp_fast_scan(&d.fh, p, end, &d.fe);
+		if (n) {
+			d.cur_off = seg_off + (uint64_t)(p - buf);
+			if (fast_commit(d, d.fe)) {
+				r.status = seg_result::DECODE_FAIL;
+				return r;
+			}
+			d.n_fast++;
+			p += n;
+			batch_lines = 1;
+			continue;
+		}
+		d.n_declined++;
+
+		/* this line, and more after repeated declines, to simdjson */
+		const char *e = p;
+		for (size_t k = 0; k < batch_lines && e < end; k++) {
+			const char *nl = (const char *)memchr(e, '\n', (size_t)(end - e));
+
+			e = nl ? nl + 1 : end;
+		}
+		seg_result s = parse_segment_slow(d, parser, p, (size_t)(e - p),
+						  seg_off + (uint64_t)(p - buf));
+		if (s.status != seg_result::OK || (s.trunc && e == end))
+			return s; /* a failure, or the segment's cut document */
+		if (s.trunc) {
+			/* a document runs past the piece: the rest in one */
+			const char *a = e - s.trunc;
+
+			return parse_segment_slow(d, parser, a, (size_t)(end - a),
+						  seg_off + (uint64_t)(a - buf));
+		}
+		p = e;
+		batch_lines = std::min<size_t>(batch_lines * 2, (size_t)1 << 20);
+	}
+	return r;
+}
+
+/*
+ * Decode the whole documents of buf[0..len) (padded) into d.c: through
+ * the fast path when it is on, else (and to report a failure) with
+ * simdjson alone.
+ */
+seg_result parse_segment(decoder &d, simdjson::dom::parser &parser, const char *buf, size_t len,
+			 uint64_t seg_off)
+{
+	seg_result r;
+
+	/* xp_fast_scan's bound: a '\n' ends the segment, or a NUL follows
+	 * it (the chunk's zeroed padding) */
+	if (!d.fast || len == 0 || !(buf[len - 1] == '\n' || buf[len] == '\0'))
+		return parse_segment_slow(d, parser, buf, len, seg_off);
+	mixed_mark m = mixed_take(d);
+	r = parse_segment_mixed(d, parser, buf, len, seg_off);
+	if (r.status != seg_result::OK) {
+		mixed_undo(d, m);
+		d.n_reruns++;
+		r = parse_segment_slow(d, parser, buf, len, seg_off);
+	}
+	g_stat_fast_lines.fetch_add(d.n_fast, std::memory_order_relaxed);
+	g_stat_declined.fetch_add(d.n_declined, std::memory_order_relaxed);
+	g_stat_reruns.fetch_add(d.n_reruns, std::memory_order_relaxed);
+	d.n_fast = d.n_declined = d.n_reruns = 0;
 	return r;
 }
 
@@ -2106,6 +2433,7 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 			job->d.c = &job->lc;
 			job->d.name = d.name;
 			job->d.in_stream = true;
+			job->d.fast = d.fast;
 			job->d.count_only = d.count_only;
 			job->lc.has_pid = d.c->has_pid;
 			job->lc.pid = d.c->pid;
@@ -2243,6 +2571,18 @@ int finish_counts(decoder &d, unsigned flags, struct xp_decode_stats *stats, str
 	return 0;
 }
 
+/* The fast path is on unless a test turned it off, or the environment
+ * (XPROBE_DECODE_NO_FASTPATH set to anything but "" or "0"). */
+bool fast_path_enabled()
+{
+	const char *v;
+
+	if (g_test_fast_mode >= 0)
+		return g_test_fast_mode != 0;
+	v = getenv("XPROBE_DECODE_NO_FASTPATH");
+	return !v || !v[0] || (v[0] == '0' && !v[1]);
+}
+
 int run_stream(source &s, const char *name, struct xp_capture *c, unsigned flags,
 	       struct xp_decode_stats *stats, struct xp_error *err)
 {
@@ -2252,6 +2592,7 @@ int run_stream(source &s, const char *name, struct xp_capture *c, unsigned flags
 	d.c = c;
 	d.name = name ? name : "input";
 	d.in_stream = true;
+	d.fast = fast_path_enabled();
 	d.count_only = (flags & XP_DECODE_COUNT_ONLY) != 0;
 	rc = decode_stream(d, s, err);
 	if (stats) {
@@ -2508,6 +2849,40 @@ extern "C" {
 void xp_decode_test_chunk_bytes(size_t bytes)
 {
 	g_test_chunk_bytes = bytes;
+}
+
+void xp_decode_test_fastpath(int mode)
+{
+	g_test_fast_mode = mode < 0 ? -1 : mode != 0;
+}
+
+void xp_decode_test_fast_stats(struct xp_decode_fast_stats *out)
+{
+	out->fast_lines = g_stat_fast_lines.exchange(0);
+	out->declined = g_stat_declined.exchange(0);
+	out->reruns = g_stat_reruns.exchange(0);
+}
+
+int xp_decode_test_fast_line(const char *line, size_t len, struct xp_capture *c)
+{
+	try {
+		std::unique_ptr<decoder> d(new decoder);
+		std::vector<char> buf(len + 1 + XP_JSON_PADDING, '\0');
+		size_t n;
+
+		d->c = c;
+		d->name = "line";
+		d->in_stream = true;
+		if (len)
+			memcpy(buf.data(), line, len);
+		buf[len] = '\n';
+		n = xp_fast_scan(&d->fh, buf.data(), buf.data() + len + 1, &d->fe);
+		if (n != len + 1)
+			return 0;
+		return fast_commit(*d, d->fe) ? -1 : 1;
+	} catch (...) {
+		return -1;
+	}
 }
 
 int xp_decode_limit_error(struct xp_error *err, const char *name, uint64_t observed,

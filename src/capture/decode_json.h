@@ -79,6 +79,28 @@ int xp_decode_limit_error(struct xp_error *err, const char *name, uint64_t obser
  */
 void xp_decode_test_chunk_bytes(size_t bytes);
 
+/*
+ * Test hooks of the canonical-line fast path (decode_fast.h).  It is on
+ * by default and off when the environment has XPROBE_DECODE_NO_FASTPATH
+ * set (to anything but "" or "0"); xp_decode_test_fastpath() overrides
+ * that: 1 on, 0 off, -1 back to the environment.  xp_decode_test_fast_stats()
+ * reads and resets the counts of all decodes so far: lines the fast path
+ * decoded, lines it declined (simdjson decoded them), and segments decoded
+ * again by simdjson alone to report a failure.  xp_decode_test_fast_line()
+ * offers one line (no '\n') to the fast path alone and appends its event
+ * to @c: 1 accepted, 0 declined, -1 failed (c's target, memory).  Not
+ * thread-safe; tests only.
+ */
+struct xp_decode_fast_stats {
+	uint64_t fast_lines;
+	uint64_t declined;
+	uint64_t reruns;
+};
+
+void xp_decode_test_fastpath(int mode);
+void xp_decode_test_fast_stats(struct xp_decode_fast_stats *out);
+int xp_decode_test_fast_line(const char *line, size_t len, struct xp_capture *c);
+
 /* --- xp_jdoc: a small read-only JSON document view ------------------------ */
 
 enum xp_jtype {
