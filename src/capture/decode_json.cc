@@ -2113,6 +2113,7 @@ seg_result parse_segment_mixed(decoder &d, simdjson::dom::parser &parser, const 
 	seg_result r;
 	const char *p = buf, *end = buf + len;
 	size_t batch_lines = 1;
+	const uint64_t seg_docs = d.observed;
 
 	while (p < end) {
 		size_t n;
@@ -2142,16 +2143,34 @@ seg_result parse_segment_mixed(decoder &d, simdjson::dom::parser &parser, const 
 
 			e = nl ? nl + 1 : end;
 		}
+		uint64_t docs = d.observed;
 		seg_result s = parse_segment_slow(d, parser, p, (size_t)(e - p),
 						  seg_off + (uint64_t)(p - buf));
-		if (s.status != seg_result::OK || (s.trunc && e == end))
-			return s; /* a failure, or the segment's cut document */
-		if (s.trunc) {
-			/* a document runs past the piece: the rest in one */
-			const char *a = e - s.trunc;
 
-			return parse_segment_slow(d, parser, a, (size_t)(end - a),
-						  seg_off + (uint64_t)(a - buf));
+		if (s.status == seg_result::OK && s.trunc && e < end) {
+			/* a document runs past the piece: the rest in one */
+			p = e - s.trunc;
+			docs = d.observed;
+			s = parse_segment_slow(d, parser, p, (size_t)(end - p),
+					       seg_off + (uint64_t)(p - buf));
+			e = end;
+		}
+		if (s.status != seg_result::OK)
+			return s;
+		if (s.trunc) {
+			/*
+			 * The segment's cut document.  simdjson checks UTF-8
+			 * over a whole batch, cut document included, unless the
+			 * batch holds no complete document: a piece of only the
+			 * cut document is not checked where the whole segment
+			 * would have been.
+			 */
+			if (d.observed == docs && docs != seg_docs &&
+			    !simdjson::validate_utf8(p, (size_t)(end - p)))
+				r.status = seg_result::JSON_FAIL;
+			else
+				r.trunc = s.trunc;
+			return r;
 		}
 		p = e;
 		batch_lines = std::min<size_t>(batch_lines * 2, (size_t)1 << 20);
