@@ -5,7 +5,9 @@
  * then every question validate asks is asked: symbol lookups (raw,
  * demangled C++ signature), close matches, build id, segments, USDT notes.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
