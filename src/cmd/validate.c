@@ -9,9 +9,11 @@
  * own policy mask.  A result with issues is still a result: valid false,
  * exit 0.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "../cli/cli.h"
+#include "../collect/syscall_agg.h"
 #include "../correlate/correlate.h"
 #include "../report/report.h"
 #include "../selector/selector.h"
@@ -82,6 +84,17 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 			xp_inventory_check_free(&c.warnings);
 			return rc;
 		}
+		/* beyond the generic probe: the real object, default bounds */
+		c.object_load.tried = true;
+		c.object_load.err = -xp_sa_load_check(XP_DEFAULT_INV_MAX_GROUPS,
+						      XP_DEFAULT_MAX_INFLIGHT, c.object_load.detail,
+						      sizeof(c.object_load.detail));
+		if (c.object_load.err)
+			xp_issue_add(c.issues, &c.nissues,
+				     c.object_load.err == EPERM || c.object_load.err == EACCES ?
+					     XPROBE_E_PERMISSION_DENIED :
+					     XPROBE_E_INTERNAL,
+				     "%s", c.object_load.detail);
 		code = xp_cli_emit(cli, agg_json, agg_human, &c);
 		xp_inventory_check_free(&c.warnings);
 		return code;

@@ -154,6 +154,40 @@ out:
 	return rc;
 }
 
+int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, size_t size)
+{
+	struct syscall_agg_bpf *skel;
+	char why[128];
+	int rc;
+
+	sa_libbpf_msg[0] = '\0';
+	libbpf_set_print(sa_capture_print);
+	skel = syscall_agg_bpf__open();
+	if (!skel) {
+		rc = errno ? -errno : -EINVAL;
+		goto fail;
+	}
+	if (bpf_map__set_max_entries(skel->maps.xp_sa_groups, (__u32)max_groups) ||
+	    bpf_map__set_max_entries(skel->maps.xp_sa_inflight, (__u32)max_inflight)) {
+		rc = errno ? -errno : -EINVAL;
+		syscall_agg_bpf__destroy(skel);
+		goto fail;
+	}
+	rc = syscall_agg_bpf__load(skel);
+	syscall_agg_bpf__destroy(skel);
+	if (rc)
+		goto fail;
+	snprintf(detail, size,
+		 "loaded the syscall aggregate object (2 programs, %llu-group and %llu-thread maps) and freed it",
+		 (unsigned long long)max_groups, (unsigned long long)max_inflight);
+	return 0;
+fail:
+	strerror_r(rc < 0 ? -rc : rc, why, sizeof(why));
+	snprintf(detail, size, "loading the syscall aggregate object failed: %s%s%s", why,
+		 sa_libbpf_msg[0] ? ": " : "", sa_libbpf_msg);
+	return rc < 0 ? rc : -rc;
+}
+
 int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_error *err)
 {
 	struct syscall_agg_bpf *skel = NULL;

@@ -92,6 +92,15 @@ struct xp_sa_opts {
 int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_error *err);
 void xp_sa_result_free(struct xp_sa_result *r);
 
+/*
+ * validate's proof that the aggregate path loads here: open the real
+ * syscall_agg object, size its maps with @max_groups / @max_inflight and
+ * load it (map creation and the verifier), attaching nothing.  Everything
+ * is freed before returning.  Returns 0 or a negative errno; @detail
+ * (@size bytes) gets a sentence either way.
+ */
+int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, size_t size);
+
 /* --- the summary, pure (unit-tested) ----------------------------------- */
 
 struct xp_sa_group;   /* bpf/syscall_agg.h */

@@ -356,6 +356,7 @@ void xp_render_syscall_agg_check_json(struct xpc_json *w, const struct xp_syscal
 	render_step(w, "map_create", &c->probe.map_create);
 	render_step(w, "program_load", &c->probe.prog_load);
 	render_step(w, "raw_tracepoint_attach", &c->probe.attach);
+	render_step(w, "aggregate_object_load", &c->object_load);
 	xpc_json_obj_end(w);
 	xpc_json_ku64(w, "inflight_map_entries", c->map_entries);
 	xpc_json_ku64(w, "syscall_names", c->syscall_names);
@@ -379,8 +380,8 @@ void xp_render_syscall_agg_check_human(FILE *out, const struct xp_syscall_agg_ch
 		c->nissues ? "NOT VALID" : "valid", c->target.pid, c->target.start_time);
 	fprintf(out, "threads: %zu; pid namespace: %s (pid %u inside)\n", c->threads,
 		c->ns.same_pidns ? "shared" : "own", c->ns.ns_pid);
-	fprintf(out, "bpf: %s; %s; %s\n", c->probe.map_create.detail, c->probe.prog_load.detail,
-		c->probe.attach.detail);
+	fprintf(out, "bpf: %s; %s; %s; %s\n", c->probe.map_create.detail, c->probe.prog_load.detail,
+		c->probe.attach.detail, c->object_load.detail);
 	for (i = 0; i < c->nissues; i++)
 		fprintf(out, "issue %s: %s\n", xprobe_errname(c->issues[i].code),
 			c->issues[i].message);

@@ -106,10 +106,7 @@ bool xp_endpoint_collectable(const struct xp_selector *sel)
 	return is_host(sel);
 }
 
-static void issue(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void issue(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
+void xp_issue_add(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -357,15 +354,15 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 		const struct xp_endpoint_check *ep = i == 0 ? &v->start : &v->end;
 
 		if (!ep->collectable)
-			issue(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
+			xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
 			      "%s selector %s is recognized but not collected by this build (live CUDA collection needs the xprobe Agent, which this build does not drive yet)",
 			      i == 0 ? "start" : "end", sels[i]->text);
 	}
 	if (v->needs_ebpf && !xp_host_ebpf_capable(why, sizeof(why)))
-		issue(v->issues, &v->nissues, XPROBE_E_PERMISSION_DENIED,
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_PERMISSION_DENIED,
 		      "required eBPF probe capability is unavailable (%s)", why);
 	if (v->activation == XP_AGENT_STARTUP_REQUIRED)
-		issue(v->issues, &v->nissues, XPROBE_E_CUPTI_AGENT_NOT_LOADED,
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_CUPTI_AGENT_NOT_LOADED,
 		      "NVTX ranges cannot be enabled by online attach after NVTX initialization; restart the target with NVTX_INJECTION64_PATH set to the xprobe CUPTI agent");
 	if (v->needs_cupti && v->cuda.nmajors > 1) {
 		char list[64] = "";
@@ -374,11 +371,11 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 		for (i = 0; i < v->cuda.nmajors; i++)
 			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
 						i ? ", " : "", v->cuda.majors[i]);
-		issue(v->issues, &v->nissues, XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_UNSUPPORTED_CUDA_VERSION,
 		      "target maps conflicting CUDA/CUPTI majors [%s]", list);
 	} else if (v->needs_cupti && v->cuda.nmajors == 1 &&
 		   !xp_cuda_major_supported(v->cuda.majors[0])) {
-		issue(v->issues, &v->nissues, XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_UNSUPPORTED_CUDA_VERSION,
 		      "CUDA/CUPTI major %d is unsupported; expected 12 or 13", v->cuda.majors[0]);
 	}
 	/* 5. */
@@ -388,7 +385,7 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 				 P(XP_POLICY_NEAREST);
 	xp_validate_recommend(v->compatible, &v->recommended, &v->reason);
 	if (!(v->compatible & P(policy)))
-		issue(v->issues, &v->nissues, XPROBE_E_INVALID_CORRELATION_POLICY, "%s",
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_CORRELATION_POLICY, "%s",
 		      policy_issue_text(policy));
 	/* 6. */
 	if (v->activation == XP_AGENT_INJECTION_REQUIRED)
@@ -599,7 +596,7 @@ int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check
 		out->python_status = XP_PY_PERF_MAP_POSSIBLE;
 	}
 	if (!out->perf_ok)
-		issue(out->issues, &out->nissues,
+		xp_issue_add(out->issues, &out->nissues,
 		      out->perf_errno == EACCES || out->perf_errno == EPERM ?
 			      XPROBE_E_PERMISSION_DENIED :
 			      XPROBE_E_INTERNAL,
@@ -644,14 +641,14 @@ int xp_validate_syscall_aggregate(const struct xp_target *t, struct xp_syscall_a
 	out->map_entries = 1024; /* --max-inflight default */
 	out->probe_ok = xp_bpf_probe_aggregate(out->map_entries, &out->probe);
 	if (!xp_host_ebpf_capable(why, sizeof(why)))
-		issue(out->issues, &out->nissues, XPROBE_E_PERMISSION_DENIED,
+		xp_issue_add(out->issues, &out->nissues, XPROBE_E_PERMISSION_DENIED,
 		      "required eBPF probe capability is unavailable (%s)", why);
 	if (!out->probe_ok) {
 		const struct xp_bpf_step *s = out->probe.map_create.err ? &out->probe.map_create :
 					      out->probe.prog_load.err	? &out->probe.prog_load :
 									  &out->probe.attach;
 
-		issue(out->issues, &out->nissues,
+		xp_issue_add(out->issues, &out->nissues,
 		      s->err == EPERM || s->err == EACCES ? XPROBE_E_PERMISSION_DENIED :
 							    XPROBE_E_INTERNAL,
 		      "the eBPF syscall aggregate path cannot load here: %s", s->detail);

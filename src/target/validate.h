@@ -75,6 +75,10 @@ struct xp_issue {
 	char message[512];
 };
 
+/* Append an issue (at most XP_MAX_ISSUES are kept, in order). */
+void xp_issue_add(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 struct xp_validation {
 	struct xp_target target;
 	struct xp_endpoint_check start, end;
@@ -156,6 +160,9 @@ struct xp_syscall_agg_check {
 	struct xp_target_ns ns;
 	struct xp_bpf_probe probe; /* the aggregate path, for real */
 	bool probe_ok;
+	/* the real syscall_agg object loaded (not attached); filled by the
+	 * caller, which can reach src/collect (xp_sa_load_check) */
+	struct xp_bpf_step object_load;
 	unsigned map_entries; /* inflight map size probed */
 	size_t syscall_names; /* entries of the x86_64 name table */
 	struct xp_issue issues[XP_MAX_ISSUES];

@@ -569,6 +569,8 @@ def test_syscall_aggregate_check(xprobe, funcs):
     assert d["mode"] == "syscall_aggregate" and d["valid"] is True
     bpf = d["inventory"]["bpf"]
     assert all(bpf[k]["status"] == "available" for k in bpf), bpf
+    # the real aggregate object, not only the generic probe, was loaded
+    assert "loaded the syscall aggregate object" in bpf["aggregate_object_load"]["detail"]
     assert d["inventory"]["namespace"]["same_pid_namespace"] is True
     assert d["inventory"]["namespace"]["namespace_pid"] == funcs.pid
     assert d["inventory"]["syscall_names"] > 300
@@ -581,6 +583,7 @@ def test_syscall_aggregate_unprivileged(xprobe):
         assert r.doc["valid"] is False
         assert r.doc["inventory"]["bpf"]["map_create"]["status"] == "restricted"
         assert r.doc["inventory"]["bpf"]["raw_tracepoint_attach"]["status"] == "unknown"
+        assert r.doc["inventory"]["bpf"]["aggregate_object_load"]["status"] == "restricted"
         assert {i["code"] for i in r.doc["issues"]} == {"PERMISSION_DENIED"}
 
 
