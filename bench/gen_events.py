@@ -14,11 +14,31 @@ producer has nothing), exactly --events events (rounded down to even).
                   attributes {"tracepoint_category":"syscalls"}; pairs with
                   exact (the tid lifecycle).
 
+--style canonical (the default) writes exactly what src/model/event_json.c
+(and the reference's serde export) writes: the decoder's fast path takes
+every line.  --style spaced writes the same documents with a space after
+every ',' and ':' (json.dumps' default separators), which the fast path
+declines at the first key, so bench_decode.sh can time the simdjson path
+too.
+
 Latencies follow a deterministic per-thread pattern, so two runs produce
 byte-identical files.  Prints the event count on stderr.
 """
 import argparse
 import sys
+
+
+def spaced(template):
+    """A space after every ',' and ':' outside strings (the templates'
+    strings hold no quote or backslash)."""
+    out, in_str = [], False
+    for ch in template:
+        out.append(ch)
+        if ch == '"':
+            in_str = not in_str
+        elif ch in ",:" and not in_str:
+            out.append(" ")
+    return "".join(out)
 
 
 def main():
@@ -29,6 +49,7 @@ def main():
     ap.add_argument("--start-time", type=int, default=987654)
     ap.add_argument("--binary", default="/srv/app/bin/server")
     ap.add_argument("--kind", choices=("uprobe", "syscall"), default="uprobe")
+    ap.add_argument("--style", choices=("canonical", "spaced"), default="canonical")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
 
@@ -59,6 +80,8 @@ def main():
                  '"arguments":[]},"cuda":null,"nvtx":null,'
                  '"attributes":{"tracepoint_category":"syscalls"}}\n').replace("%%", "%")
         kinds = (("syscall_entry", entry), ("syscall_exit", exit_))
+    if a.style == "spaced":
+        kinds = tuple((et, spaced(t)) for et, t in kinds)
 
     # Each thread makes calls back to back; threads start staggered, so the
     # merged timeline interleaves them.

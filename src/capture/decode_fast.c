@@ -32,6 +32,15 @@
  * Everything else declines, including limits of this scanner (more than
  * XP_FAST_MAX_ARGS arguments, ...).
  *
+ * Kept tails (decode_fast.h): after process_start_time the rest of the
+ * line is looked up among the tails kept for its event type and tid (a set
+ * of XP_FAST_TAIL_WAYS, most recently used first) by length and memcmp; a
+ * hit takes the tail's parts, a miss reads the tail and keeps a copy of it
+ * in place of the least recently used.  Every window of TAIL_WINDOW
+ * lookups that hits less than one in eight pauses the lookups for
+ * TAIL_PAUSE lines: a stream without repeats pays a memchr and a few
+ * failed compares per line for a while, then nothing.
+ *
  * Reads: every primitive stops at a '\n' or NUL byte (neither can be part
  * of a match, a number or a string) and reads at most 48 bytes beyond
  * where it stops, within the caller's 64 bytes of padding.
@@ -425,6 +434,18 @@ struct key_span {
 };
 
 /* Step over a value in canonical compact form at *pp, or decline. */
+static bool scan_value(const char **pp, int depth);
+
+/* scan_value() with the common case, a plain unsigned integer, inline */
+static ALWAYS_INLINE bool scan_value_fast(const char **pp)
+{
+	uint64_t v;
+
+	if ((unsigned char)(**pp - '0') < 10)
+		return parse_u64(pp, &v);
+	return scan_value(pp, 0);
+}
+
 static bool scan_value(const char **pp, int depth)
 {
 	const char *p = *pp;
@@ -555,7 +576,8 @@ static int (*const enum_parse[6])(const char *, size_t) = {
 };
 
 /* An enum string whose first byte is at *pp (after the opening quote):
- * the two spellings met last first, then the model's parser. */
+ * the two spellings met last (entries and exits alternate) first, then the
+ * model's parser. */
 static ALWAYS_INLINE bool scan_enum(struct xp_fast_hints *h, int k, const char **pp, uint8_t *out)
 {
 	const char *p = *pp;
@@ -569,14 +591,6 @@ static ALWAYS_INLINE bool scan_enum(struct xp_fast_hints *h, int k, const char *
 		nm = h->name[k][i];
 		if (nm && eqn(p, nm, n) && p[n] == '"') {
 			*out = h->val[k][i];
-			if (i) { /* most recent first */
-				h->name[k][1] = h->name[k][0];
-				h->len[k][1] = h->len[k][0];
-				h->val[k][1] = h->val[k][0];
-				h->name[k][0] = nm;
-				h->len[k][0] = (uint8_t)n;
-				h->val[k][0] = *out;
-			}
 			*pp = p + n + 1;
 			return true;
 		}
@@ -655,7 +669,7 @@ static size_t scan_args(const char **pp, struct xp_fast_event *out)
 		return 1;
 	}
 	for (;;) {
-		struct xp_fast_arg *a = &out->args[n];
+		struct xp_fast_arg *a = &out->pt.args[n];
 		uint64_t idx;
 		const char *v;
 
@@ -673,7 +687,7 @@ static size_t scan_args(const char **pp, struct xp_fast_event *out)
 			a->value = NULL;
 			a->value_len = 0;
 		} else {
-			if (!scan_value(&p, 0))
+			if (!scan_value_fast(&p))
 				return 0;
 			a->value = v;
 			a->value_len = (uint32_t)(p - v);
@@ -689,7 +703,7 @@ static size_t scan_args(const char **pp, struct xp_fast_event *out)
 		LIT("]");
 		break;
 	}
-	out->nargs = n;
+	out->pt.nargs = n;
 	*pp = p;
 	return 1;
 }
@@ -705,7 +719,7 @@ static size_t scan_attrs(const char **pp, struct xp_fast_event *out)
 		return 1;
 	}
 	for (;;) {
-		struct xp_fast_attr *a = &out->attrs[n];
+		struct xp_fast_attr *a = &out->pt.attrs[n];
 		struct xp_fast_str k;
 		const char *v;
 
@@ -716,7 +730,7 @@ static size_t scan_attrs(const char **pp, struct xp_fast_event *out)
 		if (!scan_str(&p, &k) || k.esc)
 			return 0;
 		for (i = 0; i < n; i++)
-			if (out->attrs[i].key_len == k.n && memcmp(out->attrs[i].key, k.p, k.n) == 0)
+			if (out->pt.attrs[i].key_len == k.n && memcmp(out->pt.attrs[i].key, k.p, k.n) == 0)
 				return 0;
 		a->key = k.p;
 		a->key_len = k.n;
@@ -724,7 +738,7 @@ static size_t scan_attrs(const char **pp, struct xp_fast_event *out)
 			return 0;
 		p++;
 		v = p;
-		if (!scan_value(&p, 0))
+		if (!scan_value_fast(&p))
 			return 0;
 		a->value = v;
 		a->value_len = (uint32_t)(p - v);
@@ -738,7 +752,7 @@ static size_t scan_attrs(const char **pp, struct xp_fast_event *out)
 		p++;
 		break;
 	}
-	out->nattrs = n;
+	out->pt.nattrs = n;
 	*pp = p;
 	return 1;
 }
@@ -752,13 +766,13 @@ static size_t scan_host(struct xp_fast_hints *h, const char **pp, struct xp_fast
 	LIT("{\"probe_kind\":\"");
 	ENUM(EN_PROBE_KIND, ho->probe_kind);
 	LIT(",\"binary_path\":");
-	OPT_STR(out->binary_path);
+	OPT_STR(out->pt.str[XP_FS_BINARY_PATH]);
 	LIT(",\"build_id\":");
-	OPT_STR(out->build_id);
+	OPT_STR(out->pt.str[XP_FS_BUILD_ID]);
 	LIT(",\"symbol\":");
-	OPT_STR(out->symbol);
+	OPT_STR(out->pt.str[XP_FS_SYMBOL]);
 	LIT(",\"symbol_demangled\":");
-	OPT_STR(out->symbol_demangled);
+	OPT_STR(out->pt.str[XP_FS_SYMBOL_DEMANGLED]);
 	LIT(",\"offset\":");
 	OPT_U64(ho->offset, ho->flags, XP_HOSTF_OFFSET);
 	LIT(",\"return_value\":");
@@ -797,9 +811,9 @@ static size_t scan_cuda(struct xp_fast_hints *h, const char **pp, struct xp_fast
 	LIT(",\"callback_id\":");
 	OPT_U32(cu->callback_id, cu->flags, XP_CUDAF_CALLBACK_ID);
 	LIT(",\"kernel_name\":");
-	OPT_STR(out->kernel_name);
+	OPT_STR(out->pt.str[XP_FS_KERNEL_NAME]);
 	LIT(",\"kernel_name_mangled\":");
-	OPT_STR(out->kernel_name_mangled);
+	OPT_STR(out->pt.str[XP_FS_KERNEL_NAME_MANGLED]);
 	LIT(",\"start_ns\":");
 	OPT_U64(cu->start_ns, cu->flags, XP_CUDAF_START_NS);
 	LIT(",\"end_ns\":");
@@ -837,7 +851,7 @@ static size_t scan_nvtx(struct xp_fast_hints *h, const char **pp, struct xp_fast
 	const char *p = *pp;
 
 	LIT("{\"name\":\"");
-	STR(out->nvtx_name);
+	STR(out->pt.str[XP_FS_NVTX_NAME]);
 	LIT(",\"name_complete\":");
 	if (ld32(p) == ld32("true")) {
 		nv->name_complete = 1;
@@ -859,16 +873,118 @@ static size_t scan_nvtx(struct xp_fast_hints *h, const char **pp, struct xp_fast
 	return 1;
 }
 
-size_t xp_fast_scan(struct xp_fast_hints *h, const char *p, const char *end,
+/* ---------------------------------------------------------------------- */
+/* Kept tails                                                              */
+
+static ALWAYS_INLINE unsigned tail_set(unsigned type, uint32_t tid)
+{
+	return ((tid * 0x9e3779b1u) ^ (type * 0x85ebca6bu)) >> (32 - 4);
+}
+
+_Static_assert(XP_FAST_TAIL_SETS == 16, "tail_set() makes 4 bits");
+
+/* The shortest tail there is. */
+#define TAIL_MIN (sizeof(",\"host\":null,\"cuda\":null,\"nvtx\":null,\"attributes\":{}}") - 1)
+
+/* A window of lookups, and how long to pause when it found little. */
+#define TAIL_WINDOW 1024
+#define TAIL_PAUSE 8192
+
+void xp_fast_state_init(struct xp_fast_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->cgen = 1;
+	for (unsigned i = 0; i < XP_FAST_TAIL_SETS; i++)
+		for (unsigned w = 0; w < XP_FAST_TAIL_WAYS; w++)
+			st->set[i][w] = &st->pool[i * XP_FAST_TAIL_WAYS + w];
+}
+
+void xp_fast_state_uncommit(struct xp_fast_state *st)
+{
+	if (++st->cgen == 0)
+		st->cgen = 1;
+}
+
+/* The kept tail equal to the @n bytes at @p, moved to the front of its set. */
+static struct xp_fast_tail *find_tail(struct xp_fast_tail **set, const char *p, size_t n)
+{
+	for (unsigned w = 0; w < XP_FAST_TAIL_WAYS; w++) {
+		struct xp_fast_tail *t = set[w];
+
+		if (t->len == n && memcmp(t->text, p, n) == 0) {
+			for (; w; w--)
+				set[w] = set[w - 1];
+			set[0] = t;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/* Keep the tail just read (its @n bytes at @p) in place of the least
+ * recently used of its set. */
+static struct xp_fast_tail *keep_tail(struct xp_fast_tail **set, const char *p, size_t n,
+				      struct xp_fast_event *out)
+{
+	struct xp_fast_tail *t = set[XP_FAST_TAIL_WAYS - 1];
+	const struct xp_event *e = &out->ev;
+	ptrdiff_t d;
+	unsigned i;
+
+	for (i = XP_FAST_TAIL_WAYS - 1; i; i--)
+		set[i] = set[i - 1];
+	set[0] = t;
+	t->len = (uint32_t)n;
+	memcpy(t->text, p, n);
+	t->flags = e->flags & (XP_EVF_HOST | XP_EVF_CUDA | XP_EVF_NVTX);
+	t->host = e->host;
+	t->cuda = e->cuda;
+	t->nvtx = e->nvtx;
+	t->committed = false;
+	/* the spans, moved from the line into the copy */
+	d = t->text - p;
+	t->pt.nargs = out->pt.nargs;
+	t->pt.nattrs = out->pt.nattrs;
+	for (i = 0; i < XP_FS__COUNT; i++) {
+		t->pt.str[i] = out->pt.str[i];
+		if (t->pt.str[i].p)
+			t->pt.str[i].p += d;
+	}
+	for (i = 0; i < out->pt.nargs; i++) {
+		struct xp_fast_arg *a = &t->pt.args[i];
+
+		*a = out->pt.args[i];
+		a->abi_type.p += d;
+		if (a->read_error.p)
+			a->read_error.p += d;
+		if (a->value)
+			a->value += d;
+	}
+	for (i = 0; i < out->pt.nattrs; i++) {
+		t->pt.attrs[i] = out->pt.attrs[i];
+		t->pt.attrs[i].key += d;
+		t->pt.attrs[i].value += d;
+	}
+	return t;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A line                                                                  */
+
+size_t xp_fast_scan(struct xp_fast_state *st, const char *p, const char *end,
 		    struct xp_fast_event *out)
 {
-	const char *start = p;
+	struct xp_fast_hints *h = &st->hints;
+	struct xp_fast_tail **set = NULL;
+	const char *start = p, *tail = NULL;
 	struct xp_event *e = &out->ev;
 	struct xp_fast_str ignored;
+	size_t tail_len = 0;
 
 	memset(e, 0, sizeof(*e));
-	out->nargs = 0;
-	out->nattrs = 0;
+	out->tail = NULL;
+	out->pt.nargs = 0;
+	out->pt.nattrs = 0;
 
 	LIT("{\"schema_version\":\"2.0\",\"session_id\":\"");
 	STR(ignored); /* checked, then dropped */
@@ -901,6 +1017,39 @@ size_t xp_fast_scan(struct xp_fast_hints *h, const char *p, const char *end,
 	OPT_U64(e->timestamp_error_ns, e->flags, XP_EVF_TS_ERROR);
 	LIT(",\"process_start_time\":");
 	OPT_U64(e->process_start_time, e->flags, XP_EVF_START_TIME);
+
+	/* the rest of the line: one kept before? */
+	if (st->pause) {
+		st->pause--;
+	} else {
+		const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl)
+			return 0;
+		tail = p;
+		tail_len = (size_t)(nl - p);
+		/* (an empty kept tail has length 0: never a match) */
+		if (tail_len >= TAIL_MIN && tail_len <= XP_FAST_TAIL_MAX) {
+			struct xp_fast_tail *t;
+
+			set = st->set[tail_set(e->event_type, e->tid)];
+			t = find_tail(set, p, tail_len);
+			if (++st->lookups == TAIL_WINDOW) {
+				if (st->hits < TAIL_WINDOW / 8)
+					st->pause = TAIL_PAUSE;
+				st->lookups = st->hits = 0;
+			}
+			if (t) {
+				st->hits++;
+				e->flags |= t->flags;
+				e->host = t->host;
+				e->cuda = t->cuda;
+				e->nvtx = t->nvtx;
+				out->tail = t;
+				return (size_t)(nl + 1 - start);
+			}
+		}
+	}
 	LIT(",\"host\":");
 	if (!is_null(&p) && !scan_host(h, &p, out))
 		return 0;
@@ -916,5 +1065,7 @@ size_t xp_fast_scan(struct xp_fast_hints *h, const char *p, const char *end,
 	LIT("}");
 	if (p >= end || *p != '\n')
 		return 0;
+	if (set)
+		out->tail = keep_tail(set, tail, tail_len, out);
 	return (size_t)(p + 1 - start);
 }

@@ -18,6 +18,19 @@
  * simdjson decoder would reject, and what it accepts decodes to the same
  * event (tests/fuzz/fuzz_event_fastpath.cc checks both).
  *
+ * Repeated tails.  After the numbers that change from event to event
+ * (sequence, tid, timestamps) an Event line ends with its host, cuda, nvtx
+ * and attributes parts, and those repeat: the same probe and symbol, the
+ * same argument list, the same attribute map.  The scanner keeps the last
+ * tails it accepted (from ',"host":' to the end of the line; a few per
+ * event type and tid), and a line whose tail is byte for byte one of them
+ * takes that tail's values instead of reading it, and decode_json.cc takes
+ * what the tail's strings and lists became in the capture (struct
+ * xp_fast_tail) instead of interning and sharing them again.  Reading a
+ * tail depends on its bytes only, so equal bytes mean an equal verdict and
+ * equal values.  When few tails repeat, the scanner stops looking for a
+ * while (the lookup costs a compare per candidate).
+ *
  * The scanner allocates nothing and interns nothing: it fills a struct
  * xp_fast_event with the numbers and with spans of the line for the
  * strings and value texts, which decode_json.cc interns exactly as the
@@ -26,7 +39,8 @@
  * Bounds.  The scanner stops at the first '\n' or NUL byte after @p at the
  * latest and may read up to 64 bytes beyond it (XP_JSON_PADDING), so the
  * caller guarantees that one of those bytes occurs at or before @end, or
- * at @end itself, with 64 readable bytes after it.
+ * at @end itself, with 64 readable bytes after it.  Kept tails are copies:
+ * they stay valid when the buffer changes.
  */
 #ifndef XP_CAPTURE_DECODE_FAST_H
 #define XP_CAPTURE_DECODE_FAST_H
@@ -67,32 +81,86 @@ struct xp_fast_attr {
 	uint32_t value_len;
 };
 
-/* One accepted line.  ev holds every number, enum and presence flag; its
- * string ids and table links are 0 (the strings are below). */
-struct xp_fast_event {
-	struct xp_event ev;
-	struct xp_fast_str binary_path, build_id, symbol, symbol_demangled; /* XP_EVF_HOST */
-	struct xp_fast_str kernel_name, kernel_name_mangled; /* XP_EVF_CUDA */
-	struct xp_fast_str nvtx_name; /* XP_EVF_NVTX */
+/* The strings of an event (xp_fast_parts.str[], xp_fast_tail.str_id[]). */
+enum {
+	XP_FS_BINARY_PATH,
+	XP_FS_BUILD_ID,
+	XP_FS_SYMBOL,
+	XP_FS_SYMBOL_DEMANGLED,
+	XP_FS_KERNEL_NAME,
+	XP_FS_KERNEL_NAME_MANGLED,
+	XP_FS_NVTX_NAME,
+	XP_FS__COUNT
+};
+
+/* The strings and lists of an event's host, cuda, nvtx and attributes. */
+struct xp_fast_parts {
+	struct xp_fast_str str[XP_FS__COUNT]; /* valid where ev's flags say */
 	unsigned nargs, nattrs;
 	struct xp_fast_arg args[XP_FAST_MAX_ARGS];
 	struct xp_fast_attr attrs[XP_FAST_MAX_ATTRS];
 };
 
-/* The enum spellings matched last (consecutive lines repeat them); zero
- * it before the first use.  One per thread. */
+#define XP_FAST_TAIL_MAX 1024 /* longer tails are not kept */
+
+/* A tail kept for the lines that repeat it (its spans point into text). */
+struct xp_fast_tail {
+	uint32_t len; /* 0: empty */
+	uint8_t flags; /* its XP_EVF_HOST, XP_EVF_CUDA, XP_EVF_NVTX */
+	struct xp_host_part host; /* ids and table links 0 */
+	struct xp_cuda_part cuda;
+	struct xp_nvtx_part nvtx;
+	struct xp_fast_parts pt;
+	/* the committer's (decode_json.cc): what its strings and lists became
+	 * in the capture; valid when committed and cgen is the state's */
+	bool committed;
+	uint32_t cgen;
+	xp_str_t str_id[XP_FS__COUNT];
+	uint32_t args_first, attrs_first;
+	uint16_t args_count, attrs_count;
+	char text[XP_FAST_TAIL_MAX];
+};
+
+/* One accepted line.  ev holds every number, enum and presence flag; its
+ * string ids and table links are 0.  With a tail, the strings and lists
+ * are the tail's (tail->pt), else pt. */
+struct xp_fast_event {
+	struct xp_event ev;
+	struct xp_fast_tail *tail;
+	struct xp_fast_parts pt;
+};
+
+/* The enum spellings matched last (consecutive lines repeat them). */
 struct xp_fast_hints {
 	const char *name[6][2];
 	uint8_t len[6][2];
 	uint8_t val[6][2];
 };
 
+#define XP_FAST_TAIL_SETS 16 /* by event type and tid */
+#define XP_FAST_TAIL_WAYS 4
+
+/* A scanner's state: hints and kept tails.  One per thread. */
+struct xp_fast_state {
+	struct xp_fast_hints hints;
+	uint32_t cgen; /* xp_fast_tail.cgen of committed tails still valid */
+	uint32_t lookups, hits; /* this window's */
+	uint32_t pause; /* lines left without looking */
+	struct xp_fast_tail *set[XP_FAST_TAIL_SETS][XP_FAST_TAIL_WAYS]; /* MRU first */
+	struct xp_fast_tail pool[XP_FAST_TAIL_SETS * XP_FAST_TAIL_WAYS];
+};
+
+void xp_fast_state_init(struct xp_fast_state *st);
+/* What the kept tails became in the capture is gone (a capture's tables
+ * were cut back): commit them again when they are used. */
+void xp_fast_state_uncommit(struct xp_fast_state *st);
+
 /*
- * Scan the line at @p (the segment ends at @end).  Returns the bytes
- * consumed, the closing '\n' included, with @out filled; or 0: declined
- * (@out is then garbage).
+ * Scan the line at @p (the segment ends at @end) into @out.  Returns the
+ * bytes consumed, the closing '\n' included; or 0: declined (@out is then
+ * garbage).
  */
-size_t xp_fast_scan(struct xp_fast_hints *h, const char *p, const char *end,
+size_t xp_fast_scan(struct xp_fast_state *st, const char *p, const char *end,
 		    struct xp_fast_event *out);
 
 /* The value of @s (which has escapes) into @dst, which holds s->n bytes;
