@@ -33,13 +33,13 @@
  * XP_FAST_MAX_ARGS arguments, ...).
  *
  * Kept tails (decode_fast.h): after process_start_time the rest of the
- * line is looked up among the tails kept for its event type and tid (a set
- * of XP_FAST_TAIL_WAYS, most recently used first) by length and memcmp; a
- * hit takes the tail's parts, a miss reads the tail and keeps a copy of it
- * in place of the least recently used.  Every window of TAIL_WINDOW
- * lookups that hits less than one in eight pauses the lookups for
- * TAIL_PAUSE lines: a stream without repeats pays a memchr and a few
- * failed compares per line for a while, then nothing.
+ * line is compared with the tails kept for its event type and tid (a set
+ * of XP_FAST_TAIL_WAYS, most recently used first; a tail followed by the
+ * '\n' matches); a hit takes the tail's parts, a miss reads the tail and
+ * keeps a copy of it in place of the least recently used.  Every window of
+ * TAIL_WINDOW lookups that hits less than one in eight pauses the lookups
+ * for TAIL_PAUSE lines: a stream without repeats pays a few failed
+ * compares per line for a while, then nothing.
  *
  * Reads: every primitive stops at a '\n' or NUL byte (neither can be part
  * of a match, a number or a string) and reads at most 48 bytes beyond
@@ -883,9 +883,6 @@ static ALWAYS_INLINE unsigned tail_set(unsigned type, uint32_t tid)
 
 _Static_assert(XP_FAST_TAIL_SETS == 16, "tail_set() makes 4 bits");
 
-/* The shortest tail there is. */
-#define TAIL_MIN (sizeof(",\"host\":null,\"cuda\":null,\"nvtx\":null,\"attributes\":{}}") - 1)
-
 /* A window of lookups, and how long to pause when it found little. */
 #define TAIL_WINDOW 1024
 #define TAIL_PAUSE 8192
@@ -905,13 +902,19 @@ void xp_fast_state_uncommit(struct xp_fast_state *st)
 		st->cgen = 1;
 }
 
-/* The kept tail equal to the @n bytes at @p, moved to the front of its set. */
-static struct xp_fast_tail *find_tail(struct xp_fast_tail **set, const char *p, size_t n)
+/*
+ * The kept tail that the line at @p ends with (its bytes, then the '\n'),
+ * moved to the front of its set.  A kept tail holds no '\n', so a compare
+ * that runs into the next line fails there; @avail bytes (the segment's
+ * rest) bound it.
+ */
+static struct xp_fast_tail *find_tail(struct xp_fast_tail **set, const char *p, size_t avail)
 {
 	for (unsigned w = 0; w < XP_FAST_TAIL_WAYS; w++) {
 		struct xp_fast_tail *t = set[w];
 
-		if (t->len == n && memcmp(t->text, p, n) == 0) {
+		if (t->len && t->len < avail && p[t->len] == '\n' &&
+		    memcmp(t->text, p, t->len) == 0) {
 			for (; w; w--)
 				set[w] = set[w - 1];
 			set[0] = t;
@@ -969,6 +972,51 @@ static struct xp_fast_tail *keep_tail(struct xp_fast_tail **set, const char *p, 
 }
 
 /* ---------------------------------------------------------------------- */
+/* Head stretches                                                          */
+
+/*
+ * The bytes [0, @n) at @p equal @s (n >= 16), compared sixteen at a time
+ * from the start: a stretch holds no '\n' or NUL, so the compare fails at
+ * the line's end at the latest and reads at most 16 bytes past it.
+ */
+static ALWAYS_INLINE bool stretch_eq(const char *p, const struct xp_fast_stretch *s)
+{
+	size_t n = s->len, i;
+
+	if (!n)
+		return false;
+#if defined(__SSE2__)
+	for (i = 0; i + 16 <= n; i += 16)
+		if (_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_loadu_si128((const __m128i *)(const void *)(p + i)),
+			    _mm_loadu_si128((const __m128i *)(const void *)(s->text + i)))) != 0xffff)
+			return false;
+	return i == n ||
+	       _mm_movemask_epi8(_mm_cmpeq_epi8(
+		       _mm_loadu_si128((const __m128i *)(const void *)(p + n - 16)),
+		       _mm_loadu_si128((const __m128i *)(const void *)(s->text + n - 16)))) ==
+		       0xffff;
+#else
+	for (i = 0; i + 8 <= n; i += 8)
+		if (ld64(p + i) != ld64(s->text + i))
+			return false;
+	return i == n || ld64(p + n - 8) == ld64(s->text + n - 8);
+#endif
+}
+
+/* Keep the @n bytes at @p (what was just read, and the ',' after it when
+ * it ends with a value) as stretch @s. */
+static ALWAYS_INLINE void keep_stretch(struct xp_fast_stretch *s, const char *p, size_t n)
+{
+	if (n < 16 || n > XP_FAST_STRETCH_MAX || (p[n - 1] != ',' && p[n - 1] != '"')) {
+		s->len = 0;
+		return;
+	}
+	memcpy(s->text, p, n);
+	s->len = (uint16_t)n;
+}
+
+/* ---------------------------------------------------------------------- */
 /* A line                                                                  */
 
 size_t xp_fast_scan(struct xp_fast_state *st, const char *p, const char *end,
@@ -979,75 +1027,128 @@ size_t xp_fast_scan(struct xp_fast_state *st, const char *p, const char *end,
 	const char *start = p, *tail = NULL;
 	struct xp_event *e = &out->ev;
 	struct xp_fast_str ignored;
-	size_t tail_len = 0;
+	size_t tail_len = 0, raw_n;
+	const char *raw;
+	const struct xp_fast_stretch *mid;
 
 	memset(e, 0, sizeof(*e));
 	out->tail = NULL;
 	out->pt.nargs = 0;
 	out->pt.nattrs = 0;
 
-	LIT("{\"schema_version\":\"2.0\",\"session_id\":\"");
-	STR(ignored); /* checked, then dropped */
-	LIT(",\"event_id\":\"");
+	/*
+	 * The head's stretches that repeat from line to line are compared
+	 * with the last ones read, their bytes and the one after them (what
+	 * ends a number): the session, then source, event type and pid (two
+	 * kept: entries and exits alternate), then the clock domain, the
+	 * timestamp error and the start time.
+	 */
+	if (stretch_eq(p, &st->lead)) {
+		p += st->lead.len;
+	} else {
+		const char *s0 = p;
+
+		LIT("{\"schema_version\":\"2.0\",\"session_id\":\"");
+		STR(ignored); /* checked, then dropped */
+		LIT(",\"event_id\":\"");
+		keep_stretch(&st->lead, s0, (size_t)(p - s0));
+	}
 	STR(ignored);
 	LIT(",\"sequence\":");
 	if (!parse_u64(&p, &e->sequence))
 		return 0;
-	LIT(",\"source\":\"");
-	ENUM(EN_SOURCE, e->source);
-	LIT(",\"event_type\":\"");
-	ENUM(EN_EVENT_TYPE, e->event_type);
-	LIT(",\"pid\":");
-	if (!parse_u32(&p, &e->pid))
-		return 0;
+	mid = stretch_eq(p, &st->mid[0]) ? &st->mid[0] :
+	      stretch_eq(p, &st->mid[1]) ? &st->mid[1] :
+					   NULL;
+	if (mid) {
+		const struct xp_fast_stretch *m = mid;
+
+		e->source = m->a;
+		e->event_type = m->b;
+		e->pid = m->u32;
+		p += m->len - 1;
+	} else {
+		const char *s0 = p;
+		struct xp_fast_stretch *m;
+
+		LIT(",\"source\":\"");
+		ENUM(EN_SOURCE, e->source);
+		LIT(",\"event_type\":\"");
+		ENUM(EN_EVENT_TYPE, e->event_type);
+		LIT(",\"pid\":");
+		if (!parse_u32(&p, &e->pid))
+			return 0;
+		m = &st->mid[st->mid_next];
+		st->mid_next ^= 1;
+		keep_stretch(m, s0, (size_t)(p + 1 - s0));
+		m->a = e->source;
+		m->b = e->event_type;
+		m->u32 = e->pid;
+	}
 	LIT(",\"tid\":");
 	if (!parse_u32(&p, &e->tid))
 		return 0;
 	LIT(",\"cpu\":");
 	OPT_U32(e->cpu, e->flags, XP_EVF_CPU);
 	LIT(",\"timestamp_raw\":");
+	raw = p;
 	if (!parse_u64(&p, &e->timestamp_raw))
 		return 0;
+	raw_n = (size_t)(p - raw);
 	LIT(",\"timestamp_ns\":");
-	if (!parse_u64(&p, &e->timestamp_ns))
+	/* producers write the same number twice: the same digits, the same
+	 * value (and then a non-digit) */
+	if (eqn(p, raw, raw_n) && (unsigned char)(p[raw_n] - '0') >= 10) {
+		e->timestamp_ns = e->timestamp_raw;
+		p += raw_n;
+	} else if (!parse_u64(&p, &e->timestamp_ns)) {
 		return 0;
-	LIT(",\"clock_domain\":\"");
-	ENUM(EN_CLOCK, e->clock_domain);
-	LIT(",\"timestamp_error_ns\":");
-	OPT_U64(e->timestamp_error_ns, e->flags, XP_EVF_TS_ERROR);
-	LIT(",\"process_start_time\":");
-	OPT_U64(e->process_start_time, e->flags, XP_EVF_START_TIME);
+	}
+	if (stretch_eq(p, &st->clock)) {
+		e->clock_domain = st->clock.a;
+		e->flags |= st->clock.flags;
+		e->timestamp_error_ns = st->clock.u64[0];
+		e->process_start_time = st->clock.u64[1];
+		p += st->clock.len - 1;
+	} else {
+		const char *s0 = p;
+		unsigned f = e->flags;
+
+		LIT(",\"clock_domain\":\"");
+		ENUM(EN_CLOCK, e->clock_domain);
+		LIT(",\"timestamp_error_ns\":");
+		OPT_U64(e->timestamp_error_ns, e->flags, XP_EVF_TS_ERROR);
+		LIT(",\"process_start_time\":");
+		OPT_U64(e->process_start_time, e->flags, XP_EVF_START_TIME);
+		keep_stretch(&st->clock, s0, (size_t)(p + 1 - s0));
+		st->clock.a = e->clock_domain;
+		st->clock.flags = (uint8_t)(e->flags & ~f);
+		st->clock.u64[0] = e->timestamp_error_ns;
+		st->clock.u64[1] = e->process_start_time;
+	}
 
 	/* the rest of the line: one kept before? */
 	if (st->pause) {
 		st->pause--;
 	} else {
-		const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+		struct xp_fast_tail *t;
 
-		if (!nl)
-			return 0;
 		tail = p;
-		tail_len = (size_t)(nl - p);
-		/* (an empty kept tail has length 0: never a match) */
-		if (tail_len >= TAIL_MIN && tail_len <= XP_FAST_TAIL_MAX) {
-			struct xp_fast_tail *t;
-
-			set = st->set[tail_set(e->event_type, e->tid)];
-			t = find_tail(set, p, tail_len);
-			if (++st->lookups == TAIL_WINDOW) {
-				if (st->hits < TAIL_WINDOW / 8)
-					st->pause = TAIL_PAUSE;
-				st->lookups = st->hits = 0;
-			}
-			if (t) {
-				st->hits++;
-				e->flags |= t->flags;
-				e->host = t->host;
-				e->cuda = t->cuda;
-				e->nvtx = t->nvtx;
-				out->tail = t;
-				return (size_t)(nl + 1 - start);
-			}
+		set = st->set[tail_set(e->event_type, e->tid)];
+		t = find_tail(set, p, (size_t)(end - p));
+		if (++st->lookups == TAIL_WINDOW) {
+			if (st->hits < TAIL_WINDOW / 8)
+				st->pause = TAIL_PAUSE;
+			st->lookups = st->hits = 0;
+		}
+		if (t) {
+			st->hits++;
+			e->flags |= t->flags;
+			e->host = t->host;
+			e->cuda = t->cuda;
+			e->nvtx = t->nvtx;
+			out->tail = t;
+			return (size_t)(p + t->len + 1 - start);
 		}
 	}
 	LIT(",\"host\":");
@@ -1065,7 +1166,8 @@ size_t xp_fast_scan(struct xp_fast_state *st, const char *p, const char *end,
 	LIT("}");
 	if (p >= end || *p != '\n')
 		return 0;
-	if (set)
+	tail_len = (size_t)(p - tail);
+	if (set && tail_len <= XP_FAST_TAIL_MAX)
 		out->tail = keep_tail(set, tail, tail_len, out);
 	return (size_t)(p + 1 - start);
 }

@@ -138,11 +138,25 @@ struct xp_fast_hints {
 };
 
 #define XP_FAST_TAIL_SETS 16 /* by event type and tid */
-#define XP_FAST_TAIL_WAYS 4
+#define XP_FAST_TAIL_WAYS 8
 
-/* A scanner's state: hints and kept tails.  One per thread. */
+/* A stretch of a line's head seen before, with the values it holds
+ * (decode_fast.c: the lead, the source/type/pid, the clock stretches). */
+#define XP_FAST_STRETCH_MAX 128
+struct xp_fast_stretch {
+	uint16_t len; /* 0: none */
+	uint8_t a, b, flags;
+	uint32_t u32;
+	uint64_t u64[2];
+	char text[XP_FAST_STRETCH_MAX];
+};
+
+/* A scanner's state: hints, head stretches and kept tails.  One per
+ * thread. */
 struct xp_fast_state {
 	struct xp_fast_hints hints;
+	struct xp_fast_stretch lead, mid[2], clock;
+	unsigned mid_next; /* the mid[] to replace next */
 	uint32_t cgen; /* xp_fast_tail.cgen of committed tails still valid */
 	uint32_t lookups, hits; /* this window's */
 	uint32_t pause; /* lines left without looking */

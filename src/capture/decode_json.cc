@@ -20,6 +20,15 @@
  * is per-field work that is already a word compare per key (name_eq), a
  * hinted enum lookup and a cached intern per string.
  *
+ * The fast path.  So lines in the canonical form our exporter writes
+ * (decode_fast.h) are read by a hand-written scanner instead, and only
+ * what it declines goes through simdjson: about 1,250 instructions per
+ * uprobe event and 1,600 per read(2) event (100k-event captures, whole
+ * decode included) against 9,200 and 14,700.  The comment before
+ * parse_segment_mixed() says how the two paths share a segment without
+ * changing any result, error or error location; XPROBE_DECODE_NO_FASTPATH
+ * turns the fast path off.
+ *
  * What "strict" means here (the reference decodes with serde and
  * deny_unknown_fields):
  *   - every object is closed: an unknown key is an error, anywhere;
@@ -38,17 +47,19 @@
  * Memory.  An Event stream is read in chunks of XP_CHUNK_BYTES (8 MiB);
  * each chunk goes through parse_many in one batch and the bytes of a
  * document cut by the chunk end (truncated_bytes) move to the front of the
- * buffer for the next read.  Nothing is mapped or slurped, so a decode
- * holds one chunk, the parser's per-document tape and the capture.  Once
+ * buffer for the next read (while the helper thread merges its half).
+ * Nothing is mapped or slurped, so a decode holds one chunk, the parser's
+ * per-document tape, the fast path's kept tails and the capture.  Once
  * xp_capture_add() refuses an event (max_events reached) the decoder keeps
  * validating and counting documents into a scratch event without retaining
  * anything, then fails with EVENT_RATE_TOO_HIGH and the exact total.
  * A host-capture document is parsed whole (it is one document; simdjson
  * needs all of it), costing about three times its size while it is read.
- * Measured peak RSS for 1M retained events (bench/bench_decode.sh): 248
- * bytes per event for uprobe pairs, 250 for read(2) entry/exit with six
- * arguments (thanks to shared argument runs, 309 without): the 224-byte
- * event, the tables, one chunk and two parsers' structural indexes.
+ * Measured peak RSS for 1M retained events (bench/bench_decode.sh): 238
+ * bytes per event for uprobe pairs and for read(2) entry/exit with six
+ * arguments (thanks to shared argument runs): the 224-byte event, the
+ * tables, one chunk, the helper's capture of half a chunk and, when
+ * simdjson decodes, two parsers' structural indexes.
  *
  * Attribute and argument values are stored as canonical compact JSON text
  * written by this file with the project's escaper (common/json.h), so the
@@ -1880,8 +1891,9 @@ seg_result parse_segment_slow(decoder &d, simdjson::dom::parser &parser, const c
  * How a segment is decoded with the fast path on (parse_segment).
  *
  * Lines are offered to xp_fast_scan() one by one; an accepted line is
- * interned and linked by fast_commit() exactly as decode_one() would, so
- * the capture is the same, string ids and shared runs included.  A line
+ * interned and linked by fast_commit() as decode_one() would, so the
+ * capture holds the same events (a repeated tail links the run it linked
+ * the first time, where decode_one() might make a new equal one).  A line
  * it declines goes to simdjson (parse_segment_slow) on its own, and after
  * repeated declines the next 2, 4, 8 ... lines with it, so a stream that
  * is not canonical costs a few declined scans per segment and is then
@@ -1903,8 +1915,13 @@ seg_result parse_segment_slow(decoder &d, simdjson::dom::parser &parser, const c
  * UTF-8 boundary: simdjson's first stage finds the same structure in the
  * piece as in the whole batch, and its documents are the same.  A piece
  * whose last document runs past it (pretty-printed documents) makes the
- * rest of the segment one simdjson piece, whose cut document is the
- * segment's.
+ * rest of the segment one simdjson piece.  Only where a batch is cut is
+ * decided over more than one document: simdjson searches back from the
+ * batch's end for the last boundary between two documents, and checks
+ * UTF-8 only in a batch with a complete document; so the piece with the
+ * segment's cut document, when it holds nothing else, is decoded again
+ * together with the two pieces before it (see the end of the loop).
+ * tests/fuzz/fuzz_event_fastpath.cc compares the two paths on every input.
  */
 struct mixed_mark {
 	size_t count, nattrs, nargs, keys;
