@@ -39,11 +39,15 @@
  * keeps a copy of it in place of the least recently used.  Every window of
  * TAIL_WINDOW lookups that hits less than one in eight pauses the lookups
  * for TAIL_PAUSE lines: a stream without repeats pays a few failed
- * compares per line for a while, then nothing.
+ * compares per line for a while, then nothing.  Head stretches (the lead
+ * up to the event id, source/type/pid, clock/error/start time) are kept
+ * one (two for source/type/pid) at a time and compared with the bytes
+ * that follow them, the ',' that ends the last number included.
  *
  * Reads: every primitive stops at a '\n' or NUL byte (neither can be part
- * of a match, a number or a string) and reads at most 48 bytes beyond
- * where it stops, within the caller's 64 bytes of padding.
+ * of a match, a number, a string or a kept stretch) and reads at most 48
+ * bytes beyond where it stops, within the caller's 64 bytes of padding;
+ * compares with kept tails stay before @end.
  */
 #include <string.h>
 
@@ -948,10 +952,19 @@ static struct xp_fast_tail *keep_tail(struct xp_fast_tail **set, const char *p, 
 	d = t->text - p;
 	t->pt.nargs = out->pt.nargs;
 	t->pt.nattrs = out->pt.nattrs;
+	/* Only the strings the flags say were read point into the line; the
+	 * others hold whatever an earlier line left and are cleared, never
+	 * moved (moving a stray pointer is undefined). */
 	for (i = 0; i < XP_FS__COUNT; i++) {
-		t->pt.str[i] = out->pt.str[i];
-		if (t->pt.str[i].p)
-			t->pt.str[i].p += d;
+		const struct xp_fast_str *s = &out->pt.str[i];
+		uintptr_t sp = (uintptr_t)s->p, lp = (uintptr_t)p;
+
+		if (s->p && sp >= lp && sp - lp <= n) {
+			t->pt.str[i] = *s;
+			t->pt.str[i].p = t->text + (sp - lp);
+		} else {
+			memset(&t->pt.str[i], 0, sizeof(t->pt.str[i]));
+		}
 	}
 	for (i = 0; i < out->pt.nargs; i++) {
 		struct xp_fast_arg *a = &t->pt.args[i];

@@ -29,7 +29,10 @@
  * xp_fast_tail) instead of interning and sharing them again.  Reading a
  * tail depends on its bytes only, so equal bytes mean an equal verdict and
  * equal values.  When few tails repeat, the scanner stops looking for a
- * while (the lookup costs a compare per candidate).
+ * while (the lookup costs a compare per candidate).  Stretches of the
+ * head repeat too (the session, the source, type and pid, the clock) and
+ * are compared with the last ones read in the same way
+ * (struct xp_fast_stretch).
  *
  * The scanner allocates nothing and interns nothing: it fills a struct
  * xp_fast_event with the numbers and with spans of the line for the

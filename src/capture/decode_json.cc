@@ -22,9 +22,11 @@
  *
  * The fast path.  So lines in the canonical form our exporter writes
  * (decode_fast.h) are read by a hand-written scanner instead, and only
- * what it declines goes through simdjson: about 1,250 instructions per
- * uprobe event and 1,600 per read(2) event (100k-event captures, whole
- * decode included) against 9,200 and 14,700.  The comment before
+ * what it declines goes through simdjson: about 1,100 instructions per
+ * uprobe event and 1,300 per read(2) event (callgrind, 100k-event captures
+ * of bench/gen_events.py, whole decode included) against 9,200 and 14,700;
+ * much of that comes from lines repeating what the lines before them said
+ * (decode_fast.h), which real captures do less than generated ones.  The comment before
  * parse_segment_mixed() says how the two paths share a segment without
  * changing any result, error or error location; XPROBE_DECODE_NO_FASTPATH
  * turns the fast path off.
