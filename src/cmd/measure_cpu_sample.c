@@ -20,33 +20,10 @@
 
 #include "../collect/cpu_sample.h"
 #include "../target/resolve.h"
+#include "inventory.h"
 #include "measure.h"
 
 #define PYTHON_HINT_MAX 512
-
-static volatile sig_atomic_t cpu_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	cpu_stop = 1;
-}
-
-static int bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t min, uint64_t max,
-		 const char *why)
-{
-	if (v >= min && v <= max)
-		return 0;
-	xp_error_detail_str(err, "flag", flag);
-	xp_error_detail_u64(err, "value", v);
-	xp_error_detail_u64(err, "min", min);
-	xp_error_detail_u64(err, "max", max);
-	xp_error_hint(err, "pass --%s between %llu and %llu (%s)", flag, (unsigned long long)min,
-		      (unsigned long long)max, why);
-	return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-			    "--%s %llu is outside %llu..%llu", flag, (unsigned long long)v,
-			    (unsigned long long)min, (unsigned long long)max);
-}
 
 struct hint_ctx {
 	const struct xp_target *target;
@@ -98,7 +75,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
 		.max_threads = cli->has_max_threads ? cli->max_threads : XP_DEFAULT_MAX_THREADS,
 		.duration_ms = cli->duration_ms,
-		.stop = &cpu_stop,
+		.stop = &xp_inventory_stop,
 	};
 	uint64_t depth = cli->has_stack_depth ? cli->stack_depth : XP_DEFAULT_STACK_DEPTH;
 	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
@@ -108,7 +85,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct sigaction sa, old_int, old_term;
+	struct xp_inventory_signals sig;
 	struct hint_ctx hc;
 	char python_hint[PYTHON_HINT_MAX];
 	const char *python_status;
@@ -124,25 +101,21 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "cannot read the kernel's perf limits: %s", strerror(-rc));
-	if ((rc = bound(err, "frequency-hz", o.frequency_hz, 1, max_rate,
-			"kernel.perf_event_max_sample_rate is the maximum")) ||
-	    (rc = bound(err, "max-samples", o.max_samples, 1, XP_CPU_MAX_SAMPLES_LIMIT,
-			"observed samples")) ||
-	    (rc = bound(err, "max-groups", o.max_groups, 1, XP_CPU_MAX_GROUPS_LIMIT,
-			"retained stack groups")) ||
-	    (rc = bound(err, "stack-depth", depth, 1, max_stack,
-			"kernel.perf_event_max_stack is the maximum")) ||
-	    (rc = bound(err, "max-threads", o.max_threads, 1, XP_CPU_MAX_THREADS_LIMIT,
-			"threads sampled")))
+	if ((rc = xp_inventory_bound(err, "frequency-hz", o.frequency_hz, 1, max_rate,
+				     "kernel.perf_event_max_sample_rate is the maximum")) ||
+	    (rc = xp_inventory_bound(err, "max-samples", o.max_samples, 1, XP_CPU_MAX_SAMPLES_LIMIT,
+				     "observed samples")) ||
+	    (rc = xp_inventory_bound(err, "max-groups", o.max_groups, 1, XP_CPU_MAX_GROUPS_LIMIT,
+				     "retained stack groups")) ||
+	    (rc = xp_inventory_bound(err, "stack-depth", depth, 1, max_stack,
+				     "kernel.perf_event_max_stack is the maximum")) ||
+	    (rc = xp_inventory_bound(err, "max-threads", o.max_threads, 1, XP_CPU_MAX_THREADS_LIMIT,
+				     "threads sampled")))
 		return rc;
 	o.stack_depth = (uint32_t)depth;
-	if (timeout == 0 || cli->duration_ms > timeout) {
-		xp_error_detail_u64(err, "duration_ms", cli->duration_ms);
-		xp_error_detail_u64(err, "timeout_ms", timeout);
-		xp_error_hint(err, "keep --duration-ms at or below --timeout-ms");
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "inventory duration must not exceed timeout");
-	}
+	rc = xp_inventory_window_check(cli->duration_ms, timeout, err);
+	if (rc)
+		return rc;
 
 	rc = xp_target_identify(cli->pid, &t, err);
 	if (rc)
@@ -151,15 +124,9 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	if (rc)
 		return rc;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: the window's sleep wakes */
-	sigemptyset(&sa.sa_mask);
-	cpu_stop = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	xp_inventory_signals_catch(&sig);
 	rc = xp_cpu_sample_collect(&o, &r, err);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	xp_inventory_signals_restore(&sig);
 	if (rc)
 		goto out;
 	have_r = true;

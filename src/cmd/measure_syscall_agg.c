@@ -21,29 +21,8 @@
 #include "../collect/live.h"
 #include "../collect/syscall_agg.h"
 #include "../target/resolve.h"
+#include "inventory.h"
 #include "measure.h"
-
-static volatile sig_atomic_t sa_stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	sa_stop = 1;
-}
-
-static int bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t max, const char *why)
-{
-	if (v >= 1 && v <= max)
-		return 0;
-	xp_error_detail_str(err, "flag", flag);
-	xp_error_detail_u64(err, "value", v);
-	xp_error_detail_u64(err, "min", 1);
-	xp_error_detail_u64(err, "max", max);
-	xp_error_hint(err, "pass --%s between 1 and %llu (%s)", flag, (unsigned long long)max, why);
-	return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-			    "--%s %llu is outside 1..%llu", flag, (unsigned long long)v,
-			    (unsigned long long)max);
-}
 
 static int verify_armed(void *ctx, struct xp_error *err)
 {
@@ -72,30 +51,26 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
 		.max_inflight = cli->has_max_inflight ? cli->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
 		.duration_ms = cli->duration_ms,
-		.stop = &sa_stop,
+		.stop = &xp_inventory_stop,
 		.on_armed = verify_armed,
 	};
 	struct xp_sa_result r;
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct sigaction sa, old_int, old_term;
+	struct xp_inventory_signals sig;
 	bool have_r = false;
 	int rc;
 
 	memset(&r, 0, sizeof(r));
-	if ((rc = bound(err, "max-groups", o.max_groups, XP_SA_MAX_GROUPS_LIMIT,
-			"distinct syscall numbers kept")) ||
-	    (rc = bound(err, "max-inflight", o.max_inflight, XP_SA_MAX_INFLIGHT_LIMIT,
-			"threads inside a syscall at once")))
+	if ((rc = xp_inventory_bound(err, "max-groups", o.max_groups, 1, XP_SA_MAX_GROUPS_LIMIT,
+				     "distinct syscall numbers kept")) ||
+	    (rc = xp_inventory_bound(err, "max-inflight", o.max_inflight, 1,
+				     XP_SA_MAX_INFLIGHT_LIMIT, "threads inside a syscall at once")))
 		return rc;
-	if (timeout == 0 || cli->duration_ms > timeout) {
-		xp_error_detail_u64(err, "duration_ms", cli->duration_ms);
-		xp_error_detail_u64(err, "timeout_ms", timeout);
-		xp_error_hint(err, "keep --duration-ms at or below --timeout-ms");
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "inventory duration must not exceed timeout");
-	}
+	rc = xp_inventory_window_check(cli->duration_ms, timeout, err);
+	if (rc)
+		return rc;
 	rc = xp_target_identify(cli->pid, &t, err);
 	if (rc)
 		return rc;
@@ -109,15 +84,9 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 				    "cannot read xprobe's own PID namespace: %s", strerror(-rc));
 	o.on_armed_ctx = &t;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal; /* no SA_RESTART: the window's sleep wakes */
-	sigemptyset(&sa.sa_mask);
-	sa_stop = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	xp_inventory_signals_catch(&sig);
 	rc = xp_sa_collect(&o, &r, err);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	xp_inventory_signals_restore(&sig);
 	if (rc)
 		goto out;
 	have_r = true;

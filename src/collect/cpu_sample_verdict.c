@@ -15,11 +15,9 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../../common/json.h"
 #include "cpu_sample.h"
 
 /* CPython 3.12 added the perf trampoline (-X perf, PYTHONPERFSUPPORT=1). */
@@ -88,30 +86,6 @@ bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r)
 	       !c->malformed_records && r->stop_reason == XP_CPU_STOP_DURATION;
 }
 
-/* Append one warning whose details are built by the varargs pairs
- * (key, u64) ending with NULL. */
-static int warn(struct xp_warnings *ws, const char *code, const char *msg, ...)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
-	const char *key;
-	va_list ap;
-	int rc;
-
-	xpc_json_init_buf(&w, &b, 0);
-	xpc_json_obj_begin(&w);
-	va_start(ap, msg);
-	while ((key = va_arg(ap, const char *)))
-		xpc_json_ku64(&w, key, va_arg(ap, uint64_t));
-	va_end(ap);
-	xpc_json_obj_end(&w);
-	rc = xpc_json_finish(&w);
-	if (!rc)
-		rc = xp_warnings_add(ws, code, msg, xpc_buf_str(&b));
-	xpc_buf_free(&b);
-	return rc;
-}
-
 #define U(x) ((uint64_t)(x))
 
 int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp_cpu_profile *p,
@@ -124,19 +98,20 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 
 	(void)s;
 	if (!c->observed_samples &&
-	    (rc = warn(ws, "NO_SAMPLES",
-		       "the target's sampled threads used no CPU in user space or the kernel "
-		       "during the window",
-		       "threads_sampled", U(c->threads_sampled), "window_ns", U(r->window_ns),
-		       NULL)))
+	    (rc = xp_warnings_add_u64(
+		     ws, "NO_SAMPLES",
+		     "the target's sampled threads used no CPU in user space or the kernel "
+		     "during the window",
+		     "threads_sampled", U(c->threads_sampled), "window_ns", U(r->window_ns), NULL)))
 		return rc;
 	if (c->lost_samples) {
 		snprintf(msg, sizeof(msg),
 			 "the kernel lost %" PRIu64 " samples (a per-thread ring was full); "
 			 "counts and proportions cover the samples that arrived",
 			 c->lost_samples);
-		if ((rc = warn(ws, "CPU_SAMPLES_LOST", msg, "lost_samples", U(c->lost_samples),
-			       "lost_records", U(c->lost_records), NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "CPU_SAMPLES_LOST", msg, "lost_samples",
+					      U(c->lost_samples), "lost_records",
+					      U(c->lost_records), NULL)))
 			return rc;
 	}
 	if (r->stop_reason == XP_CPU_STOP_MAX_SAMPLES) {
@@ -144,15 +119,17 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 			 "--max-samples %" PRIu64 " was reached after %" PRIu64
 			 " ms; the window ended early",
 			 r->max_samples, r->window_ns / 1000000);
-		if ((rc = warn(ws, "SAMPLE_LIMIT_REACHED", msg, "sample_capacity",
-			       U(r->max_samples), "samples_beyond_limit",
-			       U(c->samples_beyond_limit), "window_ns", U(r->window_ns), NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "SAMPLE_LIMIT_REACHED", msg, "sample_capacity",
+					      U(r->max_samples), "samples_beyond_limit",
+					      U(c->samples_beyond_limit), "window_ns",
+					      U(r->window_ns), NULL)))
 			return rc;
 	}
 	if (r->stop_reason == XP_CPU_STOP_CANCELLED &&
-	    (rc = warn(ws, "SAMPLING_CANCELLED",
-		       "a signal ended the window early; the result covers the time until then",
-		       "window_ns", U(r->window_ns), NULL)))
+	    (rc = xp_warnings_add_u64(
+		     ws, "SAMPLING_CANCELLED",
+		     "a signal ended the window early; the result covers the time until then",
+		     "window_ns", U(r->window_ns), NULL)))
 		return rc;
 	if (r->stacks.ungrouped_samples) {
 		snprintf(
@@ -161,8 +138,9 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 			"they count in observed_samples but in no stack or hotspot, so proportions "
 			"are lower bounds; raise --max-groups",
 			r->stacks.ungrouped_samples, r->stacks.cap);
-		if ((rc = warn(ws, "STACK_GROUPS_FULL", msg, "group_capacity", U(r->stacks.cap),
-			       "ungrouped_samples", U(r->stacks.ungrouped_samples), NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "STACK_GROUPS_FULL", msg, "group_capacity",
+					      U(r->stacks.cap), "ungrouped_samples",
+					      U(r->stacks.ungrouped_samples), NULL)))
 			return rc;
 	}
 	if (c->threads_over_bound) {
@@ -170,9 +148,10 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 			 "%" PRIu64 " of the target's %" PRIu64
 			 " threads were beyond --max-threads and were not sampled",
 			 c->threads_over_bound, c->threads_seen);
-		if ((rc = warn(ws, "THREADS_OVER_BOUND", msg, "thread_capacity", U(r->max_threads),
-			       "threads_seen", U(c->threads_seen), "threads_over_bound",
-			       U(c->threads_over_bound), NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "THREADS_OVER_BOUND", msg, "thread_capacity",
+					      U(r->max_threads), "threads_seen", U(c->threads_seen),
+					      "threads_over_bound", U(c->threads_over_bound),
+					      NULL)))
 			return rc;
 	}
 	if (c->threads_open_failed || c->threads_started) {
@@ -181,9 +160,10 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 			 " threads could not be sampled (perf_event_open failed) and %" PRIu64
 			 " threads started during the window without being sampled",
 			 c->threads_open_failed, c->threads_started);
-		if ((rc = warn(ws, "THREADS_NOT_SAMPLED", msg, "threads_open_failed",
-			       U(c->threads_open_failed), "threads_started", U(c->threads_started),
-			       "open_errno", U(r->open_errno), NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "THREADS_NOT_SAMPLED", msg, "threads_open_failed",
+					      U(c->threads_open_failed), "threads_started",
+					      U(c->threads_started), "open_errno", U(r->open_errno),
+					      NULL)))
 			return rc;
 	}
 	if (c->truncated_stacks) {
@@ -192,25 +172,29 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 			"%" PRIu64 " samples had stacks deeper than --stack-depth; their outermost "
 			"frames are missing, so inclusive counts of outer functions are lower bounds",
 			c->truncated_stacks);
-		if ((rc = warn(ws, "STACKS_TRUNCATED", msg, "truncated_stacks",
-			       U(c->truncated_stacks), "stack_depth", U(r->stack_depth), NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "STACKS_TRUNCATED", msg, "truncated_stacks",
+					      U(c->truncated_stacks), "stack_depth",
+					      U(r->stack_depth), NULL)))
 			return rc;
 	}
 	if (!r->kernel_time_included &&
-	    (rc = warn(ws, "KERNEL_TIME_EXCLUDED",
-		       "perf events were allowed for user mode only: time the target spent in the "
-		       "kernel is not sampled",
-		       NULL)))
+	    (rc = xp_warnings_add_u64(
+		     ws, "KERNEL_TIME_EXCLUDED",
+		     "perf events were allowed for user mode only: time the target spent in the "
+		     "kernel is not sampled",
+		     NULL)))
 		return rc;
 	if (c->malformed_records &&
-	    (rc = warn(ws, "MALFORMED_RECORDS", "some perf ring records were malformed and skipped",
-		       "malformed_records", U(c->malformed_records), NULL)))
+	    (rc = xp_warnings_add_u64(ws, "MALFORMED_RECORDS",
+				      "some perf ring records were malformed and skipped",
+				      "malformed_records", U(c->malformed_records), NULL)))
 		return rc;
 	if ((strcmp(python_status, "no_perf_map") == 0 ||
 	     strcmp(python_status, "perf_map_unreadable") == 0 ||
 	     strcmp(python_status, "perf_map_without_python_frames") == 0) &&
-	    (rc = warn(ws, "PYTHON_FRAMES_UNRESOLVED", python_hint, "interpreter_samples",
-		       U(p->interpreter_samples), "python_frames", U(p->python_frames), NULL)))
+	    (rc = xp_warnings_add_u64(ws, "PYTHON_FRAMES_UNRESOLVED", python_hint,
+				      "interpreter_samples", U(p->interpreter_samples),
+				      "python_frames", U(p->python_frames), NULL)))
 		return rc;
 	if (p->hints_rejected) {
 		snprintf(
@@ -220,8 +204,9 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 			"their symbol (selector_hint_error says why, e.g. AMBIGUOUS_TARGET for a local "
 			"symbol defined twice)",
 			p->hints_rejected);
-		if ((rc = warn(ws, "SELECTOR_HINTS_REJECTED", msg, "selector_hints_rejected",
-			       U(p->hints_rejected), NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "SELECTOR_HINTS_REJECTED", msg,
+					      "selector_hints_rejected", U(p->hints_rejected),
+					      NULL)))
 			return rc;
 	}
 	return 0;

@@ -11,13 +11,11 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../bpf/syscall_agg.h"
-#include "../../common/json.h"
 #include "../selector/syscall_table.h"
 #include "syscall_agg.h"
 
@@ -131,37 +129,15 @@ bool xp_sa_complete(const struct xp_sa_result *r)
 	return !xp_sa_dropped(r) && r->stop_reason != XP_SA_STOP_CANCELLED;
 }
 
-/* One warning; details from (key, u64) pairs ending with NULL. */
-static int warn(struct xp_warnings *ws, const char *code, const char *msg, ...)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
-	const char *key;
-	va_list ap;
-	int rc;
-
-	xpc_json_init_buf(&w, &b, 0);
-	xpc_json_obj_begin(&w);
-	va_start(ap, msg);
-	while ((key = va_arg(ap, const char *)))
-		xpc_json_ku64(&w, key, va_arg(ap, uint64_t));
-	va_end(ap);
-	xpc_json_obj_end(&w);
-	rc = xpc_json_finish(&w);
-	if (!rc)
-		rc = xp_warnings_add(ws, code, msg, xpc_buf_str(&b));
-	xpc_buf_free(&b);
-	return rc;
-}
-
 int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws)
 {
 	char msg[512];
 	int rc;
 
 	if (!r->entries && !r->unmatched_exits &&
-	    (rc = warn(ws, "NO_SYSCALLS", "the target made no system call during the window",
-		       "window_ns", (uint64_t)r->window_ns, NULL)))
+	    (rc = xp_warnings_add_u64(ws, "NO_SYSCALLS",
+				      "the target made no system call during the window",
+				      "window_ns", (uint64_t)r->window_ns, NULL)))
 		return rc;
 	if (r->group_drop_entries || r->group_drop_exits) {
 		snprintf(msg, sizeof(msg),
@@ -169,9 +145,10 @@ int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws)
 			 " exits of other syscall numbers were counted as dropped, in no group; "
 			 "raise --max-groups",
 			 r->group_capacity, r->group_drop_entries, r->group_drop_exits);
-		if ((rc = warn(ws, "SYSCALL_GROUPS_FULL", msg, "group_capacity", r->group_capacity,
-			       "group_drop_entries", r->group_drop_entries, "group_drop_exits",
-			       r->group_drop_exits, NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "SYSCALL_GROUPS_FULL", msg, "group_capacity",
+					      r->group_capacity, "group_drop_entries",
+					      r->group_drop_entries, "group_drop_exits",
+					      r->group_drop_exits, NULL)))
 			return rc;
 	}
 	if (r->inflight_drops) {
@@ -181,20 +158,22 @@ int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws)
 			" syscall starts were not kept, so their exits count as unmatched and have "
 			"no duration; raise --max-inflight",
 			r->inflight_capacity, r->inflight_drops);
-		if ((rc = warn(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity",
-			       r->inflight_capacity, "inflight_drops", r->inflight_drops, NULL)))
+		if ((rc = xp_warnings_add_u64(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity",
+					      r->inflight_capacity, "inflight_drops",
+					      r->inflight_drops, NULL)))
 			return rc;
 	}
 	if (r->regs_read_errors &&
-	    (rc = warn(
+	    (rc = xp_warnings_add_u64(
 		     ws, "SYSCALL_NUMBER_UNREADABLE",
 		     "some unmatched exits could not read their syscall number and are in no group",
 		     "regs_read_errors", r->regs_read_errors, NULL)))
 		return rc;
 	if (r->stop_reason == XP_SA_STOP_CANCELLED &&
-	    (rc = warn(ws, "AGGREGATE_CANCELLED",
-		       "a signal ended the window early; the result covers the time until then",
-		       "window_ns", r->window_ns, NULL)))
+	    (rc = xp_warnings_add_u64(
+		     ws, "AGGREGATE_CANCELLED",
+		     "a signal ended the window early; the result covers the time until then",
+		     "window_ns", r->window_ns, NULL)))
 		return rc;
 	return 0;
 }

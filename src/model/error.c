@@ -265,6 +265,28 @@ int xp_warnings_add(struct xp_warnings *ws, const char *code, const char *messag
 	return 0;
 }
 
+int xp_warnings_add_u64(struct xp_warnings *ws, const char *code, const char *message, ...)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+	const char *key;
+	va_list ap;
+	int rc;
+
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	va_start(ap, message);
+	while ((key = va_arg(ap, const char *)))
+		xpc_json_ku64(&w, key, va_arg(ap, uint64_t));
+	va_end(ap);
+	xpc_json_obj_end(&w);
+	rc = xpc_json_finish(&w);
+	if (!rc)
+		rc = xp_warnings_add(ws, code, message, xpc_buf_str(&b));
+	xpc_buf_free(&b);
+	return rc;
+}
+
 bool xp_warnings_has(const struct xp_warnings *ws, const char *code)
 {
 	size_t i;

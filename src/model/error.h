@@ -88,6 +88,9 @@ struct xp_warnings {
 /* Append a warning; @details_json may be NULL. Returns 0 or -ENOMEM. */
 int xp_warnings_add(struct xp_warnings *ws, const char *code, const char *message,
 		    const char *details_json);
+/* Append a warning whose details are the (const char *key, uint64_t value)
+ * pairs that follow @message, ended by a NULL key.  0 or -ENOMEM. */
+int xp_warnings_add_u64(struct xp_warnings *ws, const char *code, const char *message, ...);
 bool xp_warnings_has(const struct xp_warnings *ws, const char *code);
 void xp_warnings_free(struct xp_warnings *ws);
 /* Render as a JSON array value (after a key). */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * inventory.c - the checks and the signal handling both inventory modes
+ * run around their window (inventory.h).  One flag serves both: only one
+ * inventory runs per process.
+ */
+#include <string.h>
+
+#include "inventory.h"
+
+volatile sig_atomic_t xp_inventory_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	xp_inventory_stop = 1;
+}
+
+int xp_inventory_bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t min,
+		       uint64_t max, const char *why)
+{
+	if (v >= min && v <= max)
+		return 0;
+	xp_error_detail_str(err, "flag", flag);
+	xp_error_detail_u64(err, "value", v);
+	xp_error_detail_u64(err, "min", min);
+	xp_error_detail_u64(err, "max", max);
+	xp_error_hint(err, "pass --%s between %llu and %llu (%s)", flag, (unsigned long long)min,
+		      (unsigned long long)max, why);
+	return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			    "--%s %llu is outside %llu..%llu", flag, (unsigned long long)v,
+			    (unsigned long long)min, (unsigned long long)max);
+}
+
+int xp_inventory_window_check(uint64_t duration_ms, uint64_t timeout_ms, struct xp_error *err)
+{
+	if (timeout_ms != 0 && duration_ms <= timeout_ms)
+		return 0;
+	xp_error_detail_u64(err, "duration_ms", duration_ms);
+	xp_error_detail_u64(err, "timeout_ms", timeout_ms);
+	xp_error_hint(err, "keep --duration-ms at or below --timeout-ms");
+	return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			    "inventory duration must not exceed timeout");
+}
+
+void xp_inventory_signals_catch(struct xp_inventory_signals *s)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal; /* no SA_RESTART: the window's sleep wakes */
+	sigemptyset(&sa.sa_mask);
+	xp_inventory_stop = 0;
+	sigaction(SIGINT, &sa, &s->old_int);
+	sigaction(SIGTERM, &sa, &s->old_term);
+}
+
+void xp_inventory_signals_restore(const struct xp_inventory_signals *s)
+{
+	sigaction(SIGINT, &s->old_int, NULL);
+	sigaction(SIGTERM, &s->old_term, NULL);
+}

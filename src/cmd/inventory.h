@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * inventory.h - what the two inventory modes (`measure --cpu-sample`,
+ * `measure --syscall-aggregate`) share before and around their window:
+ * the bound checks of their flags, the duration/timeout rule, and the
+ * SIGINT/SIGTERM handling that ends a window early ("cancelled").
+ */
+#ifndef XP_CMD_INVENTORY_H
+#define XP_CMD_INVENTORY_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "../model/error.h"
+
+/* Set by SIGINT/SIGTERM while xp_inventory_signals_catch() is in force;
+ * the collectors poll it (their `stop` option). */
+extern volatile sig_atomic_t xp_inventory_stop;
+
+struct xp_inventory_signals {
+	struct sigaction old_int, old_term;
+};
+
+/* @v within @min..@max, or SESSION_LIMIT_EXCEEDED naming --@flag, the
+ * range and @why in the hint. */
+int xp_inventory_bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t min,
+		       uint64_t max, const char *why);
+
+/* The window must fit in the timeout (and the timeout must not be 0). */
+int xp_inventory_window_check(uint64_t duration_ms, uint64_t timeout_ms, struct xp_error *err);
+
+/* Clear xp_inventory_stop and catch SIGINT/SIGTERM without SA_RESTART (so
+ * the window's sleep wakes); restore puts the previous handlers back. */
+void xp_inventory_signals_catch(struct xp_inventory_signals *s);
+void xp_inventory_signals_restore(const struct xp_inventory_signals *s);
+
+#endif /* XP_CMD_INVENTORY_H */
