@@ -36,7 +36,8 @@ events=${2:-1000000}
 runs=${3:-3}
 py=/usr/bin/python3
 
-for f in "$build/bin/xprobe" "$build/libxp_capture.a" "$build/libxp_model.a" "$build/libxpc.a"; do
+for f in "$build/bin/xprobe" "$build/libxp_capture.a" "$build/libxp_capture_json.a" \
+	"$build/libxp_model.a" "$build/libxpc.a"; do
 	if [ ! -e "$f" ]; then
 		echo "bench_decode: $f missing; build xprobe in $build first" >&2
 		exit 1
@@ -57,8 +58,8 @@ if [ -e "$build/lib/libxtf_reader.a" ]; then
 fi
 # shellcheck disable=SC2086
 ${CC:-cc} -O2 -I"$root/src" -I"$root/include" -o "$tmp/decode_bench" "$root/bench/decode_bench.c" \
-	"$build/libxp_capture.a" "$build/libxp_model.a" $xtf "$build/libxpc.a" \
-	-lsimdjson -lstdc++ -lpthread
+	"$build/libxp_capture.a" "$build/libxp_capture_json.a" "$build/libxp_model.a" $xtf \
+	"$build/libxpc.a" -lsimdjson -lstdc++ -lpthread -ldl
 
 echo "bench_decode: generating $events-event captures in $tmp"
 $py "$root/bench/gen_events.py" --events "$events" --kind uprobe --out "$tmp/uprobe.jsonl" 2>/dev/null

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "capture/capture_io.h"
+#include "capture/decode_json.h"
 #include "../common/parse.h"
 
 int main(int argc, char **argv)
@@ -38,6 +39,7 @@ int main(int argc, char **argv)
 		if (stat(argv[i], &sb) == 0)
 			bytes += (uint64_t)sb.st_size;
 	}
+	xp_json_use(&xp_json_builtin); /* linked in: no plugin to find */
 	xp_capture_init(&c, (size_t)max_events);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = xp_inputs_load((const char *const *)argv + 2, (size_t)(argc - 2), &c, &err);

@@ -1997,7 +1997,8 @@ bool fast_str_id(decoder &d, int slot, const struct xp_fast_str &s, xp_str_t *ou
 	xpc_buf_reset(&d.tmp);
 	if (xpc_buf_reserve(&d.tmp, (size_t)s.n + 1))
 		return false;
-	*out = intern_cached(d, slot, std::string_view(d.tmp.data, xp_fast_unescape(&s, d.tmp.data)));
+	*out = intern_cached(d, slot,
+			     std::string_view(d.tmp.data, xp_fast_unescape(&s, d.tmp.data)));
 	return true;
 }
 
@@ -2047,10 +2048,9 @@ int fast_attrs(decoder &d, const struct xp_fast_parts &pt, struct xp_event *e)
 
 		if (d.c->nattrs >= UINT32_MAX)
 			return fail(d, "the capture holds too many attributes");
-		idx = xp_capture_add_attr(d.c,
-					  intern_cached(d, IC_ATTR_KEY,
-							std::string_view(fa.key, fa.key_len)),
-					  vid);
+		idx = xp_capture_add_attr(
+			d.c, intern_cached(d, IC_ATTR_KEY, std::string_view(fa.key, fa.key_len)),
+			vid);
 		if (idx < 0)
 			return fail_nomem(d);
 		if (e->attrs_count == 0)
@@ -2284,7 +2284,8 @@ seg_result parse_segment_mixed(decoder &d, simdjson::dom::parser &parser, const 
 			docs = d.observed;
 			s = parse_segment_slow(d, parser, p, (size_t)(end - p),
 					       seg_off + (uint64_t)(p - buf));
-			if (s.status != seg_result::OK || (s.trunc && d.observed == docs && p != buf)) {
+			if (s.status != seg_result::OK ||
+			    (s.trunc && d.observed == docs && p != buf)) {
 				r.status = seg_result::DECODE_FAIL;
 				return r;
 			}
@@ -2818,7 +2819,7 @@ int finish_counts(decoder &d, unsigned flags, struct xp_decode_stats *stats, str
 		stats->over_limit = d.over_limit;
 	}
 	if (d.over_limit && !(flags & XP_DECODE_DEFER_LIMIT))
-		return xp_decode_limit_error(err, d.name, d.observed, d.c->max_events);
+		return xp_error_event_limit(err, d.name, d.observed, d.c->max_events);
 	return 0;
 }
 
@@ -3093,28 +3094,26 @@ int nomem(struct xp_error *err, const char *name)
 } // namespace
 
 /* ====================================================================== */
-/* extern "C" entry points                                                */
+/* The entry points, reached through struct xp_json_api              */
 
-extern "C" {
-
-void xp_decode_test_chunk_bytes(size_t bytes)
+static void jd_decode_test_chunk_bytes(size_t bytes)
 {
 	g_test_chunk_bytes = bytes;
 }
 
-void xp_decode_test_fastpath(int mode)
+static void jd_decode_test_fastpath(int mode)
 {
 	g_test_fast_mode = mode < 0 ? -1 : mode != 0;
 }
 
-void xp_decode_test_fast_stats(struct xp_decode_fast_stats *out)
+static void jd_decode_test_fast_stats(struct xp_decode_fast_stats *out)
 {
 	out->fast_lines = g_stat_fast_lines.exchange(0);
 	out->declined = g_stat_declined.exchange(0);
 	out->reruns = g_stat_reruns.exchange(0);
 }
 
-int xp_decode_test_fast_line(const char *line, size_t len, struct xp_capture *c)
+static int jd_decode_test_fast_line(const char *line, size_t len, struct xp_capture *c)
 {
 	try {
 		std::unique_ptr<decoder> d(new decoder);
@@ -3138,22 +3137,9 @@ int xp_decode_test_fast_line(const char *line, size_t len, struct xp_capture *c)
 	}
 }
 
-int xp_decode_limit_error(struct xp_error *err, const char *name, uint64_t observed,
-			  uint64_t max_events)
-{
-	xp_error_detail_u64(err, "observed_events", observed);
-	xp_error_detail_u64(err, "max_events", max_events);
-	xp_error_detail_str(err, "path", name);
-	xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
-	return xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-			    "capture contains %" PRIu64
-			    " events, exceeding the maximum of %" PRIu64,
-			    observed, max_events);
-}
-
-int xp_decode_event_stream_fd_ex(int fd, const char *prefix, size_t prefix_len, const char *name,
-				 struct xp_capture *c, unsigned flags,
-				 struct xp_decode_stats *stats, struct xp_error *err)
+static int jd_decode_event_stream_fd_ex(int fd, const char *prefix, size_t prefix_len,
+					const char *name, struct xp_capture *c, unsigned flags,
+					struct xp_decode_stats *stats, struct xp_error *err)
 {
 	try {
 		source s;
@@ -3178,9 +3164,9 @@ int xp_decode_event_stream_fd_ex(int fd, const char *prefix, size_t prefix_len, 
 	}
 }
 
-int xp_decode_host_capture_padded(const char *buf, size_t len, const char *name,
-				  struct xp_capture *c, unsigned flags,
-				  struct xp_decode_stats *stats, struct xp_error *err)
+static int jd_decode_host_capture_padded(const char *buf, size_t len, const char *name,
+					 struct xp_capture *c, unsigned flags,
+					 struct xp_decode_stats *stats, struct xp_error *err)
 {
 	try {
 		return run_host(buf, len, name, c, flags, stats, err);
@@ -3189,8 +3175,8 @@ int xp_decode_host_capture_padded(const char *buf, size_t len, const char *name,
 	}
 }
 
-int xp_decode_event_stream(const char *data, size_t len, const char *name, struct xp_capture *c,
-			   struct xp_error *err)
+static int jd_decode_event_stream(const char *data, size_t len, const char *name,
+				  struct xp_capture *c, struct xp_error *err)
 {
 	try {
 		source s;
@@ -3202,30 +3188,6 @@ int xp_decode_event_stream(const char *data, size_t len, const char *name, struc
 	} catch (...) {
 		return nomem(err, name);
 	}
-}
-
-int xp_decode_event_stream_fd(int fd, const char *name, struct xp_capture *c, struct xp_error *err)
-{
-	return xp_decode_event_stream_fd_ex(fd, nullptr, 0, name, c, 0, nullptr, err);
-}
-
-int xp_decode_host_capture(const char *data, size_t len, const char *name, struct xp_capture *c,
-			   struct xp_error *err)
-{
-	char *buf;
-	int rc;
-
-	if (len > SIZE_MAX - XP_JSON_PADDING)
-		return nomem(err, name);
-	buf = (char *)malloc(len + XP_JSON_PADDING);
-	if (!buf)
-		return nomem(err, name);
-	if (len)
-		memcpy(buf, data, len);
-	memset(buf + len, 0, XP_JSON_PADDING);
-	rc = xp_decode_host_capture_padded(buf, len, name, c, 0, nullptr, err);
-	free(buf);
-	return rc;
 }
 
 /* --- xp_jdoc ----------------------------------------------------------- */
@@ -3260,7 +3222,7 @@ static element elem_of(struct xp_jval v)
 	return e;
 }
 
-struct xp_jdoc *xp_jdoc_parse(const char *data, size_t len, char *why, size_t why_size)
+static struct xp_jdoc *jd_jdoc_parse(const char *data, size_t len, char *why, size_t why_size)
 {
 	try {
 		xp_jdoc *d = new (std::nothrow) xp_jdoc;
@@ -3290,17 +3252,17 @@ struct xp_jdoc *xp_jdoc_parse(const char *data, size_t len, char *why, size_t wh
 	}
 }
 
-void xp_jdoc_free(struct xp_jdoc *d)
+static void jd_jdoc_free(struct xp_jdoc *d)
 {
 	delete d;
 }
 
-struct xp_jval xp_jdoc_root(const struct xp_jdoc *d)
+static struct xp_jval jd_jdoc_root(const struct xp_jdoc *d)
 {
 	return jval_of(d->root);
 }
 
-enum xp_jtype xp_jval_type(struct xp_jval v)
+static enum xp_jtype jd_jval_type(struct xp_jval v)
 {
 	switch (elem_of(v).type()) {
 	case element_type::ARRAY:
@@ -3323,30 +3285,7 @@ enum xp_jtype xp_jval_type(struct xp_jval v)
 	return XP_J_NULL;
 }
 
-const char *xp_jtype_name(enum xp_jtype t)
-{
-	switch (t) {
-	case XP_J_NULL:
-		return "null";
-	case XP_J_BOOL:
-		return "a boolean";
-	case XP_J_INT:
-		return "an integer";
-	case XP_J_UINT:
-		return "an integer";
-	case XP_J_DOUBLE:
-		return "a floating-point number";
-	case XP_J_STRING:
-		return "a string";
-	case XP_J_ARRAY:
-		return "an array";
-	case XP_J_OBJECT:
-		return "an object";
-	}
-	return "an unknown value";
-}
-
-bool xp_jval_bool(struct xp_jval v)
+static bool jd_jval_bool(struct xp_jval v)
 {
 	bool b = false;
 
@@ -3355,7 +3294,7 @@ bool xp_jval_bool(struct xp_jval v)
 	return b;
 }
 
-int64_t xp_jval_i64(struct xp_jval v)
+static int64_t jd_jval_i64(struct xp_jval v)
 {
 	int64_t x = 0;
 
@@ -3364,7 +3303,7 @@ int64_t xp_jval_i64(struct xp_jval v)
 	return x;
 }
 
-uint64_t xp_jval_u64(struct xp_jval v)
+static uint64_t jd_jval_u64(struct xp_jval v)
 {
 	uint64_t x = 0;
 
@@ -3373,7 +3312,7 @@ uint64_t xp_jval_u64(struct xp_jval v)
 	return x;
 }
 
-double xp_jval_f64(struct xp_jval v)
+static double jd_jval_f64(struct xp_jval v)
 {
 	double x = 0;
 
@@ -3382,7 +3321,7 @@ double xp_jval_f64(struct xp_jval v)
 	return x;
 }
 
-const char *xp_jval_str(struct xp_jval v, size_t *len)
+static const char *jd_jval_str(struct xp_jval v, size_t *len)
 {
 	std::string_view s;
 
@@ -3396,7 +3335,7 @@ const char *xp_jval_str(struct xp_jval v, size_t *len)
 	return s.data(); /* simdjson NUL-terminates DOM strings */
 }
 
-void xp_jobj_iter(struct xp_jval obj, struct xp_jiter *it)
+static void jd_jobj_iter(struct xp_jval obj, struct xp_jiter *it)
 {
 	simdjson::dom::object o;
 
@@ -3409,7 +3348,7 @@ void xp_jobj_iter(struct xp_jval obj, struct xp_jiter *it)
 	memcpy((char *)it->opaque + sizeof(b), (const void *)&e, sizeof(e));
 }
 
-bool xp_jobj_next(struct xp_jiter *it, const char **key, size_t *klen, struct xp_jval *val)
+static bool jd_jobj_next(struct xp_jiter *it, const char **key, size_t *klen, struct xp_jval *val)
 {
 	simdjson::dom::object::iterator b, e;
 
@@ -3427,4 +3366,25 @@ bool xp_jobj_next(struct xp_jiter *it, const char **key, size_t *klen, struct xp
 	return true;
 }
 
-} /* extern "C" */
+extern "C" const struct xp_json_api xp_json_builtin = {
+	XP_JSON_API_ABI,
+	sizeof(struct xp_json_api),
+	jd_decode_event_stream_fd_ex,
+	jd_decode_host_capture_padded,
+	jd_decode_event_stream,
+	jd_decode_test_chunk_bytes,
+	jd_decode_test_fastpath,
+	jd_decode_test_fast_stats,
+	jd_decode_test_fast_line,
+	jd_jdoc_parse,
+	jd_jdoc_free,
+	jd_jdoc_root,
+	jd_jval_type,
+	jd_jval_bool,
+	jd_jval_i64,
+	jd_jval_u64,
+	jd_jval_f64,
+	jd_jval_str,
+	jd_jobj_iter,
+	jd_jobj_next,
+};

@@ -22,6 +22,17 @@
  *      DOM and exposes values, objects and arrays by value handles; keys are
  *      reported as they appear, duplicates included, so callers can reject
  *      duplicate and unknown keys themselves.
+ *
+ * Where the code lives.  Everything below is implemented in decode_json.cc
+ * (with decode_fast.c) and reached through one table of functions, struct
+ * xp_json_api.  The functions declared here are json_api.c's: they find
+ * the table once and call through it.  The CLI ships the table in a
+ * plugin, lib/xprobe/xprobe-json.so next to bin/ (json_api.c), so that
+ * simdjson and the C++ runtime are loaded only by the commands that read
+ * JSON: loading them costs every start of xprobe about 1.3 ms here, more
+ * than `validate` on a small binary does in all.  Programs that link the
+ * decoder in (fuzz targets, benchmarks) pass xp_json_builtin to
+ * xp_json_use() instead.
  */
 #ifndef XP_CAPTURE_DECODE_JSON_H
 #define XP_CAPTURE_DECODE_JSON_H
@@ -67,10 +78,6 @@ int xp_decode_event_stream_fd_ex(int fd, const char *prefix, size_t prefix_len, 
 int xp_decode_host_capture_padded(const char *buf, size_t len, const char *name,
 				  struct xp_capture *c, unsigned flags,
 				  struct xp_decode_stats *stats, struct xp_error *err);
-
-/* The EVENT_RATE_TOO_HIGH error of a capture bound (shared wording). */
-int xp_decode_limit_error(struct xp_error *err, const char *name, uint64_t observed,
-			  uint64_t max_events);
 
 /*
  * Test hook (sqlite3FaultSim style): read Event streams in chunks of @bytes
@@ -146,6 +153,62 @@ const char *xp_jval_str(struct xp_jval v, size_t *len);
 /* Members of an object, in document order. */
 void xp_jobj_iter(struct xp_jval obj, struct xp_jiter *it);
 bool xp_jobj_next(struct xp_jiter *it, const char **key, size_t *klen, struct xp_jval *val);
+
+/* --- where the decoder is --------------------------------------------- */
+
+/* Bumped whenever struct xp_json_api changes. */
+#define XP_JSON_API_ABI 1
+
+/* The decoder's functions, in the order of the declarations above. */
+struct xp_json_api {
+	uint32_t abi; /* XP_JSON_API_ABI */
+	uint32_t size; /* sizeof(struct xp_json_api) */
+	int (*event_stream_fd_ex)(int fd, const char *prefix, size_t prefix_len, const char *name,
+				  struct xp_capture *c, unsigned flags,
+				  struct xp_decode_stats *stats, struct xp_error *err);
+	int (*host_capture_padded)(const char *buf, size_t len, const char *name,
+				   struct xp_capture *c, unsigned flags,
+				   struct xp_decode_stats *stats, struct xp_error *err);
+	int (*event_stream)(const char *data, size_t len, const char *name, struct xp_capture *c,
+			    struct xp_error *err);
+	void (*test_chunk_bytes)(size_t bytes);
+	void (*test_fastpath)(int mode);
+	void (*test_fast_stats)(struct xp_decode_fast_stats *out);
+	int (*test_fast_line)(const char *line, size_t len, struct xp_capture *c);
+	struct xp_jdoc *(*jdoc_parse)(const char *data, size_t len, char *why, size_t why_size);
+	void (*jdoc_free)(struct xp_jdoc *d);
+	struct xp_jval (*jdoc_root)(const struct xp_jdoc *d);
+	enum xp_jtype (*jval_type)(struct xp_jval v);
+	bool (*jval_bool)(struct xp_jval v);
+	int64_t (*jval_i64)(struct xp_jval v);
+	uint64_t (*jval_u64)(struct xp_jval v);
+	double (*jval_f64)(struct xp_jval v);
+	const char *(*jval_str)(struct xp_jval v, size_t *len);
+	void (*jobj_iter)(struct xp_jval obj, struct xp_jiter *it);
+	bool (*jobj_next)(struct xp_jiter *it, const char **key, size_t *klen, struct xp_jval *val);
+};
+
+/* The table of decode_json.cc (linked in by the plugin, fuzz targets and
+ * benchmarks). */
+extern const struct xp_json_api xp_json_builtin;
+
+/* The plugin's one exported symbol: returns its table. */
+#define XP_JSON_PLUGIN_ENTRY "xp_json_plugin_v1"
+typedef const struct xp_json_api *(*xp_json_plugin_fn)(void);
+
+/* Use @api from now on instead of loading the plugin (call it before the
+ * first decode). */
+void xp_json_use(const struct xp_json_api *api);
+
+/*
+ * 0 when the decoder is there (loading the plugin the first time), or
+ * INTERNAL with the plugin's path and the loader's reason in @err.  The
+ * plugin is $XPROBE_JSON_PLUGIN when set, else ../lib/xprobe/xprobe-json.so
+ * from the directory of the running executable.  Every decoder above
+ * that takes an xp_error checks this itself; callers of xp_jdoc_parse()
+ * check it first.  The test hooks abort when the decoder cannot be loaded.
+ */
+int xp_json_ready(struct xp_error *err);
 
 #ifdef __cplusplus
 }

@@ -540,6 +540,6 @@ int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *
 	free(d.ts);
 	free(d.pr);
 	if (!rc && d.full)
-		rc = xp_decode_limit_error(err, path, before + d.observed, c->max_events);
+		rc = xp_error_event_limit(err, path, before + d.observed, c->max_events);
 	return rc;
 }

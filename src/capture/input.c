@@ -422,7 +422,7 @@ int xp_inputs_load(const char *const *paths, size_t n, struct xp_capture *c, str
 	if (crossed) {
 		if (n > 1)
 			xp_error_detail_u64(err, "inputs", n);
-		return xp_decode_limit_error(err, crossed, total, c->max_events);
+		return xp_error_event_limit(err, crossed, total, c->max_events);
 	}
 	return xp_capture_sort_and_sequence(c);
 }

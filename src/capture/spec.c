@@ -306,6 +306,9 @@ int xp_spec_parse(const char *data, size_t len, const char *name, struct xp_spec
 		rc = spec_fail(&x, "the document is larger than %u bytes", XP_SPEC_MAX_BYTES);
 		goto out;
 	}
+	rc = xp_json_ready(err);
+	if (rc)
+		goto out;
 	doc = xp_jdoc_parse(data, len, why, sizeof(why));
 	if (!doc) {
 		rc = spec_fail(&x, "%s", why);

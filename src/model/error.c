@@ -5,6 +5,7 @@
  * rendered (serde_json renders maps as BTreeMap: alphabetical keys).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +236,19 @@ void xp_error_render_fields(const struct xp_error *e, struct xpc_json *w)
 	for (i = 0; i < e->nhints; i++)
 		xpc_json_str(w, e->hints[i]);
 	xpc_json_arr_end(w);
+}
+
+int xp_error_event_limit(struct xp_error *err, const char *name, uint64_t observed,
+			 uint64_t max_events)
+{
+	xp_error_detail_u64(err, "observed_events", observed);
+	xp_error_detail_u64(err, "max_events", max_events);
+	xp_error_detail_str(err, "path", name);
+	xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
+	return xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+			    "capture contains %" PRIu64
+			    " events, exceeding the maximum of %" PRIu64,
+			    observed, max_events);
 }
 
 int xp_warnings_add(struct xp_warnings *ws, const char *code, const char *message,

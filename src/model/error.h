@@ -74,6 +74,11 @@ int xp_exit_code(int code);
 /* Render the "error" object's body fields into an open object. */
 void xp_error_render_fields(const struct xp_error *e, struct xpc_json *w);
 
+/* EVENT_RATE_TOO_HIGH for an input (@name) that held @observed events
+ * against a bound of @max_events: the wording every decoder shares. */
+int xp_error_event_limit(struct xp_error *err, const char *name, uint64_t observed,
+			 uint64_t max_events);
+
 struct xp_warning {
 	char *code;    /* owned, e.g. "HEURISTIC_CORRELATION" */
 	char *message; /* owned */

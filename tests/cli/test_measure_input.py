@@ -849,3 +849,46 @@ def test_demo_capture(xprobe):
             pairs.append((s["timestamp_ns"], e["timestamp_ns"] - s["timestamp_ns"]))
     pairs.sort()
     check_latency(doc, [lat for _, lat in pairs[:100]])
+
+
+# --- the JSON decoder plugin (src/capture/json_api.c) ------------------------
+
+def env_without_plugin(tmp_path):
+    return dict(os.environ, XPROBE_JSON_PLUGIN=str(tmp_path / "missing" / "xprobe-json.so"))
+
+
+def test_json_plugin_missing_is_an_error(xprobe, tmp_path):
+    path = xpcap.write_jsonl(tmp_path / "mmap.jsonl", mmap_capture())
+    env = env_without_plugin(tmp_path)
+    r = measure(xprobe, [path], MMAP, "exact", "--samples", 10, env=env)
+    assert r.rc == 1, r
+    assert r.code == "INTERNAL", r
+    assert r.error["details"]["plugin"] == env["XPROBE_JSON_PLUGIN"]
+    assert "cannot open shared object file" in r.error["details"]["reason"]
+    assert any("XPROBE_JSON_PLUGIN" in h for h in r.error["hints"])
+    spec = tmp_path / "spec.json"
+    spec.write_text("{}")
+    r = xprobe.run("measure", "--spec", str(spec), env=env)
+    assert r.rc == 1 and r.code == "INTERNAL", r
+
+
+def test_json_plugin_not_a_plugin(xprobe, tmp_path):
+    """A shared object without the entry point is refused by name."""
+    path = xpcap.write_jsonl(tmp_path / "mmap.jsonl", mmap_capture())
+    env = dict(os.environ, XPROBE_JSON_PLUGIN="libm.so.6")
+    r = measure(xprobe, [path], MMAP, "exact", "--samples", 10, env=env)
+    assert r.code == "INTERNAL", r
+    assert r.error["details"]["reason"] == "no xp_json_plugin_v1 in it"
+
+
+def test_commands_without_json_need_no_plugin(xprobe, tmp_path):
+    """Only reading JSON loads the decoder: the rest of xprobe starts
+    without simdjson and the C++ runtime."""
+    env = env_without_plugin(tmp_path)
+    r = xprobe.run("--version", json_mode=False, env=env)
+    assert r.rc == 0, r
+    r = xprobe.run("validate", "--pid", os.getpid(), "--from", "syscall:read:entry",
+                   "--to", "syscall:read:exit", "--match", "exact", env=env)
+    assert r.rc == 0 and r.doc["ok"] is True, r
+    # .xtf sessions are read without it too (tests/cli/test_sessions.py
+    # covers them with the plugin present)

@@ -160,6 +160,15 @@ static outcome decode_stream(const uint8_t *data, size_t size, size_t max_events
 	return o;
 }
 
+/* The decoder linked in (instrumented with this target), not the plugin. */
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	xp_json_use(&xp_json_builtin);
+	return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t max_events = 0;

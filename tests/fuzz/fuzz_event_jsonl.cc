@@ -102,6 +102,15 @@ static void load_through_memfd(const uint8_t *data, size_t size)
 	close(fd);
 }
 
+/* The decoder linked in (instrumented with this target), not the plugin. */
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	xp_json_use(&xp_json_builtin);
+	return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct xp_capture c;

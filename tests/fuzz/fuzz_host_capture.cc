@@ -14,7 +14,17 @@ extern "C" {
 #include "../../common/buf.h"
 #include "../../common/json.h"
 #include "capture/capture_io.h"
+#include "capture/decode_json.h"
 #include "model/event_json.h"
+}
+
+/* The decoder linked in (instrumented with this target), not the plugin. */
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	xp_json_use(&xp_json_builtin);
+	return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -10,7 +10,17 @@
 #include <string.h>
 
 extern "C" {
+#include "capture/decode_json.h"
 #include "capture/spec.h"
+}
+
+/* The decoder linked in (instrumented with this target), not the plugin. */
+extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	xp_json_use(&xp_json_builtin);
+	return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
