@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../../common/buf.h"
 #include "../../common/json.h"
@@ -74,11 +75,56 @@ void xp_capture_init(struct xp_capture *c, size_t max_events)
 
 void xp_capture_free(struct xp_capture *c)
 {
-	free(c->events);
+	if (c->events_map_len)
+		munmap(c->events, c->events_map_len);
+	else
+		free(c->events);
 	free(c->attrs);
 	free(c->args);
 	xp_strtab_free(&c->strings);
 	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * A large bounded capture keeps its events in one reservation of
+ * max_events slots: address space only (MAP_NORESERVE), filled in as
+ * events arrive, in transparent huge pages where the kernel has them.
+ * Growing a heap block by realloc instead faults in every 4 KiB page
+ * separately, which on our VMs costs about 10 us each: half the time of
+ * decoding a million-event capture went there (perf: 57,000 page faults,
+ * 0.6 s of system time for 1.3 s in all).  Small bounds, unbounded
+ * captures and a failed mmap keep the realloc path.
+ */
+#define EVENTS_MAP_MIN ((size_t)8 << 20)
+#define EVENTS_MAP_ALIGN ((size_t)2 << 20)
+
+static int reserve_events(struct xp_capture *c)
+{
+	size_t want, len;
+	uint8_t *p, *start;
+
+	if (!c->max_events || c->max_events > SIZE_MAX / sizeof(*c->events) / 2)
+		return -1;
+	want = c->max_events * sizeof(*c->events);
+	if (want < EVENTS_MAP_MIN)
+		return -1;
+	want = (want + EVENTS_MAP_ALIGN - 1) & ~(EVENTS_MAP_ALIGN - 1);
+	len = want + EVENTS_MAP_ALIGN;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	/* keep the 2 MiB-aligned part, give the slack back */
+	start = (uint8_t *)(((uintptr_t)p + EVENTS_MAP_ALIGN - 1) & ~(uintptr_t)(EVENTS_MAP_ALIGN - 1));
+	if (start > p)
+		munmap(p, (size_t)(start - p));
+	if ((size_t)(start - p) < EVENTS_MAP_ALIGN)
+		munmap(start + want, EVENTS_MAP_ALIGN - (size_t)(start - p));
+	(void)madvise(start, want, MADV_HUGEPAGE); /* a hint */
+	c->events = (struct xp_event *)start;
+	c->cap = c->max_events;
+	c->events_map_len = want;
+	return 0;
 }
 
 struct xp_event *xp_capture_add(struct xp_capture *c, int *err)
@@ -88,6 +134,11 @@ struct xp_event *xp_capture_add(struct xp_capture *c, int *err)
 	if (c->max_events && c->count >= c->max_events) {
 		*err = -E2BIG;
 		return NULL;
+	}
+	if (!c->events && reserve_events(c) == 0) {
+		e = &c->events[c->count++];
+		memset(e, 0, sizeof(*e));
+		return e;
 	}
 	if (c->count == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;

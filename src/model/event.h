@@ -258,6 +258,7 @@ struct xp_capture {
 	bool has_start_time;
 	uint64_t process_start_time;
 	struct xp_cupti_summary cupti;
+	size_t events_map_len;      /* events is an mmap reservation of this size */
 };
 
 void xp_capture_init(struct xp_capture *c, size_t max_events);
