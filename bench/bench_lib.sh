@@ -96,10 +96,17 @@ x_off=$(run_median "$tmp/bench_record" off "$ndirect")
 x_empty=$(run_median "$tmp/bench_record" empty "$ndirect")
 x_rdtsc=$(run_median "$tmp/bench_record" rdtsc "$ndirect")
 x_floor=$(run_median "$tmp/bench_record" floor "$ndirect")
+x_mono=$(run_median "$tmp/bench_record" mono "$ndirect")
+# the recorder where the TSC is usable (the default picks it only when the
+# kernel's clocksource is tsc; XPROBE_INSPECT_CLOCK=tsc forces it)
+x_direct_tsc=$(run_median env XPROBE_INSPECT_CLOCK=tsc "$tmp/bench_record" direct "$ndirect")
 n_none=$(run_median env -u NVTX_INJECTION64_PATH "$tmp/bench_nvtx" "$npair")
 x_nvtx=$(run_median env NVTX_INJECTION64_PATH="$lib" XPROBE_INSPECT_ENABLE=1 \
 	XPROBE_INSPECT_OUTPUT_DIR="$tmp/nvtx" XPROBE_INSPECT_ACTIVITIES=system_profile \
 	XPROBE_INSPECT_RING_EVENTS=4194304 "$tmp/bench_nvtx" "$npair")
+x_nvtx_tsc=$(run_median env NVTX_INJECTION64_PATH="$lib" XPROBE_INSPECT_ENABLE=1 \
+	XPROBE_INSPECT_OUTPUT_DIR="$tmp/nvtx" XPROBE_INSPECT_ACTIVITIES=system_profile \
+	XPROBE_INSPECT_RING_EVENTS=4194304 XPROBE_INSPECT_CLOCK=tsc "$tmp/bench_nvtx" "$npair")
 # the NVTX sessions must hold every pair: no drops
 for ti in "$tmp"/nvtx/*/*/trace_info.pb; do
 	[ -e "$ti" ] || { echo "bench_lib: the NVTX session wrote no trace_info.pb" >&2; exit 1; }
@@ -147,8 +154,13 @@ printf '%-34s %12s %12s %14s %10s\n' "direct record (u32 + 2 x u64)" "$x_direct"
 printf '%-34s %12s %12s %14s %10s\n' "  empty call" "" "" "$x_empty" ""
 printf '%-34s %12s %12s %14s %10s\n' "  floor: 40-byte write + rdtsc" "" "" "$x_floor" ""
 printf '%-34s %12s %12s %14s %10s\n' "  rdtsc alone" "" "" "$x_rdtsc" ""
+printf '%-34s %12s %12s %14s %10s\n' "  clock_gettime(MONOTONIC) alone" "" "" "$x_mono" ""
+printf '%-34s %12s %12s %14s %10s\n' "  direct record, TSC forced" "$x_direct_tsc" "" "" \
+	"$(ratio "$x_direct_tsc" "$l_record")"
 printf '%-34s %12s %12s %14s %10s\n' "NVTX push+pop pair (injection)" "$x_nvtx" "$l_pair" \
 	"$n_none (nvtx)" "$(ratio "$x_nvtx" "$l_pair")"
+printf '%-34s %12s %12s %14s %10s\n' "  NVTX pair, TSC forced" "$x_nvtx_tsc" "" "" \
+	"$(ratio "$x_nvtx_tsc" "$l_pair")"
 echo
 echo "stop/serialize: $nser events, ntrace.pb ${ser_mb} MB in ${ser_ms} ms:" \
 	"${ser_mbs} MB/s, ${ser_evs} M events/s (median of 3)"
@@ -163,7 +175,17 @@ goal() { # name value op bound
 }
 echo "floor of this host: a bare 40-byte ring write with rdtsc costs $x_floor ns" \
 	"(rdtsc alone $x_rdtsc ns); libxprobe's direct record is $(ratio "$x_direct" "$x_floor")x it"
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+if [ "$cs" = tsc ]; then
+	echo "sessions here timestamp with the TSC (kernel clocksource tsc)"
+else
+	echo "sessions here timestamp with clock_gettime ($x_mono ns alone): the kernel's" \
+		"clocksource is $cs, so the TSC is not trusted; the 'TSC forced' rows are the" \
+		"recorder's cost on hosts where it is (LTTng-UST reads CLOCK_MONOTONIC either way)"
+fi
 goal "direct record ns <= 20" "$x_direct" "<=" 20
 goal "NVTX pair ns <= 60" "$x_nvtx" "<=" 60
+goal "direct record ns <= 20, TSC forced" "$x_direct_tsc" "<=" 20
+goal "NVTX pair ns <= 60, TSC forced" "$x_nvtx_tsc" "<=" 60
 goal "direct record below LTTng-UST" "$x_direct" "<" "$l_record"
 goal "NVTX pair below LTTng-UST" "$x_nvtx" "<" "$l_pair"

@@ -99,6 +99,19 @@ int main(int argc, char **argv)
 		printf("%.2f\n", (t1 - t0) / n);
 		return acc == 1;
 	}
+	if (!strcmp(argv[1], "mono")) {
+		uint64_t acc = 0;
+		struct timespec ts;
+
+		t0 = now_ns();
+		for (long i = 0; i < n; i++) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			acc += (uint64_t)ts.tv_nsec;
+		}
+		t1 = now_ns();
+		printf("%.2f\n", (t1 - t0) / n);
+		return acc == 1;
+	}
 	if (!strcmp(argv[1], "floor")) {
 		size_t sz = (size_t)n * 40 + 4096;
 		uint8_t *b =
