@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -589,8 +590,41 @@ static void fork_child(void)
 	pthread_mutex_unlock(&ctl_lock);
 }
 
+/*
+ * The crash handlers run on an alternate stack (SA_ONSTACK) where the
+ * thread has one, so a stack overflow can still stop the session.  The
+ * thread that installs them (the one that begins the first session, usually
+ * main) gets one here when it has none: 256 KiB, enough for the signal-path
+ * stop, above a guard page.  Other threads keep whatever their program gave
+ * them; an overflow on a thread without one kills the process before any
+ * handler runs (the host rings still survive in host_rings.live).
+ */
+#define ALTSTACK_BYTES ((size_t)256 << 10)
+
+static void install_altstack(void)
+{
+	stack_t cur, ss;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p;
+
+	if (sigaltstack(NULL, &cur) != 0 || !(cur.ss_flags & SS_DISABLE))
+		return; /* the program has its own */
+	p = mmap(NULL, ALTSTACK_BYTES + page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	mprotect(p, page, PROT_NONE); /* the guard: the stack grows down to it */
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_sp = p + page;
+	ss.ss_size = ALTSTACK_BYTES;
+	if (sigaltstack(&ss, NULL) != 0)
+		munmap(p, ALTSTACK_BYTES + page);
+	/* else kept for the life of the process, as the handlers are */
+}
+
 static void install_handlers(void)
 {
+	install_altstack();
 	for (size_t i = 0; i < XPL_ARRAY_SIZE(sync_sigs); i++)
 		install_one(sync_sigs[i], false);
 	for (size_t i = 0; i < XPL_ARRAY_SIZE(async_sigs); i++)

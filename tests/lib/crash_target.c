@@ -57,6 +57,20 @@ static void own_segv(int sig)
 	_exit(42);
 }
 
+/* Deeper and deeper until the stack's guard page: SIGSEGV with the stack
+ * exhausted, so only a handler on an alternate stack can run. */
+static volatile int depth_limit = -1;
+
+__attribute__((noinline)) static int recurse(int n)
+{
+	volatile char pad[512];
+
+	pad[0] = (char)n;
+	if (n == depth_limit)
+		return 0;
+	return recurse(n + 1) + pad[0];
+}
+
 static uint64_t num(const char *s)
 {
 	uint64_t v = 0;
@@ -123,6 +137,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "segv") || !strcmp(mode, "chain") || !strcmp(mode, "busy-segv"))
 		*(volatile int *)bad_address = 1; /* page 0: unmapped */
+	else if (!strcmp(mode, "overflow"))
+		return recurse(0);
 	else if (!strcmp(mode, "abort"))
 		abort();
 	else if (!strcmp(mode, "term"))

@@ -9,6 +9,8 @@
  *              the process with SIGSEGV;
  *   SIGSEGV while another thread records: the same, counts exact for the
  *              joined threads, the busy thread's records in order;
+ *   overflow   a stack overflow of the main thread: the same, the handler
+ *              running on the alternate stack libxprobe installed;
  *   chained    a SIGSEGV handler installed before the session still runs
  *              (exit 42) after the stop;
  *   SIGABRT, SIGTERM (default action): stop, then the same death;
@@ -131,6 +133,21 @@ static void test_segv(void)
 	}
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV); /* the default action still ran */
 	check_signal_tree(&r, SIGSEGV, "segv");
+}
+
+/* A stack overflow on the thread that began the session: the handler runs
+ * on the alternate stack libxprobe gave that thread. */
+static void test_overflow(void)
+{
+	struct ready r;
+	int st;
+
+	if (run_target("overflow", "overflow", 3, 5000, &r, &st)) {
+		CHECK(!"overflow target ran");
+		return;
+	}
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+	check_signal_tree(&r, SIGSEGV, "overflow");
 }
 
 static void test_busy_segv(void)
@@ -292,6 +309,7 @@ int main(void)
 	lt_scratch(scratch, sizeof(scratch), "crash");
 	xprobe_set_log_fn(NULL, NULL);
 	test_segv();
+	test_overflow();
 	test_busy_segv();
 	test_chain();
 	test_abort_term_exit();
