@@ -149,6 +149,22 @@ static uint64_t test_ring_bytes(void)
 }
 
 /*
+ * Test hook (inert unless set): XPROBE_TEST_FIRST_READ_DELAY_MS (1..10000)
+ * makes the collector wait that long after arming before it reads the ring,
+ * so that with a tiny XPROBE_TEST_RING_BYTES ring the losses do not depend
+ * on how fast this machine's consumer is.  Anything else is ignored.
+ */
+static uint32_t test_first_read_delay_ms(void)
+{
+	const char *v = getenv("XPROBE_TEST_FIRST_READ_DELAY_MS");
+	uint64_t n;
+
+	if (!v || xpc_parse_u64(v, 1, 10000, &n))
+		return 0;
+	return (uint32_t)n;
+}
+
+/*
  * Samples capture: cut it at its stopping point, then decide whether ring
  * losses touched it.  Returns 0, or negative from the trim's predicate.
  */
@@ -388,6 +404,7 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 	o.max_events = req->max_events;
 	o.samples = req->samples;
 	o.ring_bytes = test_ring_bytes();
+	o.first_read_delay_ms = test_first_read_delay_ms();
 	o.duration_ns = req->duration_ms * 1000000ull;
 	o.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	o.enough = live_enough;

@@ -246,6 +246,7 @@ struct xp_live_opts {
 	uint64_t duration_ns;     /* 0 = no duration rule */
 	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; the timeout */
 	uint32_t poll_us;         /* 0 = XP_LIVE_POLL_US_DEFAULT */
+	uint32_t first_read_delay_ms; /* tests: wait after arming before the first read */
 	/*
 	 * Samples rule, called after a round that added events once the end
 	 * endpoint (@enough_endpoint) has at least @samples records, and when

@@ -226,6 +226,13 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 	if (o->duration_ns)
 		duration_end = st->t_armed_ns + o->duration_ns;
 	last_verify = st->t_armed_ns;
+	if (o->first_read_delay_ms) {
+		/* tests: let a small ring overflow before anything is read */
+		struct timespec d = { o->first_read_delay_ms / 1000,
+				      (long)(o->first_read_delay_ms % 1000) * 1000000L };
+
+		nanosleep(&d, NULL);
+	}
 
 	/* 4. the loop */
 	for (;;) {

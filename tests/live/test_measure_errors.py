@@ -112,9 +112,11 @@ def test_duration_capture_full_is_event_rate_too_high(xprobe, tmp_path):
 
 def test_ring_reservation_failures_are_events_dropped(xprobe):
     """A one-page ring (the XPROBE_TEST_RING_BYTES hook: 128 uprobe records)
-    cannot hold what a hot target emits in one 2 ms poll period, so records
-    inside the capture's window are lost: EVENTS_DROPPED, never a result."""
-    env = dict(os.environ, XPROBE_TEST_RING_BYTES="4096")
+    cannot hold what a hot target emits while the collector waits 200 ms
+    before its first read (XPROBE_TEST_FIRST_READ_DELAY_MS: the losses must
+    not depend on how fast this machine's consumer is), so records inside
+    the capture's window are lost: EVENTS_DROPPED, never a result."""
+    env = dict(os.environ, XPROBE_TEST_RING_BYTES="4096", XPROBE_TEST_FIRST_READ_DELAY_MS="200")
     with sleeper("--hot-ms", 3000) as fx:
         exe = fx.ready["exe"]
         res, done, _ = measure_fixture(xprobe, fx, [
@@ -132,7 +134,7 @@ def test_ring_reservation_failures_are_events_dropped(xprobe):
 def test_losses_after_the_stopping_point_are_counted_not_fatal(xprobe):
     """Same tiny ring, one sample: the first pair lies in the ring's first
     records, every loss comes after the capture's stopping point."""
-    env = dict(os.environ, XPROBE_TEST_RING_BYTES="4096")
+    env = dict(os.environ, XPROBE_TEST_RING_BYTES="4096", XPROBE_TEST_FIRST_READ_DELAY_MS="200")
     with sleeper("--hot-ms", 3000) as fx:
         exe = fx.ready["exe"]
         res, done, _ = measure_fixture(xprobe, fx, [
