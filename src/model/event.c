@@ -118,8 +118,7 @@ static int reserve_events(struct xp_capture *c)
 	start = (uint8_t *)(((uintptr_t)p + EVENTS_MAP_ALIGN - 1) & ~(uintptr_t)(EVENTS_MAP_ALIGN - 1));
 	if (start > p)
 		munmap(p, (size_t)(start - p));
-	if ((size_t)(start - p) < EVENTS_MAP_ALIGN)
-		munmap(start + want, EVENTS_MAP_ALIGN - (size_t)(start - p));
+	munmap(start + want, EVENTS_MAP_ALIGN - (size_t)(start - p)); /* never 0 */
 	(void)madvise(start, want, MADV_HUGEPAGE); /* a hint */
 	c->events = (struct xp_event *)start;
 	c->cap = c->max_events;
@@ -135,11 +134,8 @@ struct xp_event *xp_capture_add(struct xp_capture *c, int *err)
 		*err = -E2BIG;
 		return NULL;
 	}
-	if (!c->events && reserve_events(c) == 0) {
-		e = &c->events[c->count++];
-		memset(e, 0, sizeof(*e));
-		return e;
-	}
+	if (!c->events)
+		reserve_events(c); /* else the realloc path below */
 	if (c->count == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 1024;
 

@@ -18,19 +18,20 @@ static void fill_and_check(size_t max_events, size_t n, bool expect_map)
 {
 	struct xp_capture c;
 	struct xp_event *e;
-	size_t i, bad = 0;
+	size_t i, bad = 0, dirty = 0;
 	int err = 0;
 
 	xp_capture_init(&c, max_events);
 	for (i = 0; i < n; i++) {
 		e = xp_capture_add(&c, &err);
-		CHECK(e != NULL);
 		if (!e)
 			break;
-		CHECK(e->timestamp_ns == 0 && e->tid == 0); /* zeroed */
+		dirty += e->timestamp_ns != 0 || e->tid != 0; /* each is zeroed */
 		e->timestamp_ns = 1000 + i;
 		e->tid = (uint32_t)(i * 7);
 	}
+	CHECK_EQ_U64(i, n); /* every add succeeded */
+	CHECK_EQ_U64(dirty, 0);
 	CHECK((c.events_map_len != 0) == expect_map);
 	if (expect_map) {
 		CHECK(((uintptr_t)c.events & ((2u << 20) - 1)) == 0);
