@@ -26,10 +26,10 @@
  * uprobe event and 1,300 per read(2) event (callgrind, 100k-event captures
  * of bench/gen_events.py, whole decode included) against 9,200 and 14,700;
  * much of that comes from lines repeating what the lines before them said
- * (decode_fast.h), which real captures do less than generated ones.  The comment before
- * parse_segment_mixed() says how the two paths share a segment without
- * changing any result, error or error location; XPROBE_DECODE_NO_FASTPATH
- * turns the fast path off.
+ * (decode_fast.h), which real captures do less than generated ones.  The
+ * comment before parse_segment_mixed() says how the two paths share a
+ * segment without changing any result, error or error location;
+ * XPROBE_DECODE_NO_FASTPATH turns the fast path off.
  *
  * What "strict" means here (the reference decodes with serde and
  * deny_unknown_fields):
@@ -3094,7 +3094,7 @@ int nomem(struct xp_error *err, const char *name)
 } // namespace
 
 /* ====================================================================== */
-/* The entry points, reached through struct xp_json_api              */
+/* The entry points, reached through struct xp_json_api                  */
 
 static void jd_decode_test_chunk_bytes(size_t bytes)
 {

@@ -15,6 +15,7 @@
  * through it (xp_json_use() is for single-threaded start-up).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -37,7 +38,9 @@ void xp_json_use(const struct xp_json_api *a)
 	api = a;
 }
 
-static void find_plugin(void)
+/* The plugin's path into plugin_path; false (with load_error) when the
+ * executable's own path cannot be read. */
+static bool find_plugin(void)
 {
 	const char *env = getenv("XPROBE_JSON_PLUGIN");
 	char exe[PATH_MAX];
@@ -46,18 +49,21 @@ static void find_plugin(void)
 
 	if (env && *env) {
 		snprintf(plugin_path, sizeof(plugin_path), "%s", env);
-		return;
+		return true;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0) {
-		snprintf(plugin_path, sizeof(plugin_path), "xprobe-json.so");
-		return;
+		snprintf(plugin_path, sizeof(plugin_path), "." PLUGIN_REL);
+		snprintf(load_error, sizeof(load_error),
+			 "cannot read /proc/self/exe to find it: %s", strerror(errno));
+		return false;
 	}
 	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (slash)
 		*slash = '\0';
 	snprintf(plugin_path, sizeof(plugin_path), "%s%s", exe, PLUGIN_REL);
+	return true;
 }
 
 static void load_plugin(void)
@@ -68,7 +74,8 @@ static void load_plugin(void)
 
 	if (api)
 		return;
-	find_plugin();
+	if (!find_plugin())
+		return;
 	h = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		snprintf(load_error, sizeof(load_error), "%s", dlerror());
