@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 #include "../model/event.h"
 
 /*

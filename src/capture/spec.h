@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 
 struct xp_spec {
 	char *name;                /* NULL = null */

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 
 #define XP_VERSION "0.1.0"
 #define XP_MAX_INPUTS 64

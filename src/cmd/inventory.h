@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 
 /* Set by SIGINT/SIGTERM while xp_inventory_signals_catch() is in force;
  * the collectors poll it (their `stop` option). */

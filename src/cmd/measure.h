@@ -10,7 +10,7 @@
 #include "../correlate/correlate.h"
 #include "../report/report.h"
 #include "../selector/selector.h"
-#include "../target/identity.h"
+#include "../process/identity.h"
 
 struct xp_measure_req {
 	const struct xp_cli *cli;

@@ -2,7 +2,7 @@
 /*
  * measure_cpu_sample.c - `xprobe measure --pid P --cpu-sample
  * --duration-ms D`: orchestration only (src/collect/cpu_sample.h does the
- * work, src/report/cpu_sample.c renders).
+ * work, src/report/render_cpu_sample.c renders).
  *
  * Order: check the bounds against the contract and the kernel's perf
  * limits -> identify the target -> its PID namespace (the perf map is
@@ -19,9 +19,10 @@
 #include <string.h>
 
 #include "../collect/cpu_sample.h"
-#include "../target/resolve.h"
+#include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "../process/namespaces.h"
 
 #define PYTHON_HINT_MAX 512
 

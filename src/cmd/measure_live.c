@@ -8,7 +8,7 @@
  *      build); then validate runs on the pair and its first issue becomes
  *      the error before anything is attached (recommended_policy,
  *      compatible_policies in details, as the reference does);
- *   2. resolve both selectors against the target (src/target), and the
+ *   2. resolve both selectors against the target (src/resolve), and the
  *      target's PID namespace into the BPF filter;
  *   3. one bounded capture (xp_live_capture): --samples stops once the
  *      correlator pairs enough events (the samples rule below), then the
@@ -44,9 +44,10 @@
 
 #include "../../common/parse.h"
 #include "../collect/live.h"
-#include "../target/resolve.h"
-#include "../target/validate.h"
+#include "../resolve/resolve.h"
+#include "../checks/validate_checks.h"
 #include "measure.h"
+#include "../process/namespaces.h"
 
 /* Below this many events the samples rule correlates every round. */
 #define LIVE_CHEAP_EVENTS 4096

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * measure_syscall_agg.c - `xprobe measure --pid P --syscall-aggregate
- * --duration-ms D`: orchestration only (src/collect/syscall_agg.h counts
- * in the kernel, src/report/syscall_agg.c renders).
+ * --duration-ms D`: orchestration only (src/collect/syscall_aggregate.h counts
+ * in the kernel, src/report/render_syscall_agg.c renders).
  *
  * Order: check --max-groups / --max-inflight / the timeout -> identify the
  * target and its PID namespace (the BPF filter: the global tgid, plus the
@@ -19,10 +19,11 @@
 #include <string.h>
 
 #include "../collect/live.h"
-#include "../collect/syscall_agg.h"
-#include "../target/resolve.h"
+#include "../collect/syscall_aggregate.h"
+#include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "../process/namespaces.h"
 
 static int verify_armed(void *ctx, struct xp_error *err)
 {

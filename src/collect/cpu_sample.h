@@ -18,7 +18,7 @@
  *     over the symbolized frames, in a deterministic order.
  * What it deliberately does not own: symbol lookup (symbolize.h), the
  * validation of selector hints (the caller passes a check, see
- * xp_cpu_profile_opts), rendering (src/report/cpu_sample.c).
+ * xp_cpu_profile_opts), rendering (src/report/render_cpu_sample.c).
  *
  * Why cpu-clock: it is time-proportional (a share of samples is a share of
  * CPU time), needs no PMU, and works in the VMs we run on, where hardware
@@ -46,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 #include "symbolize.h"
 
 /* Hard ceilings of the flags (beyond them memory would follow the flag,

@@ -4,7 +4,7 @@
  * filter, the bounded capture loop and its counters.
  *
  * Layers (each its own file):
- *   live_plan.c    selectors + resolution (src/target/resolve.h) -> the
+ *   live_plan.c    selectors + resolution (src/resolve/resolve.h) -> the
  *                  endpoints to attach and what their events say
  *   live_bpf.c     the BPF object: open, filters, load, one link per
  *                  endpoint, arm, consume the ring, drops, destroy
@@ -26,10 +26,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 #include "../model/event.h"
 #include "../selector/selector.h"
-#include "../target/identity.h"
+#include "../process/identity.h"
+#include "../process/namespaces.h"
 
 #define XP_LIVE_ENDPOINTS_MAX 2     /* a start and an end selector */
 #define XP_LIVE_POLL_US_DEFAULT 2000 /* ring consume period */

@@ -46,6 +46,7 @@
 #include "xp_live.h"
 #include "xp_live.skel.h"
 #include "live.h"
+#include "../resolve/tracefs.h"
 
 /* links: one per endpoint plus the two raw syscall tracepoints */
 #define XP_LIVE_LINKS_MAX (XP_LIVE_ENDPOINTS_MAX + 2)

@@ -3,7 +3,7 @@
  * live_plan.c - from two parsed selectors and a live target to the
  * endpoints a live capture attaches, and the BPF target filter.
  *
- * Resolution is src/target's (read-only, the same code validate runs):
+ * Resolution is src/resolve's (read-only, the same code validate runs):
  * uprobe selectors become a file offset in a file xprobe can open
  * (xp_resolve_uprobe: PIE, shared libraries, symbol=, +0x); CPython GC
  * selectors the gc__start / gc__done notes of the mapped interpreter
@@ -23,8 +23,9 @@
 #include <string.h>
 
 #include "../../common/parse.h"
-#include "../target/resolve.h"
+#include "../resolve/resolve.h"
 #include "live.h"
+#include "../resolve/tracefs.h"
 
 static const char *own(struct xp_live_plan *p, const char *s)
 {

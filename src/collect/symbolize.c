@@ -5,7 +5,7 @@
  *
  * Owns: the /proc/<pid>/maps reader used for the "mapping" of a frame and
  * for CPython recognition, the perf-map parser, and the Dwfl session.
- * Does not own: symbol lookup *by name* (src/target/resolve.h does that for
+ * Does not own: symbol lookup *by name* (src/resolve/resolve.h does that for
  * selectors), nor any decision about hints (cpu_sample_profile.c).
  *
  * Invariants: regions and perf-map entries are sorted by start address and

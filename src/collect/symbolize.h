@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 #include "../model/strtab.h"
 
 enum xp_frame_kind {

@@ -31,7 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 #include "../model/event.h"
 #include "../selector/selector.h"
 

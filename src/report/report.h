@@ -43,7 +43,7 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 /*
  * Inventories (issue #6): `measure --cpu-sample` and `--syscall-aggregate`.
  * The data structures live in src/collect/cpu_sample.h and
- * src/collect/syscall_agg.h; their verdicts (completeness, Python status,
+ * src/collect/syscall_aggregate.h; their verdicts (completeness, Python status,
  * warnings) are derived there, so these renderers only print.
  */
 struct xp_cpu_sample_result;
@@ -87,7 +87,7 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 
 /*
  * Target documents (issue #3): validate (pair and inventory checks),
- * doctor, discover.  The data structures live in src/target/validate.h,
+ * doctor, discover.  The data structures live in src/checks/validate_checks.h,
  * doctor.h and discover.h; these renderers only print.
  */
 struct xp_target;

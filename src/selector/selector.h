@@ -7,7 +7,7 @@
  * the name~REGEX filters (PCRE2, unanchored search, no UTF mode) and reduces
  * name expressions to one bounded exact/prefix/suffix/contains filter where
  * possible (required for NVTX).  What needs a live target (symbol
- * resolution, USDT notes, tracefs) belongs to src/target/.  Forms (the
+ * resolution, USDT notes, tracefs) belongs to src/process/ and src/resolve/.  Forms (the
  * contract's "Selectors" section; docs/selectors.md has them in full):
  *
  *   uprobe:<binary>:<symbol>:entry|return
@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/error.h"
+#include "../model/error_record.h"
 #include "../model/event.h"
 
 enum xp_sel_kind {

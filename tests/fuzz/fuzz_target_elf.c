@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "target/xelf.h"
+#include "resolve/xelf.h"
 
 static int note(const struct xp_usdt_note *n, void *ctx)
 {

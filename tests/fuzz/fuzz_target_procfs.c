@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/identity.h"
-#include "target/ldcache.h"
-#include "target/procfs.h"
+#include "process/identity.h"
+#include "checks/ldcache.h"
+#include "process/procfs.h"
 
 static int count(const char *name, const char *path, void *ctx)
 {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../../bpf/syscall_agg.h"
-#include "../../src/collect/syscall_agg.h"
+#include "../../src/collect/syscall_aggregate.h"
 #include "testlib.h"
 
 static void test_summary(void)

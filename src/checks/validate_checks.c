@@ -1,0 +1,663 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * validate_checks.c - the read-only validation of a measurement (validate.h):
+ * resolution of each endpoint, requirements, Agent activation, CUDA
+ * majors, policy compatibility and recommendation, issues, warnings;
+ * and the --cpu-sample / --syscall-aggregate inventory checks.
+ *
+ * Steps of xp_validate_pair (numbers repeated below):
+ *   1. verify identity;
+ *   2. resolve start, then end (uprobe, python GC, tracepoint); CUDA
+ *      selectors were fully checked by the parser;
+ *   3. requirements, and for CUDA endpoints the target's mapped CUDA
+ *      libraries -> activation and majors;
+ *   4. issues in the reference order;
+ *   5. policy mask (strict, narrowed by the correlator's), the
+ *      recommendation, and the policy issue;
+ *   6. warnings; verify identity again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../../common/parse.h"
+#include "../selector/syscall_table.h"
+#include "doctor_checks.h"
+#include "../resolve/target_files.h"
+#include "../process/procfs.h"
+#include "validate_checks.h"
+#include "../resolve/xelf.h"
+#include "../resolve/tracefs.h"
+
+#define P(x) (1u << (x))
+
+const char *xp_agent_activation_name(enum xp_agent_activation a)
+{
+	switch (a) {
+	case XP_AGENT_NOT_REQUIRED:
+		return "not_required";
+	case XP_AGENT_ALREADY_LOADED:
+		return "already_loaded";
+	case XP_AGENT_INJECTION_REQUIRED:
+		return "injection_required";
+	case XP_AGENT_STARTUP_REQUIRED:
+		return "startup_required";
+	}
+	return "not_required";
+}
+
+const char *xp_policy_reason_name(enum xp_policy_reason r)
+{
+	switch (r) {
+	case XP_REASON_DETERMINISTIC_KEY:
+		return "deterministic_correlation_key";
+	case XP_REASON_HOST_CALL_FRAME:
+		return "host_call_frame";
+	case XP_REASON_STREAM_ORDER:
+		return "cuda_stream_order";
+	case XP_REASON_TEMPORAL:
+		return "temporal_order_only";
+	}
+	return "temporal_order_only";
+}
+
+const char *xp_python_status_name(enum xp_python_status s)
+{
+	switch (s) {
+	case XP_PY_NOT_PYTHON:
+		return "not_python";
+	case XP_PY_PERF_MAP_PRESENT:
+		return "perf_map_present";
+	case XP_PY_PERF_MAP_POSSIBLE:
+		return "perf_map_possible";
+	case XP_PY_NATIVE_ONLY:
+		return "native_only";
+	}
+	return "not_python";
+}
+
+static bool is_host(const struct xp_selector *s)
+{
+	return s->kind == XP_SEL_UPROBE || s->kind == XP_SEL_SYSCALL ||
+	       s->kind == XP_SEL_TRACEPOINT || s->kind == XP_SEL_PYTHON_GC;
+}
+
+static bool is_activity(const struct xp_selector *s)
+{
+	return s->kind == XP_SEL_KERNEL || s->kind == XP_SEL_MEMCPY || s->kind == XP_SEL_MEMSET;
+}
+
+static bool host_clock(const struct xp_selector *s)
+{
+	return is_host(s) || s->kind == XP_SEL_CUDA_API || s->kind == XP_SEL_NVTX;
+}
+
+bool xp_endpoint_collectable(const struct xp_selector *sel)
+{
+	/* host endpoints: the eBPF collectors (src/collect).  CUDA
+	 * endpoints need the in-process Agent, which this build does not
+	 * drive yet (DESIGN.md section 9): recognized, not collected. */
+	return is_host(sel);
+}
+
+void xp_issue_add(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (*n == XP_MAX_ISSUES)
+		return;
+	v[*n].code = code;
+	va_start(ap, fmt);
+	vsnprintf(v[*n].message, sizeof(v[*n].message), fmt, ap);
+	va_end(ap);
+	(*n)++;
+}
+
+/* ---- policy ---------------------------------------------------------------- */
+
+static bool launch_api(const struct xp_selector *s)
+{
+	return s->kind == XP_SEL_CUDA_API && s->category && s->name &&
+	       ((strcmp(s->category, "runtime_api") == 0 &&
+		 strcmp(s->name, "cudaLaunchKernel") == 0) ||
+		(strcmp(s->category, "driver_api") == 0 && strcmp(s->name, "cuLaunchKernel") == 0));
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
+static bool exact_ok(const struct xp_selector *a, const struct xp_selector *b)
+{
+	if (a->kind == XP_SEL_CUDA_API && b->kind == XP_SEL_CUDA_API)
+		return str_eq(a->category, b->category) && str_eq(a->name, b->name);
+	if (a->kind == XP_SEL_KERNEL && b->kind == XP_SEL_KERNEL)
+		return true;
+	if (a->kind == XP_SEL_MEMCPY && b->kind == XP_SEL_MEMCPY)
+		return true;
+	if (a->kind == XP_SEL_MEMSET && b->kind == XP_SEL_MEMSET)
+		return true;
+	if (a->kind == XP_SEL_NVTX && b->kind == XP_SEL_NVTX)
+		return str_eq(a->regex, b->regex);
+	if (a->kind == XP_SEL_SYSCALL && b->kind == XP_SEL_SYSCALL)
+		return str_eq(a->name, b->name) && !a->is_end && b->is_end;
+	if (a->kind == XP_SEL_PYTHON_GC && b->kind == XP_SEL_PYTHON_GC)
+		return !a->is_end && b->is_end;
+	return (launch_api(a) && b->kind == XP_SEL_KERNEL) ||
+	       (a->kind == XP_SEL_KERNEL && launch_api(b));
+}
+
+unsigned xp_validate_policy_mask(const struct xp_endpoint_check *start,
+				 const struct xp_endpoint_check *end)
+{
+	const struct xp_selector *a = start->sel, *b = end->sel;
+	unsigned m = P(XP_POLICY_FIRST_AFTER) | P(XP_POLICY_NEAREST);
+
+	if (exact_ok(a, b))
+		m |= P(XP_POLICY_EXACT);
+	if (a->kind == XP_SEL_UPROBE && b->kind == XP_SEL_UPROBE && !a->is_end && b->is_end &&
+	    start->has_probe && end->has_probe &&
+	    strcmp(start->probe.binary_path, end->probe.binary_path) == 0 &&
+	    start->probe.file_offset == end->probe.file_offset)
+		m |= P(XP_POLICY_STACK_NESTED);
+	if (is_activity(a) && is_activity(b))
+		m |= P(XP_POLICY_STREAM_ORDER);
+	return m;
+}
+
+void xp_validate_recommend(unsigned mask, enum xp_policy *policy, enum xp_policy_reason *reason)
+{
+	if (mask & P(XP_POLICY_STACK_NESTED)) {
+		*policy = XP_POLICY_STACK_NESTED;
+		*reason = XP_REASON_HOST_CALL_FRAME;
+	} else if (mask & P(XP_POLICY_EXACT)) {
+		*policy = XP_POLICY_EXACT;
+		*reason = XP_REASON_DETERMINISTIC_KEY;
+	} else if (mask & P(XP_POLICY_STREAM_ORDER)) {
+		*policy = XP_POLICY_STREAM_ORDER;
+		*reason = XP_REASON_STREAM_ORDER;
+	} else {
+		*policy = XP_POLICY_FIRST_AFTER;
+		*reason = XP_REASON_TEMPORAL;
+	}
+}
+
+static const char *policy_issue_text(enum xp_policy p)
+{
+	switch (p) {
+	case XP_POLICY_EXACT:
+		return "exact matching requires endpoints that share a deterministic correlation key";
+	case XP_POLICY_STACK_NESTED:
+		return "stack-nested matching requires entry and return probes for the same host function";
+	case XP_POLICY_STREAM_ORDER:
+		return "stream-order matching requires two GPU activity endpoints";
+	default:
+		return "the policy is not compatible with these endpoints";
+	}
+}
+
+/* ---- endpoints ------------------------------------------------------------------ */
+
+static int dup_marker(struct xp_usdt_marker *d, const struct xp_usdt_marker *s)
+{
+	*d = *s;
+	d->binary_path = strdup(s->binary_path);
+	d->access_path = strdup(s->access_path);
+	d->provider = strdup(s->provider);
+	d->name = strdup(s->name);
+	d->arguments = strdup(s->arguments);
+	d->build_id = s->build_id ? strdup(s->build_id) : NULL;
+	if (!d->binary_path || !d->access_path || !d->provider || !d->name || !d->arguments ||
+	    (s->build_id && !d->build_id)) {
+		xp_usdt_marker_free(d);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Resolve one endpoint.  Python GC endpoints share one resolution: the
+ * first of them resolves both markers into @gc (kept by the caller).
+ */
+static int resolve_endpoint(const struct xp_target *t, struct xp_endpoint_check *ep, bool is_start,
+			    struct xp_usdt_marker gc[2], bool *gc_done, struct xp_error *err)
+{
+	const struct xp_selector *s = ep->sel;
+	int rc = 0;
+
+	ep->collectable = xp_endpoint_collectable(s);
+	switch (s->kind) {
+	case XP_SEL_UPROBE:
+		rc = xp_resolve_uprobe(t, s, &ep->probe, err);
+		ep->has_probe = rc == 0;
+		break;
+	case XP_SEL_PYTHON_GC:
+		if (!*gc_done) {
+			rc = xp_resolve_python_gc(t, &gc[0], &gc[1], err);
+			if (rc)
+				break;
+			*gc_done = true;
+		}
+		rc = dup_marker(&ep->usdt, &gc[s->is_end ? 1 : 0]);
+		if (rc)
+			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		ep->has_usdt = rc == 0;
+		break;
+	case XP_SEL_TRACEPOINT:
+		rc = xp_tracefs_check(s->category, s->name, &ep->tracepoint_id, err);
+		ep->has_tracepoint_id = rc == 0;
+		break;
+	default:
+		break; /* syscalls and CUDA selectors: the parser checked them */
+	}
+	if (rc) {
+		xp_error_detail_str(err, "selector", s->text);
+		xp_error_prefix(err, "failed to resolve %s selector", is_start ? "start" : "end");
+	}
+	return rc;
+}
+
+static void endpoint_free(struct xp_endpoint_check *ep)
+{
+	if (ep->has_probe)
+		xp_resolved_probe_free(&ep->probe);
+	if (ep->has_usdt)
+		xp_usdt_marker_free(&ep->usdt);
+	ep->has_probe = ep->has_usdt = false;
+}
+
+void xp_validation_free(struct xp_validation *v)
+{
+	endpoint_free(&v->start);
+	endpoint_free(&v->end);
+	xp_warnings_free(&v->warnings);
+}
+
+static bool broad_kernel(const struct xp_selector *s)
+{
+	return s->kind == XP_SEL_KERNEL &&
+	       (!s->regex || strcmp(s->regex, ".*") == 0 || strcmp(s->regex, "^.*$") == 0);
+}
+
+int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
+		     const struct xp_selector *end, enum xp_policy policy,
+		     const struct xp_validate_opts *opts, struct xp_validation *v,
+		     struct xp_error *err)
+{
+	const struct xp_selector *sels[2] = { start, end };
+	struct xp_usdt_marker gc[2];
+	bool gc_done = false;
+	char why[256];
+	size_t i;
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->target = *t;
+	v->start.sel = start;
+	v->end.sel = end;
+	v->policy = policy;
+	/* 1. */
+	rc = xp_target_verify(t, err);
+	if (rc)
+		return rc;
+	/* 2. */
+	rc = resolve_endpoint(t, &v->start, true, gc, &gc_done, err);
+	if (!rc)
+		rc = resolve_endpoint(t, &v->end, false, gc, &gc_done, err);
+	if (gc_done) {
+		xp_usdt_marker_free(&gc[0]);
+		xp_usdt_marker_free(&gc[1]);
+	}
+	if (rc)
+		return rc;
+	/* 3. */
+	for (i = 0; i < 2; i++) {
+		const struct xp_selector *s = sels[i];
+
+		v->needs_ebpf |= is_host(s);
+		v->needs_cupti_callback |= s->kind == XP_SEL_CUDA_API || s->kind == XP_SEL_NVTX;
+		v->needs_cupti_activity |= is_activity(s);
+		v->needs_nvtx |= s->kind == XP_SEL_NVTX;
+	}
+	v->needs_cupti = v->needs_cupti_callback || v->needs_cupti_activity;
+	v->needs_clock_alignment = host_clock(start) != host_clock(end);
+	v->activation = XP_AGENT_NOT_REQUIRED;
+	if (v->needs_cupti) {
+		struct xp_maps maps;
+
+		rc = xp_maps_read(t, &maps, err);
+		if (rc)
+			return rc;
+		xp_cuda_mapped_scan(&maps, &v->cuda);
+		xp_maps_free(&maps);
+		if (v->cuda.agent)
+			v->activation = XP_AGENT_ALREADY_LOADED;
+		else if (v->needs_nvtx)
+			v->activation = XP_AGENT_STARTUP_REQUIRED;
+		else
+			v->activation = XP_AGENT_INJECTION_REQUIRED;
+		if (v->cuda.nmajors == 1 && xp_cuda_major_supported(v->cuda.majors[0])) {
+			v->has_cuda_major = true;
+			v->cuda_major = v->cuda.majors[0];
+		}
+	}
+	v->target_mutation = v->activation == XP_AGENT_INJECTION_REQUIRED;
+	/* 4. */
+	for (i = 0; i < 2; i++) {
+		const struct xp_endpoint_check *ep = i == 0 ? &v->start : &v->end;
+
+		if (!ep->collectable)
+			xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
+			      "%s selector %s is recognized but not collected by this build (live CUDA collection needs the xprobe Agent, which this build does not drive yet)",
+			      i == 0 ? "start" : "end", sels[i]->text);
+	}
+	if (v->needs_ebpf && !xp_host_ebpf_capable(why, sizeof(why)))
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_PERMISSION_DENIED,
+		      "required eBPF probe capability is unavailable (%s)", why);
+	if (v->activation == XP_AGENT_STARTUP_REQUIRED)
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_CUPTI_AGENT_NOT_LOADED,
+		      "NVTX ranges cannot be enabled by online attach after NVTX initialization; restart the target with NVTX_INJECTION64_PATH set to the xprobe CUPTI agent");
+	if (v->needs_cupti && v->cuda.nmajors > 1) {
+		char list[64] = "";
+		size_t off = 0;
+
+		for (i = 0; i < v->cuda.nmajors; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%d",
+						i ? ", " : "", v->cuda.majors[i]);
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+		      "target maps conflicting CUDA/CUPTI majors [%s]", list);
+	} else if (v->needs_cupti && v->cuda.nmajors == 1 &&
+		   !xp_cuda_major_supported(v->cuda.majors[0])) {
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+		      "CUDA/CUPTI major %d is unsupported; expected 12 or 13", v->cuda.majors[0]);
+	}
+	/* 5. */
+	v->compatible = xp_validate_policy_mask(&v->start, &v->end);
+	if (opts && opts->correlator_mask)
+		v->compatible &= opts->correlator_mask(start, end) | P(XP_POLICY_FIRST_AFTER) |
+				 P(XP_POLICY_NEAREST);
+	xp_validate_recommend(v->compatible, &v->recommended, &v->reason);
+	if (!(v->compatible & P(policy)))
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_CORRELATION_POLICY, "%s",
+		      policy_issue_text(policy));
+	/* 6. */
+	if (v->activation == XP_AGENT_INJECTION_REQUIRED)
+		xp_warnings_add(
+			&v->warnings, "TARGET_PROCESS_WILL_BE_MODIFIED",
+			"measure must inject the xprobe CUPTI agent into the target process", NULL);
+	if (policy == XP_POLICY_FIRST_AFTER)
+		xp_warnings_add(&v->warnings, "HEURISTIC_CORRELATION",
+				"first-after matching does not prove request-level causality",
+				NULL);
+	else if (policy == XP_POLICY_NEAREST)
+		xp_warnings_add(&v->warnings, "HEURISTIC_CORRELATION",
+				"nearest-event matching does not prove request-level causality",
+				NULL);
+	for (i = 0; i < 2; i++)
+		if (broad_kernel(sels[i]))
+			xp_warnings_add(
+				&v->warnings, "BROAD_EVENT_SELECTOR",
+				i == 0 ? "start selector matches every CUDA kernel activity" :
+					 "end selector matches every CUDA kernel activity",
+				NULL);
+	return xp_target_verify(t, err);
+}
+
+/* ---- --cpu-sample ------------------------------------------------------------- */
+
+static int perf_open_thread(uint32_t tid)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.freq = 1;
+	a.sample_freq = 99;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	a.disabled = 1; /* never enabled: nothing is sampled */
+	a.exclude_kernel = 1;
+	fd = syscall(__NR_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close((int)fd);
+	return 0;
+}
+
+/* Search rank for the CPython runtime: executable, libpython*, others. */
+static int py_rank(const struct xp_target_fs *fs, const struct xp_map_entry *f)
+{
+	const char *b = strrchr(f->path, '/') + 1;
+
+	if (fs->has_exe && f->inode == (uint64_t)fs->exe_ino)
+		return 0;
+	return strncmp(b, "libpython", 9) == 0 ? 1 : 2;
+}
+
+/* Version from a file name: python3.12, libpython3.12.so.1.0. */
+static bool py_version_from_name(const char *path, unsigned *maj, unsigned *min)
+{
+	const char *b = strrchr(path, '/') + 1, *p;
+	unsigned a = 0, c = 0;
+
+	p = strstr(b, "python");
+	if (!p)
+		return false;
+	p += 6;
+	if (*p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		a = a * 10 + (unsigned)(*p++ - '0');
+	if (*p++ != '.' || *p < '0' || *p > '9')
+		return false;
+	while (*p >= '0' && *p <= '9')
+		c = c * 10 + (unsigned)(*p++ - '0');
+	*maj = a;
+	*min = c;
+	return a >= 2 && a < 10;
+}
+
+/* Find the mapped CPython runtime: an object that exports Py_Initialize. */
+static void find_python(const struct xp_target *t, struct xp_cpu_sample_check *out)
+{
+	struct xp_error err = { 0 };
+	struct xp_target_fs fs;
+	struct xp_maps maps;
+	size_t *files = NULL, i;
+	ssize_t nf;
+	int r;
+
+	if (xp_maps_read(t, &maps, &err)) {
+		xp_error_clear(&err);
+		return;
+	}
+	if (xp_target_fs_open(t, &fs, &err)) {
+		xp_error_clear(&err);
+		xp_maps_free(&maps);
+		return;
+	}
+	nf = xp_maps_files(&maps, &files);
+	for (r = 0; r < 3 && out->python_status == XP_PY_NOT_PYTHON; r++) {
+		for (i = 0; nf > 0 && i < (size_t)nf; i++) {
+			const struct xp_map_entry *f = &maps.v[files[i]];
+			struct xp_elf elf;
+			uint64_t va, size, ver = 0;
+			char *access;
+
+			if (py_rank(&fs, f) != r || xp_target_fs_access(&fs, f, &access))
+				continue;
+			if (xp_elf_open(access, &elf)) {
+				free(access);
+				continue;
+			}
+			if (xp_elf_lookup_any(&elf, "Py_Initialize", &va, &size) == 0) {
+				snprintf(out->python_binary, sizeof(out->python_binary), "%s",
+					 f->path);
+				out->python_status = XP_PY_NATIVE_ONLY;
+				/* 3.11+: const unsigned long Py_Version = PY_VERSION_HEX */
+				if (xp_elf_lookup_any(&elf, "Py_Version", &va, &size) == 0 &&
+				    size >= 4 && size <= 8 &&
+				    xp_elf_read_va(&elf, va, &ver, size) == 0) {
+					out->has_python_version = true;
+					out->python_major = (unsigned)(ver >> 24) & 0xff;
+					out->python_minor = (unsigned)(ver >> 16) & 0xff;
+				} else if (py_version_from_name(f->path, &out->python_major,
+								&out->python_minor)) {
+					out->has_python_version = true;
+				}
+			}
+			xp_elf_close(&elf);
+			free(access);
+			if (out->python_status != XP_PY_NOT_PYTHON)
+				break;
+		}
+	}
+	free(files);
+	xp_target_fs_close(&fs);
+	xp_maps_free(&maps);
+}
+
+int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check *out,
+			   struct xp_error *err)
+{
+	struct xp_proc_status st;
+	struct xp_check paranoid;
+	uint32_t *tids = NULL;
+	size_t n = 0, total = 0, i;
+	char path[128];
+	struct stat sb;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->target = *t;
+	rc = xp_target_verify(t, err);
+	if (rc)
+		return rc;
+	rc = xp_proc_threads(t->pid, 64, &tids, &n, &total);
+	if (rc)
+		return xp_proc_fail(t, "task", rc, err);
+	out->threads = total;
+	/* perf access on a real thread of the target: the main thread, or
+	 * the next one if it exits under us */
+	out->perf_errno = ESRCH;
+	for (i = 0; i < n; i++) {
+		rc = perf_open_thread(tids[i]);
+		out->tested_tid = tids[i];
+		out->perf_errno = -rc;
+		if (rc != -ESRCH)
+			break;
+	}
+	free(tids);
+	out->perf_ok = out->perf_errno == 0;
+	if (out->perf_ok)
+		snprintf(
+			out->perf_detail, sizeof(out->perf_detail),
+			"opened (disabled) a cpu-clock sampling event with callchains on thread %u",
+			out->tested_tid);
+	else
+		snprintf(out->perf_detail, sizeof(out->perf_detail),
+			 "perf_event_open on thread %u failed: %s", out->tested_tid,
+			 strerror(out->perf_errno));
+	xp_check_sysctl_max("/proc/sys/kernel/perf_event_paranoid", 1, NULL, &paranoid);
+	if (paranoid.status != XP_CHECK_UNKNOWN) {
+		int64_t v;
+		char num[32];
+
+		snprintf(num, sizeof(num), "%.*s", (int)strcspn(paranoid.detail, " "),
+			 paranoid.detail);
+		if (xpc_parse_i64(num, INT64_MIN, INT64_MAX, &v) == 0) {
+			out->has_paranoid = true;
+			out->paranoid = v;
+		}
+	}
+	/* Python symbolization */
+	find_python(t, out);
+	rc = xp_proc_status_read(t->pid, &st);
+	if (rc)
+		return xp_proc_fail(t, "status", rc, err);
+	snprintf(out->perf_map_path, sizeof(out->perf_map_path), "/tmp/perf-%u.map",
+		 st.n_nspid ? st.nspid[st.n_nspid - 1] : t->pid);
+	snprintf(path, sizeof(path), "/proc/%u/root%s", t->pid, out->perf_map_path);
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		out->perf_map_present = true;
+		out->perf_map_size = (uint64_t)sb.st_size;
+		out->python_status = XP_PY_PERF_MAP_PRESENT;
+	} else if (out->python_status == XP_PY_NATIVE_ONLY && out->has_python_version &&
+		   (out->python_major > 3 || (out->python_major == 3 && out->python_minor >= 12))) {
+		out->python_status = XP_PY_PERF_MAP_POSSIBLE;
+	}
+	if (!out->perf_ok)
+		xp_issue_add(out->issues, &out->nissues,
+		      out->perf_errno == EACCES || out->perf_errno == EPERM ?
+			      XPROBE_E_PERMISSION_DENIED :
+			      XPROBE_E_INTERNAL,
+		      "%s", out->perf_detail);
+	if (out->python_status == XP_PY_PERF_MAP_POSSIBLE)
+		xp_warnings_add(
+			&out->warnings, "PYTHON_FRAMES_NATIVE_ONLY",
+			"CPython can write /tmp/perf-<pid>.map but this target does not; restart it with -X perf or PYTHONPERFSUPPORT=1 (or call sys.activate_stack_trampoline(\"perf\")) to name Python frames",
+			NULL);
+	else if (out->python_status == XP_PY_NATIVE_ONLY)
+		xp_warnings_add(
+			&out->warnings, "PYTHON_FRAMES_NATIVE_ONLY",
+			"this CPython (before 3.12) cannot write a perf map; Python frames appear as interpreter frames (_PyEval_EvalFrameDefault)",
+			NULL);
+	return xp_target_verify(t, err);
+}
+
+/* ---- --syscall-aggregate ---------------------------------------------------- */
+
+int xp_validate_syscall_aggregate(const struct xp_target *t, struct xp_syscall_agg_check *out,
+				  struct xp_error *err)
+{
+	uint32_t *tids = NULL;
+	size_t n = 0, total = 0;
+	char why[256];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->target = *t;
+	rc = xp_target_verify(t, err);
+	if (rc)
+		return rc;
+	rc = xp_proc_threads(t->pid, 1, &tids, &n, &total);
+	free(tids);
+	if (rc)
+		return xp_proc_fail(t, "task", rc, err);
+	out->threads = total;
+	rc = xp_target_namespaces(t, &out->ns, err);
+	if (rc)
+		return rc;
+	out->syscall_names = xp_syscall_count();
+	out->map_entries = 1024; /* --max-inflight default */
+	out->probe_ok = xp_bpf_probe_aggregate(out->map_entries, &out->probe);
+	if (!xp_host_ebpf_capable(why, sizeof(why)))
+		xp_issue_add(out->issues, &out->nissues, XPROBE_E_PERMISSION_DENIED,
+		      "required eBPF probe capability is unavailable (%s)", why);
+	if (!out->probe_ok) {
+		const struct xp_bpf_step *s = out->probe.map_create.err ? &out->probe.map_create :
+					      out->probe.prog_load.err	? &out->probe.prog_load :
+									  &out->probe.attach;
+
+		xp_issue_add(out->issues, &out->nissues,
+		      s->err == EPERM || s->err == EACCES ? XPROBE_E_PERMISSION_DENIED :
+							    XPROBE_E_INTERNAL,
+		      "the eBPF syscall aggregate path cannot load here: %s", s->detail);
+	}
+	return xp_target_verify(t, err);
+}
+
+void xp_inventory_check_free(struct xp_warnings *w)
+{
+	xp_warnings_free(w);
+}

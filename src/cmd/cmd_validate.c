@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * cmd_validate.c - `xprobe validate`: parse, orchestrate, render.  The checks
+ * themselves live in src/checks/validate_checks.c.
+ *
+ * Order: identity -> --cpu-sample / --syscall-aggregate (no event-pair
+ * flags allowed) -> start selector -> end selector -> policy -> the pair
+ * check (resolution, requirements, issues) narrowed by the correlator's
+ * own policy mask.  A result with issues is still a result: valid false,
+ * exit 0.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "../cli/cli.h"
+#include "../collect/syscall_aggregate.h"
+#include "../correlate/correlate.h"
+#include "../report/report.h"
+#include "../selector/selector.h"
+#include "../process/identity.h"
+#include "../checks/validate_checks.h"
+
+static void pair_json(struct xpc_json *w, void *ctx)
+{
+	xp_render_validation_json(w, ctx);
+}
+
+static void pair_human(FILE *out, void *ctx)
+{
+	xp_render_validation_human(out, ctx);
+}
+
+static void cpu_json(struct xpc_json *w, void *ctx)
+{
+	xp_render_cpu_sample_check_json(w, ctx);
+}
+
+static void cpu_human(FILE *out, void *ctx)
+{
+	xp_render_cpu_sample_check_human(out, ctx);
+}
+
+static void agg_json(struct xpc_json *w, void *ctx)
+{
+	xp_render_syscall_agg_check_json(w, ctx);
+}
+
+static void agg_human(FILE *out, void *ctx)
+{
+	xp_render_syscall_agg_check_human(out, ctx);
+}
+
+static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct xp_error *err)
+{
+	const char *mode = cli->cpu_sample ? "--cpu-sample" : "--syscall-aggregate";
+	int rc, code;
+
+	if (cli->from || cli->to || cli->match) {
+		xp_error_detail_str(err, "mode", mode);
+		xp_error_hint(err, "drop --from/--to/--match, or validate the pair without %s",
+			      mode);
+		return xp_error_set(
+			err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+			"%s validation takes no event-pair selectors (--from, --to, --match)",
+			mode);
+	}
+	if (cli->cpu_sample) {
+		struct xp_cpu_sample_check c;
+
+		rc = xp_validate_cpu_sample(t, &c, err);
+		if (rc) {
+			xp_inventory_check_free(&c.warnings);
+			return rc;
+		}
+		code = xp_cli_emit(cli, cpu_json, cpu_human, &c);
+		xp_inventory_check_free(&c.warnings);
+		return code;
+	}
+	{
+		struct xp_syscall_agg_check c;
+
+		rc = xp_validate_syscall_aggregate(t, &c, err);
+		if (rc) {
+			xp_inventory_check_free(&c.warnings);
+			return rc;
+		}
+		/* beyond the generic probe: the real object, default bounds */
+		c.object_load.tried = true;
+		c.object_load.err = -xp_sa_load_check(XP_DEFAULT_INV_MAX_GROUPS,
+						      XP_DEFAULT_MAX_INFLIGHT, c.object_load.detail,
+						      sizeof(c.object_load.detail));
+		if (c.object_load.err)
+			xp_issue_add(c.issues, &c.nissues,
+				     c.object_load.err == EPERM || c.object_load.err == EACCES ?
+					     XPROBE_E_PERMISSION_DENIED :
+					     XPROBE_E_INTERNAL,
+				     "%s", c.object_load.detail);
+		code = xp_cli_emit(cli, agg_json, agg_human, &c);
+		xp_inventory_check_free(&c.warnings);
+		return code;
+	}
+}
+
+int cmd_validate(const struct xp_cli *cli)
+{
+	struct xp_validate_opts opts = { .correlator_mask = xp_policy_compatible };
+	struct xp_selector from, to;
+	struct xp_validation v;
+	struct xp_error err = { 0 };
+	struct xp_target t;
+	int rc, code, p;
+
+	memset(&from, 0, sizeof(from));
+	memset(&to, 0, sizeof(to));
+	memset(&v, 0, sizeof(v));
+	rc = xp_target_identify(cli->pid, &t, &err);
+	if (rc)
+		goto fail;
+	if (cli->cpu_sample || cli->syscall_aggregate) {
+		rc = inventory(cli, &t, &err);
+		if (rc < 0)
+			goto fail;
+		xp_error_clear(&err);
+		return rc;
+	}
+	rc = xp_selector_parse(cli->from, &from, &err);
+	if (rc)
+		goto fail;
+	rc = xp_selector_parse(cli->to, &to, &err);
+	if (rc)
+		goto fail;
+	p = xp_policy_parse(cli->match);
+	if (p < 0) {
+		xp_error_detail_str(&err, "match_policy", cli->match);
+		xp_error_hint(&err,
+			      "use exact, first-after, nearest, stack-nested or stream-order");
+		rc = xp_error_set(&err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
+				  "invalid correlation policy \"%s\"", cli->match);
+		goto fail;
+	}
+	rc = xp_validate_pair(&t, &from, &to, (enum xp_policy)p, &opts, &v, &err);
+	if (rc)
+		goto fail;
+	code = xp_cli_emit(cli, pair_json, pair_human, &v);
+	xp_error_clear(&err);
+	xp_validation_free(&v);
+	xp_selector_free(&from);
+	xp_selector_free(&to);
+	return code;
+fail:
+	code = xp_cli_fail(cli, &err);
+	xp_error_clear(&err);
+	xp_validation_free(&v);
+	xp_selector_free(&from);
+	xp_selector_free(&to);
+	return code;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render_discover.c - the DiscoveryResult document (schemas/discover.schema.json)
+ * and its human summary.
+ */
+#include <inttypes.h>
+
+#include "../../common/json.h"
+#include "../checks/cuda_candidates.h"
+#include "report.h"
+
+void xp_render_discovery_json(struct xpc_json *w, const struct xp_discovery *d)
+{
+	size_t i, j;
+
+	xpc_json_obj_begin(w);
+	xpc_json_kstr(w, "schema_version", "2.0");
+	xpc_json_kbool(w, "ok", true);
+	xpc_json_kobj_begin(w, "root");
+	xpc_json_ku64(w, "pid", d->root.pid);
+	xpc_json_ku64(w, "process_start_time", d->root.start_time);
+	xpc_json_obj_end(w);
+	xpc_json_ku64(w, "limit", d->limit);
+	xpc_json_ku64(w, "total_candidates", d->total_candidates);
+	xpc_json_kbool(w, "truncated", d->truncated);
+	xpc_json_karr_begin(w, "candidates");
+	for (i = 0; i < d->n; i++) {
+		const struct xp_candidate *c = &d->v[i];
+
+		xpc_json_obj_begin(w);
+		xpc_json_kobj_begin(w, "target");
+		xpc_json_ku64(w, "pid", c->target.pid);
+		xpc_json_ku64(w, "process_start_time", c->target.start_time);
+		xpc_json_obj_end(w);
+		xpc_json_ku64(w, "parent_pid", c->parent_pid);
+		xpc_json_kstr(w, "executable", c->executable);
+		xpc_json_karr_begin(w, "command_line");
+		for (j = 0; j < c->argv.n; j++)
+			xpc_json_str(w, c->argv.v[j]);
+		xpc_json_arr_end(w);
+		xpc_json_karr_begin(w, "gpu_uuids");
+		for (j = 0; j < c->ngpu_uuids; j++)
+			xpc_json_str(w, c->gpu_uuids[j]);
+		xpc_json_arr_end(w);
+		xpc_json_obj_end(w);
+	}
+	xpc_json_arr_end(w);
+	xpc_json_key(w, "warnings");
+	xp_warnings_render(&d->warnings, w);
+	xpc_json_obj_end(w);
+}
+
+void xp_render_discovery_human(FILE *out, const struct xp_discovery *d)
+{
+	size_t i, j;
+
+	fprintf(out, "%" PRIu64 " CUDA process%s under pid %u%s\n", d->total_candidates,
+		d->total_candidates == 1 ? "" : "es", d->root.pid,
+		d->truncated ? " (truncated to --limit)" : "");
+	for (i = 0; i < d->n; i++) {
+		const struct xp_candidate *c = &d->v[i];
+
+		fprintf(out, "  pid %u (parent %u) %s", c->target.pid, c->parent_pid,
+			c->executable);
+		for (j = 0; j < c->ngpu_uuids; j++)
+			fprintf(out, "%s%s", j ? ", " : " on ", c->gpu_uuids[j]);
+		fprintf(out, "\n");
+	}
+	for (i = 0; i < d->warnings.n; i++)
+		fprintf(out, "warning %s: %s\n", d->warnings.v[i].code, d->warnings.v[i].message);
+}

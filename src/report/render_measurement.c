@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render_measurement.c - the MeasurementResult document (schemas/
+ * measurement-result.schema.json) and its human summary.
+ */
+#include <inttypes.h>
+
+#include "../../common/json.h"
+#include "../model/event_json.h"
+#include "report.h"
+
+static void render_collection(struct xpc_json *w, const struct xp_measurement_view *v)
+{
+	const struct xp_capture *c = v->capture;
+	const struct xp_correlation *r = v->corr;
+
+	xpc_json_kobj_begin(w, "collection");
+	xpc_json_kstr(w, "completeness", "complete");
+	xpc_json_ku64(w, "host_events", r->host_events);
+	xpc_json_ku64(w, "cuda_events", r->cuda_events);
+	xpc_json_ku64(w, "dropped_events", c->dropped);
+	xpc_json_key(w, "cupti");
+	if (c->cupti.present) {
+		uint64_t retained = r->cuda_events;
+
+		xpc_json_obj_begin(w);
+		xpc_json_ku64(w, "record_capacity", c->cupti.record_capacity);
+		xpc_json_ku64(w, "observed_records", c->cupti.observed_records);
+		xpc_json_ku64(w, "retained_records", retained);
+		xpc_json_ku64(w, "dropped_records", c->cupti.dropped_records);
+		xpc_json_kf64(w, "buffer_utilization",
+			      c->cupti.record_capacity ?
+				      (double)retained / (double)c->cupti.record_capacity :
+				      0.0);
+		xpc_json_obj_end(w);
+	} else {
+		xpc_json_null(w);
+	}
+	xpc_json_key(w, "host");
+	if (v->host) {
+		xpc_json_obj_begin(w);
+		xpc_json_ku64(w, "record_capacity", v->host->record_capacity);
+		xpc_json_ku64(w, "observed_records", v->host->observed_records);
+		xpc_json_ku64(w, "retained_records", v->host->retained_records);
+		xpc_json_ku64(w, "dropped_records", v->host->dropped_records);
+		xpc_json_kf64(w, "buffer_utilization", v->host->buffer_utilization);
+		xpc_json_obj_end(w);
+	} else {
+		xpc_json_null(w);
+	}
+	xpc_json_obj_end(w);
+}
+
+void xp_render_measurement_json(struct xpc_json *w, const struct xp_measurement_view *v)
+{
+	const struct xp_correlation *r = v->corr;
+	const struct xp_capture *c = v->capture;
+	size_t i;
+
+	xpc_json_obj_begin(w);
+	xpc_json_kstr(w, "schema_version", XP_SCHEMA_VERSION);
+	xpc_json_kbool(w, "ok", true);
+	xpc_json_kstr(w, "session_id", v->session_id);
+	xpc_json_kstr(w, "status", v->status);
+
+	xpc_json_kobj_begin(w, "measurement");
+	xpc_json_kstr(w, "name", v->name);
+	xpc_json_kobj_begin(w, "samples");
+	xpc_json_ku64(w, "matched", r->matched);
+	xpc_json_ku64(w, "unmatched_start", r->unmatched_start);
+	xpc_json_ku64(w, "unmatched_end", r->unmatched_end);
+	xpc_json_ku64(w, "ambiguous", r->ambiguous);
+	xpc_json_ku64(w, "dropped", r->dropped);
+	xpc_json_obj_end(w);
+	xpc_json_kobj_begin(w, "latency_ns");
+	xpc_json_ku64(w, "min", r->latency.min);
+	xpc_json_kf64(w, "mean", r->latency.mean);
+	xpc_json_ku64(w, "p50", r->latency.p50);
+	xpc_json_ku64(w, "p90", r->latency.p90);
+	xpc_json_ku64(w, "p95", r->latency.p95);
+	xpc_json_ku64(w, "p99", r->latency.p99);
+	xpc_json_ku64(w, "max", r->latency.max);
+	xpc_json_obj_end(w);
+	xpc_json_obj_end(w);
+
+	xpc_json_kobj_begin(w, "correlation");
+	xpc_json_kstr(w, "method", r->method);
+	xpc_json_kstr(w, "confidence", xp_confidence_name(r->confidence));
+	xpc_json_kf64(w, "score", r->score);
+	xpc_json_obj_end(w);
+
+	xpc_json_kobj_begin(w, "clock");
+	xpc_json_kstr(w, "alignment", xp_alignment_name(r->alignment));
+	xpc_json_kopt_u64(w, "estimated_error_ns", r->has_estimated_error, r->estimated_error_ns);
+	xpc_json_obj_end(w);
+
+	render_collection(w, v);
+
+	xpc_json_karr_begin(w, "evidence");
+	for (i = 0; i < r->npairs; i++) {
+		const struct xp_pair *p = &r->pairs[i];
+
+		xpc_json_obj_begin(w);
+		xpc_json_key(w, "start");
+		xp_event_render(w, c, &c->events[p->start], v->session_id);
+		xpc_json_key(w, "end");
+		xp_event_render(w, c, &c->events[p->end], v->session_id);
+		xpc_json_ku64(w, "latency_ns", p->latency_ns);
+		xpc_json_obj_end(w);
+	}
+	xpc_json_arr_end(w);
+
+	xpc_json_key(w, "warnings");
+	{
+		struct xp_warnings all = r->warnings;
+
+		if (v->extra_warnings && v->extra_warnings->n) {
+			xpc_json_arr_begin(w);
+			for (i = 0; i < r->warnings.n + v->extra_warnings->n; i++) {
+				const struct xp_warning *x = i < r->warnings.n ?
+								     &r->warnings.v[i] :
+								     &v->extra_warnings->v[i - r->warnings.n];
+
+				xpc_json_obj_begin(w);
+				xpc_json_kstr(w, "code", x->code);
+				xpc_json_kstr(w, "message", x->message);
+				xpc_json_kraw(w, "details", x->details ? x->details : "{}");
+				xpc_json_obj_end(w);
+			}
+			xpc_json_arr_end(w);
+		} else {
+			xp_warnings_render(&all, w);
+		}
+	}
+	xpc_json_obj_end(w);
+}
+
+static void fmt_ns(char *buf, size_t n, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buf, n, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, n, "%.3f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, n, "%.3f us", ns / 1e3);
+	else
+		snprintf(buf, n, "%.0f ns", ns);
+}
+
+void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
+{
+	const struct xp_correlation *r = v->corr;
+	char a[32], b[32], c[32], d[32], e[32];
+	size_t i;
+
+	fprintf(out, "%s -> %s (%s, %s)\n", v->start_selector, v->end_selector, r->method,
+		xp_confidence_name(r->confidence));
+	fprintf(out, "status: %s; %" PRIu64 " matched, %" PRIu64 " unmatched start, %" PRIu64
+		     " unmatched end, %" PRIu64 " ambiguous; score %.3f\n",
+		v->status, r->matched, r->unmatched_start, r->unmatched_end, r->ambiguous,
+		r->score);
+	fmt_ns(a, sizeof(a), (double)r->latency.min);
+	fmt_ns(b, sizeof(b), (double)r->latency.p50);
+	fmt_ns(c, sizeof(c), (double)r->latency.p99);
+	fmt_ns(d, sizeof(d), (double)r->latency.max);
+	fmt_ns(e, sizeof(e), r->latency.mean);
+	fprintf(out, "latency: min %s  p50 %s  mean %s  p99 %s  max %s\n", a, b, e, c, d);
+	fprintf(out, "clock: %s; events: %" PRIu64 " host, %" PRIu64 " CUDA\n",
+		xp_alignment_name(r->alignment), r->host_events, r->cuda_events);
+	for (i = 0; i < r->warnings.n; i++)
+		fprintf(out, "warning: %s: %s\n", r->warnings.v[i].code, r->warnings.v[i].message);
+	if (v->extra_warnings)
+		for (i = 0; i < v->extra_warnings->n; i++)
+			fprintf(out, "warning: %s: %s\n", v->extra_warnings->v[i].code,
+				v->extra_warnings->v[i].message);
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render_syscall_agg.c - the SyscallAggregateResult document (schemas/
+ * syscall-aggregate-result.schema.json) and its human summary.
+ *
+ * Reads a finished summary (src/collect/syscall_aggregate.h: groups named and
+ * sorted, totals and drops summed) and prints it.  Known x86_64 numbers
+ * get their name and exact syscall:NAME:entry|exit hints; unknown numbers
+ * stay numeric with null hints.  Durations without a matched pair are
+ * null, never 0.
+ */
+#include <inttypes.h>
+
+#include "../../common/json.h"
+#include "../collect/syscall_aggregate.h"
+#include "report.h"
+
+#define XP_HUMAN_SYSCALLS 15
+
+static double ratio(uint64_t n, uint64_t d)
+{
+	return d ? (double)n / (double)d : 0.0;
+}
+
+static void render_group(struct xpc_json *w, const struct xp_sa_summary_group *g)
+{
+	char hint[96];
+	bool m = g->matched_exits > 0;
+
+	xpc_json_obj_begin(w);
+	xpc_json_ki64(w, "syscall_nr", g->nr);
+	xpc_json_kstr(w, "name", g->name);
+	xpc_json_kbool(w, "known", g->name != NULL);
+	xpc_json_kstr(w, "entry_selector_hint",
+		      xp_sa_selector_hint(g->nr, false, hint, sizeof(hint)) ? hint : NULL);
+	xpc_json_kstr(w, "exit_selector_hint",
+		      xp_sa_selector_hint(g->nr, true, hint, sizeof(hint)) ? hint : NULL);
+	xpc_json_ku64(w, "entries", g->entries);
+	xpc_json_ku64(w, "matched_exits", g->matched_exits);
+	xpc_json_ku64(w, "unmatched_exits", g->unmatched_exits);
+	xpc_json_ku64(w, "inflight_at_end", g->inflight_at_end);
+	xpc_json_ku64(w, "inflight_drops", g->inflight_drops);
+	xpc_json_ku64(w, "superseded", g->superseded);
+	xpc_json_ku64(w, "noreturn", g->noreturn);
+	xpc_json_ku64(w, "errors", g->errors);
+	xpc_json_kobj_begin(w, "duration_ns");
+	xpc_json_kopt_u64(w, "min", m, g->min_ns);
+	xpc_json_key(w, "mean");
+	if (m)
+		xpc_json_f64(w, (double)g->total_ns / (double)g->matched_exits);
+	else
+		xpc_json_null(w);
+	xpc_json_kopt_u64(w, "max", m, g->max_ns);
+	xpc_json_ku64(w, "total", g->total_ns);
+	xpc_json_obj_end(w);
+	xpc_json_obj_end(w);
+}
+
+void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_view *v)
+{
+	const struct xp_sa_result *r = v->result;
+	size_t i;
+
+	xpc_json_obj_begin(w);
+	xpc_json_kstr(w, "schema_version", "2.0");
+	xpc_json_kbool(w, "ok", true);
+	xpc_json_kstr(w, "session_id", v->session_id);
+	xpc_json_kstr(w, "status", v->status);
+
+	xpc_json_kobj_begin(w, "inventory");
+	xpc_json_kstr(w, "name", v->name);
+	xpc_json_kobj_begin(w, "target");
+	xpc_json_ku64(w, "pid", v->pid);
+	xpc_json_ku64(w, "process_start_time", v->process_start_time);
+	xpc_json_obj_end(w);
+	xpc_json_kstr(w, "arch", "x86_64");
+	xpc_json_karr_begin(w, "groups");
+	for (i = 0; i < r->ngroups; i++)
+		render_group(w, &r->groups[i]);
+	xpc_json_arr_end(w);
+	xpc_json_obj_end(w);
+
+	xpc_json_kobj_begin(w, "collection");
+	xpc_json_kstr(w, "completeness", v->complete ? "complete" : "partial");
+	xpc_json_kstr(w, "stop_reason", xp_sa_stop_reason_name(r->stop_reason));
+	xpc_json_ku64(w, "window_ns", r->window_ns);
+	xpc_json_ku64(w, "setup_ns", r->setup_ns);
+	xpc_json_ku64(w, "armed_at_ns", r->armed_at_ns);
+	xpc_json_kbool(w, "pid_namespace_filter", v->pid_namespace_filter);
+	xpc_json_ku64(w, "entries", r->entries);
+	xpc_json_ku64(w, "matched_exits", r->matched_exits);
+	xpc_json_ku64(w, "unmatched_exits", r->unmatched_exits);
+	xpc_json_ku64(w, "inflight_at_end", r->inflight_at_end);
+	xpc_json_ku64(w, "errors", r->errors);
+	xpc_json_ku64(w, "dropped", v->dropped);
+	xpc_json_ku64(w, "group_drop_entries", r->group_drop_entries);
+	xpc_json_ku64(w, "group_drop_exits", r->group_drop_exits);
+	xpc_json_ku64(w, "inflight_drops", r->inflight_drops);
+	xpc_json_ku64(w, "superseded", r->superseded);
+	xpc_json_ku64(w, "noreturn", r->noreturn);
+	xpc_json_ku64(w, "regs_read_errors", r->regs_read_errors);
+	xpc_json_ku64(w, "group_capacity", r->group_capacity);
+	xpc_json_ku64(w, "groups", r->ngroups);
+	xpc_json_kf64(w, "group_table_utilization", ratio(r->ngroups, r->group_capacity));
+	xpc_json_ku64(w, "inflight_capacity", r->inflight_capacity);
+	xpc_json_ku64(w, "inflight_occupied", r->inflight_occupied);
+	xpc_json_kf64(w, "inflight_table_utilization",
+		      ratio(r->inflight_occupied, r->inflight_capacity));
+	xpc_json_obj_end(w);
+	xpc_json_key(w, "warnings");
+	xp_warnings_render(v->warnings, w);
+	xpc_json_obj_end(w);
+}
+
+void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
+{
+	const struct xp_sa_result *r = v->result;
+	size_t i, n = r->ngroups < XP_HUMAN_SYSCALLS ? r->ngroups : XP_HUMAN_SYSCALLS;
+
+	fprintf(out,
+		"syscall inventory of pid %u: %" PRIu64 " entries, %" PRIu64
+		" errors in %.3f s, %zu syscalls, %s (%" PRIu64 " dropped)\n",
+		v->pid, r->entries, r->errors, (double)r->window_ns / 1e9, r->ngroups,
+		v->complete ? "complete" : "partial", v->dropped);
+	if (n)
+		fprintf(out, "\n%-20s %10s %8s %8s %12s %12s\n", "syscall", "entries", "errors",
+			"inflight", "mean ns", "total ns");
+	for (i = 0; i < n; i++) {
+		const struct xp_sa_summary_group *g = &r->groups[i];
+		char name[32];
+
+		if (g->name)
+			snprintf(name, sizeof(name), "%s", g->name);
+		else
+			snprintf(name, sizeof(name), "#%d", (int)g->nr);
+		fprintf(out, "%-20s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12.0f %12" PRIu64 "\n",
+			name, g->entries, g->errors, g->inflight_at_end,
+			g->matched_exits ? (double)g->total_ns / (double)g->matched_exits : 0.0,
+			g->total_ns);
+	}
+	if (r->ngroups > n)
+		fprintf(out, "... %zu more in --json\n", r->ngroups - n);
+	for (i = 0; i < v->warnings->n; i++)
+		fprintf(out, "warning: %s: %s\n", v->warnings->v[i].code,
+			v->warnings->v[i].message);
+}
