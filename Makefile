@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # Thin entry over CMake.  The README's two commands:
 #   make demo   install what is missing, build, run xprobe on the bundled demo
-#   make test   install what is missing, build (plain, ASan+UBSan, fuzz),
-#               run unit, CLI, live and fuzz tests
+#   make test   check the layering and banned functions, install what is
+#               missing, build (plain, ASan+UBSan, fuzz), run unit, CLI,
+#               live and fuzz tests
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := /usr/bin/python3
 FUZZ_SECONDS ?= 20
 
 .PHONY: all deps build build-asan build-fuzz demo test test-unit test-cli \
-	test-asan test-fuzz tracefs bench clean build-tsan test-tsan
+	test-asan test-fuzz tracefs bench clean build-tsan test-tsan check-layering
 
 all: build
 
@@ -59,7 +60,14 @@ test-tsan: build-tsan
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
 		-R '^test_lib_(threads|session)$$'
 
-test: test-unit test-tsan test-cli test-fuzz
+# The layering rule and the banned functions (scripts/check-layering.py),
+# then the checker's own test against planted violations.  Needs no build:
+# it runs first.
+check-layering:
+	@$(PY) scripts/check-layering.py
+	@$(PY) -m pytest -q -p no:cacheprovider tests/tools
+
+test: check-layering test-unit test-tsan test-cli test-fuzz
 	@echo "xprobe: all tests passed"
 
 bench: build
