@@ -9,6 +9,16 @@
 #include <stdint.h>
 
 /*
+ * The largest millisecond count any time bound may hold (--timeout-ms,
+ * --duration-ms, a MeasurementSpec's timeout_ms/duration_ms): its
+ * nanoseconds fit in an int64_t (about 292 years), so `ms * 1000000`, a
+ * deadline `CLOCK_MONOTONIC now + ns` and a timespec's signed tv_sec
+ * never wrap.  Larger values are refused where they are parsed, never
+ * saturated, so the bound a caller wrote is the bound that runs.
+ */
+#define XPC_MS_MAX ((uint64_t)INT64_MAX / 1000000u)
+
+/*
  * Parse a whole string as an unsigned decimal in [min, max].
  * Leading '+', '-', whitespace and trailing bytes are rejected.
  * Return: 0, -EINVAL (not a number), -ERANGE (outside [min, max]).

@@ -12,8 +12,8 @@
  *   match_policy     exact | first_after | nearest | stack_nested |
  *                    stream_order (snake_case only)  required
  *   samples          u64 | null                      optional
- *   duration_ms      u64 | null                      optional
- *   timeout_ms       u64                             required
+ *   duration_ms      u64 | null, <= XPC_MS_MAX       optional
+ *   timeout_ms       u64, <= XPC_MS_MAX              required
  *   max_events       u64 | null                      optional
  *   measurement_mode "exact" | "aggregate"           default "exact"
  *   max_groups       u64 | null                      optional
@@ -38,10 +38,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../common/parse.h"
 #include "decode_json.h"
 #include "spec.h"
 
 #define XP_SPEC_MAX_BYTES (1u << 20)
+
+/* duration_ms and timeout_ms are bounded like the flags (XPC_MS_MAX). */
+#define MS_WHAT "milliseconds whose nanoseconds fit in a signed 64-bit integer"
 
 enum spec_field {
 	SF_SCHEMA_VERSION = 0,
@@ -154,7 +158,8 @@ static int get_uint(struct spec_ctx *x, struct xp_jval v, uint64_t max, const ch
 	return 0;
 }
 
-static int get_opt_u64(struct spec_ctx *x, struct xp_jval v, bool *has, uint64_t *out)
+static int get_opt_uint(struct spec_ctx *x, struct xp_jval v, uint64_t max, const char *what,
+			bool *has, uint64_t *out)
 {
 	if (xp_jval_type(v) == XP_J_NULL) {
 		*has = false;
@@ -162,7 +167,12 @@ static int get_opt_u64(struct spec_ctx *x, struct xp_jval v, bool *has, uint64_t
 		return 0;
 	}
 	*has = true;
-	return get_uint(x, v, UINT64_MAX, "an unsigned 64-bit integer", out);
+	return get_uint(x, v, max, what, out);
+}
+
+static int get_opt_u64(struct spec_ctx *x, struct xp_jval v, bool *has, uint64_t *out)
+{
+	return get_opt_uint(x, v, UINT64_MAX, "an unsigned 64-bit integer", has, out);
 }
 
 /* A string without NUL bytes; @out receives a malloc'ed copy when non-NULL. */
@@ -263,9 +273,10 @@ static int parse_field(struct spec_ctx *x, int f, struct xp_jval v, struct xp_sp
 	case SF_SAMPLES:
 		return get_opt_u64(x, v, &out->has_samples, &out->samples);
 	case SF_DURATION_MS:
-		return get_opt_u64(x, v, &out->has_duration_ms, &out->duration_ms);
+		return get_opt_uint(x, v, XPC_MS_MAX, MS_WHAT, &out->has_duration_ms,
+				    &out->duration_ms);
 	case SF_TIMEOUT_MS:
-		return get_uint(x, v, UINT64_MAX, "an unsigned 64-bit integer", &out->timeout_ms);
+		return get_uint(x, v, XPC_MS_MAX, MS_WHAT, &out->timeout_ms);
 	case SF_MAX_EVENTS:
 		return get_opt_u64(x, v, &out->has_max_events, &out->max_events);
 	case SF_MEASUREMENT_MODE:

@@ -102,6 +102,26 @@ static int parse_num(const struct xp_command *cmd, const char *flag, const char 
 	return 0;
 }
 
+/*
+ * A millisecond bound: its nanoseconds must fit (XPC_MS_MAX, parse.h), so
+ * a value the conversion would wrap (18446744073709551615 ms timing out at
+ * once) is a syntax error like any other number out of range.
+ */
+static int parse_ms(const struct xp_command *cmd, const char *flag, const char *arg,
+		    uint64_t *out)
+{
+	int rc = xpc_parse_u64(arg, 0, XPC_MS_MAX, out);
+
+	if (rc == -ERANGE)
+		return usage_error(cmd,
+				   "invalid value '%s' for '--%s': at most %llu milliseconds (the nanoseconds must fit in a signed 64-bit integer)",
+				   arg, flag, (unsigned long long)XPC_MS_MAX);
+	if (rc)
+		return usage_error(cmd, "invalid value '%s' for '--%s': expected a non-negative integer",
+				   arg, flag);
+	return 0;
+}
+
 /* Pairs of flags that cannot be combined (the clap conflicts). */
 struct conflict {
 	unsigned long a, b;
@@ -293,8 +313,16 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		cli->has_##field = true;                                           \
 		break;
 		NUM_CASE(O_SAMPLES, "samples", samples)
-		NUM_CASE(O_DURATION, "duration-ms", duration_ms)
-		NUM_CASE(O_TIMEOUT, "timeout-ms", timeout_ms)
+		case O_DURATION:
+			if ((rc = parse_ms(cmd, "duration-ms", optarg, &cli->duration_ms)))
+				return rc;
+			cli->has_duration_ms = true;
+			break;
+		case O_TIMEOUT:
+			if ((rc = parse_ms(cmd, "timeout-ms", optarg, &cli->timeout_ms)))
+				return rc;
+			cli->has_timeout_ms = true;
+			break;
 		NUM_CASE(O_MAX_EVENTS, "max-events", max_events)
 		NUM_CASE(O_MAX_GROUPS, "max-groups", max_groups)
 		NUM_CASE(O_FREQUENCY, "frequency-hz", frequency_hz)
