@@ -12,64 +12,15 @@
 #include <unistd.h>
 
 #include "../../common/parse.h"
+#include "../../common/readfile.h"
 #include "procfs.h"
 
 int xp_read_file(const char *path, size_t max, char **out, size_t *len)
 {
-	size_t cap = 4096, n = 0;
-	char *buf = NULL;
-	int fd, rc = 0;
+	int rc = xpc_read_file(path, 0, max, out, len, NULL);
 
-	*out = NULL;
-	if (len)
-		*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (cap - n < 2) {
-			char *nb;
-
-			if (cap >= max) {
-				rc = -EFBIG;
-				break;
-			}
-			cap = cap * 2 > max ? max : cap * 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				rc = -ENOMEM;
-				break;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = errno == ESRCH ? -ENOENT : -errno;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	if (rc) {
-		free(buf);
-		return rc;
-	}
-	buf[n] = '\0';
-	*out = buf;
-	if (len)
-		*len = n;
-	return 0;
+	/* a process reaped between open and read reads as ESRCH */
+	return rc == -ESRCH ? -ENOENT : rc;
 }
 
 int xp_proc_fail(const struct xp_target *t, const char *what, int rc, struct xp_error *err)

@@ -28,8 +28,9 @@
 #include "identity.h"
 
 /* Read a whole /proc (or sysfs) file into a malloc'ed NUL-terminated
- * buffer, at most @max bytes (-EFBIG beyond).  Return 0 or -errno;
- * a process reaped while reading reads as -ENOENT. */
+ * buffer, at most @max bytes (-EFBIG beyond), through xpc_read_file()
+ * (common/readfile.h: regular files only, non-blocking open).  Return 0
+ * or -errno; a process reaped while reading reads as -ENOENT. */
 int xp_read_file(const char *path, size_t max, char **out, size_t *len);
 
 /*
