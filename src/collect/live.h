@@ -26,13 +26,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
+#include "xp_live.h" /* XP_LIVE_MAX_ENDPOINTS, shared with the BPF side */
 #include "../model/error_record.h"
 #include "../model/event.h"
 #include "../selector/selector.h"
 #include "../process/identity.h"
 #include "../process/namespaces.h"
 
-#define XP_LIVE_ENDPOINTS_MAX 2     /* a start and an end selector */
 #define XP_LIVE_POLL_US_DEFAULT 2000 /* ring consume period */
 #define XP_LIVE_POLL_US_BUSY 250    /* ... after a round that found the ring busy */
 #define XP_LIVE_RING_MIN (4096u)     /* one page */
@@ -161,10 +163,10 @@ struct xp_live_raw {
  */
 struct xp_live_decoder {
 	struct xp_capture *capture;
-	struct xp_live_tmpl tmpl[XP_LIVE_ENDPOINTS_MAX];
+	struct xp_live_tmpl tmpl[XP_LIVE_MAX_ENDPOINTS];
 	size_t ntmpl;
 	xp_str_t abi_u64;     /* "u64" */
-	uint64_t per_endpoint[XP_LIVE_ENDPOINTS_MAX]; /* well-formed records seen */
+	uint64_t per_endpoint[XP_LIVE_MAX_ENDPOINTS]; /* well-formed records seen */
 	uint64_t unknown;     /* malformed records (size, kind, endpoint) */
 	uint64_t beyond;      /* well-formed records the full capture refused */
 	struct xp_live_raw *staged; /* records not yet events (owned) */
@@ -271,7 +273,7 @@ struct xp_live_stats {
 	uint64_t beyond;          /* records refused by the full capture */
 	uint64_t unknown;         /* malformed records */
 	uint64_t ring_bytes;
-	uint64_t per_endpoint[XP_LIVE_ENDPOINTS_MAX];
+	uint64_t per_endpoint[XP_LIVE_MAX_ENDPOINTS];
 	uint64_t t_start_ns;      /* CLOCK_MONOTONIC at entry */
 	uint64_t t_armed_ns;      /* when the armed flag flipped (0 = never) */
 	uint64_t t_stop_ns;       /* when collection stopped */
@@ -303,7 +305,7 @@ uint64_t xp_live_now_ns(void);
 /* --- planning from selectors (live_plan.c) --------------------------- */
 
 struct xp_live_plan {
-	struct xp_live_endpoint ep[XP_LIVE_ENDPOINTS_MAX];
+	struct xp_live_endpoint ep[XP_LIVE_MAX_ENDPOINTS];
 	size_t n;
 	int from_ep;              /* index of the start selector's endpoint */
 	int to_ep;                /* index of the end selector's endpoint */

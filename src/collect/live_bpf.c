@@ -49,7 +49,7 @@
 #include "../resolve/tracefs.h"
 
 /* links: one per endpoint plus the two raw syscall tracepoints */
-#define XP_LIVE_LINKS_MAX (XP_LIVE_ENDPOINTS_MAX + 2)
+#define XP_LIVE_LINKS_MAX (XP_LIVE_MAX_ENDPOINTS + 2)
 
 struct xp_live_obj {
 	struct xp_live_bpf *skel;
@@ -170,7 +170,7 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 	size_t i;
 
 	*out = NULL;
-	if (!n || n > XP_LIVE_ENDPOINTS_MAX)
+	if (!n || n > XP_LIVE_MAX_ENDPOINTS)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "a live capture takes 1 or 2 endpoints, not %zu", n);
 	b = calloc(1, sizeof(*b));

@@ -33,8 +33,6 @@
 #include "xp_live.h"
 #include "live.h"
 
-_Static_assert(XP_LIVE_MAX_ENDPOINTS == XP_LIVE_ENDPOINTS_MAX, "endpoint bound");
-
 static uint8_t rec_kind_of(enum xp_live_kind k)
 {
 	switch (k) {
@@ -109,7 +107,7 @@ int xp_live_decoder_init(struct xp_live_decoder *d, struct xp_capture *c,
 	size_t i;
 
 	memset(d, 0, sizeof(*d));
-	if (n > XP_LIVE_ENDPOINTS_MAX)
+	if (n > XP_LIVE_MAX_ENDPOINTS)
 		return -EINVAL;
 	d->capture = c;
 	d->ntmpl = n;

@@ -17,7 +17,8 @@
  *   6. sort by timestamp and renumber
  *
  * Why a timer and not epoll on the ring: records are submitted with
- * BPF_RB_NO_WAKEUP, which never signals the ring's epoll (DESIGN.md 4);
+ * BPF_RB_NO_WAKEUP, which never signals the ring's epoll
+ * (docs/live-measurement.md, "Arming, consuming, stopping");
  * a wakeup per record would cost the target microseconds.  The default
  * period (2 ms) bounds the ring occupancy to what a target emits in 2 ms
  * and a round that finds the ring a quarter full polls again after 250
@@ -352,7 +353,7 @@ out:
 	xp_live_decoder_free(&r->dec);
 
 	/* 6. order */
-	for (i = 0; i < r->dec.ntmpl && i < XP_LIVE_ENDPOINTS_MAX; i++)
+	for (i = 0; i < r->dec.ntmpl && i < XP_LIVE_MAX_ENDPOINTS; i++)
 		st->per_endpoint[i] = r->dec.per_endpoint[i];
 	st->beyond = r->dec.beyond;
 	st->unknown = r->dec.unknown;

@@ -23,7 +23,9 @@
 #include "keymap.h"
 #include "pairing.h"
 
-#define NONE UINT32_MAX
+/* No event index (pending/head/below slots).  Group ids use the keymap's
+ * own XP_KEYMAP_NONE ("no group": keyless, or the map was full). */
+#define NO_INDEX UINT32_MAX
 
 static inline const struct xp_event *ev(const struct xp_pairing *p, const struct xp_side *sd,
 					size_t r)
@@ -80,7 +82,7 @@ static void groups_free(struct groups *g)
 }
 
 /* Counting sort of one side's ranks by group (stable, so timestamp order
- * survives within a group).  Keyless ranks (gid NONE) go to *keyless. */
+ * survives within a group).  Keyless ranks (gid XP_KEYMAP_NONE) go to *keyless. */
 static int bucket_side(const struct xp_side *sd, const uint32_t *gid, uint32_t ngroups,
 		       uint32_t **off_out, uint32_t **ranks_out, uint64_t *keyless)
 {
@@ -96,7 +98,7 @@ static int bucket_side(const struct xp_side *sd, const uint32_t *gid, uint32_t n
 		return -ENOMEM;
 	}
 	for (r = 0; r < sd->n; r++) {
-		if (gid[r] == NONE)
+		if (gid[r] == XP_KEYMAP_NONE)
 			(*keyless)++;
 		else
 			off[gid[r] + 1]++;
@@ -105,7 +107,7 @@ static int bucket_side(const struct xp_side *sd, const uint32_t *gid, uint32_t n
 		off[r + 1] += off[r];
 	memcpy(cur, off, ((size_t)ngroups + 1) * sizeof(*cur));
 	for (r = 0; r < sd->n; r++)
-		if (gid[r] != NONE)
+		if (gid[r] != XP_KEYMAP_NONE)
 			ranks[cur[gid[r]]++] = (uint32_t)r;
 	free(cur);
 	*off_out = off;
@@ -129,12 +131,12 @@ static int group_by_key(struct xp_pairing *p, key_fn key, struct groups *g)
 	for (r = 0; r < p->s.n; r++) {
 		struct xp_key k;
 
-		sgid[r] = key(ev(p, &p->s, r), &k) ? xp_keymap_put(&g->map, &k) : NONE;
+		sgid[r] = key(ev(p, &p->s, r), &k) ? xp_keymap_put(&g->map, &k) : XP_KEYMAP_NONE;
 	}
 	for (r = 0; r < p->e.n; r++) {
 		struct xp_key k;
 
-		egid[r] = key(ev(p, &p->e, r), &k) ? xp_keymap_put(&g->map, &k) : NONE;
+		egid[r] = key(ev(p, &p->e, r), &k) ? xp_keymap_put(&g->map, &k) : XP_KEYMAP_NONE;
 	}
 	g->n = g->map.count;
 	if (bucket_side(&p->s, sgid, g->n, &g->soff, &g->sr, &p->unmatched_start) ||
@@ -262,8 +264,8 @@ int xp_pair_lifecycle(struct xp_pairing *p, enum xp_lifecycle_key kind)
 				uint32_t before = map.count, grp = xp_keymap_put(&map, &k);
 
 				if (grp == before)
-					pending[grp] = NONE; /* new key */
-				if (pending[grp] != NONE)
+					pending[grp] = NO_INDEX; /* new key */
+				if (pending[grp] != NO_INDEX)
 					p->ambiguous++;
 				pending[grp] = (uint32_t)i;
 			} else {
@@ -275,12 +277,12 @@ int xp_pair_lifecycle(struct xp_pairing *p, enum xp_lifecycle_key kind)
 		if (life_key(ev(p, &p->e, j), kind, &k)) {
 			uint32_t grp = xp_keymap_get(&map, &k);
 
-			if (grp == NONE || pending[grp] == NONE) {
+			if (grp == XP_KEYMAP_NONE || pending[grp] == NO_INDEX) {
 				p->unmatched_end++;
 			} else {
 				uint32_t s = pending[grp];
 
-				pending[grp] = NONE;
+				pending[grp] = NO_INDEX;
 				if (p->e.ts[j] >= p->s.ts[s])
 					add_pair(p, s, j, p->e.ts[j] - p->s.ts[s]);
 				else
@@ -292,7 +294,7 @@ int xp_pair_lifecycle(struct xp_pairing *p, enum xp_lifecycle_key kind)
 		j++;
 	}
 	for (g = 0; g < map.count; g++)
-		p->unmatched_start += pending[g] != NONE;
+		p->unmatched_start += pending[g] != NO_INDEX;
 	xp_keymap_free(&map);
 	free(pending);
 	return 0;
@@ -472,7 +474,7 @@ int xp_pair_stack_nested(struct xp_pairing *p)
 			k.a = ((uint64_t)e->pid << 32) | e->tid;
 			grp = xp_keymap_put(&map, &k);
 			if (grp == before)
-				head[grp] = NONE;
+				head[grp] = NO_INDEX;
 			below[i] = head[grp];
 			head[grp] = (uint32_t)i;
 			pushes++;
@@ -484,7 +486,7 @@ int xp_pair_stack_nested(struct xp_pairing *p)
 		{
 			uint32_t grp = xp_keymap_get(&map, &k);
 
-			if (grp == NONE || head[grp] == NONE) {
+			if (grp == XP_KEYMAP_NONE || head[grp] == NO_INDEX) {
 				p->unmatched_end++;
 			} else {
 				uint32_t s = head[grp];
