@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 #
 # bench_inventory.sh - the two inventories side by side with their anchors,
-# ratios printed (issue #6; DESIGN.md section 8 for the anchors' figures):
+# ratios printed (issue #6; docs/inventories.md, "Cost", has the figures):
 #
 #   --cpu-sample        vs  perf record -F 99 -g -p PID  +  perf report
 #     on tests/fixtures/inv_cpu_hot (80% of its CPU in inv_hot_spin), the

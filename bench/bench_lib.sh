@@ -13,7 +13,7 @@
 #                   not tracing) and an empty non-inlined call;
 #   floor           a bare 40-byte write with rdtsc into a prefaulted buffer,
 #                   and rdtsc alone: what no recorder can beat on this host
-#                   (DESIGN.md section 8, "measure the floor");
+#                   (docs/libxprobe.md, "Performance");
 #   NVTX pair       nvtxRangePushA("bench") + nvtxRangePop() in an ordinary
 #                   NVTX program under NVTX_INJECTION64_PATH=libxprobe.so
 #                   with an XPROBE_INSPECT_* session (bench/lib/bench_nvtx.c)

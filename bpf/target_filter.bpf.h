@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * target_filter.bpf.h - the one target filter every xprobe BPF program
- * runs first (DESIGN.md section 4: filter by process identity before
- * anything else).  Included by bpf/xp_live.bpf.c and bpf/syscall_agg.bpf.c;
+ * runs first (filter by process identity before anything else;
+ * docs/live-measurement.md, "What is attached").  Included by bpf/xp_live.bpf.c and bpf/syscall_agg.bpf.c;
  * user space fills the five rodata filters between open and load with
  * XP_TARGET_FILTER_APPLY (src/collect/live.h) from a struct xp_live_filter.
  *

@@ -23,7 +23,8 @@
  * never print, have no loops, and never dereference user memory.
  *
  * Why no wakeups: a wakeup per record costs the target microseconds (the
- * anchors measured ~7 us per bpftrace printf, DESIGN.md section 8); the
+ * anchors measured ~7 us per bpftrace printf; docs/live-measurement.md,
+ * "Overhead"); the
  * collector consumes on its own short timer instead.
  *
  * CO-RE and BTF.  The object is compiled against vmlinux.h generated from

@@ -6,7 +6,7 @@
 # directory and bpf/ (the shared record layouts) are added to the include
 # path of every target defined after this file is included.
 #
-# Pitfalls met here (DESIGN.md section 4): <bpf/usdt.bpf.h> includes
+# Pitfalls met here: <bpf/usdt.bpf.h> includes
 # <linux/errno.h>, which needs the multiarch include directory under
 # -target bpf.  vmlinux.h is generated at build time, never committed.
 find_program(XP_CLANG NAMES clang clang-14 clang-15 clang-16 REQUIRED)

@@ -46,7 +46,7 @@ enum xprobe_device_profile_mode {
 	XPROBE_DEVICE_PROFILE_SESSION = 2, /* one profile per device for the whole session */
 };
 
-/* Most devices a bitmap can name (DESIGN.md section 5). */
+/* Most devices a bitmap can name (docs/libxprobe.md, "Backends"). */
 #define XPROBE_MAX_DEVICES 256
 
 /*

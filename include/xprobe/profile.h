@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * profile.h - the device-profile engine's public calls: two key spaces on
- * one engine (DESIGN.md section 5), and continuous (flight-recorder)
+ * one engine (docs/libxprobe.md, "Device profiles"), and continuous (flight-recorder)
  * profiling.
  *
  *   MODEL key space   a file name -> a model: xprobe_profile_start(model,

@@ -3,7 +3,7 @@
  * record.h - the record layout of libxprobe: what a host event ring holds,
  * what the record blobs of an .xtf file hold, and what
  * xprobe_inspect_fetch(XPROBE_FETCH_RECORDS) hands out.  One layout for all
- * three, so every consumer has one decoder (DESIGN.md section 9).
+ * three, so every consumer has one decoder (docs/xtf-format.md).
  *
  * A record is a 40-byte header followed by a type-specific tail:
  *   - named types (NVTX push/start/mark, executions, device activity): the

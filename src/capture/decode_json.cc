@@ -5,7 +5,8 @@
  * small C view of parsed JSON documents (xp_jdoc) for the spec parser.
  * The one C++ file of src/capture; everything it exports is extern "C".
  *
- * Why simdjson's DOM.  Measured on the build VMs (DESIGN.md section 6) the
+ * Why simdjson's DOM.  Measured on the build VMs (docs/inputs.md,
+ * "Performance") the
  * DOM parse_many of Event JSONL runs at 2.9M events/s where jq manages 45k
  * and cJSON 290k.  The DOM (rather than On-Demand) validates every byte of
  * every document, so strictness does not depend on what we happen to read;

@@ -103,7 +103,8 @@ bool xp_endpoint_collectable(const struct xp_selector *sel)
 {
 	/* host endpoints: the eBPF collectors (src/collect).  CUDA
 	 * endpoints need the in-process Agent, which this build does not
-	 * drive yet (DESIGN.md section 9): recognized, not collected. */
+	 * drive yet (docs/selectors-live.md, "CUDA endpoints"): recognized,
+	 * not collected. */
 	return is_host(sel);
 }
 

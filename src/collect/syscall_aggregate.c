@@ -13,7 +13,8 @@
  * not yet exited at disarm is "in flight at end" (its start is still in
  * the in-flight map).
  *
- * Cost to the target (DESIGN.md section 8): raw tracepoints returning 0,
+ * Cost to the target (docs/inventories.md, "Cost"): raw tracepoints
+ * returning 0,
  * the tgid compare first, then two map lookups per entry (group, the
  * thread's in-flight slot, written in place) and two per exit; no insert
  * or delete after a thread's first call, no ring, no wakeup, no helper

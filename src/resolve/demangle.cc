@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * demangle.cc - the one C++ file of the target module: Itanium C++ names
- * are demangled by the C++ runtime's own __cxa_demangle (DESIGN.md 6), so
+ * demangle.cc - the one C++ file of the resolve module: Itanium C++ names
+ * are demangled by the C++ runtime's own __cxa_demangle
+ * (docs/selectors-live.md, "uprobe selectors"), so
  * `symbol=` signatures read exactly as the toolchain prints them.  Kept
  * to this wrapper so the rest of the module stays C.
  */
