@@ -16,9 +16,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "xprobe/common.h"
 #include "xprobe/error.h"
+#include "xprobe/record.h"
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -91,10 +93,31 @@ int xpl_snprintf(char *buf, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* write(2) all of it, retrying EINTR.  Async-signal-safe.  0 or -errno. */
 int xpl_write_all(int fd, const void *p, size_t len);
-/* Copy at most XPROBE_NAME_MAX bytes of @s (cut on a UTF-8 boundary) into
- * @dst; returns the length kept and sets *complete. */
-size_t xpl_name_copy(char *dst, const char *s, bool *complete);
-/* A plain file name: 1..127 bytes, no '/', not "." or "..". */
+/* read(2) until @len bytes or end of file, retrying EINTR: the bytes read,
+ * or -errno. */
+ssize_t xpl_read_full(int fd, void *p, size_t len);
+/* A small file (/proc, /sys) into @buf, NUL-terminated: the bytes read, 0
+ * when it cannot be opened or is empty. */
+size_t xpl_read_small(const char *path, char *buf, size_t size);
+/* The bytes of @s a record keeps: at most XPROBE_NAME_MAX, cut on a UTF-8
+ * boundary (continuation bytes 10xxxxxx at the cut are given back);
+ * *complete says whether all of it fits.  Inline: the recording paths use
+ * it.  Async-signal-safe. */
+static inline size_t xpl_name_cut(const char *s, bool *complete)
+{
+	size_t n = strnlen(s, XPROBE_NAME_MAX + 1);
+
+	*complete = n <= XPROBE_NAME_MAX;
+	if (*complete)
+		return n;
+	n = XPROBE_NAME_MAX;
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+/* A model name: 1..127 bytes, no '/'. */
+bool xpl_model_name(const char *s);
+/* A plain file name: a model name that is not "." or "..". */
 bool xpl_plain_name(const char *s);
 
 #endif /* XPL_INTERNAL_H */

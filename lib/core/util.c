@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * util.c - small helpers of libxprobe with no state: clocks, mkdir -p,
- * /proc/<pid>/stat start time, bounded formatting, write-all, and the
- * bounded name copy every named record uses.
+ * /proc/<pid>/stat start time, bounded formatting, full reads and writes,
+ * and the name rules of models and file names.
  *
- * xpl_write_all and xpl_name_copy are async-signal-safe (the fatal-signal
- * stop path and the recording hot path use them); the others allocate
- * nothing but may block on the file system.
+ * xpl_write_all is async-signal-safe (the fatal-signal stop path uses
+ * it); the others allocate nothing but may block on the file system.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -85,19 +84,12 @@ uint64_t xpl_process_start_time(int pid)
 {
 	char path[64], buf[1024];
 	const char *p;
-	ssize_t n;
 	uint64_t v = 0;
-	int fd, field;
+	int field;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!xpl_read_small(path, buf, sizeof(buf)))
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
 	/* comm may hold spaces and parens: fields restart after the last ')' */
 	p = strrchr(buf, ')');
 	if (!p)
@@ -109,6 +101,43 @@ uint64_t xpl_process_start_time(int pid)
 	for (; *p >= '0' && *p <= '9'; p++)
 		v = v * 10 + (uint64_t)(*p - '0');
 	return v;
+}
+
+ssize_t xpl_read_full(int fd, void *p, size_t len)
+{
+	char *c = p;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, c + got, len - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+size_t xpl_read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (!size)
+		return 0;
+	buf[0] = '\0';
+	if (fd < 0)
+		return 0;
+	n = xpl_read_full(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (size_t)n;
 }
 
 int xpl_write_all(int fd, const void *p, size_t len)
@@ -131,37 +160,17 @@ int xpl_write_all(int fd, const void *p, size_t len)
 	return 0;
 }
 
-/*
- * Copy a name into a record: at most XPROBE_NAME_MAX bytes; a cut never
- * splits a UTF-8 sequence (continuation bytes 10xxxxxx at the cut are given
- * back).  Hot path: one bounded scan and one memcpy.
- */
-size_t xpl_name_copy(char *dst, const char *s, bool *complete)
-{
-	size_t n = strnlen(s, XPROBE_NAME_MAX + 1);
-
-	if (n <= XPROBE_NAME_MAX) {
-		*complete = true;
-	} else {
-		n = XPROBE_NAME_MAX;
-		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-			n--;
-		*complete = false;
-	}
-	memcpy(dst, s, n);
-	return n;
-}
-
-bool xpl_plain_name(const char *s)
+bool xpl_model_name(const char *s)
 {
 	size_t n;
 
 	if (!s)
 		return false;
 	n = strnlen(s, 128);
-	if (n == 0 || n > 127)
-		return false;
-	if (!strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	return strchr(s, '/') == NULL;
+	return n > 0 && n <= 127 && !strchr(s, '/');
+}
+
+bool xpl_plain_name(const char *s)
+{
+	return xpl_model_name(s) && strcmp(s, ".") && strcmp(s, "..");
 }

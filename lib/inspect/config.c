@@ -36,45 +36,26 @@ static const uint32_t activity_bits[] = {
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct xprobe_inspect_config *live[XPL_MAX_LIVE_CONFIGS];
 
-bool xpl_config_live(const struct xprobe_inspect_config *c)
-{
-	bool found = false;
-
-	if (!c)
-		return false;
-	pthread_mutex_lock(&reg_lock);
-	for (size_t i = 0; i < XPL_MAX_LIVE_CONFIGS && !found; i++)
-		found = live[i] == c;
-	pthread_mutex_unlock(&reg_lock);
-	return found;
-}
-
-static bool reg_add(const struct xprobe_inspect_config *c)
-{
-	bool ok = false;
-
-	pthread_mutex_lock(&reg_lock);
-	for (size_t i = 0; i < XPL_MAX_LIVE_CONFIGS && !ok; i++)
-		if (!live[i]) {
-			live[i] = c;
-			ok = true;
-		}
-	pthread_mutex_unlock(&reg_lock);
-	return ok;
-}
-
-static bool reg_del(const struct xprobe_inspect_config *c)
+/* Replace the registry entry @from with @to (NULL: a free entry); false
+ * when there is no such entry (a full registry, or @from not live). */
+static bool reg_swap(const struct xprobe_inspect_config *from,
+		     const struct xprobe_inspect_config *to)
 {
 	bool found = false;
 
 	pthread_mutex_lock(&reg_lock);
 	for (size_t i = 0; i < XPL_MAX_LIVE_CONFIGS && !found; i++)
-		if (live[i] == c) {
-			live[i] = NULL;
+		if (live[i] == from) {
+			live[i] = to;
 			found = true;
 		}
 	pthread_mutex_unlock(&reg_lock);
 	return found;
+}
+
+bool xpl_config_live(const struct xprobe_inspect_config *c)
+{
+	return c && reg_swap(c, c);
 }
 
 uint64_t xpl_ring_bytes(uint64_t events)
@@ -133,7 +114,7 @@ XPROBE_API int xprobe_inspect_config_new(struct xprobe_inspect_config **out)
 	if (!c)
 		return xpl_fail(-ENOMEM, "out of memory allocating a config");
 	xpl_config_defaults(c);
-	if (!reg_add(c)) {
+	if (!reg_swap(NULL, c)) {
 		free(c);
 		return xpl_fail(-ENOMEM, "more than %d configs are alive", XPL_MAX_LIVE_CONFIGS);
 	}
@@ -143,7 +124,7 @@ XPROBE_API int xprobe_inspect_config_new(struct xprobe_inspect_config **out)
 
 XPROBE_API void xprobe_inspect_config_free(struct xprobe_inspect_config *cfg)
 {
-	if (cfg && reg_del(cfg))
+	if (cfg && reg_swap(cfg, NULL))
 		free(cfg);
 }
 
@@ -308,39 +289,29 @@ xprobe_inspect_config_set_capture_enabled_for_event_type(struct xprobe_inspect_c
 	return 0;
 }
 
-XPROBE_API int xprobe_inspect_config_set_ring_events(struct xprobe_inspect_config *cfg,
-						     uint64_t events)
-{
-	CHECK_CFG(cfg);
-	if (events < 1024 || events > (1ull << 26))
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
-				"ring of %llu events is outside 1024 .. 67108864",
-				(unsigned long long)events);
-	cfg->ring_events = events;
-	return 0;
-}
+/*
+ * The setters of a number with bounds: @lo..@hi or INVALID_ARGUMENT with
+ * the sentence "<what> <v> is outside <lo> .. <hi>".
+ */
+#define RANGED_SETTER(fn, type, field, what, lo, hi)                                     \
+	XPROBE_API int fn(struct xprobe_inspect_config *cfg, type v)                     \
+	{                                                                                \
+		CHECK_CFG(cfg);                                                          \
+		if ((uint64_t)v - (lo) > (uint64_t)(hi) - (lo)) /* v outside lo..hi */   \
+			return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,                      \
+					"%s %llu is outside %llu .. %llu", what,         \
+					(unsigned long long)v, (unsigned long long)(lo), \
+					(unsigned long long)(hi));                       \
+		cfg->field = v;                                                          \
+		return 0;                                                                \
+	}
 
-XPROBE_API int xprobe_inspect_config_set_max_threads(struct xprobe_inspect_config *cfg,
-						     uint32_t threads)
-{
-	CHECK_CFG(cfg);
-	if (threads < 1 || threads > 4096)
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "max threads %u is outside 1 .. 4096",
-				threads);
-	cfg->max_threads = threads;
-	return 0;
-}
-
-XPROBE_API int xprobe_inspect_config_set_monitor_period_ms(struct xprobe_inspect_config *cfg,
-							   uint32_t ms)
-{
-	CHECK_CFG(cfg);
-	if (ms < 10 || ms > 3600000)
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
-				"monitor period %u ms is outside 10 .. 3600000", ms);
-	cfg->monitor_period_ms = ms;
-	return 0;
-}
+RANGED_SETTER(xprobe_inspect_config_set_ring_events, uint64_t, ring_events, "ring events", 1024,
+	      1ull << 26)
+RANGED_SETTER(xprobe_inspect_config_set_max_threads, uint32_t, max_threads, "max threads", 1, 4096)
+RANGED_SETTER(xprobe_inspect_config_set_monitor_period_ms, uint32_t, monitor_period_ms,
+	      "monitor period (ms)", 10, 3600000)
+RANGED_SETTER(xprobe_inspect_config_set_warmup, uint32_t, warmup, "warm-up", 0, 1000000)
 
 XPROBE_API int xprobe_inspect_config_set_enable(struct xprobe_inspect_config *cfg, bool enable)
 {
@@ -354,15 +325,6 @@ XPROBE_API int xprobe_inspect_config_set_enable_on_fail(struct xprobe_inspect_co
 {
 	CHECK_CFG(cfg);
 	cfg->on_fail = enable;
-	return 0;
-}
-
-XPROBE_API int xprobe_inspect_config_set_warmup(struct xprobe_inspect_config *cfg, uint32_t n)
-{
-	CHECK_CFG(cfg);
-	if (n > 1000000)
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "warm-up %u is above 1000000", n);
-	cfg->warmup = n;
 	return 0;
 }
 

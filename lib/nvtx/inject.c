@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "../internal.h"
-#include "../producers/trace.h"
+#include "../producers/sys_trace.h"
 #include "nvtx_abi.h"
 
 static _Atomic uint64_t range_ids;
@@ -55,7 +55,7 @@ static const char *ex_ascii(const xpl_nvtxEventAttributes_t *a)
 }
 
 /*
- * Each callback tries the inline fast path (trace.h) and tail-calls its
+ * Each callback tries the inline fast path (sys_trace.h) and tail-calls its
  * general version only when that cannot record (first record of a thread,
  * a ring about to wrap or full, a name over 127 bytes, no message), so the
  * common call needs no stack frame.

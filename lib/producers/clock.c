@@ -18,27 +18,6 @@
 #include "../internal.h"
 #include "clock.h"
 
-static bool read_file(const char *path, char *buf, size_t size)
-{
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	while (got + 1 < size) {
-		ssize_t n = read(fd, buf + got, size - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return got > 0;
-}
-
 static bool has_flag(const char *flags_line, const char *flag)
 {
 	size_t n = strlen(flag);
@@ -63,7 +42,7 @@ bool xpl_tsc_usable(void)
 		return false;
 	if (env && !strcmp(env, "tsc"))
 		return true;
-	if (!read_file("/proc/cpuinfo", buf, sizeof(buf)))
+	if (!xpl_read_small("/proc/cpuinfo", buf, sizeof(buf)))
 		return false;
 	flags = strstr(buf, "\nflags");
 	if (!flags)
@@ -72,8 +51,8 @@ bool xpl_tsc_usable(void)
 	if (eol)
 		*eol = '\0';
 	ok = has_flag(flags, "constant_tsc") && has_flag(flags, "nonstop_tsc");
-	if (ok && read_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", cs,
-			    sizeof(cs)))
+	if (ok && xpl_read_small("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+				 cs, sizeof(cs)))
 		ok = !strncmp(cs, "tsc", 3);
 	return ok;
 #else

@@ -28,7 +28,7 @@
 #include "../internal.h"
 #include "clock.h"
 #include "monitor.h"
-#include "trace.h"
+#include "sys_trace.h"
 
 #define XPL_MONITOR_CAP 65536 /* samples kept per kind (18 h at 1 s) */
 
@@ -47,27 +47,6 @@ struct xpl_monitor {
 	uint64_t tick_ns; /* ns per clock tick */
 	uint64_t page;
 };
-
-static size_t read_small(const char *path, char *buf, size_t size)
-{
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	while (got + 1 < size) {
-		ssize_t r = read(fd, buf + got, size - 1 - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return got;
-}
 
 static const char *skip_num(const char *p, uint64_t *v)
 {
@@ -108,7 +87,8 @@ static void take_sample(struct xpl_monitor *m)
 		s->hdr.type = XPROBE_EV_CPU_SAMPLE;
 		s->hdr.ts = now;
 		s->hdr.aux = cpus > 0 ? (uint32_t)cpus : 0;
-		if (read_small("/proc/self/stat", buf, sizeof(buf)) && (p = strrchr(buf, ')'))) {
+		if (xpl_read_small("/proc/self/stat", buf, sizeof(buf)) &&
+		    (p = strrchr(buf, ')'))) {
 			/* after ')' field 3 starts; utime is field 14 */
 			int field = 2;
 			uint64_t ut = 0, st = 0;
@@ -121,7 +101,7 @@ static void take_sample(struct xpl_monitor *m)
 			s->proc_user_ns = ut * m->tick_ns;
 			s->proc_system_ns = st * m->tick_ns;
 		}
-		if (read_small("/proc/stat", buf, sizeof(buf)) && !strncmp(buf, "cpu ", 4)) {
+		if (xpl_read_small("/proc/stat", buf, sizeof(buf)) && !strncmp(buf, "cpu ", 4)) {
 			p = buf + 4;
 			for (int i = 0; i < 8; i++) {
 				p = skip_num(p, &v[i]);
@@ -139,14 +119,14 @@ static void take_sample(struct xpl_monitor *m)
 		s->hdr.size = sizeof(*s);
 		s->hdr.type = XPROBE_EV_MEM_SAMPLE;
 		s->hdr.ts = now;
-		if (read_small("/proc/self/statm", buf, sizeof(buf))) {
+		if (xpl_read_small("/proc/self/statm", buf, sizeof(buf))) {
 			const char *p = skip_num(buf, &size);
 
 			skip_num(p, &rss);
 			s->proc_vm_bytes = size * m->page;
 			s->proc_rss_bytes = rss * m->page;
 		}
-		if (read_small("/proc/meminfo", buf, sizeof(buf))) {
+		if (xpl_read_small("/proc/meminfo", buf, sizeof(buf))) {
 			s->host_total_bytes = meminfo_kb(buf, "MemTotal:") * 1024;
 			s->host_avail_bytes = meminfo_kb(buf, "MemAvailable:") * 1024;
 		}

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * trace.c - sys_trace, the host event rings: slow paths of recording (a
- * thread's first record, a wrapping or full ring), the rings' lifecycle
+ * sys_trace.c - sys_trace, the host event rings: slow paths of recording
+ * (a thread's first record, a wrapping or full ring), the rings' lifecycle
  * (create, activate, quiesce, destroy), the consumer side (fetch, the
  * harvest reader the stop path writes from) and the public recording calls
- * of trace.h.  The protocol between producers and the stopper is written
- * in producers/trace.h; this file implements both halves.
+ * of xprobe/trace.h.  The protocol between producers and the stopper is
+ * written in producers/sys_trace.h; this file implements both halves.
  *
  * Memory: one mapping per session: page 0 the file header, then the ring
  * controls, then max_rings rings of ring_bytes.  With the default file
@@ -31,7 +31,7 @@
 #include <fcntl.h>
 
 #include "../internal.h"
-#include "trace.h"
+#include "sys_trace.h"
 #include "xprobe/inspect.h"
 #include "xprobe/trace.h"
 #include "xprobe/xtf.h"
@@ -217,26 +217,17 @@ bool xpl_rec_named(uint32_t type, const char *name, uint32_t aux, uint64_t a0, u
 {
 	struct xpl_tls *t = &xpl_tls;
 	struct xprobe_record *r;
-	size_t n = name ? strnlen(name, XPROBE_NAME_MAX + 1) : 0;
+	bool complete = false;
+	size_t n = name ? xpl_name_cut(name, &complete) : 0;
 	uint32_t flags, size;
 
-	if (n > XPROBE_NAME_MAX) {
-		n = XPROBE_NAME_MAX; /* give back UTF-8 continuation bytes at the cut */
-		while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
-			n--;
-		flags = 0;
-	} else {
-		flags = name ? XPROBE_RECF_NAME_COMPLETE : XPROBE_RECF_NAME_UNSUPPORTED;
-	}
+	flags = !name ? XPROBE_RECF_NAME_UNSUPPORTED : complete ? XPROBE_RECF_NAME_COMPLETE : 0;
 	size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
 	r = xpl_rec_begin(t, type, size);
 	if (!r)
 		return false;
-	xpl_st64(r, xpl_rec_word0(t, type, size));
-	r->ts = xpl_ts();
-	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48);
-	r->a0 = a0;
-	r->a1 = a1;
+	xpl_rec_fill(t, r, type, size, xpl_ts(),
+		     (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48, a0, a1);
 	if (size > XPROBE_RECORD_HDR_SIZE) {
 		xpl_st64((uint8_t *)r + size - 8, 0); /* zero the padding first */
 		memcpy((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
@@ -252,11 +243,7 @@ bool xpl_rec_plain(uint32_t type, uint32_t aux, uint64_t a0, uint64_t a1)
 
 	if (!r)
 		return false;
-	xpl_st64(r, xpl_rec_word0(t, type, XPROBE_RECORD_HDR_SIZE));
-	r->ts = xpl_ts();
-	xpl_st64(&r->aux, aux);
-	r->a0 = a0;
-	r->a1 = a1;
+	xpl_rec_fill(t, r, type, XPROBE_RECORD_HDR_SIZE, xpl_ts(), aux, a0, a1);
 	xpl_rec_commit(t, XPROBE_RECORD_HDR_SIZE);
 	return true;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * trace.h - sys_trace, the host event rings: the recording hot path (inline
- * here, so NVTX callbacks and the xprobe_trace_* calls compile to straight
- * stores) and the session-side calls that create, quiesce, fetch from and
- * harvest the rings (trace.c).
+ * sys_trace.h - sys_trace, the host event rings: the recording hot path
+ * (inline here, so NVTX callbacks and the xprobe_trace_* calls compile to
+ * straight stores) and the session-side calls that create, quiesce, fetch
+ * from and harvest the rings (sys_trace.c).
  *
  * Ownership and the one protocol that makes it safe without a lock:
  *
@@ -24,16 +24,16 @@
  * stopper waits for it to clear) or will load the new generation and never
  * touch the rings.  So the stopper may read, convert and unmap the rings
  * once every slot is idle.  The producer pays two plain stores and a load;
- * the expensive half is on the stopper (DESIGN.md section 8).  Where
- * membarrier is unavailable, and under ThreadSanitizer (which does not
- * model membarrier), both sides use seq_cst fences instead.
+ * the expensive half is on the stopper (docs/libxprobe.md, "Performance").
+ * Where membarrier is unavailable, and under ThreadSanitizer (which does
+ * not model membarrier), both sides use seq_cst fences instead.
  *
  * Ring positions (head, tail) are byte counts that only grow; a record
  * never straddles the ring's end: the producer writes a pad record there
  * and wraps.  A full ring drops the new record and counts it.
  */
-#ifndef XPL_TRACE_H
-#define XPL_TRACE_H
+#ifndef XPL_SYS_TRACE_H
+#define XPL_SYS_TRACE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -109,7 +109,7 @@ struct xpl_tls {
 extern struct xpl_hot xpl_hot;
 extern __thread struct xpl_tls xpl_tls __attribute__((tls_model("initial-exec")));
 
-/* Slow paths (trace.c): attach a ring, handle wrap / full / no ring.  Both
+/* Slow paths (sys_trace.c): attach a ring, handle wrap / full / no ring.  Both
  * return a slot to write with busy held, or NULL with busy released. */
 struct xprobe_record *xpl_rec_slow(struct xpl_tls *t, uint32_t size);
 struct xprobe_record *xpl_rec_room(struct xpl_tls *t, uint32_t size);
@@ -206,6 +206,21 @@ static inline uint64_t xpl_rec_word0(const struct xpl_tls *t, uint32_t type, uin
 	return t->tid_hi | (uint64_t)type << 16 | size;
 }
 
+/*
+ * The 40-byte header of a record: word 0 (size, type, tid), timestamp, the
+ * aux word (aux | flags << 32 | name_len << 48), a0, a1.
+ */
+static inline __attribute__((always_inline)) void
+xpl_rec_fill(const struct xpl_tls *t, struct xprobe_record *r, uint32_t type, uint32_t size,
+	     uint64_t ts, uint64_t auxword, uint64_t a0, uint64_t a1)
+{
+	xpl_st64(r, xpl_rec_word0(t, type, size));
+	r->ts = ts;
+	xpl_st64(&r->aux, auxword);
+	r->a0 = a0;
+	r->a1 = a1;
+}
+
 static inline bool xpl_type_on(uint32_t type)
 {
 	return atomic_load_explicit(&xpl_hot.type_mask, memory_order_relaxed) & (1ull << type);
@@ -231,11 +246,7 @@ xpl_fast_plain(struct xpl_tls *t, uint32_t type, uint32_t aux, uint64_t a0, uint
 	r = xpl_rec_fast(t, XPROBE_RECORD_HDR_SIZE);
 	if (unlikely(!r))
 		return -1;
-	xpl_st64(r, xpl_rec_word0(t, type, XPROBE_RECORD_HDR_SIZE));
-	r->ts = xpl_rdtsc();
-	xpl_st64(&r->aux, aux);
-	r->a0 = a0;
-	r->a1 = a1;
+	xpl_rec_fill(t, r, type, XPROBE_RECORD_HDR_SIZE, xpl_rdtsc(), aux, a0, a1);
 	xpl_rec_commit(t, XPROBE_RECORD_HDR_SIZE);
 	return 1;
 }
@@ -260,12 +271,9 @@ static inline __attribute__((always_inline)) int xpl_fast_named(struct xpl_tls *
 	r = xpl_rec_fast(t, size);
 	if (unlikely(!r))
 		return -1;
-	xpl_st64(r, xpl_rec_word0(t, type, size));
-	r->ts = xpl_rdtsc();
-	xpl_st64(&r->aux,
-		 (uint64_t)aux | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 | (uint64_t)n << 48);
-	r->a0 = a0;
-	r->a1 = a1;
+	xpl_rec_fill(t, r, type, size, xpl_rdtsc(),
+		     (uint64_t)aux | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 | (uint64_t)n << 48,
+		     a0, a1);
 	dst = (uint8_t *)r + XPROBE_RECORD_HDR_SIZE;
 	if (size > XPROBE_RECORD_HDR_SIZE)
 		xpl_st64((uint8_t *)r + size - 8, 0); /* zero the padding first */
@@ -282,14 +290,14 @@ static inline __attribute__((always_inline)) int xpl_fast_named(struct xpl_tls *
 }
 
 /*
- * The general paths (trace.c): record a named event (NVTX push/start/mark,
+ * The general paths (sys_trace.c): record a named event (NVTX push/start/mark,
  * executions; @name NULL sets NAME_UNSUPPORTED) or a plain one.  True when
  * recorded.
  */
 bool xpl_rec_named(uint32_t type, const char *name, uint32_t aux, uint64_t a0, uint64_t a1);
 bool xpl_rec_plain(uint32_t type, uint32_t aux, uint64_t a0, uint64_t a1);
 
-/* --- session side (trace.c) ------------------------------------------------ */
+/* --- session side (sys_trace.c) --------------------------------------------- */
 
 struct xpl_rings_params {
 	const char *dir; /* session directory for host_rings.live; NULL = anonymous */
@@ -353,4 +361,4 @@ int xpl_rings_fetch(struct xpl_rings *r, int format, uint32_t max_events, void *
  * session (its mapping is shared with the parent). */
 void xpl_trace_atfork_child(void);
 
-#endif /* XPL_TRACE_H */
+#endif /* XPL_SYS_TRACE_H */

@@ -179,6 +179,21 @@ void xpl_capture_meta_init(const struct xpl_file_ctx *f, uint32_t kind, Xprobe__
 	m->clock = clock;
 }
 
+void xpl_write_args_init(struct xpl_xtf_write_args *wa, const struct xpl_file_ctx *f, uint32_t kind,
+			 Xprobe__Xtf__Capture *meta, const struct xpl_stream_src *src,
+			 const struct xpl_arena *a)
+{
+	memset(wa, 0, sizeof(*wa));
+	wa->kind = kind;
+	wa->flags = f->flags | (f->simulated ? XPROBE_XTF_F_SIMULATED : 0);
+	wa->meta = meta;
+	wa->src = src;
+	wa->scratch = a->meta;
+	wa->scratch_len = a->meta_len;
+	wa->bounce = a->bounce;
+	wa->bounce_len = a->bounce_len;
+}
+
 void xpl_safe_name(char *dst, size_t size, const char *model)
 {
 	size_t i = 0;
@@ -279,7 +294,7 @@ static int cap_write(const struct xpl_engine *e, const struct xpl_file_ctx *f,
 	struct xpl_arena own = { 0 }, *a = f->signal_path ? f->arena : NULL;
 	Xprobe__Xtf__Capture meta;
 	Xprobe__Xtf__Clock clock;
-	struct xpl_xtf_write_args wa = { 0 };
+	struct xpl_xtf_write_args wa;
 	size_t nsegs = 0, nstreams = 0, si = 0;
 	char path[4400];
 	uint64_t size = 0;
@@ -339,12 +354,7 @@ static int cap_write(const struct xpl_engine *e, const struct xpl_file_ctx *f,
 	}
 	meta.n_streams = si;
 	meta.streams = a->sptr;
-	wa.kind = XPROBE_XTF_DEVICE_PROFILE;
-	wa.flags = f->flags | (f->simulated ? XPROBE_XTF_F_SIMULATED : 0);
-	wa.meta = &meta;
-	wa.src = a->srcs;
-	wa.scratch = a->meta;
-	wa.scratch_len = a->meta_len;
+	xpl_write_args_init(&wa, f, XPROBE_XTF_DEVICE_PROFILE, &meta, a->srcs, a);
 	if (abs)
 		rc = xpl_sfmt(path, sizeof(path), "%s", name) >= sizeof(path) - 1 ? -ENAMETOOLONG :
 										    0;
@@ -721,12 +731,20 @@ int xpl_engine_session_stop(struct xpl_engine *e, uint32_t dev, uint64_t *id)
 	return 0;
 }
 
-static struct xpl_stash **stash_find(struct xpl_engine *e, uint32_t dev, uint64_t id)
+/* The link to stash @id of device @dev, or an error (unknown device or id). */
+static int stash_find(struct xpl_engine *e, uint32_t dev, uint64_t id, struct xpl_stash ***out)
 {
+	if (dev >= e->ndev)
+		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "device %u does not exist (%u devices)",
+				dev, e->ndev);
 	for (struct xpl_stash **pp = &e->dev[dev].stash; *pp; pp = &(*pp)->next)
-		if ((*pp)->id == id)
-			return pp;
-	return NULL;
+		if ((*pp)->id == id) {
+			*out = pp;
+			return 0;
+		}
+	return xpl_fail(-XPROBE_E_NO_SUCH_SESSION,
+			"device %u has no stashed profile session id %llu", dev,
+			(unsigned long long)id);
 }
 
 static void session_dp(Xprobe__Xtf__DeviceProfile *dp, uint32_t dev, uint64_t id, bool complete)
@@ -748,14 +766,9 @@ int xpl_engine_session_serialize(struct xpl_engine *e, uint32_t dev, uint64_t id
 	char name[96];
 	int rc;
 
-	if (dev >= e->ndev)
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "device %u does not exist (%u devices)",
-				dev, e->ndev);
-	pp = stash_find(e, dev, id);
-	if (!pp)
-		return xpl_fail(-XPROBE_E_NO_SUCH_SESSION,
-				"device %u has no stashed profile session id %llu", dev,
-				(unsigned long long)id);
+	rc = stash_find(e, dev, id, &pp);
+	if (rc)
+		return rc;
 	st = *pp;
 	session_dp(&dp, dev, id, true);
 	xpl_sfmt(name, sizeof(name), "profile_dev_%u_session_%llu.xtf", dev,
@@ -773,15 +786,10 @@ int xpl_engine_session_serialize(struct xpl_engine *e, uint32_t dev, uint64_t id
 int xpl_engine_session_drop(struct xpl_engine *e, uint32_t dev, uint64_t id)
 {
 	struct xpl_stash **pp, *st;
+	int rc = stash_find(e, dev, id, &pp);
 
-	if (dev >= e->ndev)
-		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "device %u does not exist (%u devices)",
-				dev, e->ndev);
-	pp = stash_find(e, dev, id);
-	if (!pp)
-		return xpl_fail(-XPROBE_E_NO_SUCH_SESSION,
-				"device %u has no stashed profile session id %llu", dev,
-				(unsigned long long)id);
+	if (rc)
+		return rc;
 	st = *pp;
 	*pp = st->next;
 	cap_clear(&st->cap);
@@ -903,6 +911,18 @@ static int64_t count_model(struct xpl_engine *e, const char *model)
 	return 1;
 }
 
+/* An automatic profile of execution @x in @key_space, armed into *out (a
+ * profile that fails to arm stays in *out for the caller's rollback). */
+static int exec_prof(struct xpl_engine *e, struct xpl_engine_exec *x, const char *key_space,
+		     struct xpl_prof **out)
+{
+	*out = prof_new(x->model, key_space);
+	if (!*out)
+		return -ENOMEM;
+	(*out)->exec_id = x->id;
+	return prof_arm(e, *out);
+}
+
 int xpl_engine_exec_begin(struct xpl_engine *e, uint64_t id, const char *model, uint64_t begin_ns,
 			  unsigned what, struct xpl_engine_exec **out)
 {
@@ -923,24 +943,12 @@ int xpl_engine_exec_begin(struct xpl_engine *e, uint64_t id, const char *model, 
 	x->seq = ++e->exec_seq;
 	snprintf(x->model, sizeof(x->model), "%s", model);
 	if (what & (XPL_EXEC_AUTO_MODEL | XPL_EXEC_AUTO_ON_FAIL)) {
-		x->autop = prof_new(model, what & XPL_EXEC_AUTO_ON_FAIL ? "on_fail" : "model");
-		if (!x->autop) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		x->autop->exec_id = id;
-		rc = prof_arm(e, x->autop);
+		rc = exec_prof(e, x, what & XPL_EXEC_AUTO_ON_FAIL ? "on_fail" : "model", &x->autop);
 		if (rc)
 			goto fail;
 	}
 	if (what & XPL_EXEC_CONTINUOUS) {
-		x->cont = prof_new(model, "continuous");
-		if (!x->cont) {
-			rc = -ENOMEM;
-			goto fail;
-		}
-		x->cont->exec_id = id;
-		rc = prof_arm(e, x->cont);
+		rc = exec_prof(e, x, "continuous", &x->cont);
 		if (rc)
 			goto fail;
 	}

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * engine.h - the device-profile engine: two key spaces on one engine
- * (DESIGN.md section 5), continuous profiling, and the file context every
- * libxprobe file is written through.
+ * (docs/libxprobe.md, "Device profiles"), continuous profiling, and the
+ * file context every libxprobe file is written through.
  *
  *   SESSION  per device: one running capture; stop harvests it and stashes
  *            the harvest under a fresh per-device id (from 1); serialize
@@ -21,7 +21,7 @@
  * execution's end, at profile stop, at session stop).
  *
  * Locking: every call is made with the controller lock held (inspect/
- * controller.c), except xpl_engine_complete (any thread; takes the
+ * controller.h), except xpl_engine_complete (any thread; takes the
  * engine's own queue lock) and the signal-path stop, which takes nothing
  * and skips a device whose queue lock is held (it says so in a note).
  */
@@ -78,6 +78,13 @@ struct xpl_file_ctx {
 /* Fill the fields every Capture carries.  @clock must outlive the write. */
 void xpl_capture_meta_init(const struct xpl_file_ctx *f, uint32_t kind, Xprobe__Xtf__Capture *m,
 			   Xprobe__Xtf__Clock *clock);
+/* The writer's arguments of a file of @kind written through @f: header
+ * flags (SIGNAL, SIMULATED), metadata, stream sources, and the arena's
+ * scratch and bounce buffers (which the writer then uses instead of
+ * allocating). */
+void xpl_write_args_init(struct xpl_xtf_write_args *wa, const struct xpl_file_ctx *f, uint32_t kind,
+			 Xprobe__Xtf__Capture *meta, const struct xpl_stream_src *src,
+			 const struct xpl_arena *a);
 
 struct xpl_engine_params {
 	const struct xpl_backend_ops *ops;

@@ -21,29 +21,12 @@
  * The file is validated as strictly as an .xtf: header fields, sizes
  * against the real file size, every ring control, every record.
  */
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../internal.h"
 #include "xtf_internal.h"
-
-static int rerr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int rerr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -XPROBE_E_FORMAT;
-}
 
 static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 {
@@ -78,8 +61,7 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 	struct xprobe_xtf *x = NULL;
 	struct xpl_conv conv;
 	struct xpl_calib latest;
-	struct stat st;
-	uint64_t ctl_off = 4096, data_off, total = 0, pos;
+	uint64_t ctl_off = 4096, data_off, total = 0, pos, fsize = 0;
 	uint32_t used;
 	int fd, rc = 0;
 
@@ -88,15 +70,11 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 	if (!path || !out)
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "path and out must not be NULL");
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		if (err && errlen)
-			snprintf(err, errlen, "cannot open: %s", strerror(-rc));
+	rc = xpl_xtf_open_regular(path, &fd, &fsize, err, errlen);
+	if (rc)
 		return rc;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < sizeof(h)) {
-		rc = rerr(err, errlen, "not a ring file: too short");
+	if (fsize < sizeof(h)) {
+		rc = xpl_xtf_reject(err, errlen, "not a ring file: too short");
 		goto out;
 	}
 	rc = pread_all(fd, &h, sizeof(h), 0);
@@ -104,7 +82,8 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 		goto out;
 	if (memcmp(h.magic, XPL_RINGFILE_MAGIC, 8) || h.version != XPL_RINGFILE_VERSION ||
 	    h.hdr_size != sizeof(h)) {
-		rc = rerr(err, errlen, "not a libxprobe ring file (magic/version/header size)");
+		rc = xpl_xtf_reject(err, errlen,
+				    "not a libxprobe ring file (magic/version/header size)");
 		goto out;
 	}
 	if (h.ring_bytes < 4096 || h.ring_bytes > (1ull << 32) ||
@@ -113,24 +92,25 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 	    !str_ok(h.instance_id, sizeof(h.instance_id)) ||
 	    !str_ok(h.backend, sizeof(h.backend)) || h.simulated > 1 ||
 	    h.simulated != !strcmp(h.backend, "sim")) {
-		rc = rerr(err, errlen, "ring file header has out-of-range fields");
+		rc = xpl_xtf_reject(err, errlen, "ring file header has out-of-range fields");
 		goto out;
 	}
 	if (h.state == XPL_RING_STATE_HARVESTED) {
-		rc = rerr(err, errlen,
-			  "ring file was already harvested by stop: read ntrace.pb instead");
+		rc = xpl_xtf_reject(
+			err, errlen,
+			"ring file was already harvested by stop: read ntrace.pb instead");
 		goto out;
 	}
 	if (h.state != XPL_RING_STATE_LIVE) {
-		rc = rerr(err, errlen, "ring file state %u is unknown", h.state);
+		rc = xpl_xtf_reject(err, errlen, "ring file state %u is unknown", h.state);
 		goto out;
 	}
 	data_off = (ctl_off + (uint64_t)h.max_rings * sizeof(*ctl) + 4095) & ~4095ull;
-	if (h.data_offset != data_off ||
-	    (uint64_t)st.st_size != data_off + (uint64_t)h.max_rings * h.ring_bytes) {
-		rc = rerr(err, errlen, "ring file is %llu bytes; its header needs %llu",
-			  (unsigned long long)st.st_size,
-			  (unsigned long long)(data_off + (uint64_t)h.max_rings * h.ring_bytes));
+	if (h.data_offset != data_off || fsize != data_off + (uint64_t)h.max_rings * h.ring_bytes) {
+		rc = xpl_xtf_reject(
+			err, errlen, "ring file is %llu bytes; its header needs %llu",
+			(unsigned long long)fsize,
+			(unsigned long long)(data_off + (uint64_t)h.max_rings * h.ring_bytes));
 		goto out;
 	}
 	used = h.rings_used < h.max_rings ? h.rings_used : h.max_rings;
@@ -147,9 +127,10 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 			continue;
 		if (ctl[i].head < ctl[i].tail || ctl[i].head - ctl[i].tail > h.ring_bytes ||
 		    ctl[i].head % 8 || ctl[i].tail % 8 || ctl[i].tid == 0) {
-			rc = rerr(err, errlen,
-				  "ring %u control is inconsistent (head %llu tail %llu)", i,
-				  (unsigned long long)ctl[i].head, (unsigned long long)ctl[i].tail);
+			rc = xpl_xtf_reject(err, errlen,
+					    "ring %u control is inconsistent (head %llu tail %llu)",
+					    i, (unsigned long long)ctl[i].head,
+					    (unsigned long long)ctl[i].tail);
 			goto out;
 		}
 		total += ctl[i].head - ctl[i].tail;
@@ -194,10 +175,7 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 			goto out;
 		rc = xpl_xtf_check_stream(XPROBE_XTF_NTRACE, dst, len, &nrec, err, errlen);
 		if (rc) {
-			size_t l = err ? strlen(err) : 0;
-
-			if (err && l + 16 < errlen)
-				snprintf(err + l, errlen - l, " (ring %u)", i);
+			xpl_xtf_err_append(err, errlen, " (ring %u)", i);
 			goto out;
 		}
 		for (uint64_t o = 0; o < len;) {

@@ -12,7 +12,6 @@
  * temporaries "*.tmp.<pid>" are skipped).
  */
 #include <dirent.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -32,20 +31,6 @@ struct xprobe_session {
 	size_t n, cap;
 	bool recovered;
 };
-
-static int serr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int serr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -XPROBE_E_FORMAT;
-}
 
 XPROBE_API void xprobe_session_close(struct xprobe_session *s)
 {
@@ -86,10 +71,11 @@ static int open_one(const char *dir, const char *name, struct xprobe_xtf **x, ch
 	int rc;
 
 	if (xpl_snprintf(path, sizeof(path), "%s/%s", dir, name) < 0)
-		return serr(err, errlen, "%s/%s: path too long", dir, name);
+		return xpl_xtf_reject(err, errlen, "%s/%s: path too long", dir, name);
 	rc = xprobe_xtf_open_file(path, x, why, sizeof(why));
-	if (rc && err && errlen)
-		snprintf(err, errlen, "%s: %s", name, why[0] ? why : strerror(rc < 0 ? -rc : rc));
+	if (rc)
+		xpl_xtf_err(err, errlen, rc, "%s: %s", name,
+			    why[0] ? why : strerror(rc < 0 && rc > -4096 ? -rc : EIO));
 	return rc;
 }
 
@@ -117,19 +103,21 @@ static int open_listed(struct xprobe_session *s, const char *dir, struct xprobe_
 		xprobe_xtf_get_file(info, i, &name, &kind, &size);
 		rc = open_one(dir, name, &x, err, errlen);
 		if (rc == -ENOENT)
-			return serr(err, errlen, "%s: listed in trace_info.pb but missing", name);
+			return xpl_xtf_reject(err, errlen,
+					      "%s: listed in trace_info.pb but missing", name);
 		if (rc)
 			return rc;
 		if (x->len != size || x->info.kind != kind) {
 			xpl_xtf_free(x);
-			return serr(
+			return xpl_xtf_reject(
 				err, errlen,
 				"%s: trace_info.pb lists %llu bytes of kind %u, the file differs",
 				name, (unsigned long long)size, kind);
 		}
 		if (!same_origin(x, info)) {
 			xpl_xtf_free(x);
-			return serr(err, errlen, "%s: belongs to another process or session", name);
+			return xpl_xtf_reject(err, errlen,
+					      "%s: belongs to another process or session", name);
 		}
 		rc = add_file(s, name, x);
 		if (rc) {
@@ -159,14 +147,14 @@ static int open_recovered(struct xprobe_session *s, const char *dir, char *err, 
 
 	s->recovered = true;
 	if (xpl_snprintf(path, sizeof(path), "%s/host_rings.live", dir) < 0)
-		return serr(err, errlen, "path too long");
+		return xpl_xtf_reject(err, errlen, "path too long");
 	if (stat(path, &st) == 0) {
 		struct xprobe_xtf *x = NULL;
 		char why[512];
 
 		rc = xprobe_rings_recover(path, &x, why, sizeof(why));
 		if (rc)
-			return serr(err, errlen, "host_rings.live: %s", why);
+			return xpl_xtf_reject(err, errlen, "host_rings.live: %s", why);
 		rc = add_file(s, "host_rings.live", x);
 		if (rc) {
 			xpl_xtf_free(x);
@@ -178,7 +166,7 @@ static int open_recovered(struct xprobe_session *s, const char *dir, char *err, 
 		int n;
 
 		if (xpl_snprintf(path, sizeof(path), "%s/%s", dir, subdirs[d]) < 0)
-			return serr(err, errlen, "path too long");
+			return xpl_xtf_reject(err, errlen, "path too long");
 		n = scandir(path, &ents, NULL, alphasort);
 		if (n < 0)
 			continue;
@@ -192,9 +180,9 @@ static int open_recovered(struct xprobe_session *s, const char *dir, char *err, 
 				    0) {
 				rc = open_one(dir, name, &x, err, errlen);
 				if (!rc && s->n && !same_origin(x, s->files[0].x))
-					rc = serr(err, errlen,
-						  "%s: belongs to another process or session",
-						  name);
+					rc = xpl_xtf_reject(
+						err, errlen,
+						"%s: belongs to another process or session", name);
 				if (!rc)
 					rc = add_file(s, name, x);
 				if (rc)
@@ -207,7 +195,7 @@ static int open_recovered(struct xprobe_session *s, const char *dir, char *err, 
 			return rc;
 	}
 	if (!s->n)
-		return serr(
+		return xpl_xtf_reject(
 			err, errlen,
 			"not a libxprobe session directory: no trace_info.pb, no host_rings.live "
 			"and no .xtf file");
@@ -227,14 +215,10 @@ XPROBE_API int xprobe_session_open(const char *dir, struct xprobe_session **out,
 	if (!dir || !out)
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "dir and out must not be NULL");
 	*out = NULL;
-	if (stat(dir, &st) != 0) {
-		rc = -errno;
-		if (err && errlen)
-			snprintf(err, errlen, "cannot open: %s", strerror(-rc));
-		return rc;
-	}
+	if (stat(dir, &st) != 0)
+		return xpl_xtf_err(err, errlen, -errno, "cannot open: %s", strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return serr(err, errlen, "not a directory");
+		return xpl_xtf_reject(err, errlen, "not a directory");
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -242,7 +226,7 @@ XPROBE_API int xprobe_session_open(const char *dir, struct xprobe_session **out,
 	if (rc == 0) {
 		if (info->info.kind != XPROBE_XTF_TRACE_INFO) {
 			xpl_xtf_free(info);
-			rc = serr(err, errlen, "trace_info.pb is not of kind trace_info");
+			rc = xpl_xtf_reject(err, errlen, "trace_info.pb is not of kind trace_info");
 		} else {
 			rc = open_listed(s, dir, info, err, errlen);
 		}

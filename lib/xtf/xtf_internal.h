@@ -3,7 +3,7 @@
  * xtf_internal.h - the .xtf container inside libxprobe: header encoding,
  * the writer (lib/xtf/xtf_write.c), the strict reader's internals
  * (lib/xtf/xtf_read.c) and the host-ring file layout that recovery reads
- * (lib/xtf/rings_recover.c, written by lib/producers/trace.c).
+ * (lib/xtf/rings_recover.c, written by lib/producers/sys_trace.c).
  *
  * Byte layout of the 128-byte header (little-endian; docs/xtf-format.md):
  *   0  magic "\x89XTF\r\n\x1a\n"     64  u32 meta_crc32c
@@ -144,6 +144,27 @@ struct xprobe_xtf {
 	char *strings[4]; /* recovered handles: owned strings of info */
 };
 
+/*
+ * The readers' one error formatter (xtf_read.c, rings_recover.c,
+ * session_read.c): write the sentence into @err (when @err and @errlen are
+ * set) and return @code, so a rejection reads
+ * `return xpl_xtf_reject(err, errlen, "what was wrong", ...)`.
+ * xpl_xtf_err_append() adds context (" (ring 3)") after a sentence.
+ */
+int xpl_xtf_err(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define xpl_xtf_reject(err, errlen, ...) xpl_xtf_err((err), (errlen), -XPROBE_E_FORMAT, __VA_ARGS__)
+void xpl_xtf_err_append(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Open @path for reading, regular files only: O_NONBLOCK, so a FIFO (or a
+ * device) placed where a file is expected is refused at once instead of
+ * blocking the reader; then fstat.  *fd and *size on success.
+ * Return: 0, -errno (cannot open) or -XPROBE_E_FORMAT, with @err filled.
+ */
+int xpl_xtf_open_regular(const char *path, int *fd, uint64_t *size, char *err, size_t errlen);
+
 /* Free what a handle owns (used by the reader and by recovery). */
 void xpl_xtf_free(struct xprobe_xtf *x);
 
@@ -155,7 +176,7 @@ void xpl_xtf_free(struct xprobe_xtf *x);
 int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_t *records,
 			 char *err, size_t errlen);
 
-/* --- host_rings.live: the ring file (lib/producers/trace.c) -----------------
+/* --- host_rings.live: the ring file (lib/producers/sys_trace.c) -----------------
  *
  * Page 0: struct xpl_ringfile_hdr.  Then max_rings ring controls of 64
  * bytes each (struct xpl_ring_ctl), rounded up to a page.  Then max_rings

@@ -90,9 +90,7 @@ void xpl_conv_init(struct xpl_conv *c, const struct xpl_calib *a, const struct x
 		c->mult = 1ull << 32; /* no second point: assume 1 GHz (never used by us) */
 }
 
-static int ferr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int ferr(char *err, size_t errlen, const char *fmt, ...)
+int xpl_xtf_err(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -101,7 +99,58 @@ static int ferr(char *err, size_t errlen, const char *fmt, ...)
 		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
-	return -XPROBE_E_FORMAT;
+	return code;
+}
+
+void xpl_xtf_err_append(char *err, size_t errlen, const char *fmt, ...)
+{
+	size_t l;
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	l = strnlen(err, errlen);
+	if (l + 1 >= errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err + l, errlen - l, fmt, ap);
+	va_end(ap);
+}
+
+static const char *file_type_name(mode_t m)
+{
+	return S_ISDIR(m)  ? "directory" :
+	       S_ISFIFO(m) ? "FIFO" :
+	       S_ISCHR(m)  ? "character device" :
+	       S_ISBLK(m)  ? "block device" :
+	       S_ISSOCK(m) ? "socket" :
+			     "non-regular file";
+}
+
+int xpl_xtf_open_regular(const char *path, int *fd, uint64_t *size, char *err, size_t errlen)
+{
+	struct stat st;
+	int f, e;
+
+	*fd = -1;
+	f = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (f < 0) {
+		e = errno;
+		return xpl_xtf_err(err, errlen, -e, "cannot open: %s", strerror(e));
+	}
+	if (fstat(f, &st) != 0) {
+		e = errno;
+		close(f);
+		return xpl_xtf_err(err, errlen, -e, "cannot stat: %s", strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(f);
+		return xpl_xtf_reject(err, errlen, "not a regular file: a %s",
+				      file_type_name(st.st_mode));
+	}
+	*fd = f;
+	*size = (uint64_t)st.st_size;
+	return 0;
 }
 
 static bool type_allowed(uint32_t kind, uint32_t type)
@@ -141,68 +190,75 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
 	uint64_t n = 0;
 
 	if (len % 8)
-		return ferr(err, errlen, "stream length %zu is not a multiple of 8", len);
+		return xpl_xtf_reject(err, errlen, "stream length %zu is not a multiple of 8", len);
 	while (off < len) {
 		const uint8_t *p = data + off;
 		uint32_t size = xpl_get_u16(p), type = xpl_get_u16(p + 2);
 		struct xprobe_record r;
 
 		if (size < 8 || size % 8 || size > len - off)
-			return ferr(
+			return xpl_xtf_reject(
 				err, errlen,
 				"record at stream offset %zu: size %u is not a multiple of 8 in "
 				"8..%zu",
 				off, size, len - off);
 		if (type >= XPROBE_EV__COUNT || !type_allowed(kind, type))
-			return ferr(err, errlen,
-				    "record at stream offset %zu: type %u is not allowed in this "
-				    "kind of file",
-				    off, type);
+			return xpl_xtf_reject(
+				err, errlen,
+				"record at stream offset %zu: type %u is not allowed in this "
+				"kind of file",
+				off, type);
 		if (type == XPROBE_EV_PAD) {
 			/* a pad fills a ring's end: shorter than the largest record */
 			if (size >= XPROBE_RECORD_MAX_SIZE)
-				return ferr(err, errlen, "pad at stream offset %zu is %u bytes",
-					    off, size);
+				return xpl_xtf_reject(err, errlen,
+						      "pad at stream offset %zu is %u bytes", off,
+						      size);
 			off += size;
 			continue;
 		}
 		if (size < XPROBE_RECORD_HDR_SIZE)
-			return ferr(err, errlen,
-				    "record at stream offset %zu: %u bytes, header is 40", off,
-				    size);
+			return xpl_xtf_reject(err, errlen,
+					      "record at stream offset %zu: %u bytes, header is 40",
+					      off, size);
 		memcpy(&r, p, sizeof(r));
 		if (r.ts == 0)
-			return ferr(err, errlen, "record at stream offset %zu: zero timestamp",
-				    off);
+			return xpl_xtf_reject(err, errlen,
+					      "record at stream offset %zu: zero timestamp", off);
 		if (r.flags & ~XPROBE_RECF__ALL)
-			return ferr(err, errlen, "record at stream offset %zu: unknown flags 0x%x",
-				    off, r.flags);
+			return xpl_xtf_reject(err, errlen,
+					      "record at stream offset %zu: unknown flags 0x%x",
+					      off, r.flags);
 		if (type_named(type)) {
 			if (r.name_len > XPROBE_NAME_MAX)
-				return ferr(err, errlen,
-					    "record at stream offset %zu: name length %u > 127",
-					    off, r.name_len);
+				return xpl_xtf_reject(
+					err, errlen,
+					"record at stream offset %zu: name length %u > 127", off,
+					r.name_len);
 			if (size != XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + r.name_len))
-				return ferr(err, errlen,
-					    "record at stream offset %zu: size %u does not fit a "
-					    "%u-byte name",
-					    off, size, r.name_len);
+				return xpl_xtf_reject(
+					err, errlen,
+					"record at stream offset %zu: size %u does not fit a "
+					"%u-byte name",
+					off, size, r.name_len);
 			if (memchr(p + XPROBE_RECORD_HDR_SIZE, 0, r.name_len))
-				return ferr(err, errlen,
-					    "record at stream offset %zu: NUL inside the name",
-					    off);
+				return xpl_xtf_reject(
+					err, errlen,
+					"record at stream offset %zu: NUL inside the name", off);
 			for (size_t i = XPROBE_RECORD_HDR_SIZE + r.name_len; i < size; i++)
 				if (p[i])
-					return ferr(err, errlen,
-						    "record at stream offset %zu: non-zero padding "
-						    "after the name",
-						    off);
+					return xpl_xtf_reject(
+						err, errlen,
+						"record at stream offset %zu: non-zero padding "
+						"after the name",
+						off);
 			if ((r.flags & XPROBE_RECF_NAME_UNSUPPORTED) &&
 			    (r.name_len || (r.flags & XPROBE_RECF_NAME_COMPLETE)))
-				return ferr(err, errlen,
-					    "record at stream offset %zu: unsupported-name record "
-					    "carries a name",
-					    off);
+				return xpl_xtf_reject(
+					err, errlen,
+					"record at stream offset %zu: unsupported-name record "
+					"carries a name",
+					off);
 		} else {
 			uint32_t want =
 				(type == XPROBE_EV_CPU_SAMPLE || type == XPROBE_EV_MEM_SAMPLE) ?
@@ -210,27 +266,29 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
 					XPROBE_RECORD_HDR_SIZE;
 
 			if (r.name_len || r.flags)
-				return ferr(
+				return xpl_xtf_reject(
 					err, errlen,
 					"record at stream offset %zu: type %s carries a name or "
 					"flags",
 					off, event_type_names[type]);
 			if (size != want)
-				return ferr(
+				return xpl_xtf_reject(
 					err, errlen,
 					"record at stream offset %zu: type %s is %u bytes, not %u",
 					off, event_type_names[type], size, want);
 		}
 		if (kind == XPROBE_XTF_NTRACE && r.tid == 0)
-			return ferr(err, errlen,
-				    "record at stream offset %zu: host record without tid", off);
+			return xpl_xtf_reject(
+				err, errlen, "record at stream offset %zu: host record without tid",
+				off);
 		if (kind != XPROBE_XTF_NTRACE && r.tid != 0)
-			return ferr(err, errlen, "record at stream offset %zu: unexpected tid %u",
-				    off, r.tid);
+			return xpl_xtf_reject(err, errlen,
+					      "record at stream offset %zu: unexpected tid %u", off,
+					      r.tid);
 		if (type == XPROBE_EV_DEVICE_ACTIVITY && r.a0 < r.ts)
-			return ferr(err, errlen,
-				    "record at stream offset %zu: activity ends before it starts",
-				    off);
+			return xpl_xtf_reject(
+				err, errlen,
+				"record at stream offset %zu: activity ends before it starts", off);
 		n++;
 		off += size;
 	}
@@ -303,84 +361,93 @@ static int check_meta(struct xprobe_xtf *x, char *err, size_t errlen)
 	uint32_t kind = in->kind;
 
 	if ((uint32_t)m->kind != kind)
-		return ferr(err, errlen, "metadata kind %d differs from header kind %u", m->kind,
-			    kind);
+		return xpl_xtf_reject(err, errlen, "metadata kind %d differs from header kind %u",
+				      m->kind, kind);
 	if (m->simulated != !!(in->flags & XPROBE_XTF_F_SIMULATED))
-		return ferr(err, errlen, "metadata simulated=%d disagrees with the header flag",
-			    m->simulated);
+		return xpl_xtf_reject(err, errlen,
+				      "metadata simulated=%d disagrees with the header flag",
+				      m->simulated);
 	if (m->simulated != !strcmp(m->backend, "sim"))
-		return ferr(err, errlen, "backend '%s' disagrees with simulated=%d", m->backend,
-			    m->simulated);
+		return xpl_xtf_reject(err, errlen, "backend '%s' disagrees with simulated=%d",
+				      m->backend, m->simulated);
 	if (strcmp(m->backend, "none") && strcmp(m->backend, "sim") && strcmp(m->backend, "cupti"))
-		return ferr(err, errlen, "unknown backend '%s'", m->backend);
+		return xpl_xtf_reject(err, errlen, "unknown backend '%s'", m->backend);
 	if (strcmp(m->clock->domain, "host_monotonic"))
-		return ferr(err, errlen, "unknown clock domain '%s'", m->clock->domain);
+		return xpl_xtf_reject(err, errlen, "unknown clock domain '%s'", m->clock->domain);
 	if (strcmp(m->clock->source, "tsc") && strcmp(m->clock->source, "clock_gettime"))
-		return ferr(err, errlen, "unknown clock source '%s'", m->clock->source);
+		return xpl_xtf_reject(err, errlen, "unknown clock source '%s'", m->clock->source);
 	if (m->pid == 0)
-		return ferr(err, errlen, "pid 0");
+		return xpl_xtf_reject(err, errlen, "pid 0");
 	if (!m->instance_id[0] || strlen(m->instance_id) > 63)
-		return ferr(err, errlen, "instance id must be 1..63 bytes");
+		return xpl_xtf_reject(err, errlen, "instance id must be 1..63 bytes");
 	switch (kind) {
 	case XPROBE_XTF_DEVICE_PROFILE: {
 		Xprobe__Xtf__DeviceProfile *d = m->device;
 
 		if (!d || m->info || m->has_sample_period_ms)
-			return ferr(err, errlen,
-				    "a device profile needs exactly the device message");
+			return xpl_xtf_reject(err, errlen,
+					      "a device profile needs exactly the device message");
 		if (!key_space_ok(d->key_space))
-			return ferr(err, errlen, "unknown key space '%s'", d->key_space);
+			return xpl_xtf_reject(err, errlen, "unknown key space '%s'", d->key_space);
 		if (!strcmp(d->key_space, "session") && (!d->has_device || !d->has_session_id))
-			return ferr(err, errlen, "a session profile needs device and session_id");
+			return xpl_xtf_reject(err, errlen,
+					      "a session profile needs device and session_id");
 		if (d->has_device && d->device >= XPROBE_MAX_DEVICES)
-			return ferr(err, errlen, "device %u out of range", d->device);
+			return xpl_xtf_reject(err, errlen, "device %u out of range", d->device);
 		if (d->stop_ns < d->start_ns)
-			return ferr(err, errlen, "profile stops before it starts");
+			return xpl_xtf_reject(err, errlen, "profile stops before it starts");
 		for (size_t i = 0; i < m->n_streams; i++)
 			if (!m->streams[i]->has_device ||
 			    m->streams[i]->device >= XPROBE_MAX_DEVICES || m->streams[i]->tid)
-				return ferr(err, errlen,
-					    "device stream %zu needs a device and no tid", i);
+				return xpl_xtf_reject(err, errlen,
+						      "device stream %zu needs a device and no tid",
+						      i);
 		break;
 	}
 	case XPROBE_XTF_NTRACE:
 		if (m->device || m->info || m->has_sample_period_ms)
-			return ferr(err, errlen, "ntrace carries device, info or sample fields");
+			return xpl_xtf_reject(err, errlen,
+					      "ntrace carries device, info or sample fields");
 		for (size_t i = 0; i < m->n_streams; i++)
 			if (m->streams[i]->has_device || !m->streams[i]->tid)
-				return ferr(err, errlen,
-					    "host stream %zu needs a tid and no device", i);
+				return xpl_xtf_reject(err, errlen,
+						      "host stream %zu needs a tid and no device",
+						      i);
 		break;
 	case XPROBE_XTF_CPU_UTIL:
 	case XPROBE_XTF_HOST_MEM:
 		if (m->device || m->info || !m->has_sample_period_ms || m->n_streams > 1)
-			return ferr(err, errlen, "a sample file needs one stream and a period");
+			return xpl_xtf_reject(err, errlen,
+					      "a sample file needs one stream and a period");
 		for (size_t i = 0; i < m->n_streams; i++)
 			if (m->streams[i]->has_device || m->streams[i]->tid)
-				return ferr(err, errlen, "sample stream with tid or device");
+				return xpl_xtf_reject(err, errlen,
+						      "sample stream with tid or device");
 		break;
 	case XPROBE_XTF_TRACE_INFO: {
 		Xprobe__Xtf__TraceInfo *t = m->info;
 
 		if (!t || m->device || m->n_streams || m->has_sample_period_ms)
-			return ferr(err, errlen,
-				    "trace_info needs the info message and no streams");
+			return xpl_xtf_reject(err, errlen,
+					      "trace_info needs the info message and no streams");
 		if (strcmp(t->stop_reason, "stop") && strcmp(t->stop_reason, "close") &&
 		    strcmp(t->stop_reason, "atexit") && strcmp(t->stop_reason, "signal"))
-			return ferr(err, errlen, "unknown stop reason '%s'", t->stop_reason);
+			return xpl_xtf_reject(err, errlen, "unknown stop reason '%s'",
+					      t->stop_reason);
 		if ((strcmp(t->stop_reason, "signal") == 0) != (bool)t->has_signal)
-			return ferr(err, errlen,
-				    "signal number present iff the stop reason is signal");
+			return xpl_xtf_reject(
+				err, errlen, "signal number present iff the stop reason is signal");
 		for (size_t i = 0; i < t->n_files; i++) {
 			const char *n = t->files[i]->name;
 			const char *leaf = !strncmp(n, "on_fail/", 8) ? n + 8 : n;
 
 			if (!xpl_plain_name(leaf))
-				return ferr(err, errlen, "file entry '%s' is not a plain name", n);
+				return xpl_xtf_reject(err, errlen,
+						      "file entry '%s' is not a plain name", n);
 			if (t->files[i]->kind < 1 || t->files[i]->kind > 5 ||
 			    (uint32_t)t->files[i]->kind == XPROBE_XTF_TRACE_INFO)
-				return ferr(err, errlen, "file entry '%s' has kind %d", n,
-					    t->files[i]->kind);
+				return xpl_xtf_reject(err, errlen, "file entry '%s' has kind %d", n,
+						      t->files[i]->kind);
 		}
 		break;
 	}
@@ -448,12 +515,12 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "data and out must not be NULL");
 	*out = NULL;
 	if (len < XPROBE_XTF_HEADER_SIZE)
-		return ferr(err, errlen, "truncated: %zu bytes, shorter than the 128-byte header",
-			    len);
+		return xpl_xtf_reject(
+			err, errlen, "truncated: %zu bytes, shorter than the 128-byte header", len);
 	if (memcmp(p, XPL_XTF_MAGIC, 8))
-		return ferr(err, errlen, "not an .xtf file (bad magic)");
+		return xpl_xtf_reject(err, errlen, "not an .xtf file (bad magic)");
 	if (xpl_get_u32(p + 124) != xpl_crc32c(0, p, 124))
-		return ferr(err, errlen, "header checksum mismatch");
+		return xpl_xtf_reject(err, errlen, "header checksum mismatch");
 	h.version_major = xpl_get_u16(p + 8);
 	h.version_minor = xpl_get_u16(p + 10);
 	h.header_size = xpl_get_u32(p + 12);
@@ -470,45 +537,49 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 	h.record_header_size = xpl_get_u32(p + 76);
 	if (h.version_major != XPROBE_XTF_VERSION_MAJOR ||
 	    h.version_minor > XPROBE_XTF_VERSION_MINOR)
-		return ferr(err, errlen,
-			    "format version %u.%u is not supported (this reader: %d.%d)",
-			    h.version_major, h.version_minor, XPROBE_XTF_VERSION_MAJOR,
-			    XPROBE_XTF_VERSION_MINOR);
+		return xpl_xtf_reject(err, errlen,
+				      "format version %u.%u is not supported (this reader: %d.%d)",
+				      h.version_major, h.version_minor, XPROBE_XTF_VERSION_MAJOR,
+				      XPROBE_XTF_VERSION_MINOR);
 	if (h.header_size != XPROBE_XTF_HEADER_SIZE)
-		return ferr(err, errlen, "header size %u, expected 128", h.header_size);
+		return xpl_xtf_reject(err, errlen, "header size %u, expected 128", h.header_size);
 	for (int i = 88; i < 124; i++)
 		if (p[i])
-			return ferr(err, errlen, "reserved header byte %d is not zero", i);
+			return xpl_xtf_reject(err, errlen, "reserved header byte %d is not zero",
+					      i);
 	if (h.flags & ~XPROBE_XTF_F__ALL)
-		return ferr(err, errlen, "unknown header flags 0x%x", h.flags);
+		return xpl_xtf_reject(err, errlen, "unknown header flags 0x%x", h.flags);
 	if (h.kind < XPROBE_XTF_DEVICE_PROFILE || h.kind > XPROBE_XTF_HOST_MEM)
-		return ferr(err, errlen, "unknown file kind %u", h.kind);
+		return xpl_xtf_reject(err, errlen, "unknown file kind %u", h.kind);
 	if (h.record_format != XPL_XTF_RECORD_FORMAT ||
 	    h.record_header_size != XPROBE_RECORD_HDR_SIZE)
-		return ferr(err, errlen, "record format %u/%u is not 1/40", h.record_format,
-			    h.record_header_size);
+		return xpl_xtf_reject(err, errlen, "record format %u/%u is not 1/40",
+				      h.record_format, h.record_header_size);
 	if (h.file_length != len)
-		return ferr(err, errlen,
-			    "truncated or extended: header says %llu bytes, file has %zu",
-			    (unsigned long long)h.file_length, len);
+		return xpl_xtf_reject(err, errlen,
+				      "truncated or extended: header says %llu bytes, file has %zu",
+				      (unsigned long long)h.file_length, len);
 	if (h.meta_offset != XPROBE_XTF_HEADER_SIZE || h.meta_length == 0 ||
 	    h.meta_length > len - XPROBE_XTF_HEADER_SIZE)
-		return ferr(err, errlen, "metadata section %llu+%llu does not fit the file",
-			    (unsigned long long)h.meta_offset, (unsigned long long)h.meta_length);
+		return xpl_xtf_reject(
+			err, errlen, "metadata section %llu+%llu does not fit the file",
+			(unsigned long long)h.meta_offset, (unsigned long long)h.meta_length);
 	expect_blob_off = XPL_ALIGN8(XPROBE_XTF_HEADER_SIZE + h.meta_length);
 	if (h.blob_offset != expect_blob_off || h.blob_offset > len ||
 	    h.blob_length != len - h.blob_offset)
-		return ferr(err, errlen,
-			    "blob section %llu+%llu does not follow the metadata to the end",
-			    (unsigned long long)h.blob_offset, (unsigned long long)h.blob_length);
+		return xpl_xtf_reject(
+			err, errlen,
+			"blob section %llu+%llu does not follow the metadata to the end",
+			(unsigned long long)h.blob_offset, (unsigned long long)h.blob_length);
 	for (pos = h.meta_offset + h.meta_length; pos < h.blob_offset; pos++)
 		if (p[pos])
-			return ferr(err, errlen, "padding byte %llu after the metadata is not zero",
-				    (unsigned long long)pos);
+			return xpl_xtf_reject(err, errlen,
+					      "padding byte %llu after the metadata is not zero",
+					      (unsigned long long)pos);
 	if (xpl_crc32c(0, p + h.meta_offset, h.meta_length) != h.meta_crc)
-		return ferr(err, errlen, "metadata checksum mismatch");
+		return xpl_xtf_reject(err, errlen, "metadata checksum mismatch");
 	if (xpl_crc32c(0, p + h.blob_offset, h.blob_length) != h.blob_crc)
-		return ferr(err, errlen, "blob checksum mismatch");
+		return xpl_xtf_reject(err, errlen, "blob checksum mismatch");
 
 	x = calloc(1, sizeof(*x));
 	if (!x)
@@ -528,13 +599,14 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 	x->meta = (Xprobe__Xtf__Capture *)protobuf_c_message_unpack(
 		&xprobe__xtf__capture__descriptor, NULL, h.meta_length, x->buf + h.meta_offset);
 	if (!x->meta) {
-		rc = ferr(err, errlen,
-			  "metadata is not a valid Capture message (or lacks a required "
-			  "field)");
+		rc = xpl_xtf_reject(err, errlen,
+				    "metadata is not a valid Capture message (or lacks a required "
+				    "field)");
 		goto fail;
 	}
 	if (!known_fields_only(&x->meta->base)) {
-		rc = ferr(err, errlen, "metadata carries fields this reader does not know");
+		rc = xpl_xtf_reject(err, errlen,
+				    "metadata carries fields this reader does not know");
 		goto fail;
 	}
 	rc = check_meta(x, err, errlen);
@@ -555,23 +627,22 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 		uint64_t nrec = 0;
 
 		if (s->offset != pos || s->length > h.blob_length - pos) {
-			rc = ferr(err, errlen, "stream %zu at %llu+%llu does not follow stream %zu",
-				  i, (unsigned long long)s->offset, (unsigned long long)s->length,
-				  i ? i - 1 : 0);
+			rc = xpl_xtf_reject(err, errlen,
+					    "stream %zu at %llu+%llu does not follow stream %zu", i,
+					    (unsigned long long)s->offset,
+					    (unsigned long long)s->length, i ? i - 1 : 0);
 			goto fail;
 		}
 		rc = xpl_xtf_check_stream(h.kind, x->buf + h.blob_offset + pos, s->length, &nrec,
 					  err, errlen);
 		if (rc) {
-			size_t l = err ? strlen(err) : 0;
-
-			if (err && l + 32 < errlen)
-				snprintf(err + l, errlen - l, " (stream %zu)", i);
+			xpl_xtf_err_append(err, errlen, " (stream %zu)", i);
 			goto fail;
 		}
 		if (nrec != s->records) {
-			rc = ferr(err, errlen, "stream %zu holds %llu records, metadata says %llu",
-				  i, (unsigned long long)nrec, (unsigned long long)s->records);
+			rc = xpl_xtf_reject(
+				err, errlen, "stream %zu holds %llu records, metadata says %llu", i,
+				(unsigned long long)nrec, (unsigned long long)s->records);
 			goto fail;
 		}
 		x->streams[i].tid = s->tid;
@@ -585,8 +656,8 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 		pos += s->length;
 	}
 	if (pos != h.blob_length) {
-		rc = ferr(err, errlen, "%llu blob bytes belong to no stream",
-			  (unsigned long long)(h.blob_length - pos));
+		rc = xpl_xtf_reject(err, errlen, "%llu blob bytes belong to no stream",
+				    (unsigned long long)(h.blob_length - pos));
 		goto fail;
 	}
 	*out = x;
@@ -601,9 +672,9 @@ fail:
 XPROBE_API int xprobe_xtf_open_file(const char *path, struct xprobe_xtf **out, char *err,
 				    size_t errlen)
 {
-	struct stat st;
 	uint8_t *buf = NULL;
-	size_t got = 0;
+	uint64_t size = 0;
+	ssize_t got;
 	int fd, rc;
 
 	if (err && errlen)
@@ -611,35 +682,26 @@ XPROBE_API int xprobe_xtf_open_file(const char *path, struct xprobe_xtf **out, c
 	if (!path || !out)
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "path and out must not be NULL");
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		if (err && errlen)
-			snprintf(err, errlen, "cannot open: %s", strerror(-rc));
+	rc = xpl_xtf_open_regular(path, &fd, &size, err, errlen);
+	if (rc)
 		return rc;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (size > SIZE_MAX - 1) {
 		close(fd);
-		if (err && errlen)
-			snprintf(err, errlen, "not a regular file");
-		return -XPROBE_E_FORMAT;
+		return xpl_xtf_reject(err, errlen, "%llu bytes do not fit in memory",
+				      (unsigned long long)size);
 	}
-	buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+	buf = malloc(size ? (size_t)size : 1);
 	if (!buf) {
 		close(fd);
 		return -ENOMEM;
 	}
-	while (got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	got = xpl_read_full(fd, buf, (size_t)size);
 	close(fd);
-	rc = xprobe_xtf_open_mem(buf, got, out, err, errlen);
+	if (got < 0) {
+		free(buf);
+		return xpl_xtf_err(err, errlen, (int)got, "cannot read: %s", strerror((int)-got));
+	}
+	rc = xprobe_xtf_open_mem(buf, (size_t)got, out, err, errlen);
 	free(buf);
 	return rc;
 }

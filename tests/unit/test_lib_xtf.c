@@ -3,9 +3,11 @@
  * test_lib_xtf.c - the .xtf container: writer/reader round trip, the strict
  * reader against every truncation and every byte flip of valid files, an
  * extended file, files whose checksums are right but whose content is not
- * (records, streams, metadata), ring-file recovery from a live session, and
- * session-directory errors.
+ * (records, streams, metadata), ring-file recovery from a live session,
+ * session-directory errors, and FIFOs where files are expected (refused at
+ * once, never a reader blocked on an open with no writer).
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -425,6 +427,73 @@ static void test_session_errors(void)
 	CHECK(s == NULL);
 }
 
+/*
+ * Run one reader in a child with an alarm: a reader that blocks (a FIFO
+ * opened for reading waits for a writer that never comes) dies of SIGALRM
+ * instead of hanging the test.  The child exits 0 when the reader refused
+ * the input as "not a regular file", 1 for any other outcome.
+ */
+enum { RD_XTF, RD_RINGS, RD_SESSION };
+
+static bool refused_in_child(int reader, const char *path)
+{
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0) {
+		struct xprobe_xtf *x = NULL;
+		struct xprobe_session *s = NULL;
+		char err[512] = "";
+		int rc;
+
+		alarm(5);
+		if (reader == RD_XTF)
+			rc = xprobe_xtf_open_file(path, &x, err, sizeof(err));
+		else if (reader == RD_RINGS)
+			rc = xprobe_rings_recover(path, &x, err, sizeof(err));
+		else
+			rc = xprobe_session_open(path, &s, err, sizeof(err));
+		fprintf(stderr, "  %s: rc %d: %s\n", path, rc, err);
+		_exit(rc == -XPROBE_E_FORMAT && strstr(err, "not a regular file: a FIFO") ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "%s: the reader was killed by signal %d (it blocked)\n", path,
+			WTERMSIG(st));
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static void test_fifos(void)
+{
+	char dir[PATH_MAX], rec[PATH_MAX], p[PATH_MAX + 64];
+
+	/* the readers of single files */
+	snprintf(p, sizeof(p), "%s/lone.fifo", scratch);
+	CHECK(mkfifo(p, 0600) == 0);
+	CHECK(refused_in_child(RD_XTF, p));
+	CHECK(refused_in_child(RD_RINGS, p));
+	/* a file trace_info.pb lists is a FIFO */
+	make_session(dir, sizeof(dir));
+	snprintf(p, sizeof(p), "%s/host_mem.pb", dir);
+	CHECK(unlink(p) == 0 && mkfifo(p, 0600) == 0);
+	CHECK(refused_in_child(RD_SESSION, dir));
+	/* trace_info.pb itself is a FIFO */
+	snprintf(p, sizeof(p), "%s/trace_info.pb", dir);
+	CHECK(unlink(p) == 0 && mkfifo(p, 0600) == 0);
+	CHECK(refused_in_child(RD_SESSION, dir));
+	/* a killed session (no trace_info.pb): a FIFO among its files, and a
+	 * FIFO as its ring file */
+	snprintf(rec, sizeof(rec), "%s/killed", scratch);
+	CHECK(mkdir(rec, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/stray.xtf", rec);
+	CHECK(mkfifo(p, 0600) == 0);
+	CHECK(refused_in_child(RD_SESSION, rec));
+	CHECK(unlink(p) == 0);
+	snprintf(p, sizeof(p), "%s/host_rings.live", rec);
+	CHECK(mkfifo(p, 0600) == 0);
+	CHECK(refused_in_child(RD_SESSION, rec));
+}
+
 int main(void)
 {
 	lt_scratch(scratch, sizeof(scratch), "xtf");
@@ -432,6 +501,7 @@ int main(void)
 	test_content_checks();
 	test_recover_live();
 	test_session_errors();
+	test_fifos();
 	if (!xpt_failures)
 		lt_rm_rf(scratch);
 	TEST_MAIN_END();
