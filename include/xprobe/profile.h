@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * profile.h - the device-profile engine's public calls: two key spaces on
- * one engine (docs/libxprobe.md, "Device profiles"), and continuous (flight-recorder)
- * profiling.
+ * one engine (docs/libxprobe.md, "Device profiles"), and continuous
+ * (flight-recorder) profiling.
  *
  *   MODEL key space   a file name -> a model: xprobe_profile_start(model,
  *                     file) captures the device activity of every execution

@@ -12,7 +12,7 @@
  * When loaded by the NVTX loader the constructor runs inside the
  * application's first NVTX call (the loader dlopens us lazily), so the
  * session begins there, not at process start; preloading the library as
- * well makes it begin at start (DESIGN.md section 5).
+ * well makes it begin at start (docs/environment.md).
  */
 #include <stdio.h>
 #include <stdlib.h>

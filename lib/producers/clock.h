@@ -2,13 +2,13 @@
 /*
  * clock.h - timestamps of the recording hot path.
  *
- * Recording under 20 ns needs the TSC read directly (DESIGN.md section 8:
- * clock_gettime alone costs 23.5 ns on our VMs, rdtsc ~7 ns), so rings hold
- * raw TSC values and the stop path converts them to CLOCK_MONOTONIC with a
- * line through two calibration points (begin, stop).  Where the TSC is not
- * invariant (no constant_tsc + nonstop_tsc in /proc/cpuinfo, or not x86),
- * or XPROBE_INSPECT_CLOCK=monotonic, the hot path calls clock_gettime and
- * nothing is converted.
+ * Recording under 20 ns needs the TSC read directly (docs/libxprobe.md,
+ * "Performance": clock_gettime alone costs 23.5 ns on our VMs, rdtsc
+ * ~7 ns), so rings hold raw TSC values and the stop path converts them to
+ * CLOCK_MONOTONIC with a line through two calibration points (begin,
+ * stop).  Where the TSC is not invariant (no constant_tsc + nonstop_tsc in
+ * /proc/cpuinfo, or not x86), or XPROBE_INSPECT_CLOCK=monotonic, the hot
+ * path calls clock_gettime and nothing is converted.
  */
 #ifndef XPL_CLOCK_H
 #define XPL_CLOCK_H
