@@ -18,7 +18,43 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../common/buf.h"
+#include "../../common/json.h"
+#include "../../common/readfile.h"
 #include "cpu_sample.h"
+
+/* Why a perf map that exists was not used, as the end of a sentence. */
+static void refusal_text(const struct xp_symbolizer *s, char *buf, size_t size)
+{
+	const struct xp_perf_map *m = &s->perf_map;
+
+	switch (m->refusal) {
+	case XP_PERF_MAP_SYMLINK:
+		snprintf(buf, size, "it is a symbolic link, which xprobe does not follow");
+		return;
+	case XP_PERF_MAP_NOT_REGULAR:
+		snprintf(buf, size, "it is a %s, not a regular file",
+			 xpc_file_type_name((mode_t)m->file_mode));
+		return;
+	case XP_PERF_MAP_FOREIGN_OWNER:
+		if (s->perf_map_owners.n)
+			snprintf(buf, size,
+				 "it is owned by uid %u, neither root nor the target's uid %u",
+				 m->file_uid, s->perf_map_owners.uid[0]);
+		else
+			snprintf(buf, size,
+				 "it is owned by uid %u, not root, and the target's uid is unknown",
+				 m->file_uid);
+		return;
+	case XP_PERF_MAP_TOO_LARGE:
+		snprintf(buf, size, "it is %" PRIu64 " bytes, over the %llu-byte bound",
+			 m->file_size, (unsigned long long)XP_PERF_MAP_MAX_BYTES);
+		return;
+	case XP_PERF_MAP_ACCEPTED:
+		break;
+	}
+	snprintf(buf, size, "it was not accepted");
+}
 
 /* CPython 3.12 added the perf trampoline (-X perf, PYTHONPERFSUPPORT=1). */
 static bool python_has_perf_support(const char *version)
@@ -43,6 +79,16 @@ const char *xp_cpu_python_status(const struct xp_symbolizer *s, const struct xp_
 		return "python_frames_resolved";
 	if (!s->cpython)
 		return "not_python";
+	if (s->perf_map_refused) {
+		char why[160];
+
+		refusal_text(s, why, sizeof(why));
+		snprintf(hint, size,
+			 "%s exists but was not used: %s; Python functions are not resolved; "
+			 "%" PRIu64 " samples were in native interpreter code",
+			 s->perf_map_path, why, p->interpreter_samples);
+		return "perf_map_unreadable";
+	}
 	if (s->perf_map_error) {
 		snprintf(hint, size,
 			 "%s exists but could not be read (%s): Python functions are not resolved; "
@@ -88,6 +134,80 @@ bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r)
 
 #define U(x) ((uint64_t)(x))
 
+/*
+ * The perf map is the target's own account of its JIT code; when one
+ * exists and is not used, or is used only in part, the document says so
+ * whatever python.status says (a JIT that is not CPython has no status to
+ * carry it).  Details keys are sorted.
+ */
+static int perf_map_warnings(const struct xp_symbolizer *s, struct xp_warnings *ws)
+{
+	const struct xp_perf_map *m = &s->perf_map;
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+	char why[160], msg[512];
+	size_t i;
+	int rc = 0;
+
+	if (s->perf_map_refused) {
+		refusal_text(s, why, sizeof(why));
+		snprintf(msg, sizeof(msg),
+			 "the target's perf map %s was not read: %s; its JIT and Python frames "
+			 "are unresolved",
+			 s->perf_map_path, why);
+		xpc_json_init_buf(&w, &b, 0);
+		xpc_json_obj_begin(&w);
+		xpc_json_karr_begin(&w, "allowed_owner_uids");
+		xpc_json_u64(&w, 0);
+		for (i = 0; i < s->perf_map_owners.n; i++)
+			if (s->perf_map_owners.uid[i] != 0)
+				xpc_json_u64(&w, s->perf_map_owners.uid[i]);
+		xpc_json_arr_end(&w);
+		xpc_json_kstr(&w, "file_type",
+			      m->refusal == XP_PERF_MAP_SYMLINK ?
+				      "symlink" :
+				      xpc_file_type_name((mode_t)m->file_mode));
+		xpc_json_kopt_u64(&w, "file_uid", m->refusal != XP_PERF_MAP_SYMLINK, m->file_uid);
+		xpc_json_kstr(&w, "path", s->perf_map_path);
+		xpc_json_kstr(&w, "reason", xp_perf_map_refusal_name(m->refusal));
+		xpc_json_kopt_u64(&w, "size_bytes", m->refusal == XP_PERF_MAP_TOO_LARGE ||
+						    m->refusal == XP_PERF_MAP_FOREIGN_OWNER,
+				  m->file_size);
+		xpc_json_ku64(&w, "size_limit_bytes", XP_PERF_MAP_MAX_BYTES);
+		xpc_json_obj_end(&w);
+		rc = xpc_json_finish(&w);
+		if (!rc && !xpc_buf_ok(&b))
+			rc = -ENOMEM;
+		if (!rc)
+			rc = xp_warnings_add(ws, "PERF_MAP_REFUSED", msg, xpc_buf_str(&b));
+		xpc_buf_free(&b);
+		if (rc)
+			return rc;
+	}
+	if (s->perf_map_error) {
+		snprintf(msg, sizeof(msg),
+			 "the target's perf map %s could not be read (%s); its JIT and Python "
+			 "frames are unresolved",
+			 s->perf_map_path, strerror(-s->perf_map_error));
+		rc = xp_warnings_add_u64(ws, "PERF_MAP_UNREADABLE", msg, "errno",
+					 U(-s->perf_map_error), NULL);
+		if (rc)
+			return rc;
+	}
+	if (s->perf_map_present && m->truncated) {
+		snprintf(msg, sizeof(msg),
+			 "the target's perf map %s was read only in part (it grew past %llu bytes "
+			 "or held more than %u entries for sampled addresses); frames beyond that "
+			 "are unresolved",
+			 s->perf_map_path, (unsigned long long)XP_PERF_MAP_MAX_BYTES,
+			 XP_PERF_MAP_MAX_ENTRIES);
+		rc = xp_warnings_add_u64(ws, "PERF_MAP_TRUNCATED", msg, "entries_kept", U(m->n),
+					 "entry_limit", U(XP_PERF_MAP_MAX_ENTRIES),
+					 "size_limit_bytes", U(XP_PERF_MAP_MAX_BYTES), NULL);
+	}
+	return rc;
+}
+
 int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp_cpu_profile *p,
 			   const struct xp_symbolizer *s, const char *python_status,
 			   const char *python_hint, struct xp_warnings *ws)
@@ -96,7 +216,6 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 	char msg[512];
 	int rc;
 
-	(void)s;
 	if (!c->observed_samples &&
 	    (rc = xp_warnings_add_u64(
 		     ws, "NO_SAMPLES",
@@ -195,6 +314,8 @@ int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp
 	    (rc = xp_warnings_add_u64(ws, "PYTHON_FRAMES_UNRESOLVED", python_hint,
 				      "interpreter_samples", U(p->interpreter_samples),
 				      "python_frames", U(p->python_frames), NULL)))
+		return rc;
+	if ((rc = perf_map_warnings(s, ws)))
 		return rc;
 	if (p->hints_rejected) {
 		snprintf(

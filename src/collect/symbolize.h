@@ -62,12 +62,40 @@ struct xp_perf_map_entry {
 	uint32_t line;               /* 1-based, later lines win over earlier ones */
 };
 
+/* Why xp_perf_map_load() refused a map it could open (it returns -EPERM). */
+enum xp_perf_map_refusal {
+	XP_PERF_MAP_ACCEPTED = 0,
+	XP_PERF_MAP_SYMLINK,         /* "symlink": the path is a symbolic link */
+	XP_PERF_MAP_NOT_REGULAR,     /* "not_regular_file": a FIFO, socket, device, directory */
+	XP_PERF_MAP_FOREIGN_OWNER,   /* "foreign_owner": owned by neither root nor the target */
+	XP_PERF_MAP_TOO_LARGE,       /* "too_large": st_size over XP_PERF_MAP_MAX_BYTES */
+};
+const char *xp_perf_map_refusal_name(enum xp_perf_map_refusal r);
+
 struct xp_perf_map {
 	struct xp_perf_map_entry *v; /* kept entries, sorted by start, starts unique */
 	size_t n;
 	uint64_t entries_seen;       /* valid lines in the file (kept or not) */
 	uint64_t bad_lines;          /* lines that did not parse (skipped) */
 	bool truncated;              /* stopped at XP_PERF_MAP_MAX_BYTES / _ENTRIES */
+	/* xp_perf_map_load() only: what fstat said of the opened file */
+	enum xp_perf_map_refusal refusal;
+	uint32_t file_mode;          /* st_mode (S_IFLNK for a refused symlink) */
+	uint32_t file_uid;           /* st_uid */
+	uint64_t file_size;          /* st_size */
+};
+
+/*
+ * Who may own a perf map.  perf's rule (tools/perf/util/symbol.c,
+ * dso__load: "not owned by current user or root, ignoring it") accepts
+ * root and perf's own euid; xprobe reads another process's map, so the
+ * trusted owner is that process: its effective uid and its filesystem
+ * uid (the owner of the files it creates), and root.  A map of anyone
+ * else would put that user's names into the report of the target.
+ */
+struct xp_perf_map_owners {
+	uint32_t uid[2];
+	size_t n;                    /* 0: root only */
 };
 
 #define XP_PERF_MAP_MAX_BYTES (1ull << 30)  /* read at most this much of a map */
@@ -82,9 +110,19 @@ struct xp_perf_map {
  */
 int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, const uint64_t *want,
 		      size_t nwant, struct xp_perf_map *m);
-/* Stream @path through one line buffer, keeping entries as above:
- * 0, -ENOENT (absent), -errno, -ENOMEM. */
-int xp_perf_map_load(const char *path, struct xp_strtab *st, const uint64_t *want, size_t nwant,
+/*
+ * Stream @path through one line buffer, keeping entries as above.  The
+ * file is untrusted (written by the target, at a path in a world-writable
+ * /tmp): it is opened with O_NONBLOCK|O_NOFOLLOW (common/readfile.h), and
+ * refused unless it is a regular file, not a symlink, owned by root or one
+ * of @owners (NULL: any owner, for tests and fuzzing), and at most
+ * XP_PERF_MAP_MAX_BYTES by fstat; a file that grows past that while read
+ * is cut there (truncated).
+ * Return: 0, -ENOENT (absent), -EPERM (refused: m->refusal and m->file_*
+ * say why), -errno, -ENOMEM.
+ */
+int xp_perf_map_load(const char *path, const struct xp_perf_map_owners *owners,
+		     struct xp_strtab *st, const uint64_t *want, size_t nwant,
 		     struct xp_perf_map *m);
 /* The entry covering @addr (the closest start <= addr, addr < start+size). */
 const struct xp_perf_map_entry *xp_perf_map_lookup(const struct xp_perf_map *m, uint64_t addr);
@@ -113,8 +151,10 @@ struct xp_symbolizer {
 	struct Dwfl *dwfl;           /* NULL when no module could be reported */
 	int dwfl_error;              /* why dwfl is NULL (negative errno-like), or 0 */
 	char perf_map_path[128];     /* as the target sees it: /tmp/perf-<nspid>.map */
+	struct xp_perf_map_owners perf_map_owners; /* the target's uids (from /proc/<pid>/status) */
 	bool perf_map_present;       /* set by xp_symbolizer_prepare */
-	int perf_map_error;          /* load error other than -ENOENT, or 0 */
+	int perf_map_error;          /* load error other than -ENOENT and a refusal, or 0 */
+	bool perf_map_refused;       /* the map exists and was not used: perf_map.refusal says why */
 	struct xp_perf_map perf_map; /* the entries covering the prepared addresses */
 	bool cpython;                /* a CPython executable or libpython is mapped */
 	char python_version[16];     /* "3.11" or "" */
@@ -135,7 +175,9 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s,
  * Read the target's perf map, keeping the entries that cover one of the
  * @n sorted @addrs (the addresses about to be symbolized).  0 or -ENOMEM;
  * an absent map is perf_map_present false, an unreadable one
- * perf_map_error.  Without this call no address resolves from the map.
+ * perf_map_error, a refused one (xp_perf_map_load) perf_map_refused with
+ * perf_map.refusal and perf_map.file_* kept for the warning.  Without
+ * this call no address resolves from the map.
  */
 int xp_symbolizer_prepare(struct xp_symbolizer *s, const uint64_t *addrs, size_t n);
 /* Symbolize one address (both sources). */

@@ -9,7 +9,9 @@ which start during the window; /usr/bin/python3.11 writes no perf map.
 Every document is validated against cpu-sample-inventory-result.
 """
 import os
+import shutil
 import signal
+import tempfile
 import time
 
 import pytest
@@ -422,3 +424,106 @@ def test_inventory_schemas_are_closed_complete_and_share_definitions(name):
         assert s["$defs"][d] == res[d], d
     assert s["$defs"]["TargetIdentity"] == \
         xprobe_test.schema("measurement-spec")["$defs"]["TargetIdentity"]
+
+
+# --- the perf map is untrusted input (issue 9 section 2) ---------------------
+# /tmp is world-writable and xprobe runs as root: whatever sits at
+# /tmp/perf-<pid>.map is read only if it is a regular file, not a symlink,
+# owned by root or the target's uid, and within the size bound; otherwise
+# the document says so (PERF_MAP_REFUSED) and the frames stay unresolved.
+
+def _perf_map_refused(doc):
+    ws = [w for w in doc["warnings"] if w["code"] == "PERF_MAP_REFUSED"]
+    assert len(ws) == 1, doc["warnings"]
+    return ws[0]
+
+
+def _no_map_names(doc):
+    inv = doc["inventory"]
+    assert inv["symbolization"]["perf_map_present"] is False
+    assert inv["symbolization"]["jit_frames"] == 0
+    assert inv["python"]["perf_map_path"] is None
+    for f in inv["frames"]:
+        assert f["perf_map_symbol"] is None, f
+    assert not any(h["function"] in ("inv_jit_hot", "inv_jit_cold") for h in inv["hotspots"])
+
+
+def test_perf_map_fifo_does_not_hang(xprobe):
+    # before: open() of a FIFO without a writer blocked xprobe forever
+    with InvProc([fixture_path("inv_jit")]) as fx:
+        mp = "/tmp/perf-%d.map" % fx.pid
+        os.unlink(mp)
+        os.mkfifo(mp, 0o644)
+        try:
+            t0 = time.monotonic()
+            doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 500, "--frequency-hz", 199,
+                             timeout=60)
+            assert time.monotonic() - t0 < 30
+        finally:
+            if os.path.lexists(mp):
+                os.unlink(mp)
+        check_accounting(doc)
+        _no_map_names(doc)
+        w = _perf_map_refused(doc)
+        assert w["details"]["reason"] == "not_regular_file"
+        assert w["details"]["file_type"] == "fifo"
+        assert w["details"]["path"] == mp
+        assert mp in w["message"] and "fifo" in w["message"]
+
+
+def test_perf_map_symlink_is_not_followed(xprobe):
+    # before: the symlink was followed and its target's names were reported
+    with InvProc([fixture_path("inv_jit")]) as fx:
+        mp = "/tmp/perf-%d.map" % fx.pid
+        elsewhere = tempfile.mkdtemp(prefix="xp-perfmap-")
+        real = os.path.join(elsewhere, "names.map")
+        shutil.copyfile(mp, real)  # root-owned, the right names: only the link is wrong
+        os.unlink(mp)
+        os.symlink(real, mp)
+        try:
+            doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1000, "--frequency-hz", 199)
+        finally:
+            if os.path.lexists(mp):
+                os.unlink(mp)
+            shutil.rmtree(elsewhere)
+        check_accounting(doc)
+        _no_map_names(doc)
+        w = _perf_map_refused(doc)
+        assert w["details"]["reason"] == "symlink"
+        assert w["details"]["file_type"] == "symlink" and w["details"]["file_uid"] is None
+
+
+def test_perf_map_of_another_user_is_not_used(xprobe):
+    # The target runs as nobody (65534) and writes its own map: used.  The
+    # same map owned by a third uid is refused: before, its names went into
+    # the report of a process that did not write them.
+    tmp = tempfile.mkdtemp(prefix="xp-inv-jit-")
+    os.chmod(tmp, 0o755)
+    exe = os.path.join(tmp, "inv_jit")
+    shutil.copy(fixture_path("inv_jit"), exe)
+    os.chmod(exe, 0o755)
+    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe]
+    mp = None
+    try:
+        with InvProc(argv) as fx:
+            mp = "/tmp/perf-%d.map" % fx.pid
+            assert os.stat(mp).st_uid == 65534
+            doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1000, "--frequency-hz", 199)
+            check_accounting(doc)
+            assert doc["inventory"]["hotspots"][0]["function"] == "inv_jit_hot"
+            assert "PERF_MAP_REFUSED" not in warning_codes(doc)
+
+            os.chown(mp, 54321, 54321)
+            doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1000, "--frequency-hz", 199)
+            check_accounting(doc)
+            _no_map_names(doc)
+            w = _perf_map_refused(doc)
+            assert w["details"]["reason"] == "foreign_owner"
+            assert w["details"]["file_uid"] == 54321
+            assert w["details"]["allowed_owner_uids"] == [0, 65534]
+            assert w["details"]["file_type"] == "regular file"
+            assert "uid 54321" in w["message"] and "65534" in w["message"]
+    finally:
+        shutil.rmtree(tmp)
+        if mp and os.path.lexists(mp):
+            os.unlink(mp)  # nobody cannot remove a map it no longer owns

@@ -10,10 +10,12 @@
  * live collection of a spinning thread of this process.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -278,7 +280,7 @@ static void test_perf_map(void)
 		CHECK(xp_perf_map_lookup(&m, 0x2000) == NULL); /* not wanted, not kept */
 		xp_perf_map_free(&m);
 	}
-	CHECK(xp_perf_map_load("/nonexistent/perf-1.map", &st, NULL, 0, &m) == -ENOENT);
+	CHECK(xp_perf_map_load("/nonexistent/perf-1.map", NULL, &st, NULL, 0, &m) == -ENOENT);
 
 	/* streamed from a file: a line longer than the buffer is skipped as one
 	 * bad line, a last line without newline still counts */
@@ -298,7 +300,7 @@ static void test_perf_map(void)
 				fprintf(f, "%zx 8 filler_%zu\n", (size_t)0x100000 + i * 16, i);
 			fprintf(f, "3000 10 last-no-newline");
 			fclose(f);
-			CHECK(xp_perf_map_load(path, &st, NULL, 0, &m) == 0);
+			CHECK(xp_perf_map_load(path, NULL, &st, NULL, 0, &m) == 0);
 			CHECK_EQ_U64(m.entries_seen, 20003);
 			CHECK_EQ_U64(m.n, 20003);
 			CHECK_EQ_U64(m.bad_lines, 1);
@@ -308,7 +310,7 @@ static void test_perf_map(void)
 			{
 				uint64_t want[] = { 0x1001, 0x100000 + 500 * 16 + 4 };
 
-				CHECK(xp_perf_map_load(path, &st, want, 2, &m) == 0);
+				CHECK(xp_perf_map_load(path, NULL, &st, want, 2, &m) == 0);
 				CHECK_EQ_U64(m.n, 2); /* memory follows what is wanted */
 				CHECK_EQ_U64(m.entries_seen, 20003);
 				xp_perf_map_free(&m);
@@ -316,6 +318,97 @@ static void test_perf_map(void)
 			unlink(path);
 		}
 	}
+	xp_strtab_free(&st);
+}
+
+/*
+ * The perf map sits in a world-writable /tmp and xprobe runs as root:
+ * what is not a regular file the target could have written is refused
+ * before a byte is read, and says why (m.refusal).  Each case failed
+ * before: a FIFO hung open(), a symlink was followed, another user's map
+ * and an oversized one were read.
+ */
+static void test_perf_map_untrusted(void)
+{
+	struct xp_perf_map_owners target = { { 4242, 4243 }, 2 };
+	char dir[] = "/tmp/xp-test-perfmap-dir-XXXXXX", path[128], real[160];
+	struct xp_strtab st;
+	struct xp_perf_map m;
+	struct timespec t0, t1;
+	int fd;
+
+	xp_strtab_init(&st);
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+	snprintf(real, sizeof(real), "%s/real.map", dir);
+	fd = open(real, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "1000 10 injected\n", 17) == 17);
+	close(fd);
+
+	/* a FIFO without a writer: refused at once, no hang */
+	CHECK(mkfifo(path, 0644) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	CHECK(m.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISFIFO(m.file_mode));
+	CHECK(m.n == 0);
+	CHECK_STR(xp_perf_map_refusal_name(m.refusal), "not_regular_file");
+	xp_perf_map_free(&m);
+	unlink(path);
+
+	/* a symlink (to a file the target's owner may own) is not followed */
+	CHECK(chown(real, 4242, 4242) == 0);
+	CHECK(symlink(real, path) == 0);
+	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(m.refusal == XP_PERF_MAP_SYMLINK && m.n == 0);
+	CHECK_STR(xp_perf_map_refusal_name(m.refusal), "symlink");
+	xp_perf_map_free(&m);
+	unlink(path);
+
+	/* another user's map is not read; the target's, and root's, are */
+	CHECK(rename(real, path) == 0);
+	CHECK(chown(path, 1234, 1234) == 0);
+	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(m.refusal == XP_PERF_MAP_FOREIGN_OWNER && m.file_uid == 1234 && m.n == 0);
+	CHECK_STR(xp_perf_map_refusal_name(m.refusal), "foreign_owner");
+	xp_perf_map_free(&m);
+	CHECK(chown(path, 4243, 4243) == 0); /* the target's filesystem uid */
+	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
+	CHECK(m.n == 1 && m.refusal == XP_PERF_MAP_ACCEPTED);
+	xp_perf_map_free(&m);
+	CHECK(chown(path, 0, 0) == 0);
+	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
+	CHECK(m.n == 1);
+	xp_perf_map_free(&m);
+	{
+		struct xp_perf_map_owners nobody = { { 0, 0 }, 0 }; /* root only */
+
+		CHECK(chown(path, 4242, 4242) == 0);
+		CHECK(xp_perf_map_load(path, &nobody, &st, NULL, 0, &m) == -EPERM);
+		CHECK(m.refusal == XP_PERF_MAP_FOREIGN_OWNER);
+		xp_perf_map_free(&m);
+	}
+
+	/* a sparse map over the bound is refused by its size, unread */
+	CHECK(chown(path, 4242, 4242) == 0);
+	CHECK(truncate(path, (off_t)XP_PERF_MAP_MAX_BYTES + 1) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	CHECK(m.refusal == XP_PERF_MAP_TOO_LARGE && m.file_size == XP_PERF_MAP_MAX_BYTES + 1);
+	xp_perf_map_free(&m);
+	unlink(path);
+
+	/* a directory is not a map either */
+	CHECK(mkdir(path, 0755) == 0);
+	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(m.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISDIR(m.file_mode));
+	xp_perf_map_free(&m);
+	rmdir(path);
+	rmdir(dir);
 	xp_strtab_free(&st);
 }
 
@@ -495,6 +588,50 @@ static void test_symbolize_self(void)
 	xp_error_clear(&err);
 }
 
+/*
+ * A frame's mapping is named by the one /proc/<pid>/maps reader
+ * (src/process/procfs.h): a path with a space and a newline (the kernel
+ * writes the newline as "\012") reads as the file's real name, and a file
+ * unlinked since it was mapped keeps " (deleted)".  The symbolizer's own
+ * lenient parser named it "a b\012c (deleted)".
+ */
+static void test_symbolize_mapping_names(void)
+{
+	char dir[] = "/tmp/xp-symmaps-XXXXXX", path[96], want[128];
+	struct xp_error err = { 0 };
+	struct xp_symbolizer s;
+	struct xp_sym_frame f;
+	void *p = MAP_FAILED;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/a b\nc", dir);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(ftruncate(fd, 4096) == 0);
+		p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
+	}
+	CHECK(p != MAP_FAILED);
+	unlink(path);
+	rmdir(dir);
+	if (p == MAP_FAILED)
+		return;
+
+	CHECK(xp_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
+	xp_symbolize(&s, (uint64_t)(uintptr_t)p + 8, &f);
+	snprintf(want, sizeof(want), "%s (deleted)", path);
+	CHECK_STR(f.mapping, want);
+	CHECK(f.kind == XP_FRAME_UNRESOLVED);
+	/* the executable's own text is named by its path */
+	xp_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
+	CHECK(f.mapping && f.mapping[0] == '/' && strstr(f.mapping, "test_collect_cpu"));
+	xp_symbolizer_close(&s);
+	munmap(p, 4096);
+	xp_error_clear(&err);
+}
+
 /* A live collection of this process: one thread spins in xp_unit_spin. */
 static void test_collect_self(void)
 {
@@ -595,8 +732,10 @@ int main(void)
 	test_account();
 	test_ring_drain();
 	test_perf_map();
+	test_perf_map_untrusted();
 	test_python_version();
 	test_symbolize_self();
+	test_symbolize_mapping_names();
 	test_collect_self(); /* own process: allowed even at perf_event_paranoid 2 */
 	TEST_MAIN_END();
 }
