@@ -28,12 +28,11 @@
  * their breakpoints in the target's memory only.
  *
  * libbpf messages are captured, not printed (JSON mode keeps stderr
- * clean); the last warning goes into an error's details.
+ * clean); the last warning goes into an error's details (libbpf_msg.h).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <linux/types.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +44,7 @@
 
 #include "xp_live.h"
 #include "xp_live.skel.h"
+#include "libbpf_msg.h"
 #include "live.h"
 #include "../resolve/tracefs.h"
 
@@ -62,38 +62,6 @@ struct xp_live_obj {
 	struct xp_live_drops *percpu; /* ncpus values of xp_drops */
 };
 
-/* --- libbpf's messages ------------------------------------------------ */
-
-static char last_libbpf_msg[512];
-
-static int capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char buf[sizeof(last_libbpf_msg)];
-	size_t n;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	if (n)
-		memcpy(last_libbpf_msg, buf, n + 1);
-	return 0;
-}
-
-static void libbpf_quiet(void)
-{
-	last_libbpf_msg[0] = '\0';
-	libbpf_set_print(capture_print);
-}
-
-static void detail_libbpf(struct xp_error *err)
-{
-	if (last_libbpf_msg[0])
-		xp_error_detail_str(err, "libbpf_message", last_libbpf_msg);
-}
-
 /*
  * An errno from a load or attach turned into the contract's code.
  * @what names the step ("load", "attach").  Returns -code.
@@ -103,13 +71,7 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
 {
 	char why[128];
 
-	if (e < 0)
-		e = -e;
-	if (!e)
-		e = EINVAL;
-	strerror_r(e, why, sizeof(why));
-	xp_error_detail_str(err, "errno", why);
-	detail_libbpf(err);
+	e = xp_libbpf_fail_details(err, e, why, sizeof(why));
 	if (ep)
 		xp_error_detail_str(err, "selector", ep->selector);
 	if (e == EPERM || e == EACCES) {
@@ -178,7 +140,7 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	b->ep = ep;
 	b->nep = n;
-	libbpf_quiet();
+	xp_libbpf_capture();
 	b->skel = xp_live_bpf__open();
 	if (!b->skel) {
 		rc = bpf_fail(err, errno, NULL, "open");

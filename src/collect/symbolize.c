@@ -3,8 +3,9 @@
  * symbolize.c - native (libdw Dwfl over /proc/<pid>/maps) and perf-map
  * symbolization of a live process's addresses; see symbolize.h.
  *
- * Owns: the /proc/<pid>/maps reader used for the "mapping" of a frame and
- * for CPython recognition, the perf-map parser, and the Dwfl session.
+ * Owns: the regions of /proc/<pid>/maps (read by src/process/procfs.h's
+ * one maps reader) that name the "mapping" of a frame and recognize
+ * CPython, the perf-map parser, and the Dwfl session.
  * Does not own: symbol lookup *by name* (src/resolve/resolve.h does that for
  * selectors), nor any decision about hints (cpu_sample_profile.c).
  *
@@ -413,72 +414,50 @@ static int region_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* Parse /proc/<pid>/maps text into s->regions. */
-static int parse_maps(struct xp_symbolizer *s, const char *text)
+/*
+ * s->regions from /proc/<pid>/maps, read by the one maps reader
+ * (src/process/procfs.h).  A frame's mapping is named as the kernel names
+ * it: a file replaced since it was mapped keeps its " (deleted)".
+ */
+static int load_regions(struct xp_symbolizer *s, const struct xp_maps *maps)
 {
-	const char *p = text;
-	size_t cap = 0;
+	char name[PATH_MAX + 16];
+	size_t i;
 
-	while (*p) {
-		const char *eol = strchr(p, '\n'), *q = p, *path = NULL;
-		const char *le = eol ? eol : p + strlen(p);
-		uint64_t start, end;
-		int field;
-		bool exec;
+	s->regions = maps->n ? calloc(maps->n, sizeof(*s->regions)) : NULL;
+	if (maps->n && !s->regions)
+		return -ENOMEM;
+	for (i = 0; i < maps->n; i++) {
+		const struct xp_map_entry *e = &maps->v[i];
+		struct xp_map_region *r = &s->regions[s->nregions++];
+		char ver[16];
+		int n;
 
-		if (parse_hex(&q, le, &start) || q >= le || *q != '-')
-			goto next;
-		q++;
-		if (parse_hex(&q, le, &end) || q >= le || *q != ' ')
-			goto next;
-		q++;
-		exec = (le - q >= 3 && q[2] == 'x');
-		/* skip perms, offset, dev, inode */
-		for (field = 0; field < 4 && q < le; field++) {
-			while (q < le && *q != ' ')
-				q++;
-			while (q < le && *q == ' ')
-				q++;
-		}
-		if (q < le)
-			path = q;
-		if (s->nregions == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct xp_map_region *nr = realloc(s->regions, ncap * sizeof(*nr));
-
-			if (!nr)
-				return -ENOMEM;
-			s->regions = nr;
-			cap = ncap;
-		}
-		{
-			struct xp_map_region *r = &s->regions[s->nregions++];
-			char ver[16];
-
-			memset(r, 0, sizeof(*r));
-			r->start = start;
-			r->end = end;
-			r->exec = exec;
-			if (path) {
-				r->path = xp_strtab_intern(&s->strings, path, (size_t)(le - path));
-				if (!r->path)
-					return -ENOMEM;
-				if (path[0] == '/' &&
-				    xp_python_path_version(xp_strtab_get(&s->strings, r->path), ver,
-							   sizeof(ver))) {
-					r->interpreter = true;
-					if (!s->cpython) {
-						s->cpython = true;
-						snprintf(s->python_version,
-							 sizeof(s->python_version), "%s", ver);
-					}
-				}
+		r->start = e->start;
+		r->end = e->end;
+		r->exec = xp_map_is_exec(e);
+		if (!e->path)
+			continue;
+		n = snprintf(name, sizeof(name), "%s%s", e->path, e->deleted ? " (deleted)" : "");
+		if (n < 0)
+			return -ENOMEM;
+		r->path = xp_strtab_intern(&s->strings, name,
+					   (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1);
+		if (!r->path)
+			return -ENOMEM;
+		if (xp_map_is_file(e) && !e->deleted &&
+		    xp_python_path_version(e->path, ver, sizeof(ver))) {
+			r->interpreter = true;
+			if (!s->cpython) {
+				s->cpython = true;
+				snprintf(s->python_version, sizeof(s->python_version), "%s", ver);
 			}
 		}
-next:
-		p = eol ? eol + 1 : le;
 	}
-	qsort(s->regions, s->nregions, sizeof(*s->regions), region_cmp);
+	/* the kernel lists mappings in address order; sorting keeps the
+	 * binary search's invariant true whatever it printed */
+	if (s->nregions)
+		qsort(s->regions, s->nregions, sizeof(*s->regions), region_cmp);
 	return 0;
 }
 
@@ -497,51 +476,6 @@ static const struct xp_map_region *find_region(const struct xp_symbolizer *s, ui
 	if (lo && addr < s->regions[lo - 1].end)
 		return &s->regions[lo - 1];
 	return NULL;
-}
-
-static int read_text(const char *path, char **out)
-{
-	size_t len = 0, cap = 0;
-	char *buf = NULL;
-	int fd, rc = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t r;
-
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap + 65536);
-
-			if (!nb) {
-				rc = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap += 65536;
-		}
-		r = read(fd, buf + len, cap - len - 1);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	close(fd);
-	if (rc) {
-		free(buf);
-		return rc;
-	}
-	if (!buf && !(buf = malloc(1)))
-		return -ENOMEM;
-	buf[len] = '\0';
-	*out = buf;
-	return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -595,8 +529,8 @@ static const Dwfl_Callbacks proc_callbacks = {
 
 int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, struct xp_error *err)
 {
-	char path[128];
-	char *maps = NULL;
+	struct xp_maps maps;
+	size_t bad = 0;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
@@ -604,21 +538,26 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, s
 	s->ns_pid = ns_pid ? ns_pid : pid;
 	xp_strtab_init(&s->strings);
 
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	rc = read_text(path, &maps);
-	if (rc) {
+	rc = xp_maps_read_pid(pid, &maps, &bad);
+	if (rc && rc != -ENOMEM) {
 		xp_error_detail_u64(err, "pid", pid);
 		if (rc == -ENOENT || rc == -ESRCH)
 			return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
 					    "target process %u exited before symbolization", pid);
 		if (rc == -EACCES || rc == -EPERM)
-			return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true, "cannot read %s",
-					    path);
-		return xp_error_set(err, XPROBE_E_INTERNAL, false, "cannot read %s: %s", path,
-				    strerror(-rc));
+			return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
+					    "cannot read /proc/%u/maps", pid);
+		if (rc == -EINVAL && bad) {
+			xp_error_detail_u64(err, "line", bad);
+			return xp_error_set(err, XPROBE_E_INTERNAL, false,
+					    "malformed /proc/%u/maps at line %zu", pid, bad);
+		}
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "cannot read /proc/%u/maps: %s",
+				    pid, strerror(-rc));
 	}
-	rc = parse_maps(s, maps);
-	free(maps);
+	if (!rc)
+		rc = load_regions(s, &maps);
+	xp_maps_free(&maps);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "out of memory reading the target's mappings");

@@ -21,7 +21,6 @@
  * call beyond the clock.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,26 +30,11 @@
 #include <bpf/libbpf.h>
 
 #include "../../bpf/syscall_agg.h"
+#include "libbpf_msg.h"
 #include "syscall_aggregate.h"
 #include "syscall_agg.skel.h"
 
 #define XP_SA_POLL_MS 50
-
-static char sa_libbpf_msg[256];
-
-/* libbpf's diagnostics become an error detail, never stderr output. */
-static int sa_capture_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	size_t n;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	vsnprintf(sa_libbpf_msg, sizeof(sa_libbpf_msg), fmt, ap);
-	n = strlen(sa_libbpf_msg);
-	while (n && (sa_libbpf_msg[n - 1] == '\n' || sa_libbpf_msg[n - 1] == ' '))
-		sa_libbpf_msg[--n] = '\0';
-	return 0;
-}
 
 static uint64_t now_ns(void)
 {
@@ -64,14 +48,7 @@ static int bpf_fail(struct xp_error *err, int e, const char *what)
 {
 	char why[128];
 
-	if (e < 0)
-		e = -e;
-	if (!e)
-		e = EINVAL;
-	strerror_r(e, why, sizeof(why));
-	xp_error_detail_str(err, "errno", why);
-	if (sa_libbpf_msg[0])
-		xp_error_detail_str(err, "libbpf_message", sa_libbpf_msg);
+	e = xp_libbpf_fail_details(err, e, why, sizeof(why));
 	if (e == EPERM || e == EACCES) {
 		xp_error_hint(err, "run xprobe as root, or grant it CAP_BPF and CAP_PERFMON");
 		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
@@ -161,8 +138,7 @@ int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, s
 	char why[128];
 	int rc;
 
-	sa_libbpf_msg[0] = '\0';
-	libbpf_set_print(sa_capture_print);
+	xp_libbpf_capture();
 	skel = syscall_agg_bpf__open();
 	if (!skel) {
 		rc = errno ? -errno : -EINVAL;
@@ -183,9 +159,9 @@ int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, s
 		 (unsigned long long)max_groups, (unsigned long long)max_inflight);
 	return 0;
 fail:
-	strerror_r(rc < 0 ? -rc : rc, why, sizeof(why));
+	snprintf(why, sizeof(why), "%s", strerror(rc < 0 ? -rc : rc));
 	snprintf(detail, size, "loading the syscall aggregate object failed: %s%s%s", why,
-		 sa_libbpf_msg[0] ? ": " : "", sa_libbpf_msg);
+		 xp_libbpf_message()[0] ? ": " : "", xp_libbpf_message());
 	return rc < 0 ? rc : -rc;
 }
 
@@ -208,8 +184,7 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "cannot count the possible CPUs: %s", strerror(-r->ncpus));
 
-	sa_libbpf_msg[0] = '\0';
-	libbpf_set_print(sa_capture_print);
+	xp_libbpf_capture();
 	skel = syscall_agg_bpf__open();
 	if (!skel) {
 		rc = bpf_fail(err, errno, "open");
@@ -277,7 +252,6 @@ out:
 	bpf_link__destroy(l_enter); /* NULL-safe */
 	bpf_link__destroy(l_exit);
 	syscall_agg_bpf__destroy(skel);
-	libbpf_set_print(NULL);
 	if (rc)
 		xp_sa_result_free(r);
 	return rc;

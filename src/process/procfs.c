@@ -208,26 +208,37 @@ int xp_maps_parse(char *text, struct xp_maps *out, size_t *bad_line)
 	return 0;
 }
 
-int xp_maps_read(const struct xp_target *t, struct xp_maps *out, struct xp_error *err)
+int xp_maps_read_pid(uint32_t pid, struct xp_maps *out, size_t *bad_line)
 {
 	char path[64], *text;
-	size_t bad = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(path, sizeof(path), "/proc/%u/maps", t->pid);
+	if (bad_line)
+		*bad_line = 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
 	rc = xp_read_file(path, (size_t)256 << 20, &text, NULL);
 	if (rc)
-		return xp_proc_fail(t, "maps", rc, err);
-	rc = xp_maps_parse(text, out, &bad);
-	if (rc == -EINVAL) {
+		return rc;
+	return xp_maps_parse(text, out, bad_line);
+}
+
+int xp_maps_read(const struct xp_target *t, struct xp_maps *out, struct xp_error *err)
+{
+	size_t bad = 0;
+	int rc;
+
+	rc = xp_maps_read_pid(t->pid, out, &bad);
+	if (rc == -EINVAL && bad) {
 		xp_target_detail(err, t);
 		xp_error_detail_u64(err, "line", bad);
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "malformed /proc/%u/maps at line %zu", t->pid, bad);
 	}
-	if (rc)
+	if (rc == -ENOMEM)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory reading maps");
+	if (rc)
+		return xp_proc_fail(t, "maps", rc, err);
 	return 0;
 }
 

@@ -76,7 +76,15 @@ static inline bool xp_map_is_exec(const struct xp_map_entry *m)
  * modified in place).  Return 0 or -EINVAL with *bad_line set (1-based).
  */
 int xp_maps_parse(char *text, struct xp_maps *out, size_t *bad_line);
-/* Read and parse /proc/<pid>/maps; errors through xp_proc_fail. */
+/*
+ * The one /proc/<pid>/maps reader (resolution, validate's checks and the
+ * CPU-sample symbolizer all read through it).  xp_maps_read_pid() returns
+ * 0, the read's -errno, -EINVAL with *bad_line set (1-based; the kernel
+ * wrote a line this parser does not know: strict, never skipped) or
+ * -ENOMEM; xp_maps_read() turns those into the contract's errors through
+ * xp_proc_fail (a target that went away is TARGET_EXITED / TARGET_REUSED).
+ */
+int xp_maps_read_pid(uint32_t pid, struct xp_maps *out, size_t *bad_line);
 int xp_maps_read(const struct xp_target *t, struct xp_maps *out, struct xp_error *err);
 void xp_maps_free(struct xp_maps *m);
 
