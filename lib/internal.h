@@ -115,6 +115,10 @@ static inline size_t xpl_name_cut(const char *s, bool *complete)
 		n--;
 	return n;
 }
+/* The English description of an error code of either sign ("No space left
+ * on device"; XPROBE_E_* codes by name).  Unlike strerror it neither
+ * translates nor allocates: async-signal-safe. */
+const char *xpl_errdesc(int err);
 /* A model name: 1..127 bytes, no '/'. */
 bool xpl_model_name(const char *s);
 /* A plain file name: a model name that is not "." or "..". */

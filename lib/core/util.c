@@ -4,8 +4,8 @@
  * /proc/<pid>/stat start time, bounded formatting, full reads and writes,
  * and the name rules of models and file names.
  *
- * xpl_write_all is async-signal-safe (the fatal-signal stop path uses
- * it); the others allocate nothing but may block on the file system.
+ * xpl_write_all and xpl_errdesc are async-signal-safe (the fatal-signal
+ * stop path uses them); the others allocate nothing but may block on the file system.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -158,6 +158,19 @@ int xpl_write_all(int fd, const void *p, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+const char *xpl_errdesc(int err)
+{
+	const char *d;
+
+	if (err < 0)
+		err = -err;
+	d = strerrordesc_np(err);
+	if (d)
+		return d;
+	d = xprobe_errname(-err);
+	return d ? d : "unknown error";
 }
 
 bool xpl_model_name(const char *s)

@@ -66,6 +66,7 @@ struct xpl_session {
 	char notes[XPL_MAX_NOTES][200];
 	char *note_ptrs[XPL_MAX_NOTES];
 	size_t nnotes;
+	size_t fail_note; /* 1 + the first note of a file not written, 0 none */
 	struct xpl_arena arena; /* for the signal path */
 	uint64_t fetched;
 };

@@ -80,13 +80,31 @@ static void on_wrote(void *cb, const char *name, uint32_t kind, uint64_t size)
 	s->nfiles++;
 }
 
+/*
+ * A note of trace_info.pb, also logged at WARN.  Notes of files that could
+ * not be written start with "could not write " (here and in the engine):
+ * the first of them is what a failed stop says in xprobe_last_error().
+ */
 static void on_note(void *cb, const char *msg)
 {
 	struct xpl_session *s = cb;
 
-	if (s->nnotes < XPL_MAX_NOTES)
+	if (s->nnotes < XPL_MAX_NOTES) {
+		if (!s->fail_note && !strncmp(msg, "could not write ", 16))
+			s->fail_note = s->nnotes + 1;
 		xpl_sfmt(s->notes[s->nnotes++], sizeof(s->notes[0]), "%s", msg);
+	}
 	xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
+}
+
+/* Note that @name could not be written, with the reason and what follows. */
+static void write_failed(struct xpl_session *s, const char *name, int rc, const char *then)
+{
+	char msg[200];
+
+	xpl_sfmt(msg, sizeof(msg), "could not write %s: %s%s%s", name, xpl_errdesc(rc),
+		 then ? "; " : "", then ? then : "");
+	on_note(s, msg);
 }
 
 void xpl_session_file_ctx(struct xpl_session *s, struct xpl_file_ctx *f)
@@ -120,12 +138,23 @@ static int write_ntrace(struct xpl_session *s, const struct xpl_file_ctx *f, uin
 	Xprobe__Xtf__Capture meta;
 	Xprobe__Xtf__Clock clock;
 	struct xpl_xtf_write_args wa;
-	uint32_t used = __atomic_load_n(&r->hdr->rings_used, __ATOMIC_ACQUIRE), n = 0;
+	uint32_t used = __atomic_load_n(&r->hdr->rings_used, __ATOMIC_ACQUIRE), n = 0, unreserved;
 	char path[4200];
 	uint64_t size = 0;
 	int rc;
 
 	*no_ring = used > r->max_rings ? used - r->max_rings : 0;
+	unreserved = __atomic_load_n(&r->hdr->unreserved_rings, __ATOMIC_RELAXED);
+	if (unreserved) {
+		char msg[200];
+
+		xpl_sfmt(msg, sizeof(msg),
+			 "%u thread(s) recorded nothing, no ring: reserving space for their rings "
+			 "in host_rings.live failed: %s",
+			 unreserved, xpl_errdesc(atomic_load(&r->reserve_err)));
+		on_note(s, msg);
+		*no_ring += unreserved;
+	}
 	if (used > r->max_rings)
 		used = r->max_rings;
 	xpl_conv_init(&conv, &f->begin, &f->end, r->tsc);
@@ -291,29 +320,25 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 	}
 	if (s->rings) {
 		rc = write_ntrace(s, &f, &events, &dropped, &threads, &no_ring);
+		if (__atomic_load_n(&s->rings->hdr->unreserved_rings, __ATOMIC_RELAXED))
+			complete = false; /* threads lost their records to a full disk */
 		if (rc) {
-			char msg[200];
-
-			xpl_sfmt(msg, sizeof(msg),
-				 "could not write ntrace.pb (error %d); "
-				 "host_rings.live is kept for recovery",
-				 -rc);
-			on_note(s, msg);
+			write_failed(s, "ntrace.pb", rc, "host_rings.live is kept for recovery");
 			if (!first)
 				first = rc;
 		}
 		dropped +=
 			atomic_load(&xpl_hot.reentrant_drops) + atomic_load(&xpl_hot.noslot_drops);
 	}
-	if (s->mon && (s->cfg.activities & XPROBE_ACT_CPU_UTIL)) {
-		rc = write_samples(s, &f, true);
-		if (rc && !first)
-			first = rc;
-	}
-	if (s->mon && (s->cfg.activities & XPROBE_ACT_HOST_MEMORY)) {
-		rc = write_samples(s, &f, false);
-		if (rc && !first)
-			first = rc;
+	for (int cpu = 1; s->mon && cpu >= 0; cpu--) {
+		if (!(s->cfg.activities & (cpu ? XPROBE_ACT_CPU_UTIL : XPROBE_ACT_HOST_MEMORY)))
+			continue;
+		rc = write_samples(s, &f, cpu);
+		if (rc) {
+			write_failed(s, cpu ? "cpu_util.pb" : "host_mem.pb", rc, NULL);
+			if (!first)
+				first = rc;
+		}
 	}
 
 	/* trace_info.pb, last: its presence says the stop completed */
@@ -358,8 +383,12 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 	xpl_write_args_init(&wa, &f, XPROBE_XTF_TRACE_INFO, &meta, NULL, &s->arena);
 	xpl_sfmt(path, sizeof(path), "%s/trace_info.pb", s->dir);
 	rc = xpl_xtf_write_file(path, &wa, NULL);
-	if (rc && !first)
-		first = rc;
+	if (rc) {
+		/* too late for its own notes: logged, and said by the stop */
+		write_failed(s, "trace_info.pb", rc, NULL);
+		if (!first)
+			first = rc;
+	}
 
 	if (s->rings && !first) {
 		/* ntrace.pb and trace_info.pb are written: the ring file is done */
@@ -377,9 +406,16 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 	atomic_store(&s->state, XPL_S_STOPPED);
 	in_stop = 0;
 	if (sigpath) {
-		char msg[160];
+		char msg[4300];
 
-		xpl_sfmt(msg, sizeof(msg), "signal %d: session files written to %s", sig, s->dir);
+		if (first)
+			xpl_sfmt(msg, sizeof(msg),
+				 "signal %d: not every session file could be written to %s (the "
+				 "warnings above say which)",
+				 sig, s->dir);
+		else
+			xpl_sfmt(msg, sizeof(msg), "signal %d: session files written to %s", sig,
+				 s->dir);
 		xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
 	} else {
 		pr_info("session stopped (%s): %s", reason, s->dir);
@@ -550,6 +586,18 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 		}
 		xpl_calib_now(&later, s->tsc);
 		rc = xpl_rings_create(&rp, &s->rings);
+		if (rc == -ENOSPC || rc == -EDQUOT) {
+			rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+				      "no space for the host rings: reserving %llu bytes of "
+				      "%s/host_rings.live (its header and one %llu-byte ring) "
+				      "failed: %s; free space, use smaller rings "
+				      "(ring_events) or anonymous ones (XPROBE_RING_ANON)",
+				      (unsigned long long)(rp.ring_bytes + 4096 +
+							   ((cfg->max_threads * 64ull + 4095) &
+							    ~4095ull)),
+				      s->dir, (unsigned long long)rp.ring_bytes, strerror(-rc));
+			goto fail;
+		}
 		if (rc) {
 			rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED,
 				      "cannot create the host rings in %s: %s", s->dir,
@@ -652,6 +700,19 @@ XPROBE_API int xprobe_inspect_begin(void)
 
 /* --- stop, close, queries ------------------------------------------------------------------ */
 
+/* The error of a stop that could not write every file: the first file it
+ * could not write and why (the notes hold them all). */
+static int stop_failed(const struct xpl_session *s, int rc)
+{
+	if (s->fail_note)
+		return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+				"the session stopped but not every file could be written in %s: %s",
+				s->dir, s->notes[s->fail_note - 1]);
+	return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+			"the session stopped but not every file could be written in %s: %s", s->dir,
+			xpl_errdesc(rc));
+}
+
 XPROBE_API int xprobe_inspect_stop(void)
 {
 	int rc;
@@ -663,13 +724,10 @@ XPROBE_API int xprobe_inspect_stop(void)
 		return xpl_fail(-XPROBE_E_NOT_ACTIVE, "no session was begun");
 	}
 	rc = xpl_session_stop(xpl_sess, "stop", 0, false);
-	pthread_mutex_unlock(&xpl_ctl_lock);
 	if (rc)
-		return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
-				"the session stopped but some files could not be written (error "
-				"%d); trace_info.pb lists what was written",
-				-rc);
-	return 0;
+		rc = stop_failed(xpl_sess, rc);
+	pthread_mutex_unlock(&xpl_ctl_lock);
+	return rc;
 }
 
 XPROBE_API int xprobe_inspect_close(void)
@@ -680,16 +738,15 @@ XPROBE_API int xprobe_inspect_close(void)
 	pthread_mutex_lock(&xpl_ctl_lock);
 	if (xpl_sess) {
 		rc = xpl_session_stop(xpl_sess, "close", 0, false);
+		if (rc)
+			rc = stop_failed(xpl_sess, rc);
 		atomic_store(&xpl_sess_sig, NULL);
 		xpl_execs_forget_engine(xpl_sess->engine);
 		session_free(xpl_sess);
 		xpl_sess = NULL;
 	}
 	pthread_mutex_unlock(&xpl_ctl_lock);
-	if (rc)
-		return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
-				"the session stopped but some files could not be written");
-	return 0;
+	return rc;
 }
 
 XPROBE_API int xprobe_inspect_get_output_dir(char *buf, size_t size)

@@ -125,6 +125,30 @@ static void prefault(void *p, size_t len)
 		__atomic_store_n((uint8_t *)p + o, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * Reserve ring @idx's blocks in the ring file before any store into it: a
+ * store into a hole the file system cannot fill raises SIGBUS in the
+ * recording thread, a failed fallocate is only a ring this thread does not
+ * get.  Anonymous rings need nothing.  0 or -errno (counted in the header,
+ * the first errno kept for the stop's note).  Async-signal-safe
+ * (posix_fallocate is fallocate(2), or pread/pwrite where the file system
+ * has no fallocate).
+ */
+static int ring_reserve(struct xpl_rings *r, uint32_t idx)
+{
+	int e, zero = 0;
+
+	if (r->fd < 0)
+		return 0;
+	e = posix_fallocate(r->fd, (off_t)(r->hdr->data_offset + (uint64_t)idx * r->ring_bytes),
+			    (off_t)r->ring_bytes);
+	if (!e)
+		return 0;
+	__atomic_fetch_add(&r->hdr->unreserved_rings, 1, __ATOMIC_RELAXED);
+	atomic_compare_exchange_strong(&r->reserve_err, &zero, -e);
+	return -e;
+}
+
 struct xprobe_record *xpl_rec_slow(struct xpl_tls *t, uint32_t size)
 {
 	struct xpl_slot *s = t->slot;
@@ -162,13 +186,19 @@ struct xprobe_record *xpl_rec_slow(struct xpl_tls *t, uint32_t size)
 		} else {
 			struct xpl_ring_ctl *c = &r->ctl[idx];
 
-			t->ctl = c;
-			t->data = r->data + (uint64_t)idx * r->ring_bytes;
-			c->tid = t->tid;
-			__atomic_store_n(&c->in_use, 1, __ATOMIC_RELEASE);
-			t->limit = r->ring_bytes;
-			prefault(t->data, r->ring_bytes);
-			xpl_rings_calibrate(r);
+			if (ring_reserve(r, idx) == 0) {
+				t->ctl = c;
+				t->data = r->data + (uint64_t)idx * r->ring_bytes;
+				c->tid = t->tid;
+				__atomic_store_n(&c->in_use, 1, __ATOMIC_RELEASE);
+				t->limit = r->ring_bytes;
+				prefault(t->data, r->ring_bytes);
+				xpl_rings_calibrate(r);
+			} else {
+				t->ctl = NULL; /* records are counted as unattached drops */
+				t->data = NULL;
+				t->limit = 0;
+			}
 		}
 	}
 	h = t->head;
@@ -294,6 +324,7 @@ int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out)
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	r->fd = -1;
 	r->ring_bytes = p->ring_bytes;
 	r->max_rings = p->max_rings;
 	r->tsc = p->tsc;
@@ -315,6 +346,10 @@ int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out)
 			err = -errno;
 			goto fail;
 		}
+		/* the header, the controls and one ring: the session's minimum */
+		err = -posix_fallocate(fd, 0, (off_t)(4096 + ctl_bytes + p->ring_bytes));
+		if (err)
+			goto fail;
 		r->map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		r->file_backed = true;
 	} else {
@@ -326,8 +361,7 @@ int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out)
 		err = -errno;
 		goto fail;
 	}
-	if (fd >= 0)
-		close(fd);
+	r->fd = fd; /* kept: rings are reserved as threads attach */
 	fd = -1;
 	r->hdr = (struct xpl_ringfile_hdr *)r->map;
 	r->ctl = (struct xpl_ring_ctl *)(r->map + 4096);
@@ -445,6 +479,8 @@ void xpl_rings_destroy(struct xpl_rings *r, bool unlink_file)
 		return;
 	if (r->map)
 		munmap(r->map, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
 	if (unlink_file && r->path[0])
 		unlink(r->path);
 	free(r);

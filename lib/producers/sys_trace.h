@@ -72,7 +72,9 @@ struct xpl_rings {
 	uint32_t gen; /* generation these rings are live in */
 	bool tsc; /* ring timestamps are raw TSC */
 	bool file_backed;
+	int fd; /* the ring file, open for the session's reservations; -1 anonymous */
 	char path[4200]; /* the ring file, "" when anonymous */
+	_Atomic int reserve_err; /* first failed reservation of a ring (-errno), 0 none */
 	_Atomic uint32_t calib_lock; /* one writer of hdr->latest at a time */
 	uint64_t fetched; /* records handed out by fetch */
 	uint32_t fetch_cursor; /* ring fetch starts from (round robin) */
@@ -314,6 +316,17 @@ struct xpl_rings_params {
 	const struct xpl_calib *latest;
 };
 
+/*
+ * Create the rings.  File-backed rings reserve their space in the file
+ * system before any page of the mapping is touched (a store into a hole
+ * of a full file system is a SIGBUS, not an error): the header and
+ * controls and one ring here, so a session that begins has room for at
+ * least one thread; every further ring when its thread attaches.  A ring
+ * that cannot be reserved then is not used: its thread records nothing,
+ * its records are counted as dropped, hdr->unreserved_rings and
+ * reserve_err say so.  Return 0 or -errno (-ENOSPC, -EDQUOT: no space for
+ * the header and one ring).
+ */
 int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out);
 /* Publish: recording of the types in @mask starts on every thread. */
 void xpl_rings_activate(struct xpl_rings *r, uint64_t mask);

@@ -369,7 +369,7 @@ static int cap_write(const struct xpl_engine *e, const struct xpl_file_ctx *f,
 	if (rc && f->note) {
 		char msg[256];
 
-		xpl_sfmt(msg, sizeof(msg), "could not write %s (error %d)", name, -rc);
+		xpl_sfmt(msg, sizeof(msg), "could not write %s: %s", name, xpl_errdesc(rc));
 		f->note(f->cb, msg);
 	}
 	if (a == &own)
@@ -776,7 +776,7 @@ int xpl_engine_session_serialize(struct xpl_engine *e, uint32_t dev, uint64_t id
 	rc = cap_write(e, f, &st->cap, &dp, path ? path : name, path != NULL);
 	if (rc)
 		return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "could not write %s: %s",
-				path ? path : name, strerror(rc < 0 && -rc < 4000 ? -rc : EIO));
+				path ? path : name, xpl_errdesc(rc));
 	*pp = st->next;
 	cap_clear(&st->cap);
 	free(st);
@@ -881,7 +881,8 @@ int xpl_engine_profile_stop(struct xpl_engine *e, const char *filename,
 	rc = cap_write(e, f, &p->cap, &dp, p->filename, false);
 	prof_free(p);
 	if (rc)
-		return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "could not write %s", filename);
+		return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "could not write %s/%s: %s", f->dir,
+				filename, xpl_errdesc(rc));
 	return 0;
 }
 
@@ -978,11 +979,13 @@ static void exec_unlink(struct xpl_engine *e, struct xpl_engine_exec *x)
 		}
 }
 
+/* Write an automatic profile (MODEL, on-fail) as @name (NULL: not
+ * wanted).  0 or -errno. */
 static int finish_auto(struct xpl_engine *e, struct xpl_prof *p, const struct xpl_file_ctx *f,
-		       bool complete)
+		       bool complete, char name[300])
 {
 	Xprobe__Xtf__DeviceProfile dp;
-	char safe[128], name[300];
+	char safe[128];
 
 	xpl_safe_name(safe, sizeof(safe), p->model);
 	if (!strcmp(p->key_space, "on_fail")) {
@@ -991,13 +994,12 @@ static int finish_auto(struct xpl_engine *e, struct xpl_prof *p, const struct xp
 		if (p->status == 0)
 			return 0; /* succeeded: discarded, nothing was ever written */
 		xpl_sfmt(dir, sizeof(dir), "%s/on_fail", f->dir);
+		xpl_sfmt(name, 300, "on_fail/%s_exec_%llu.xtf", safe,
+			 (unsigned long long)p->exec_id);
 		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 			return -errno;
-		xpl_sfmt(name, sizeof(name), "on_fail/%s_exec_%llu.xtf", safe,
-			 (unsigned long long)p->exec_id);
 	} else {
-		xpl_sfmt(name, sizeof(name), "%s_exec_%llu.xtf", safe,
-			 (unsigned long long)p->exec_id);
+		xpl_sfmt(name, 300, "%s_exec_%llu.xtf", safe, (unsigned long long)p->exec_id);
 	}
 	model_dp(&dp, p, complete);
 	return cap_write(e, f, &p->cap, &dp, name, false);
@@ -1008,6 +1010,7 @@ int xpl_engine_exec_end(struct xpl_engine *e, struct xpl_engine_exec *x, uint64_
 			const struct xpl_file_ctx *f)
 {
 	struct xpl_exec_info info = { id, model, begin_ns, end_ns, status };
+	char name[300] = "";
 	int rc = 0;
 
 	/* 1. the backend turns the execution into activity on armed devices */
@@ -1026,7 +1029,7 @@ int xpl_engine_exec_end(struct xpl_engine *e, struct xpl_engine_exec *x, uint64_
 		x->autop->has_status = true;
 		x->autop->cap.stop_ns = xpl_mono_ns();
 		prof_release(e, x->autop);
-		rc = finish_auto(e, x->autop, f, true);
+		rc = finish_auto(e, x->autop, f, true, name);
 		prof_free(x->autop);
 		x->autop = NULL;
 	}
@@ -1049,8 +1052,8 @@ int xpl_engine_exec_end(struct xpl_engine *e, struct xpl_engine_exec *x, uint64_
 	free(x);
 	if (rc)
 		return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
-				"could not write the profile of execution %llu of '%s'",
-				(unsigned long long)id, model);
+				"could not write %s/%s, the profile of execution %llu of '%s': %s",
+				f->dir, name, (unsigned long long)id, model, xpl_errdesc(rc));
 	return 0;
 }
 
@@ -1098,8 +1101,9 @@ int xpl_engine_continuous_save(struct xpl_engine *e, uint32_t count, const char 
 		model_dp(&dp, p, true);
 		rc = cap_write(e, &fc, &p->cap, &dp, name, false);
 		if (rc)
-			return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "could not write %s/%s", dir,
-					name);
+			return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+					"could not write %s/%s (%d of %u written): %s", dir, name,
+					written, count, xpl_errdesc(rc));
 		written++;
 	}
 	return written;
@@ -1178,6 +1182,7 @@ int xpl_engine_stop_all(struct xpl_engine *e, const struct xpl_file_ctx *f, int 
 	/* 5. executions in flight: a signal means they failed; otherwise their
 	 *    outcome is unknown (MODEL: written incomplete; on-fail: nothing) */
 	for (struct xpl_engine_exec *x = e->execs; x; x = x->next) {
+		char name[300];
 		int rc = 0;
 
 		if (!x->autop)
@@ -1189,7 +1194,7 @@ int xpl_engine_stop_all(struct xpl_engine *e, const struct xpl_file_ctx *f, int 
 			x->autop->status = -sig;
 			x->autop->has_status = true;
 		}
-		rc = finish_auto(e, x->autop, f, false);
+		rc = finish_auto(e, x->autop, f, false, name);
 		if (rc && !first)
 			first = rc;
 	}

@@ -215,7 +215,8 @@ struct xpl_ringfile_hdr {
 	char instance_id[64];
 	char backend[16]; /* "none", "sim", "cupti" */
 	uint32_t simulated;
-	uint32_t reserved;
+	uint32_t unreserved_rings; /* rings left unused: no space in the file
+				      system when their thread attached (atomic) */
 };
 
 struct xpl_ring_ctl {

@@ -10,11 +10,14 @@
  * MODE: segv (write through NULL), abort, term (raise SIGTERM), kill
  * (raise SIGKILL), chain (own SIGSEGV handler installed before the session
  * begins; it exits 42), exit (a normal exit without close: the atexit
- * stop), busy-segv (a thread keeps recording while main crashes).
+ * stop), busy-segv (a thread keeps recording while main crashes),
+ * full-segv (fill the file system of OUTPUT_BASE, start a thread that
+ * records, print FILLED, then write through NULL).
  *
  * Prints "READY <session dir> <user records> <exec id>" on stdout before
  * dying (flushed), so the test knows what was recorded.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -135,7 +138,26 @@ int main(int argc, char **argv)
 			;
 		usleep(2000);
 	}
-	if (!strcmp(mode, "segv") || !strcmp(mode, "chain") || !strcmp(mode, "busy-segv"))
+	if (!strcmp(mode, "full-segv")) {
+		static char block[4096];
+		char filler[4200];
+		pthread_t late;
+		int fd;
+
+		snprintf(filler, sizeof(filler), "%s/filler", argv[2]);
+		fd = open(filler, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		while (fd >= 0 && write(fd, block, sizeof(block)) > 0)
+			;
+		if (fd >= 0)
+			close(fd);
+		/* a thread whose ring cannot get space, recording */
+		pthread_create(&late, NULL, recorder, (void *)(uintptr_t)99);
+		pthread_join(late, NULL);
+		printf("FILLED\n");
+		fflush(stdout);
+	}
+	if (!strcmp(mode, "segv") || !strcmp(mode, "chain") || !strcmp(mode, "busy-segv") ||
+	    !strcmp(mode, "full-segv"))
 		*(volatile int *)bad_address = 1; /* page 0: unmapped */
 	else if (!strcmp(mode, "overflow"))
 		return recurse(0);

@@ -2,8 +2,11 @@
 /*
  * libtest.h - helpers shared by libxprobe's C tests (tests/unit/test_lib_*.c):
  * scratch directories, locating the build's helper programs and
- * libxprobe.so, running a helper with an environment, and counting the
- * records of a session directory through the public reader.
+ * libxprobe.so, running a helper with an environment, counting the
+ * records of a session directory through the public reader, small tmpfs
+ * mounts (a full file system on demand; the tests run as root), and
+ * forking a scenario into a child whose death is a failure, not a crash of
+ * the test.
  *
  * Header-only (static functions) so each test stays one file.
  */
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,23 +123,28 @@ static __attribute__((unused)) int lt_find_session(const char *base, char *out, 
 }
 
 /*
- * Run @argv with @env added to the environment; stdout goes to @out_path.
- * Returns the wait status.
+ * Run @argv with @env added to the environment; stdout goes to @out_path,
+ * stderr to @err_path (NULL: inherited).  Returns the wait status.
  */
-static __attribute__((unused)) int lt_run(char *const argv[], const char *const env[],
-					  const char *out_path)
+static __attribute__((unused)) int lt_run_err(char *const argv[], const char *const env[],
+					      const char *out_path, const char *err_path)
 {
 	pid_t pid = fork();
 	int st = -1;
 
 	if (pid == 0) {
+		const char *paths[2] = { out_path, err_path };
+
 		for (size_t i = 0; env && env[i]; i++)
 			putenv((char *)env[i]);
-		if (out_path) {
-			int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		for (int k = 0; k < 2; k++) {
+			int fd;
 
+			if (!paths[k])
+				continue;
+			fd = open(paths[k], O_WRONLY | O_CREAT | O_TRUNC, 0600);
 			if (fd >= 0) {
-				dup2(fd, 1);
+				dup2(fd, 1 + k);
 				close(fd);
 			}
 		}
@@ -144,6 +153,12 @@ static __attribute__((unused)) int lt_run(char *const argv[], const char *const 
 	}
 	waitpid(pid, &st, 0);
 	return st;
+}
+
+static __attribute__((unused)) int lt_run(char *const argv[], const char *const env[],
+					  const char *out_path)
+{
+	return lt_run_err(argv, env, out_path, NULL);
 }
 
 static __attribute__((unused)) size_t lt_read_file(const char *path, char *buf, size_t size)
@@ -200,6 +215,99 @@ static __attribute__((unused)) bool lt_exists(const char *dir, const char *name)
 
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	return stat(p, &st) == 0;
+}
+
+/* Mount a tmpfs of @kib KiB at @dir (created), 0755.  0 or -1. */
+static __attribute__((unused)) int lt_tmpfs_mount(const char *dir, unsigned kib)
+{
+	char opts[64];
+
+	mkdir(dir, 0755);
+	umount2(dir, MNT_DETACH); /* a leftover of an earlier crash */
+	snprintf(opts, sizeof(opts), "size=%uk,mode=0755", kib);
+	if (mount("none", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) {
+		fprintf(stderr, "mount tmpfs at %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static __attribute__((unused)) void lt_tmpfs_umount(const char *dir)
+{
+	if (umount2(dir, MNT_DETACH) != 0)
+		fprintf(stderr, "umount %s: %s\n", dir, strerror(errno));
+	rmdir(dir);
+}
+
+/* Fill the file system of @dir with @dir/filler until it is full (ENOSPC).
+ * Returns the bytes written. */
+static __attribute__((unused)) size_t lt_fill_fs(const char *dir)
+{
+	static char block[4096];
+	char path[PATH_MAX];
+	size_t total = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/filler", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (fd < 0)
+		return 0;
+	while ((n = write(fd, block, sizeof(block))) > 0)
+		total += (size_t)n;
+	close(fd);
+	return total;
+}
+
+static __attribute__((unused)) void lt_unfill_fs(const char *dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/filler", dir);
+	unlink(path);
+}
+
+/* How many entries of @dir contain @part in their name. */
+static __attribute__((unused)) int lt_count_names(const char *dir, const char *part)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += strstr(e->d_name, part) != NULL;
+	closedir(d);
+	return n;
+}
+
+/*
+ * Run @fn in a child process: it returns the number of failed checks it
+ * saw.  True when the child exited 0; a child killed by a signal (the
+ * SIGBUS of a full disk, an alarm after @secs) is reported and false.
+ */
+static __attribute__((unused)) bool lt_in_child(const char *what, int (*fn)(void *), void *arg,
+						unsigned secs)
+{
+	pid_t pid;
+	int st = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		alarm(secs);
+		_exit(fn(arg) ? 1 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return false;
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "%s: the process died of signal %d (%s)\n", what, WTERMSIG(st),
+			strsignal(WTERMSIG(st)));
+	else if (WEXITSTATUS(st))
+		fprintf(stderr, "%s: failed checks in the child\n", what);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 #endif /* XPL_LIBTEST_H */
