@@ -151,6 +151,7 @@ static void candidate_free(struct xp_candidate *c)
 	for (i = 0; i < c->ngpu_uuids; i++)
 		free(c->gpu_uuids[i]);
 	free(c->gpu_uuids);
+	xp_target_release(&c->target);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -162,6 +163,7 @@ void xp_discovery_free(struct xp_discovery *d)
 		candidate_free(&d->v[i]);
 	free(d->v);
 	xp_warnings_free(&d->warnings);
+	xp_target_release(&d->root);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -209,8 +211,11 @@ static int fill_candidate(uint32_t pid, struct group *g, struct xp_candidate *c,
 	if (rc) {
 		struct xp_target t = c->target;
 
+		c->target.has_pidfd = false; /* t owns the pidfd now */
 		candidate_free(c);
-		return xp_proc_fail(&t, "exe", rc, err);
+		rc = xp_proc_fail(&t, "exe", rc, err);
+		xp_target_release(&t);
+		return rc;
 	}
 	/* take the UUIDs over from the group */
 	c->gpu_uuids = g->uuids;

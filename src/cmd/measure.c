@@ -363,5 +363,6 @@ out:
 	xp_selector_free(&req.from);
 	xp_selector_free(&req.to);
 	xp_spec_free(&spec);
+	xp_target_release(&req.target);
 	return code;
 }

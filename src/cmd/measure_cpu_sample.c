@@ -123,7 +123,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 		return rc;
 	rc = xp_target_namespaces(&t, &ns, err);
 	if (rc)
-		return rc;
+		goto out;
 
 	xp_inventory_signals_catch(&sig);
 	rc = xp_cpu_sample_collect(&o, &r, err);
@@ -192,5 +192,6 @@ out:
 	if (have_r)
 		xp_cpu_sample_result_free(&r);
 	xp_warnings_free(&ws);
+	xp_target_release(&t);
 	return rc;
 }

@@ -77,12 +77,14 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 		return rc;
 	rc = xp_target_namespaces(&t, &ns, err);
 	if (rc)
-		return rc;
+		goto out;
 	rc = xp_live_filter_init(&o.filter, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino,
 				 ns.ns_pid);
-	if (rc)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "cannot read xprobe's own PID namespace: %s", strerror(-rc));
+	if (rc) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "cannot read xprobe's own PID namespace: %s", strerror(-rc));
+		goto out;
+	}
 	o.on_armed_ctx = &t;
 
 	xp_inventory_signals_catch(&sig);
@@ -124,5 +126,6 @@ out:
 	if (have_r)
 		xp_sa_result_free(&r);
 	xp_warnings_free(&ws);
+	xp_target_release(&t);
 	return rc;
 }

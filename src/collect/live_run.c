@@ -148,7 +148,7 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 	uint64_t busy_records;
 	struct run *r;
 	int pidfd = -1, rc;
-	bool stopped = false, busy = false;
+	bool stopped = false, busy = false, own_pidfd = true;
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
@@ -188,7 +188,16 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 	for (i = 0; i < NSIG_LIVE; i++)
 		sigaction(live_signals[i], &sa, &old_sa[i]);
 
-	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->target->pid, 0);
+	/*
+	 * The pidfd identification took (identity.h) when there is one: a
+	 * process that got the PID since then cannot pass for the target.
+	 */
+	if (o->target->has_pidfd) {
+		pidfd = o->target->pidfd;
+		own_pidfd = false;
+	} else {
+		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->target->pid, 0);
+	}
 	if (pidfd < 0 && errno == ESRCH) {
 		xp_target_detail(err, o->target);
 		rc = xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
@@ -333,7 +342,7 @@ out:
 		}
 		xp_live_bpf_destroy(b);
 	}
-	if (pidfd >= 0)
+	if (pidfd >= 0 && own_pidfd)
 		close(pidfd);
 	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 	for (i = 0; i < NSIG_LIVE; i++)

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * identity.c - PID + start-time identity from /proc/<pid>/stat.
+ * identity.c - PID + start-time identity from /proc/<pid>/stat, and the
+ * pidfd that pins it to one process (identity.h says why).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../common/parse.h"
@@ -94,6 +98,42 @@ int xp_proc_stat_read(uint32_t pid, uint32_t tid, struct xp_proc_stat *out)
 	return xp_proc_stat_parse(buf, out);
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* Exit race: a process whose pidfd polls readable turns into a zombie
+ * microseconds later; a live process with its start time after this many
+ * looks is another process (REUSE_LOOKS x REUSE_WAIT_NS at most). */
+#define REUSE_LOOKS 5
+#define REUSE_WAIT_NS 1000000L
+
+int xp_target_pidfd_exited(const struct xp_target *t)
+{
+	struct pollfd p;
+	int n;
+
+	if (!t->has_pidfd)
+		return -1;
+	p.fd = t->pidfd;
+	p.events = POLLIN;
+	p.revents = 0;
+	do
+		n = poll(&p, 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 || (p.revents & POLLNVAL))
+		return -1;
+	return n > 0 ? 1 : 0;
+}
+
+void xp_target_release(struct xp_target *t)
+{
+	if (t->has_pidfd)
+		close(t->pidfd);
+	t->has_pidfd = false;
+	t->pidfd = -1;
+}
+
 void xp_target_detail(struct xp_error *err, const struct xp_target *t)
 {
 	xp_error_detail_u64(err, "pid", t->pid);
@@ -103,14 +143,31 @@ void xp_target_detail(struct xp_error *err, const struct xp_target *t)
 int xp_target_identify(uint32_t pid, struct xp_target *out, struct xp_error *err)
 {
 	struct xp_proc_stat st;
-	int rc;
+	int pidfd, rc;
 
+	memset(out, 0, sizeof(*out));
+	out->pidfd = -1;
 	if (pid == 0) {
 		xp_error_detail_u64(err, "pid", pid);
 		return xp_error_set(err, XPROBE_E_TARGET_NOT_FOUND, true,
 				    "PID 0 is not a process");
 	}
-	rc = xp_proc_stat_read(pid, 0, &st);
+	/*
+	 * The pidfd first, the stat file second, the pidfd again: when its
+	 * process still runs after the read, the start time read is its own
+	 * (a PID is not reused while its process lives).  No pidfd (EINVAL
+	 * for a thread id, ENOSYS before 5.3, EMFILE): the start time alone.
+	 */
+	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	rc = pidfd < 0 && errno == ESRCH ? -ENOENT : xp_proc_stat_read(pid, 0, &st);
+	if (pidfd >= 0) {
+		out->has_pidfd = true;
+		out->pidfd = pidfd;
+		if (!rc && xp_target_pidfd_exited(out) == 1 && st.state != 'Z' && st.state != 'X')
+			rc = -ENOENT; /* it exited while we read: whose stat was it? */
+		if (rc || st.state == 'Z' || st.state == 'X')
+			xp_target_release(out);
+	}
 	if (rc == -ENOENT || rc == -ESRCH) {
 		xp_error_detail_u64(err, "pid", pid);
 		xp_error_hint(err, "check the PID: no process %u is running", pid);
@@ -139,11 +196,49 @@ int xp_target_identify(uint32_t pid, struct xp_target *out, struct xp_error *err
 	return 0;
 }
 
+/*
+ * The pidfd says the identified process exited.  A zombie or no process is
+ * TARGET_EXITED; a live process holds the PID now: TARGET_REUSED, even
+ * with the same start time (the reuse within one tick that the stat file
+ * cannot show), once the exit race is ruled out.
+ */
+static int verify_exited(const struct xp_target *t, struct xp_error *err)
+{
+	struct timespec wait = { 0, REUSE_WAIT_NS };
+	struct xp_proc_stat st;
+	int look, rc = 0;
+
+	for (look = 0; look < REUSE_LOOKS; look++) {
+		if (look)
+			nanosleep(&wait, NULL);
+		rc = xp_proc_stat_read(t->pid, 0, &st);
+		if (rc || st.state == 'Z' || st.state == 'X' || st.start_time != t->start_time)
+			break;
+	}
+	xp_target_detail(err, t);
+	if (rc || st.state == 'Z' || st.state == 'X')
+		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
+				    "target process %u exited", t->pid);
+	xp_error_detail_u64(err, "observed_process_start_time", st.start_time);
+	xp_error_hint(err, "the PID now names another process; find the target again");
+	if (st.start_time != t->start_time)
+		return xp_error_set(err, XPROBE_E_TARGET_REUSED, true,
+				    "PID %u was reused: process start time changed from %llu to %llu",
+				    t->pid, (unsigned long long)t->start_time,
+				    (unsigned long long)st.start_time);
+	return xp_error_set(err, XPROBE_E_TARGET_REUSED, true,
+			    "PID %u was reused within one clock tick: the identified process exited (its pidfd says so) and another process with the same start time %llu holds the PID",
+			    t->pid, (unsigned long long)st.start_time);
+}
+
 int xp_target_verify(const struct xp_target *t, struct xp_error *err)
 {
 	struct xp_proc_stat st;
-	int rc = xp_proc_stat_read(t->pid, 0, &st);
+	int rc;
 
+	if (xp_target_pidfd_exited(t) == 1)
+		return verify_exited(t, err);
+	rc = xp_proc_stat_read(t->pid, 0, &st);
 	if (rc == -ENOENT || rc == -ESRCH || (!rc && (st.state == 'Z' || st.state == 'X'))) {
 		xp_target_detail(err, t);
 		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
