@@ -30,24 +30,23 @@ int xpc_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int xpc_parse_hex_u64(const char *s, uint64_t *out)
+int xpc_parse_hex_span(const char *s, size_t max, uint64_t *out, size_t *used)
 {
 	uint64_t v = 0;
-	int n = 0;
+	size_t n;
 
-	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return -EINVAL;
-	for (s += 2; *s; s++, n++) {
+	*used = 0;
+	for (n = 0; n < max; n++) {
 		unsigned d;
 
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (*s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (*s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
+		if (s[n] >= '0' && s[n] <= '9')
+			d = (unsigned)(s[n] - '0');
+		else if (s[n] >= 'a' && s[n] <= 'f')
+			d = (unsigned)(s[n] - 'a' + 10);
+		else if (s[n] >= 'A' && s[n] <= 'F')
+			d = (unsigned)(s[n] - 'A' + 10);
 		else
-			return -EINVAL;
+			break;
 		if (v >> 60)
 			return -ERANGE;
 		v = (v << 4) | d;
@@ -55,7 +54,21 @@ int xpc_parse_hex_u64(const char *s, uint64_t *out)
 	if (n == 0)
 		return -EINVAL;
 	*out = v;
+	*used = n;
 	return 0;
+}
+
+int xpc_parse_hex_u64(const char *s, uint64_t *out)
+{
+	size_t n;
+	int rc;
+
+	if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return -EINVAL;
+	rc = xpc_parse_hex_span(s + 2, SIZE_MAX, out, &n);
+	if (rc)
+		return rc;
+	return s[2 + n] == '\0' ? 0 : -EINVAL;
 }
 
 int xpc_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out)

@@ -6,6 +6,7 @@
 #ifndef XPC_PARSE_H
 #define XPC_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -26,6 +27,14 @@
 int xpc_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Same for "0x" hexadecimal (prefix required, case-insensitive digits). */
 int xpc_parse_hex_u64(const char *s, uint64_t *out);
+/*
+ * The hex digits (no prefix, either case) at the start of @s, at most @max
+ * bytes: the one hex loop behind xpc_parse_hex_u64 and the field readers
+ * of /proc/<pid>/maps and perf maps.  Stops at the first byte that is not
+ * a hex digit (a NUL included) and sets *used to the digits read.
+ * Return: 0, -EINVAL (no digit), -ERANGE (the value needs over 64 bits).
+ */
+int xpc_parse_hex_span(const char *s, size_t max, uint64_t *out, size_t *used);
 /* Same for a signed decimal in [min, max]. */
 int xpc_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 

@@ -83,29 +83,13 @@ const char *xp_python_status_name(enum xp_python_status s)
 	return "not_python";
 }
 
-static bool is_host(const struct xp_selector *s)
-{
-	return s->kind == XP_SEL_UPROBE || s->kind == XP_SEL_SYSCALL ||
-	       s->kind == XP_SEL_TRACEPOINT || s->kind == XP_SEL_PYTHON_GC;
-}
-
-static bool is_activity(const struct xp_selector *s)
-{
-	return s->kind == XP_SEL_KERNEL || s->kind == XP_SEL_MEMCPY || s->kind == XP_SEL_MEMSET;
-}
-
-static bool host_clock(const struct xp_selector *s)
-{
-	return is_host(s) || s->kind == XP_SEL_CUDA_API || s->kind == XP_SEL_NVTX;
-}
-
 bool xp_endpoint_collectable(const struct xp_selector *sel)
 {
 	/* host endpoints: the eBPF collectors (src/collect).  CUDA
 	 * endpoints need the in-process Agent, which this build does not
 	 * drive yet (docs/selectors-live.md, "CUDA endpoints"): recognized,
 	 * not collected. */
-	return is_host(sel);
+	return xp_selector_is_host(sel);
 }
 
 void xp_issue_add(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
@@ -131,15 +115,19 @@ static bool launch_api(const struct xp_selector *s)
 		(strcmp(s->category, "driver_api") == 0 && strcmp(s->name, "cuLaunchKernel") == 0));
 }
 
-static bool str_eq(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
+/*
+ * Exact matching, strictly: the correlator's lifecycles (a syscall's or
+ * a GC collection's entry then exit: correlate/policy.c decides those),
+ * or a CUPTI correlation key both endpoints really share.
+ */
 static bool exact_ok(const struct xp_selector *a, const struct xp_selector *b)
 {
+	enum xp_exact_kind k = xp_exact_kind(a, b);
+
+	if (k == XP_EXACT_SYSCALL || k == XP_EXACT_PYTHON_GC)
+		return true;
 	if (a->kind == XP_SEL_CUDA_API && b->kind == XP_SEL_CUDA_API)
-		return str_eq(a->category, b->category) && str_eq(a->name, b->name);
+		return xp_str_same(a->category, b->category) && xp_str_same(a->name, b->name);
 	if (a->kind == XP_SEL_KERNEL && b->kind == XP_SEL_KERNEL)
 		return true;
 	if (a->kind == XP_SEL_MEMCPY && b->kind == XP_SEL_MEMCPY)
@@ -147,11 +135,7 @@ static bool exact_ok(const struct xp_selector *a, const struct xp_selector *b)
 	if (a->kind == XP_SEL_MEMSET && b->kind == XP_SEL_MEMSET)
 		return true;
 	if (a->kind == XP_SEL_NVTX && b->kind == XP_SEL_NVTX)
-		return str_eq(a->regex, b->regex);
-	if (a->kind == XP_SEL_SYSCALL && b->kind == XP_SEL_SYSCALL)
-		return str_eq(a->name, b->name) && !a->is_end && b->is_end;
-	if (a->kind == XP_SEL_PYTHON_GC && b->kind == XP_SEL_PYTHON_GC)
-		return !a->is_end && b->is_end;
+		return xp_str_same(a->regex, b->regex);
 	return (launch_api(a) && b->kind == XP_SEL_KERNEL) ||
 	       (a->kind == XP_SEL_KERNEL && launch_api(b));
 }
@@ -169,40 +153,37 @@ unsigned xp_validate_policy_mask(const struct xp_endpoint_check *start,
 	    strcmp(start->probe.binary_path, end->probe.binary_path) == 0 &&
 	    start->probe.file_offset == end->probe.file_offset)
 		m |= P(XP_POLICY_STACK_NESTED);
-	if (is_activity(a) && is_activity(b))
+	if (xp_selector_is_activity(a) && xp_selector_is_activity(b))
 		m |= P(XP_POLICY_STREAM_ORDER);
 	return m;
 }
 
+/* The correlator's recommendation order (xp_policy_recommend), with the
+ * reason validate reports for it. */
 void xp_validate_recommend(unsigned mask, enum xp_policy *policy, enum xp_policy_reason *reason)
 {
-	if (mask & P(XP_POLICY_STACK_NESTED)) {
-		*policy = XP_POLICY_STACK_NESTED;
+	*policy = xp_policy_recommend(mask);
+	switch (*policy) {
+	case XP_POLICY_STACK_NESTED:
 		*reason = XP_REASON_HOST_CALL_FRAME;
-	} else if (mask & P(XP_POLICY_EXACT)) {
-		*policy = XP_POLICY_EXACT;
+		break;
+	case XP_POLICY_EXACT:
 		*reason = XP_REASON_DETERMINISTIC_KEY;
-	} else if (mask & P(XP_POLICY_STREAM_ORDER)) {
-		*policy = XP_POLICY_STREAM_ORDER;
+		break;
+	case XP_POLICY_STREAM_ORDER:
 		*reason = XP_REASON_STREAM_ORDER;
-	} else {
-		*policy = XP_POLICY_FIRST_AFTER;
+		break;
+	default:
 		*reason = XP_REASON_TEMPORAL;
+		break;
 	}
 }
 
 static const char *policy_issue_text(enum xp_policy p)
 {
-	switch (p) {
-	case XP_POLICY_EXACT:
-		return "exact matching requires endpoints that share a deterministic correlation key";
-	case XP_POLICY_STACK_NESTED:
-		return "stack-nested matching requires entry and return probes for the same host function";
-	case XP_POLICY_STREAM_ORDER:
-		return "stream-order matching requires two GPU activity endpoints";
-	default:
-		return "the policy is not compatible with these endpoints";
-	}
+	const char *t = xp_policy_requirement(p);
+
+	return t ? t : "the policy is not compatible with these endpoints";
 }
 
 /* ---- endpoints ------------------------------------------------------------------ */
@@ -323,13 +304,14 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 	for (i = 0; i < 2; i++) {
 		const struct xp_selector *s = sels[i];
 
-		v->needs_ebpf |= is_host(s);
+		v->needs_ebpf |= xp_selector_is_host(s);
 		v->needs_cupti_callback |= s->kind == XP_SEL_CUDA_API || s->kind == XP_SEL_NVTX;
-		v->needs_cupti_activity |= is_activity(s);
+		v->needs_cupti_activity |= xp_selector_is_activity(s);
 		v->needs_nvtx |= s->kind == XP_SEL_NVTX;
 	}
 	v->needs_cupti = v->needs_cupti_callback || v->needs_cupti_activity;
-	v->needs_clock_alignment = host_clock(start) != host_clock(end);
+	v->needs_clock_alignment = xp_selector_uses_host_clock(start) !=
+				   xp_selector_uses_host_clock(end);
 	v->activation = XP_AGENT_NOT_REQUIRED;
 	if (v->needs_cupti) {
 		struct xp_maps maps;
@@ -435,16 +417,6 @@ static int perf_open_thread(uint32_t tid)
 	return 0;
 }
 
-/* Search rank for the CPython runtime: executable, libpython*, others. */
-static int py_rank(const struct xp_target_fs *fs, const struct xp_map_entry *f)
-{
-	const char *b = strrchr(f->path, '/') + 1;
-
-	if (fs->has_exe && f->inode == (uint64_t)fs->exe_ino)
-		return 0;
-	return strncmp(b, "libpython", 9) == 0 ? 1 : 2;
-}
-
 /* Version from a file name: python3.12, libpython3.12.so.1.0. */
 static bool py_version_from_name(const char *path, unsigned *maj, unsigned *min)
 {
@@ -495,7 +467,8 @@ static void find_python(const struct xp_target *t, struct xp_cpu_sample_check *o
 			uint64_t va, size, ver = 0;
 			char *access;
 
-			if (py_rank(&fs, f) != r || xp_target_fs_access(&fs, f, &access))
+			if (xp_target_fs_python_rank(&fs, f) != r ||
+			    xp_target_fs_access(&fs, f, &access))
 				continue;
 			if (xp_elf_open(access, &elf)) {
 				free(access);

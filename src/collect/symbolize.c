@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../common/parse.h"
 #include "../../common/readfile.h"
 #include "../process/procfs.h"
 #include "symbolize.h"
@@ -60,24 +61,15 @@ const char *xp_frame_kind_name(enum xp_frame_kind k)
 static int parse_hex(const char **pp, const char *end, uint64_t *out)
 {
 	const char *p = *pp;
-	uint64_t v = 0;
-	int digits = 0;
+	size_t n;
+	int rc;
 
 	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (; p < end && isxdigit((unsigned char)*p); p++, digits++) {
-		unsigned d = isdigit((unsigned char)*p) ?
-				     (unsigned)(*p - '0') :
-				     (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
-
-		if (v >> 60)
-			return -ERANGE;
-		v = v << 4 | d;
-	}
-	if (!digits)
-		return -EINVAL;
-	*pp = p;
-	*out = v;
+	rc = xpc_parse_hex_span(p, (size_t)(end - p), out, &n);
+	if (rc)
+		return rc;
+	*pp = p + n;
 	return 0;
 }
 

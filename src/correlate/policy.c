@@ -72,15 +72,10 @@ const char *xp_alignment_name(enum xp_alignment a)
 	return "unknown";
 }
 
-static bool same_str(const char *a, const char *b)
-{
-	return a && b && strcmp(a, b) == 0;
-}
-
 static bool is_syscall_lifecycle(const struct xp_selector *s, const struct xp_selector *e)
 {
 	return s->kind == XP_SEL_SYSCALL && e->kind == XP_SEL_SYSCALL && !s->is_end && e->is_end &&
-	       same_str(s->name, e->name);
+	       xp_str_same(s->name, e->name);
 }
 
 static bool is_gc_lifecycle(const struct xp_selector *s, const struct xp_selector *e)
@@ -92,7 +87,7 @@ static bool is_gc_lifecycle(const struct xp_selector *s, const struct xp_selecto
 static bool is_nvtx_lifecycle(const struct xp_selector *s, const struct xp_selector *e)
 {
 	return s->kind == XP_SEL_NVTX && e->kind == XP_SEL_NVTX && !s->is_end && e->is_end &&
-	       same_str(s->regex, e->regex);
+	       xp_str_same(s->regex, e->regex);
 }
 
 /* Endpoints that carry no CUPTI correlation key of their own. */
@@ -106,11 +101,11 @@ static bool same_function(const struct xp_selector *s, const struct xp_selector 
 {
 	if (s->kind != XP_SEL_UPROBE || e->kind != XP_SEL_UPROBE || s->is_end || !e->is_end)
 		return false;
-	if (!same_str(s->binary, e->binary) || s->uprobe_target != e->uprobe_target)
+	if (!xp_str_same(s->binary, e->binary) || s->uprobe_target != e->uprobe_target)
 		return false;
 	if (s->uprobe_target == XP_UPROBE_OFFSET)
 		return s->offset == e->offset;
-	return same_str(s->symbol, e->symbol);
+	return xp_str_same(s->symbol, e->symbol);
 }
 
 unsigned xp_policy_compatible(const struct xp_selector *start, const struct xp_selector *end)

@@ -52,33 +52,14 @@ int xp_proc_fail(const struct xp_target *t, const char *what, int rc, struct xp_
 
 /* ---- maps ---------------------------------------------------------------- */
 
+/* Hex digits up to @stop, which is consumed. */
 static int hex_field(const char **p, char stop, uint64_t *v)
 {
-	const char *s = *p;
-	uint64_t x = 0;
-	size_t n = 0;
+	size_t n;
 
-	while (*s && *s != stop) {
-		unsigned d;
-
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (*s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (*s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
-			return -EINVAL;
-		if (n == 16)
-			return -EINVAL;
-		x = (x << 4) | d;
-		s++;
-		n++;
-	}
-	if (n == 0 || *s != stop)
+	if (xpc_parse_hex_span(*p, SIZE_MAX, v, &n) || (*p)[n] != stop)
 		return -EINVAL;
-	*v = x;
-	*p = s + 1;
+	*p += n + 1;
 	return 0;
 }
 
@@ -249,6 +230,49 @@ void xp_maps_free(struct xp_maps *m)
 	memset(m, 0, sizeof(*m));
 }
 
+bool xp_map_same_file(const struct xp_map_entry *a, const struct xp_map_entry *b)
+{
+	return xp_map_is_file(a) && xp_map_is_file(b) && a->inode == b->inode &&
+	       a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+bool xp_maps_file_has_exec(const struct xp_maps *m, const struct xp_map_entry *f)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (xp_map_is_exec(&m->v[i]) && xp_map_same_file(&m->v[i], f))
+			return true;
+	return false;
+}
+
+const struct xp_map_entry *xp_maps_find_offset(const struct xp_maps *m,
+					       const struct xp_map_entry *f, uint64_t off)
+{
+	const struct xp_map_entry *any = NULL;
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		const struct xp_map_entry *e = &m->v[i];
+
+		if (!xp_map_same_file(e, f) || off < e->offset || off - e->offset >= e->end - e->start)
+			continue;
+		if (xp_map_is_exec(e))
+			return e;
+		if (!any)
+			any = e;
+	}
+	return any;
+}
+
+const char *xp_path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
 ssize_t xp_maps_files(const struct xp_maps *m, size_t **idx)
 {
 	size_t *v = NULL, n = 0, cap = 0, i, j;
@@ -260,12 +284,8 @@ ssize_t xp_maps_files(const struct xp_maps *m, size_t **idx)
 
 		if (!xp_map_is_file(e))
 			continue;
-		for (j = 0; j < n && !seen; j++) {
-			const struct xp_map_entry *f = &m->v[v[j]];
-
-			seen = f->inode == e->inode && f->dev_major == e->dev_major &&
-			       f->dev_minor == e->dev_minor && strcmp(f->path, e->path) == 0;
-		}
+		for (j = 0; j < n && !seen; j++)
+			seen = xp_map_same_file(&m->v[v[j]], e);
 		if (seen)
 			continue;
 		if (n == cap) {

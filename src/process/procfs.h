@@ -88,6 +88,22 @@ int xp_maps_read_pid(uint32_t pid, struct xp_maps *out, size_t *bad_line);
 int xp_maps_read(const struct xp_target *t, struct xp_maps *out, struct xp_error *err);
 void xp_maps_free(struct xp_maps *m);
 
+/* Two mappings of one file: same device, inode and path. */
+bool xp_map_same_file(const struct xp_map_entry *a, const struct xp_map_entry *b);
+
+/* Some mapping of @f's file is executable. */
+bool xp_maps_file_has_exec(const struct xp_maps *m, const struct xp_map_entry *f);
+
+/*
+ * The mapping of @f's file that holds file offset @off, an executable one
+ * before any other; NULL when the offset is not mapped.
+ */
+const struct xp_map_entry *xp_maps_find_offset(const struct xp_maps *m,
+					       const struct xp_map_entry *f, uint64_t off);
+
+/* The last component of @path (after its last '/'). */
+const char *xp_path_base(const char *path);
+
 /*
  * The distinct mapped files (by device and inode) in first-seen order,
  * as indexes of their first mapping.  Returns the count; *idx is malloc'ed

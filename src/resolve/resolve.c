@@ -54,13 +54,6 @@ void xp_resolved_probe_free(struct xp_resolved_probe *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
 static int str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -98,7 +91,7 @@ static void list_mapped(const struct xp_maps *maps, const char *binary, struct x
 	xp_error_detail_u64(err, "mapped_objects_total", k);
 	xpc_buf_free(&b);
 	for (i = 0; i < k; i++) {
-		if (strcmp(base_name(names[i]), base_name(binary)) == 0) {
+		if (strcmp(xp_path_base(names[i]), xp_path_base(binary)) == 0) {
 			xp_error_hint(err, "a mapped object has this name: %s", names[i]);
 			break;
 		}
@@ -173,30 +166,6 @@ static int find_binary(struct xp_target_fs *fs, const struct xp_maps *maps, cons
 	}
 	*first = hit;
 	return 0;
-}
-
-/* Step 5: the mapping of the file holding @off, executable ones first. */
-static const struct xp_map_entry *mapping_for(const struct xp_maps *maps,
-					      const struct xp_map_entry *file, uint64_t off)
-{
-	const struct xp_map_entry *any = NULL;
-	size_t i;
-
-	for (i = 0; i < maps->n; i++) {
-		const struct xp_map_entry *m = &maps->v[i];
-
-		if (!xp_map_is_file(m) || m->inode != file->inode ||
-		    m->dev_major != file->dev_major || m->dev_minor != file->dev_minor ||
-		    strcmp(m->path, file->path) != 0)
-			continue;
-		if (off < m->offset || off - m->offset >= m->end - m->start)
-			continue;
-		if (xp_map_is_exec(m))
-			return m;
-		if (!any)
-			any = m;
-	}
-	return any;
 }
 
 static void candidates_detail(struct xp_elf *elf, const struct xp_sym_matches *ms,
@@ -447,8 +416,8 @@ int xp_resolve_uprobe(const struct xp_target *t, const struct xp_selector *sel,
 		}
 	}
 	out->file_offset = off;
-	/* 5. */
-	m = mapping_for(&maps, file, off);
+	/* 5. the mapping of the file holding @off, executable ones first */
+	m = xp_maps_find_offset(&maps, file, off);
 	if (!m) {
 		xp_error_detail_u64(err, "file_offset", off);
 		rc = xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,

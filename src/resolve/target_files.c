@@ -134,6 +134,13 @@ int xp_target_fs_access(struct xp_target_fs *fs, const struct xp_map_entry *m, c
 	return seen;
 }
 
+int xp_target_fs_python_rank(const struct xp_target_fs *fs, const struct xp_map_entry *f)
+{
+	if (fs->has_exe && f->inode == (uint64_t)fs->exe_ino)
+		return 0;
+	return strncmp(xp_path_base(f->path), "libpython", 9) == 0 ? 1 : 2;
+}
+
 int xp_target_fs_kind(struct xp_target_fs *fs, int fd, uint16_t e_type, enum xp_object_kind *kind)
 {
 	struct stat st;

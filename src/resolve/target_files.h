@@ -52,6 +52,13 @@ int xp_target_fs_stat(struct xp_target_fs *fs, const char *path, struct stat *st
  */
 int xp_target_fs_access(struct xp_target_fs *fs, const struct xp_map_entry *m, char **out);
 
+/*
+ * Where the CPython runtime is looked for first: 0 for the target's
+ * executable, 1 for a libpython*, 2 for any other mapped file (GC USDT
+ * resolution and validate's --cpu-sample check search in this order).
+ */
+int xp_target_fs_python_rank(const struct xp_target_fs *fs, const struct xp_map_entry *f);
+
 /* The object kind of an opened ELF file (fd) of type @e_type.  -EINVAL
  * for an ELF type that cannot be probed (relocatable, core). */
 int xp_target_fs_kind(struct xp_target_fs *fs, int fd, uint16_t e_type, enum xp_object_kind *kind);

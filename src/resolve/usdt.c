@@ -69,49 +69,6 @@ static int gc_note(const struct xp_usdt_note *n, void *ctx)
 	return 0;
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
-static bool file_has_exec(const struct xp_maps *maps, const struct xp_map_entry *f)
-{
-	size_t i;
-
-	for (i = 0; i < maps->n; i++) {
-		const struct xp_map_entry *m = &maps->v[i];
-
-		if (xp_map_is_file(m) && m->inode == f->inode && m->dev_major == f->dev_major &&
-		    m->dev_minor == f->dev_minor && xp_map_is_exec(m) &&
-		    strcmp(m->path, f->path) == 0)
-			return true;
-	}
-	return false;
-}
-
-static const struct xp_map_entry *mapping_for(const struct xp_maps *maps,
-					      const struct xp_map_entry *f, uint64_t off)
-{
-	const struct xp_map_entry *any = NULL;
-	size_t i;
-
-	for (i = 0; i < maps->n; i++) {
-		const struct xp_map_entry *m = &maps->v[i];
-
-		if (!xp_map_is_file(m) || m->inode != f->inode || m->dev_major != f->dev_major ||
-		    m->dev_minor != f->dev_minor || strcmp(m->path, f->path) != 0 ||
-		    off < m->offset || off - m->offset >= m->end - m->start)
-			continue;
-		if (xp_map_is_exec(m))
-			return m;
-		if (!any)
-			any = m;
-	}
-	return any;
-}
-
 /* Fill @out for marker @i of the winning object. */
 static int fill_marker(struct gc_scan *s, int i, struct xp_elf *elf, struct xp_target_fs *fs,
 		       const struct xp_maps *maps, const struct xp_map_entry *f, const char *access,
@@ -141,7 +98,7 @@ static int fill_marker(struct gc_scan *s, int i, struct xp_elf *elf, struct xp_t
 			"USDT marker python:%s at 0x%llx is outside the loadable segments of %s",
 			gc_names[i], (unsigned long long)n->pc, f->path);
 	}
-	m = mapping_for(maps, f, out->file_offset);
+	m = xp_maps_find_offset(maps, f, out->file_offset);
 	if (!m) {
 		xp_error_detail_str(err, "binary_path", f->path);
 		return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
@@ -173,16 +130,6 @@ static void scan_free(struct gc_scan *s)
 	free(s->args[0]);
 	free(s->args[1]);
 	memset(s, 0, sizeof(*s));
-}
-
-/* Search order: executable, libpython*, the rest (maps order). */
-static int rank(const struct xp_target_fs *fs, const struct xp_map_entry *f)
-{
-	if (fs->has_exe && f->inode == (uint64_t)fs->exe_ino)
-		return 0;
-	if (strncmp(base_name(f->path), "libpython", 9) == 0)
-		return 1;
-	return 2;
 }
 
 int xp_resolve_python_gc(const struct xp_target *t, struct xp_usdt_marker *start,
@@ -228,7 +175,9 @@ int xp_resolve_python_gc(const struct xp_target *t, struct xp_usdt_marker *start
 			char *access = NULL;
 			int erc;
 
-			if (rank(&fs, f) != r || !file_has_exec(&maps, f))
+			/* executable, libpython*, the rest (maps order) */
+			if (xp_target_fs_python_rank(&fs, f) != r ||
+			    !xp_maps_file_has_exec(&maps, f))
 				continue;
 			erc = xp_target_fs_access(&fs, f, &access);
 			if (erc == -EACCES) {

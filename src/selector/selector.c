@@ -598,6 +598,11 @@ bool xp_selector_uses_host_clock(const struct xp_selector *sel)
 	return !xp_selector_is_activity(sel);
 }
 
+bool xp_str_same(const char *a, const char *b)
+{
+	return a && b && strcmp(a, b) == 0;
+}
+
 bool xp_selector_needs_callback(const struct xp_selector *sel)
 {
 	return sel->kind == XP_SEL_CUDA_API || sel->kind == XP_SEL_NVTX;

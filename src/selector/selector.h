@@ -163,6 +163,9 @@ bool xp_selector_uses_host_clock(const struct xp_selector *sel);
 bool xp_selector_is_activity(const struct xp_selector *sel);
 /* True for a CUDA endpoint that needs CUPTI callbacks (API, NVTX). */
 bool xp_selector_needs_callback(const struct xp_selector *sel);
+/* Two optional selector fields (binary, symbol, name, regex ...) are
+ * both present and equal: how policy and validate compare endpoints. */
+bool xp_str_same(const char *a, const char *b);
 
 /*
  * Reduce a name regex to one literal filter.  Wrappers are tried in order

@@ -117,6 +117,22 @@ static void test_parse(void)
 	CHECK(xpc_parse_hex_u64("0x", &v) == -EINVAL);
 	CHECK(xpc_parse_hex_u64("12", &v) == -EINVAL);
 	CHECK(xpc_parse_hex_u64("0x10000000000000000", &v) == -ERANGE);
+	/* the span reader behind it: digits up to the first other byte or @max */
+	{
+		size_t n = 99;
+
+		CHECK(xpc_parse_hex_span("7f00aB-7f01 r", SIZE_MAX, &v, &n) == 0);
+		CHECK(v == 0x7f00ab && n == 6);
+		CHECK(xpc_parse_hex_span("ffff", 2, &v, &n) == 0 && v == 0xff && n == 2);
+		CHECK(xpc_parse_hex_span("-1", SIZE_MAX, &v, &n) == -EINVAL && n == 0);
+		CHECK(xpc_parse_hex_span("", SIZE_MAX, &v, &n) == -EINVAL);
+		CHECK(xpc_parse_hex_span("ffffffffffffffff ", SIZE_MAX, &v, &n) == 0 &&
+		      v == UINT64_MAX && n == 16);
+		CHECK(xpc_parse_hex_span("00000000000000001", SIZE_MAX, &v, &n) == 0 && v == 1);
+		CHECK(xpc_parse_hex_span("10000000000000000", SIZE_MAX, &v, &n) == -ERANGE);
+		CHECK(xpc_parse_hex_u64("0x12 ", &v) == -EINVAL);
+		CHECK(xpc_parse_hex_u64("0x00000000000000001", &v) == 0 && v == 1);
+	}
 	CHECK(xpc_parse_i64("-9223372036854775808", INT64_MIN, INT64_MAX, &s) == 0 && s == INT64_MIN);
 	CHECK(xpc_parse_i64("-5", 0, 10, &s) == -ERANGE);
 }
