@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../../common/json.h"
 #include "../../common/parse.h"
 #include "../selector/syscall_table.h"
 #include "doctor_checks.h"
@@ -263,6 +264,92 @@ void xp_validation_free(struct xp_validation *v)
 	xp_warnings_free(&v->warnings);
 }
 
+/*
+ * The instruction-boundary verdict of a +0x uprobe endpoint (resolve/
+ * insn.h) as an issue: a mid-instruction offset and a return probe off a
+ * function entry always; an unverified offset unless --unsafe-offset
+ * (then offset_warning() reports it).  The issue carries measure's hint:
+ * the nearest boundaries, or the flag.
+ */
+static void offset_issue(struct xp_validation *v, const struct xp_endpoint_check *ep,
+			 const char *which, bool unsafe_offset)
+{
+	const struct xp_offset_info *in = &ep->probe.insn;
+	const struct xp_selector *s = ep->sel;
+	const char *kind = s->is_end ? "return" : "entry";
+	unsigned long long off = ep->probe.file_offset;
+	struct xp_issue *is = &v->issues[v->nissues];
+	size_t before = v->nissues;
+
+	if (s->kind != XP_SEL_UPROBE || s->uprobe_target != XP_UPROBE_OFFSET || !ep->has_probe)
+		return;
+	switch (in->check) {
+	case XP_OFFSET_MID_INSN:
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
+			     "%s selector %s is not on an instruction boundary: file offset 0x%llx lies inside the instruction at 0x%llx of %s, and a probe there would corrupt the target (use +0x%llx or +0x%llx)",
+			     which, s->text, off, (unsigned long long)in->before, in->function,
+			     (unsigned long long)in->before, (unsigned long long)in->after);
+		if (v->nissues > before)
+			snprintf(is->hint, sizeof(is->hint),
+				 "probe an instruction boundary: uprobe:%s:+0x%llx:%s (the instruction's start) or uprobe:%s:+0x%llx:%s (the next one)",
+				 s->binary, (unsigned long long)in->before, kind, s->binary,
+				 (unsigned long long)in->after, kind);
+		break;
+	case XP_OFFSET_NOT_ENTRY:
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
+			     "%s selector %s is a return probe inside function %s but not at its entry (+0x%llx): a uretprobe there would overwrite a word of the target's stack",
+			     which, s->text, in->function, (unsigned long long)in->function_offset);
+		if (v->nissues > before)
+			snprintf(is->hint, sizeof(is->hint),
+				 "put return probes on a function entry: uprobe:%s:+0x%llx:return",
+				 s->binary, (unsigned long long)in->function_offset);
+		break;
+	case XP_OFFSET_UNVERIFIED:
+		if (unsafe_offset)
+			break; /* offset_warning() */
+		xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
+			     "%s selector %s: file offset 0x%llx cannot be checked for an instruction boundary (%s); pass --unsafe-offset to probe it anyway",
+			     which, s->text, off, in->reason);
+		if (v->nissues > before)
+			snprintf(is->hint, sizeof(is->hint),
+				 "only if 0x%llx is known to start an instruction, rerun with --unsafe-offset: a probe inside an instruction corrupts the target",
+				 off);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --unsafe-offset: an unverified +0x offset is probed, with a warning. */
+static void offset_warning(struct xp_validation *v, const struct xp_endpoint_check *ep,
+			   const char *which)
+{
+	const struct xp_offset_info *in = &ep->probe.insn;
+	const struct xp_selector *s = ep->sel;
+	unsigned long long off = ep->probe.file_offset;
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+	char msg[512];
+
+	if (s->kind != XP_SEL_UPROBE || s->uprobe_target != XP_UPROBE_OFFSET || !ep->has_probe ||
+	    in->check != XP_OFFSET_UNVERIFIED)
+		return;
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	xpc_json_kstr(&w, "binary_path", ep->probe.binary_path);
+	xpc_json_kstr(&w, "endpoint", which);
+	xpc_json_ku64(&w, "file_offset", off);
+	xpc_json_kstr(&w, "reason", in->reason);
+	xpc_json_kstr(&w, "selector", s->text);
+	xpc_json_obj_end(&w);
+	snprintf(msg, sizeof(msg),
+		 "%s selector offset 0x%llx was not checked for an instruction boundary (%s); probed because of --unsafe-offset",
+		 which, off, in->reason);
+	xp_warnings_add(&v->warnings, XP_WARN_UNVERIFIED_BOUNDARY, msg,
+			xpc_json_finish(&w) ? NULL : xpc_buf_str(&b));
+	xpc_buf_free(&b);
+}
+
 static bool broad_kernel(const struct xp_selector *s)
 {
 	return s->kind == XP_SEL_KERNEL &&
@@ -341,6 +428,7 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 			xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
 			      "%s selector %s is recognized but not collected by this build (live CUDA collection needs the xprobe Agent, which this build does not drive yet)",
 			      i == 0 ? "start" : "end", sels[i]->text);
+		offset_issue(v, ep, i == 0 ? "start" : "end", opts && opts->unsafe_offset);
 	}
 	if (v->needs_ebpf && !xp_host_ebpf_capable(why, sizeof(why)))
 		xp_issue_add(v->issues, &v->nissues, XPROBE_E_PERMISSION_DENIED,
@@ -391,6 +479,10 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 				i == 0 ? "start selector matches every CUDA kernel activity" :
 					 "end selector matches every CUDA kernel activity",
 				NULL);
+	if (opts && opts->unsafe_offset) {
+		offset_warning(v, &v->start, "start");
+		offset_warning(v, &v->end, "end");
+	}
 	return xp_target_verify(t, err);
 }
 

@@ -74,6 +74,9 @@ struct xp_endpoint_check {
 struct xp_issue {
 	int code; /* enum xprobe_err */
 	char message[512];
+	/* a hint for measure's error ("" = the generic one); validate does
+	 * not render it: the contract's ValidationIssue is code + message */
+	char hint[256];
 };
 
 /* Append an issue (at most XP_MAX_ISSUES are kept, in order). */
@@ -101,7 +104,13 @@ struct xp_validation {
 struct xp_validate_opts {
 	/* the correlator's mask for the pair; NULL = no narrowing */
 	unsigned (*correlator_mask)(const struct xp_selector *start, const struct xp_selector *end);
+	/* --unsafe-offset: a +0x offset whose instruction boundary cannot be
+	 * checked (resolve/insn.h) is accepted with an
+	 * UNVERIFIED_INSTRUCTION_BOUNDARY warning instead of an issue */
+	bool unsafe_offset;
 };
+
+#define XP_WARN_UNVERIFIED_BOUNDARY "UNVERIFIED_INSTRUCTION_BOUNDARY"
 
 /*
  * Validate a pair.  @t must come from xp_target_identify.  Errors (hard):

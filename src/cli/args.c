@@ -20,7 +20,7 @@ enum opt_id {
 	O_PID, O_LIMIT, O_FROM, O_TO, O_MATCH, O_SPEC, O_INPUT, O_AGENT, O_CUPTI_SOCKET,
 	O_EVENTS_OUT, O_FORMAT, O_NAME, O_SAMPLES, O_DURATION, O_TIMEOUT, O_MAX_EVENTS,
 	O_AGGREGATE, O_CPU_SAMPLE, O_SYSCALL_AGG, O_MAX_GROUPS, O_FREQUENCY, O_MAX_SAMPLES,
-	O_STACK_DEPTH, O_MAX_THREADS, O_MAX_INFLIGHT,
+	O_STACK_DEPTH, O_MAX_THREADS, O_MAX_INFLIGHT, O_UNSAFE_OFFSET,
 };
 
 struct opt_def {
@@ -58,6 +58,7 @@ static const struct opt_def opt_defs[] = {
 	{ { "stack-depth", required_argument, NULL, O_STACK_DEPTH }, XP_OPT_STACK_DEPTH },
 	{ { "max-threads", required_argument, NULL, O_MAX_THREADS }, XP_OPT_MAX_THREADS },
 	{ { "max-inflight", required_argument, NULL, O_MAX_INFLIGHT }, XP_OPT_MAX_INFLIGHT },
+	{ { "unsafe-offset", no_argument, NULL, O_UNSAFE_OFFSET }, XP_OPT_UNSAFE_OFFSET },
 };
 
 #define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -140,6 +141,9 @@ static const struct conflict conflicts[] = {
 	{ XP_OPT_AGGREGATE, XP_OPT_EVENTS_OUT }, { XP_OPT_AGGREGATE, XP_OPT_FORMAT },
 	{ XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE }, { XP_OPT_AGGREGATE, XP_OPT_SYSCALL_AGG },
 	{ XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG },
+	/* --unsafe-offset concerns live uprobe selectors only */
+	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_INPUT }, { XP_OPT_UNSAFE_OFFSET, XP_OPT_AGGREGATE },
+	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_CPU_SAMPLE }, { XP_OPT_UNSAFE_OFFSET, XP_OPT_SYSCALL_AGG },
 };
 
 /* Flags that only make sense with another one (any of `needs`). */
@@ -334,6 +338,7 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		case O_AGGREGATE: cli->aggregate = true; break;
 		case O_CPU_SAMPLE: cli->cpu_sample = true; break;
 		case O_SYSCALL_AGG: cli->syscall_aggregate = true; break;
+		case O_UNSAFE_OFFSET: cli->unsafe_offset = true; break;
 		case ':':
 			return usage_error(cmd, "a value is required for '%s' but none was supplied",
 					   argv[optind - 1]);

@@ -38,6 +38,7 @@ enum xp_opt_bit {
 	XP_OPT_STACK_DEPTH = 1ul << 22,
 	XP_OPT_MAX_THREADS = 1ul << 23,
 	XP_OPT_MAX_INFLIGHT = 1ul << 24,
+	XP_OPT_UNSAFE_OFFSET = 1ul << 25,
 };
 
 /*

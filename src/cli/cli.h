@@ -74,6 +74,8 @@ struct xp_cli {
 	uint64_t max_threads;
 	bool has_max_inflight;
 	uint64_t max_inflight;
+
+	bool unsafe_offset;      /* --unsafe-offset (resolve/insn.h) */
 };
 
 /* Defaults of the contract. */

@@ -39,16 +39,19 @@ static const struct xp_command commands[] = {
 	{
 		"validate",
 		"Check, read-only, whether a measurement can run against a live process.",
-		"--pid <PID> (--from <SELECTOR> --to <SELECTOR> --match <POLICY> | --cpu-sample | --syscall-aggregate) [--json]",
+		"--pid <PID> (--from <SELECTOR> --to <SELECTOR> --match <POLICY> [--unsafe-offset] | --cpu-sample | --syscall-aggregate) [--json]",
 		"Options:\n"
 		"      --pid <PID>            target process\n"
 		"      --from <SELECTOR>      start endpoint (see docs/selectors.md)\n"
 		"      --to <SELECTOR>        end endpoint\n"
 		"      --match <POLICY>       exact | first-after | nearest | stack-nested | stream-order\n"
+		"      --unsafe-offset        accept a uprobe +0x offset whose instruction boundary\n"
+		"                             cannot be checked (no function symbol covers it), with\n"
+		"                             a warning; a mid-instruction offset is always refused\n"
 		"      --cpu-sample           check CPU sampling (threads, perf events, Python symbols)\n"
 		"      --syscall-aggregate    check the eBPF syscall aggregate path\n\n" COMMON_HELP,
 		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_CPU_SAMPLE |
-			XP_OPT_SYSCALL_AGG,
+			XP_OPT_SYSCALL_AGG | XP_OPT_UNSAFE_OFFSET,
 		cmd_validate,
 	},
 	{
@@ -65,6 +68,8 @@ static const struct xp_command commands[] = {
 		"      --to <SELECTOR>        end endpoint\n"
 		"      --match <POLICY>       exact | first-after | nearest | stack-nested | stream-order\n"
 		"      --name <NAME>          measurement name\n"
+		"      --unsafe-offset        probe a uprobe +0x offset whose instruction boundary\n"
+		"                             cannot be checked, with a warning (see validate)\n"
 		"Bounds:\n"
 		"      --samples <N>          stop after N matched pairs\n"
 		"      --duration-ms <MS>     collection window\n"
@@ -88,7 +93,7 @@ static const struct xp_command commands[] = {
 			XP_OPT_MAX_EVENTS | XP_OPT_AGGREGATE | XP_OPT_CPU_SAMPLE |
 			XP_OPT_SYSCALL_AGG | XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY |
 			XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH | XP_OPT_MAX_THREADS |
-			XP_OPT_MAX_INFLIGHT,
+			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET,
 		cmd_measure,
 	},
 };

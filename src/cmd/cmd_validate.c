@@ -103,7 +103,8 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 
 int cmd_validate(const struct xp_cli *cli)
 {
-	struct xp_validate_opts opts = { .correlator_mask = xp_policy_compatible };
+	struct xp_validate_opts opts = { .correlator_mask = xp_policy_compatible,
+					 .unsafe_offset = cli->unsafe_offset };
 	struct xp_selector from, to;
 	struct xp_validation v;
 	struct xp_error err = { 0 };

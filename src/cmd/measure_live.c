@@ -223,9 +223,11 @@ static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
  * PERMISSION_DENIED (exit 4), a policy the strict validate-time rules
  * refuse INVALID_CORRELATION_POLICY, before anything touches the target.
  */
-static int validate_first(struct xp_measure_req *req, struct xp_error *err)
+static int validate_first(struct xp_measure_req *req, struct xp_warnings *ws,
+			  struct xp_error *err)
 {
-	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible };
+	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
+				       .unsafe_offset = req->cli->unsafe_offset };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
 	struct xp_validation v;
@@ -234,7 +236,20 @@ static int validate_first(struct xp_measure_req *req, struct xp_error *err)
 
 	memset(&v, 0, sizeof(v));
 	rc = xp_validate_pair(&req->target, &req->from, &req->to, req->policy, &vo, &v, err);
-	if (rc || v.nissues == 0)
+	if (rc)
+		goto out;
+	/* --unsafe-offset's warnings reach the result; validate's others
+	 * (HEURISTIC_CORRELATION ...) are the correlator's to give */
+	for (i = 0; i < v.warnings.n; i++) {
+		const struct xp_warning *w = &v.warnings.v[i];
+
+		if (strcmp(w->code, XP_WARN_UNVERIFIED_BOUNDARY) == 0 &&
+		    xp_warnings_add(ws, w->code, w->message, w->details)) {
+			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+			goto out;
+		}
+	}
+	if (v.nissues == 0)
 		goto out;
 	n = xp_policy_list(v.compatible, list);
 	for (i = 0; i < n; i++)
@@ -244,7 +259,10 @@ static int validate_first(struct xp_measure_req *req, struct xp_error *err)
 	xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
 	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(v.recommended));
 	xp_error_detail_strv(err, "compatible_policies", names, n);
-	xp_error_hint(err, "rerun validate with an explicitly compatible policy");
+	if (v.issues[0].hint[0])
+		xp_error_hint(err, "%s", v.issues[0].hint);
+	else
+		xp_error_hint(err, "rerun validate with an explicitly compatible policy");
 	rc = xp_error_set(err, v.issues[0].code, true, "%s", v.issues[0].message);
 out:
 	xp_validation_free(&v);
@@ -298,7 +316,7 @@ static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
 /* Timeout or signal with the capture so far: a result when it pairs. */
 static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
 			const struct xp_live_stats *st, const struct xp_host_collection *host,
-			struct xp_error *err)
+			const struct xp_warnings *ws, struct xp_error *err)
 {
 	bool timeout = st->stop == XP_LIVE_STOP_TIMEOUT;
 	uint64_t matched = 0;
@@ -313,7 +331,7 @@ static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
 		}
 	}
 	if (matched || c->dropped)
-		return xp_measure_finish(req, c, timeout ? "timed_out" : "cancelled", host, NULL);
+		return xp_measure_finish(req, c, timeout ? "timed_out" : "cancelled", host, ws);
 
 	xp_error_detail_str(err, "start_selector", req->from_text);
 	xp_error_detail_str(err, "end_selector", req->to_text);
@@ -347,6 +365,7 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 	uint64_t t0 = xp_live_now_ns();
 	struct xp_host_collection host;
 	struct xp_live_stats st;
+	struct xp_warnings ws = { 0 };
 	struct xp_live_plan plan;
 	struct xp_live_opts o;
 	struct xp_target_ns ns;
@@ -366,7 +385,7 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "CUDA endpoint planned");
 		goto out;
 	}
-	rc = validate_first(req, err);
+	rc = validate_first(req, &ws, err);
 	if (rc)
 		goto out;
 
@@ -443,12 +462,12 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 		/* fall through */
 	case XP_LIVE_STOP_DURATION:
 		host_block(&st, &c, &host);
-		rc = xp_measure_finish(req, &c, "completed", &host, NULL);
+		rc = xp_measure_finish(req, &c, "completed", &host, &ws);
 		break;
 	case XP_LIVE_STOP_TIMEOUT:
 	case XP_LIVE_STOP_SIGNAL:
 		host_block(&st, &c, &host);
-		rc = live_partial(req, &c, &st, &host, err);
+		rc = live_partial(req, &c, &st, &host, &ws, err);
 		break;
 	case XP_LIVE_STOP_FULL:
 	case XP_LIVE_STOP_TARGET_EXITED:
@@ -458,6 +477,7 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 out:
 	xp_live_plan_free(&plan);
 	xp_capture_free(&c);
+	xp_warnings_free(&ws);
 	return rc;
 }
 

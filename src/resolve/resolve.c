@@ -11,6 +11,8 @@
  *   3. open the ELF file through an access path; object kind;
  *   4. symbol lookup -> virtual address -> file offset through PT_LOAD,
  *      or a +0x offset checked against the executable PT_LOAD segments;
+ *      4b. a +0x offset's instruction-boundary check (insn.h), recorded
+ *      in the result for validate to judge;
  *   5. runtime address through the mapping holding the offset;
  *   6. build id; verify identity again.
  */
@@ -51,6 +53,7 @@ void xp_resolved_probe_free(struct xp_resolved_probe *p)
 	free(p->build_id);
 	free(p->symbol);
 	free(p->symbol_demangled);
+	xp_offset_info_free(&p->insn);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -372,6 +375,15 @@ int xp_resolve_uprobe(const struct xp_target *t, const struct xp_selector *sel,
 				err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				"file offset 0x%llx is not inside an executable segment of %s",
 				(unsigned long long)off, file->path);
+			goto out;
+		}
+		/* 4b. an instruction boundary? (the verdict is validate's) */
+		rc = xp_insn_check_offset(&elf, off, sel->is_end, &out->insn);
+		if (rc) {
+			xp_error_detail_u64(err, "file_offset", off);
+			rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+					  "cannot check file offset 0x%llx of %s for an instruction boundary: %s",
+					  (unsigned long long)off, file->path, strerror(-rc));
 			goto out;
 		}
 	} else {

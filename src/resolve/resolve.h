@@ -21,6 +21,7 @@
 #include "../model/error_record.h"
 #include "../selector/selector.h"
 #include "../process/identity.h"
+#include "insn.h"
 
 enum xp_object_kind {
 	XP_OBJ_EXECUTABLE = 0, /* "executable" (ET_EXEC) */
@@ -51,6 +52,9 @@ struct xp_resolved_probe {
 	uint64_t file_offset;
 	uint64_t runtime_address;
 	struct xp_mapping mapping;
+	/* +0x selectors: the instruction-boundary check (insn.h); refused
+	 * and unverified offsets resolve, validate turns them into issues */
+	struct xp_offset_info insn;
 };
 
 /*

@@ -807,6 +807,59 @@ int xp_elf_read_va(const struct xp_elf *e, uint64_t va, void *buf, size_t n)
 	return (size_t)r == n ? 0 : -EIO;
 }
 
+/* ---- the function around an address (insn.c) ------------------------------ */
+
+/* Code a function symbol names: functions and GNU indirect-function
+ * resolvers, defined in a real section. */
+static bool defined_code(const struct sym *s)
+{
+	return (s->type == STT_FUNC || s->type == STT_GNU_IFUNC) && s->shndx != SHN_UNDEF &&
+	       (s->shndx < SHN_LORESERVE || s->shndx == SHN_XINDEX);
+}
+
+int xp_elf_func_at(struct xp_elf *e, uint64_t va, struct xp_sym_match *out, bool *starts_here)
+{
+	const struct xp_elf_symtab *tabs[2] = { &e->dynsym, &e->symtab };
+	struct sym best = { 0 };
+	bool found = false, best_symtab = false;
+	size_t t, i;
+	int rc = read_sections(e);
+
+	memset(out, 0, sizeof(*out));
+	*starts_here = false;
+	if (rc)
+		return rc;
+	for (t = 0; t < 2; t++) {
+		for (i = 0; tabs[t]->data && i < tabs[t]->count; i++) {
+			struct sym s;
+
+			if (!sym_at(e, tabs[t], i, &s) || !defined_code(&s) || s.value > va)
+				continue;
+			if (s.value == va)
+				*starts_here = true;
+			if (va - s.value >= s.size)
+				continue;
+			/* nearest start; at one start the larger size, a name */
+			if (found && (s.value < best.value ||
+				      (s.value == best.value &&
+				       (s.size < best.size || (s.size == best.size && best.name[0])))))
+				continue;
+			best = s;
+			best_symtab = t == 1;
+			found = true;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	out->name = strdup(best.name[0] ? best.name : "?");
+	if (!out->name)
+		return -ENOMEM;
+	out->value = best.value;
+	out->size = best.size;
+	out->from_symtab = best_symtab;
+	return 0;
+}
+
 /* ---- close matches ------------------------------------------------------------- */
 
 size_t xp_edit_distance(const char *a, const char *b, size_t limit)

@@ -105,6 +105,16 @@ int xp_elf_lookup_any(struct xp_elf *e, const char *name, uint64_t *value, uint6
 int xp_elf_read_va(const struct xp_elf *e, uint64_t va, void *buf, size_t n);
 
 /*
+ * The defined function (STT_FUNC or STT_GNU_IFUNC, either table) whose
+ * [st_value, st_value + st_size) holds @va, the one starting nearest
+ * below @va when several do; @starts_here tells whether any defined
+ * function starts exactly at @va (a zero-size one included).  Return 0
+ * (@out filled, out->name owned), -ENOENT (none holds @va; *starts_here
+ * still set), -ENOMEM, -EINVAL (malformed tables).  For insn.c.
+ */
+int xp_elf_func_at(struct xp_elf *e, uint64_t va, struct xp_sym_match *out, bool *starts_here);
+
+/*
  * Up to @max names close to @name (same name in another case, prefix or
  * substring, small edit distance; C++ overloads of the same identifier),
  * best first.  Each is the demangled form for C++ symbols.  Returns the
