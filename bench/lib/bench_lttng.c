@@ -19,22 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-static long num(const char *s)
-{
-	long v = 0;
-
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (*s - '0');
-	return v;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -43,7 +28,9 @@ int main(int argc, char **argv)
 
 	if (argc != 3)
 		return 2;
-	n = num(argv[2]);
+	n = bench_count(argv[2]);
+	if (n < 0)
+		return 2;
 	/* warm-up: the first events register the provider, map buffers */
 	for (int i = 0; i < 1000; i++) {
 		tracepoint(xpbench, record, 1, i, i);
@@ -51,17 +38,17 @@ int main(int argc, char **argv)
 		tracepoint(xpbench, pop, 0);
 	}
 	if (!strcmp(argv[1], "record")) {
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++)
 			tracepoint(xpbench, record, 1, (uint64_t)i, (uint64_t)i);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 	} else {
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++) {
 			tracepoint(xpbench, push, "bench", 0);
 			tracepoint(xpbench, pop, 0);
 		}
-		t1 = now_ns();
+		t1 = bench_now_ns();
 	}
 	printf("%.2f\n", (t1 - t0) / n);
 	return 0;

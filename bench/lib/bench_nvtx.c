@@ -12,22 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 
-static long num(const char *s)
-{
-	long v = 0;
-
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (*s - '0');
-	return v;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "bench_util.h"
 
 int main(int argc, char **argv)
 {
@@ -36,19 +21,21 @@ int main(int argc, char **argv)
 
 	if (argc != 2)
 		return 2;
-	n = num(argv[1]);
+	n = bench_count(argv[1]);
+	if (n < 0)
+		return 2;
 	/* warm-up: the first call loads the injection; the first record of
 	 * the thread attaches its ring */
 	for (int i = 0; i < 100; i++) {
 		nvtxRangePushA("bench");
 		nvtxRangePop();
 	}
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (long i = 0; i < n; i++) {
 		nvtxRangePushA("bench");
 		nvtxRangePop();
 	}
-	t1 = now_ns();
+	t1 = bench_now_ns();
 	printf("%.2f\n", (t1 - t0) / n);
 	return 0;
 }

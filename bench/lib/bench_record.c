@@ -27,24 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "xprobe/xprobe.h"
-
-static long num(const char *s)
-{
-	long v = 0;
-
-	for (; *s >= '0' && *s <= '9'; s++)
-		v = v * 10 + (*s - '0');
-	return v;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 __attribute__((noinline)) int empty_call(uint32_t t, uint64_t a, uint64_t b)
 {
@@ -80,22 +64,24 @@ int main(int argc, char **argv)
 
 	if (argc != 3)
 		return 2;
-	n = num(argv[2]);
+	n = bench_count(argv[2]);
+	if (n < 0)
+		return 2;
 	if (!strcmp(argv[1], "empty")) {
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++)
 			empty_call(1, (uint64_t)i, (uint64_t)i);
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		return 0;
 	}
 	if (!strcmp(argv[1], "rdtsc")) {
 		uint64_t acc = 0;
 
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++)
 			acc += __builtin_ia32_rdtsc();
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		return acc == 1;
 	}
@@ -103,12 +89,12 @@ int main(int argc, char **argv)
 		uint64_t acc = 0;
 		struct timespec ts;
 
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++) {
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			acc += (uint64_t)ts.tv_nsec;
 		}
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		return acc == 1;
 	}
@@ -121,7 +107,7 @@ int main(int argc, char **argv)
 		if (b == MAP_FAILED)
 			return 3;
 		memset(b, 0, sz); /* prefault */
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++) {
 			uint64_t *r = (uint64_t *)(b + (size_t)i * 40);
 
@@ -132,17 +118,17 @@ int main(int argc, char **argv)
 			r[4] = (uint64_t)i;
 			head = (uint64_t)(i + 1) * 40;
 		}
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		munmap(b, sz);
 		return head == 0;
 	}
 	if (!strcmp(argv[1], "off")) {
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++)
 			bad += xprobe_trace_record(1, (uint64_t)i, (uint64_t)i) !=
 			       -XPROBE_E_NOT_ACTIVE;
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		return bad != 0;
 	}
@@ -151,10 +137,10 @@ int main(int argc, char **argv)
 	/* the thread's first record attaches (and prefaults) its ring */
 	xprobe_trace_record(0, 0, 0);
 	if (!strcmp(argv[1], "direct")) {
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		for (long i = 0; i < n; i++)
 			bad += xprobe_trace_record(1, (uint64_t)i, (uint64_t)i) != 0;
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		printf("%.2f\n", (t1 - t0) / n);
 		xprobe_inspect_close();
 		return bad != 0;
@@ -166,10 +152,10 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			bad += xprobe_trace_record(1, (uint64_t)i, (uint64_t)i) != 0;
 		xprobe_inspect_get_output_dir(out, sizeof(out));
-		t0 = now_ns();
+		t0 = bench_now_ns();
 		if (xprobe_inspect_stop() != 0)
 			return 4;
-		t1 = now_ns();
+		t1 = bench_now_ns();
 		snprintf(path, sizeof(path), "%s/ntrace.pb", out);
 		if (stat(path, &st) != 0)
 			return 5;
