@@ -2832,7 +2832,7 @@ bool fast_path_enabled()
 
 	if (g_test_fast_mode >= 0)
 		return g_test_fast_mode != 0;
-	v = getenv("XPROBE_DECODE_NO_FASTPATH");
+	v = secure_getenv("XPROBE_DECODE_NO_FASTPATH");
 	return !v || !v[0] || (v[0] == '0' && !v[1]);
 }
 

@@ -203,7 +203,8 @@ void xp_json_use(const struct xp_json_api *api);
 /*
  * 0 when the decoder is there (loading the plugin the first time), or
  * INTERNAL with the plugin's path and the loader's reason in @err.  The
- * plugin is $XPROBE_JSON_PLUGIN when set, else ../lib/xprobe/xprobe-json.so
+ * plugin is $XPROBE_JSON_PLUGIN when set (an absolute path only root or the
+ * real user can write, common/env_hooks.h), else ../lib/xprobe/xprobe-json.so
  * from the directory of the running executable.  Every decoder above
  * that takes an xp_error checks this itself; callers of xp_jdoc_parse()
  * check it first.  The test hooks abort when the decoder cannot be loaded.

@@ -11,6 +11,10 @@
  * discover, validate and the live measurements never parse JSON.  Only
  * `measure --input` and `--spec` do, and they pay the load once.
  *
+ * $XPROBE_JSON_PLUGIN is read with secure_getenv and loaded only from a
+ * path no other user can write (xpc_dlopen_trusted, common/env_hooks.h):
+ * a root-run xprobe must not map a library someone else planted.
+ *
  * Invariant: `api` is written once, under `once`, before any call goes
  * through it (xp_json_use() is for single-threaded start-up).
  */
@@ -23,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/env_hooks.h"
 #include "capture_io.h"
 #include "decode_json.h"
 
@@ -32,6 +37,7 @@ static const struct xp_json_api *api;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char plugin_path[PATH_MAX + sizeof(PLUGIN_REL)];
 static char load_error[512];
+static bool plugin_from_env; /* $XPROBE_JSON_PLUGIN: loaded only if trusted */
 
 void xp_json_use(const struct xp_json_api *a)
 {
@@ -42,13 +48,14 @@ void xp_json_use(const struct xp_json_api *a)
  * executable's own path cannot be read. */
 static bool find_plugin(void)
 {
-	const char *env = getenv("XPROBE_JSON_PLUGIN");
+	const char *env = xpc_env("XPROBE_JSON_PLUGIN");
 	char exe[PATH_MAX];
 	ssize_t n;
 	char *slash;
 
-	if (env && *env) {
+	if (env) {
 		snprintf(plugin_path, sizeof(plugin_path), "%s", env);
+		plugin_from_env = true;
 		return true;
 	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -76,10 +83,18 @@ static void load_plugin(void)
 		return;
 	if (!find_plugin())
 		return;
-	h = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(load_error, sizeof(load_error), "%s", dlerror());
-		return;
+	if (plugin_from_env) {
+		/* a root-run xprobe loads no library another user can write */
+		h = xpc_dlopen_trusted(plugin_path, RTLD_NOW | RTLD_LOCAL, "XPROBE_JSON_PLUGIN",
+				       load_error, sizeof(load_error));
+		if (!h)
+			return;
+	} else {
+		h = dlopen(plugin_path, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			snprintf(load_error, sizeof(load_error), "%s", dlerror());
+			return;
+		}
 	}
 	entry = (xp_json_plugin_fn)dlsym(h, XP_JSON_PLUGIN_ENTRY);
 	if (!entry) {
@@ -105,6 +120,9 @@ int xp_json_ready(struct xp_error *err)
 		return 0;
 	xp_error_detail_str(err, "plugin", plugin_path);
 	xp_error_detail_str(err, "reason", load_error);
+	if (strncmp(load_error, "refused:", 8) == 0)
+		xp_error_hint(err, "XPROBE_JSON_PLUGIN must name a file owned by root or by you, "
+				   "writable by its owner only, in a directory likewise; or unset it");
 	xp_error_hint(err, "build it with `make build` (target xprobe_json), keep bin/ and "
 			   "lib/xprobe/ side by side, or set XPROBE_JSON_PLUGIN to its path");
 	return xp_error_set(err, XPROBE_E_INTERNAL, false,

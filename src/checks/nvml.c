@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/env_hooks.h"
 #include "nvml.h"
 
 #define NVML_SUCCESS 0
@@ -77,24 +78,41 @@ static int nvml_fail(struct xp_nvml *n, const char *call, int rc, struct xp_erro
 
 int xp_nvml_open(struct xp_nvml **out, struct xp_error *err)
 {
-	const char *lib = getenv("XPROBE_NVML_LIBRARY"), *missing = NULL;
+	/* a test hook, loaded only from a path no other user can write */
+	const char *env = xpc_env("XPROBE_NVML_LIBRARY"), *missing = NULL;
+	const char *lib = env ? env : XP_NVML_SONAME;
 	struct xp_nvml *n;
 	bool required = true;
+	char why[512] = "";
 	int rc;
 
 	*out = NULL;
-	if (!lib || !lib[0])
-		lib = XP_NVML_SONAME;
 	n = calloc(1, sizeof(*n));
 	if (!n)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	snprintf(n->path, sizeof(n->path), "%s", lib);
-	n->handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-	if (!n->handle) {
-		const char *why = dlerror();
+	if (env) {
+		n->handle = xpc_dlopen_trusted(lib, RTLD_NOW | RTLD_LOCAL, "XPROBE_NVML_LIBRARY",
+					       why, sizeof(why));
+	} else {
+		const char *e;
 
+		n->handle = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		if (!n->handle && (e = dlerror()))
+			snprintf(why, sizeof(why), "%s", e);
+	}
+	if (!n->handle && strncmp(why, "refused:", 8) == 0) {
 		xp_error_detail_str(err, "nvml_library", lib);
-		xp_error_detail_str(err, "dlerror", why ? why : "");
+		xp_error_detail_str(err, "dlerror", why);
+		xp_error_hint(err, "XPROBE_NVML_LIBRARY must name a file owned by root or by you, "
+				   "writable by its owner only, in a directory likewise; or unset it");
+		free(n);
+		return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
+				    "XPROBE_NVML_LIBRARY %s is not loaded: %s", lib, why + 9);
+	}
+	if (!n->handle) {
+		xp_error_detail_str(err, "nvml_library", lib);
+		xp_error_detail_str(err, "dlerror", why);
 		xp_error_hint(
 			err,
 			"NVML comes with the NVIDIA driver; install it or run where the GPU driver is visible");

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/env_hooks.h"
 #include "../../common/parse.h"
 #include "../collect/live.h"
 #include "../resolve/resolve.h"
@@ -135,13 +136,14 @@ static int trim_ok(void *ctx, struct xp_capture *c)
 }
 
 /*
- * Test hook (sqlite3FaultSim style, inert unless set): XPROBE_TEST_RING_BYTES
+ * Test hook (sqlite3FaultSim style, inert unless set, and compiled in only
+ * with XPROBE_TEST_HOOKS, common/env_hooks.h): XPROBE_TEST_RING_BYTES
  * replaces the ring size (a power of two, 4 KiB to 64 MiB) so a test can
  * provoke ring losses deterministically.  Anything else is ignored.
  */
 static uint64_t test_ring_bytes(void)
 {
-	const char *v = getenv("XPROBE_TEST_RING_BYTES");
+	const char *v = xpc_test_hook_env("XPROBE_TEST_RING_BYTES");
 	uint64_t n;
 
 	if (!v || xpc_parse_u64(v, XP_LIVE_RING_MIN, XP_LIVE_RING_MAX, &n) || (n & (n - 1)))
@@ -157,7 +159,7 @@ static uint64_t test_ring_bytes(void)
  */
 static uint32_t test_first_read_delay_ms(void)
 {
-	const char *v = getenv("XPROBE_TEST_FIRST_READ_DELAY_MS");
+	const char *v = xpc_test_hook_env("XPROBE_TEST_FIRST_READ_DELAY_MS");
 	uint64_t n;
 
 	if (!v || xpc_parse_u64(v, 1, 10000, &n))

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../common/env_hooks.h"
 #include "../../common/parse.h"
 #include "../process/procfs.h"
 #include "resolve.h"
@@ -27,7 +28,8 @@
 
 const char *xp_tracefs_root(void)
 {
-	const char *r = getenv("XPROBE_TRACEFS_ROOT");
+	/* a test hook: honoured only in XPROBE_TEST_HOOKS builds */
+	const char *r = xpc_test_hook_env("XPROBE_TRACEFS_ROOT");
 
 	return r && r[0] == '/' ? r : "/sys/kernel/tracing";
 }

@@ -873,9 +873,10 @@ def test_json_plugin_missing_is_an_error(xprobe, tmp_path):
 
 
 def test_json_plugin_not_a_plugin(xprobe, tmp_path):
-    """A shared object without the entry point is refused by name."""
+    """A shared object without the entry point is refused by name.  (An
+    absolute path: a bare name is refused before loading, test_env_hooks.)"""
     path = xpcap.write_jsonl(tmp_path / "mmap.jsonl", mmap_capture())
-    env = dict(os.environ, XPROBE_JSON_PLUGIN="libm.so.6")
+    env = dict(os.environ, XPROBE_JSON_PLUGIN="/usr/lib/x86_64-linux-gnu/libm.so.6")
     r = measure(xprobe, [path], MMAP, "exact", "--samples", 10, env=env)
     assert r.code == "INTERNAL", r
     assert r.error["details"]["reason"] == "no xp_json_plugin_v1 in it"
