@@ -83,9 +83,22 @@ bool xpl_opts_valid(const void *opts, size_t known_size);
 
 uint64_t xpl_now_mono_ns(void);
 uint64_t xpl_now_real_ns(void);
-/* mkdir -p with mode 0700 for the parts it creates.  Return 0 or -errno;
- * *failed_at receives (if not NULL) the component that failed. */
-int xpl_mkdir_p(const char *path, char *failed_at, size_t failed_len);
+/* Open the directory @name in @dirfd (O_DIRECTORY; with @nofollow never
+ * through a symbolic link: -ELOOP).  The descriptor or -errno.
+ * Async-signal-safe. */
+int xpl_openat_dir(int dirfd, const char *name, bool nofollow);
+/*
+ * mkdir -p with mode 0700 for the parts it creates, then the directory
+ * opened (O_DIRECTORY) into *dirfd.  Components past the first
+ * @follow_upto bytes of @path, and those it creates, are never followed
+ * through a symbolic link (-ELOOP).  Return 0 or -errno; *failed_at
+ * receives (if not NULL) the path up to the component that failed.
+ */
+int xpl_dir_open(const char *path, size_t follow_upto, int *dirfd, char *failed_at,
+		 size_t failed_len);
+/* The length of @path's parent part ("a/b/c" -> 3): pass it as
+ * @follow_upto so @path's own last component is never a link. */
+size_t xpl_parent_len(const char *path);
 /* /proc/self/stat field 22 (starttime, clock ticks since boot), 0 if unknown. */
 uint64_t xpl_process_start_time(int pid);
 /* Bounded snprintf into a buffer: -XPROBE_E_TRUNCATED when cut. */
@@ -116,8 +129,9 @@ static inline size_t xpl_name_cut(const char *s, bool *complete)
 	return n;
 }
 /* The English description of an error code of either sign ("No space left
- * on device"; XPROBE_E_* codes by name).  Unlike strerror it neither
- * translates nor allocates: async-signal-safe. */
+ * on device"; XPROBE_E_* codes by name; ELOOP and EEXIST as what the
+ * writer refuses, a link or a non-regular file in the way).  Unlike
+ * strerror it neither translates nor allocates: async-signal-safe. */
 const char *xpl_errdesc(int err);
 /* A model name: 1..127 bytes, no '/'. */
 bool xpl_model_name(const char *s);

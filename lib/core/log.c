@@ -76,7 +76,7 @@ XPROBE_API int xprobe_set_log_level(int level)
  * so activation messages already obey it). */
 __attribute__((constructor(101))) static void log_level_from_env(void)
 {
-	const char *v = getenv("XPROBE_LOG_LEVEL");
+	const char *v = secure_getenv("XPROBE_LOG_LEVEL");
 
 	if (!v)
 		return;

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * util.c - small helpers of libxprobe with no state: clocks, mkdir -p,
- * /proc/<pid>/stat start time, bounded formatting, full reads and writes,
- * and the name rules of models and file names.
+ * util.c - small helpers of libxprobe with no state: clocks, the mkdir -p
+ * walk that never follows a link where it writes, /proc/<pid>/stat start
+ * time, bounded formatting, full reads and writes, error descriptions, and
+ * the name rules of models and file names.
  *
  * xpl_write_all and xpl_errdesc are async-signal-safe (the fatal-signal
- * stop path uses them); the others allocate nothing but may block on the file system.
+ * stop path uses them); the others allocate nothing but may block on the
+ * file system.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -46,38 +48,96 @@ int xpl_snprintf(char *buf, size_t size, const char *fmt, ...)
 	return (size_t)n >= size ? -XPROBE_E_TRUNCATED : n;
 }
 
+int xpl_openat_dir(int dirfd, const char *name, bool nofollow)
+{
+	struct stat st;
+	int fd = openat(dirfd, name,
+			O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+
+	if (fd >= 0)
+		return fd;
+	/* O_DIRECTORY answers ENOTDIR for a link too: say which it was */
+	if (errno == ENOTDIR && nofollow && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return -errno;
+}
+
 /*
- * mkdir -p: create each missing component with mode 0700 (session data may
- * be sensitive).  An existing component must be a directory.
+ * mkdir -p that hands back the directory opened, walking with mkdirat and
+ * openat so no component is resolved twice.  Components are created with
+ * mode 0700 (session data may be sensitive).  Every component that ends
+ * past @follow_upto bytes of @path, and every component this call creates,
+ * is opened with O_NOFOLLOW: a symbolic link there (planted in a shared
+ * directory to redirect a privileged writer) is refused with -ELOOP, never
+ * followed.  Components within the first @follow_upto bytes are the
+ * caller's own ancestors and are resolved as usual (/var/run -> /run).
+ * An existing component that is not a directory is -ENOTDIR.
  */
-int xpl_mkdir_p(const char *path, char *failed_at, size_t failed_len)
+int xpl_dir_open(const char *path, size_t follow_upto, int *dirfd, char *failed_at,
+		 size_t failed_len)
 {
 	char buf[4096];
-	size_t len = strlen(path);
-	struct stat st;
+	size_t len = strlen(path), i = 0;
+	int fd, err = 0;
 
+	*dirfd = -1;
 	if (len == 0 || len >= sizeof(buf))
 		return -ENAMETOOLONG;
 	memcpy(buf, path, len + 1);
-	for (size_t i = 1; i <= len; i++) {
-		if (buf[i] != '/' && buf[i] != '\0')
-			continue;
-		if (buf[i - 1] == '/')
-			continue; /* "a//b" */
-		buf[i] = '\0';
-		if (mkdir(buf, 0700) != 0) {
-			int e = errno;
+	fd = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (i < len) {
+		size_t start, end;
+		bool created, nofollow;
+		int nfd = -1;
 
-			if (e != EEXIST || stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-				if (failed_at)
-					snprintf(failed_at, failed_len, "%s", buf);
-				return e == EEXIST ? -ENOTDIR : -e;
-			}
+		while (i < len && buf[i] == '/')
+			i++;
+		if (i == len)
+			break;
+		start = i;
+		while (i < len && buf[i] != '/')
+			i++;
+		end = i;
+		buf[end] = '\0';
+		created = mkdirat(fd, buf + start, 0700) == 0;
+		if (!created && errno != EEXIST) {
+			err = -errno;
+		} else {
+			nofollow = created || end > follow_upto;
+			nfd = xpl_openat_dir(fd, buf + start, nofollow);
+			if (nfd < 0)
+				err = nfd;
 		}
-		if (i < len)
-			buf[i] = '/';
+		if (err) {
+			if (failed_at)
+				snprintf(failed_at, failed_len, "%s", buf);
+			close(fd);
+			return err;
+		}
+		close(fd);
+		fd = nfd;
+		buf[end] = '/';
 	}
+	*dirfd = fd;
 	return 0;
+}
+
+/* The length of @path's parent part: what xpl_dir_open may follow when
+ * @path itself must not be a link ("a/b/c/" -> 3, "c" -> 0, "/c" -> 1). */
+size_t xpl_parent_len(const char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	while (n > 0 && path[n - 1] != '/')
+		n--;
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	return n;
 }
 
 uint64_t xpl_process_start_time(int pid)
@@ -166,6 +226,12 @@ const char *xpl_errdesc(int err)
 
 	if (err < 0)
 		err = -err;
+	/* libxprobe's own ELOOP and EEXIST: what its writer refuses */
+	if (err == ELOOP)
+		return "a symbolic link is in the way (libxprobe never follows one where it "
+		       "writes)";
+	if (err == EEXIST)
+		return "something that is not a regular file is in the way";
 	d = strerrordesc_np(err);
 	if (d)
 		return d;

@@ -45,6 +45,8 @@ struct xpl_monitor;
 struct xpl_session {
 	struct xprobe_inspect_config cfg; /* copied at begin */
 	char dir[4096]; /* the session directory */
+	int dirfd; /* the session directory, opened without following links:
+		      every file is created relative to it */
 	uint32_t pid;
 	uint64_t process_start_time;
 	uint64_t start_real_ns; /* the directory leaf */
@@ -129,8 +131,13 @@ void xpl_execs_forget_engine(struct xpl_engine *e);
 
 /* Check a base dir against the reserved names. */
 int xpl_outdir_check_base(const char *base);
-/* Resolve and create <base>/<instance>-<pid>/<start_ns> into @out. */
+/* Resolve and create <base>/<instance>-<pid>/<start_ns> into @out; *dirfd
+ * receives it opened.  Neither the base nor anything below it is followed
+ * through a symbolic link. */
 int xpl_outdir_make(const char *base, const char *instance_id, uint32_t pid, uint64_t start_ns,
-		    char *out, size_t outlen);
+		    char *out, size_t outlen, int *dirfd);
+/* Create (mkdir -p) and open a directory libxprobe writes into, the last
+ * component never through a link: 0 or an error filled in (OUTPUT_FAILED). */
+int xpl_outdir_open(const char *dir, int *dirfd);
 
 #endif /* XPL_CONTROLLER_H */

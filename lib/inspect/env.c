@@ -9,6 +9,13 @@
  * error naming it: the session does not begin and the log says why, rather
  * than a half-understood configuration running silently.
  *
+ * The door is shut to privileged processes: every variable is read with
+ * secure_getenv, which answers NULL when the process is AT_SECURE (setuid,
+ * setgid, file capabilities, an LSM transition), so a user who runs a
+ * privileged program cannot make libxprobe inside it record, or create
+ * files where that user chooses.  Such a process records only what it
+ * asks for itself through the API.
+ *
  * When loaded by the NVTX loader the constructor runs inside the
  * application's first NVTX call (the loader dlopens us lazily), so the
  * session begins there, not at process start; preloading the library as
@@ -29,7 +36,7 @@ static int bad(const char *var, const char *val, const char *why)
 
 static int env_bool(const char *var, bool *out)
 {
-	const char *v = getenv(var);
+	const char *v = secure_getenv(var);
 
 	if (!v)
 		return 1;
@@ -45,7 +52,7 @@ static int env_bool(const char *var, bool *out)
 
 static int env_u64(const char *var, uint64_t min, uint64_t max, uint64_t *out)
 {
-	const char *v = getenv(var);
+	const char *v = secure_getenv(var);
 	char why[96];
 
 	if (!v)
@@ -146,10 +153,10 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 		return rc;
 	if (rc == 0)
 		c->on_fail = b;
-	v = getenv("XPROBE_INSPECT_OUTPUT_DIR");
+	v = secure_getenv("XPROBE_INSPECT_OUTPUT_DIR");
 	if (v && (rc = xprobe_inspect_config_set_output_dir(c, v)))
 		return xpl_fail(rc, "XPROBE_INSPECT_OUTPUT_DIR: %s", xprobe_last_error());
-	v = getenv("XPROBE_INSPECT_ACTIVITIES");
+	v = secure_getenv("XPROBE_INSPECT_ACTIVITIES");
 	if (v) {
 		int mode = c->mode;
 
@@ -164,7 +171,7 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 		else if (mode != XPROBE_DEVICE_PROFILE_DISABLED)
 			c->mode = mode;
 	}
-	v = getenv("XPROBE_INSPECT_DEVICE_PROFILE");
+	v = secure_getenv("XPROBE_INSPECT_DEVICE_PROFILE");
 	if (v) {
 		int mode;
 
@@ -179,10 +186,10 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 				   "expected model, session or disabled");
 		xprobe_inspect_config_set_device_profile_mode(c, mode);
 	}
-	v = getenv("XPROBE_INSPECT_DEVICES");
+	v = secure_getenv("XPROBE_INSPECT_DEVICES");
 	if (v && (rc = parse_devices("XPROBE_INSPECT_DEVICES", v, c->devices)))
 		return rc;
-	v = getenv("XPROBE_INSPECT_EVENT_TYPES");
+	v = secure_getenv("XPROBE_INSPECT_EVENT_TYPES");
 	if (v) {
 		c->type_mask = 0;
 		rc = name_list("XPROBE_INSPECT_EVENT_TYPES", v, c,
@@ -190,7 +197,7 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 		if (rc)
 			return rc;
 	}
-	v = getenv("XPROBE_INSPECT_BACKEND");
+	v = secure_getenv("XPROBE_INSPECT_BACKEND");
 	if (v && v[0]) {
 		struct xprobe_backend_opts o = c->bopts;
 
@@ -204,21 +211,22 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 			return rc;
 		if (rc == 0)
 			o.sim_records_per_exec = (uint32_t)u;
-		if ((v = getenv("XPROBE_INSPECT_SIM_FAIL_ARM"))) {
+		if ((v = secure_getenv("XPROBE_INSPECT_SIM_FAIL_ARM"))) {
 			uint8_t map[XPROBE_MAX_DEVICES];
 
 			if ((rc = parse_devices("XPROBE_INSPECT_SIM_FAIL_ARM", v, map)))
 				return rc;
 			map_to_bits(map, o.sim_fail_arm);
 		}
-		if ((v = getenv("XPROBE_INSPECT_SIM_FAIL_HARVEST"))) {
+		if ((v = secure_getenv("XPROBE_INSPECT_SIM_FAIL_HARVEST"))) {
 			uint8_t map[XPROBE_MAX_DEVICES];
 
 			if ((rc = parse_devices("XPROBE_INSPECT_SIM_FAIL_HARVEST", v, map)))
 				return rc;
 			map_to_bits(map, o.sim_fail_harvest);
 		}
-		rc = xprobe_inspect_config_set_backend(c, getenv("XPROBE_INSPECT_BACKEND"), &o);
+		rc = xprobe_inspect_config_set_backend(c, secure_getenv("XPROBE_INSPECT_BACKEND"),
+						       &o);
 		if (rc)
 			return xpl_fail(rc, "XPROBE_INSPECT_BACKEND: %s", xprobe_last_error());
 	}
@@ -238,7 +246,7 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 		return rc;
 	if (rc == 0)
 		c->warmup = (uint32_t)u;
-	v = getenv("XPROBE_INSPECT_SESSION_ID");
+	v = secure_getenv("XPROBE_INSPECT_SESSION_ID");
 	if (v) {
 		int64_t id;
 
@@ -246,10 +254,10 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 			return bad("XPROBE_INSPECT_SESSION_ID", v, "expected a decimal integer");
 		c->session_id = id;
 	}
-	v = getenv("XPROBE_INSPECT_INSTANCE_ID");
+	v = secure_getenv("XPROBE_INSPECT_INSTANCE_ID");
 	if (v && (rc = xprobe_inspect_config_set_instance_id(c, v)))
 		return xpl_fail(rc, "XPROBE_INSPECT_INSTANCE_ID=%s: %s", v, xprobe_last_error());
-	v = getenv("XPROBE_INSPECT_RING_BACKING");
+	v = secure_getenv("XPROBE_INSPECT_RING_BACKING");
 	if (v) {
 		if (!strcmp(v, "file"))
 			c->ring_backing = XPROBE_RING_FILE;
@@ -258,7 +266,7 @@ int xpl_config_from_env(struct xprobe_inspect_config *c)
 		else
 			return bad("XPROBE_INSPECT_RING_BACKING", v, "expected file or anon");
 	}
-	v = getenv("XPROBE_INSPECT_CLOCK");
+	v = secure_getenv("XPROBE_INSPECT_CLOCK");
 	if (v && strcmp(v, "auto") && strcmp(v, "tsc") && strcmp(v, "monotonic"))
 		return bad("XPROBE_INSPECT_CLOCK", v, "expected auto, tsc or monotonic");
 	return 0;

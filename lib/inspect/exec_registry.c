@@ -46,6 +46,7 @@ struct xpl_engine *xpl_active_engine(struct xpl_file_ctx *f)
 	if (xpl_cont) {
 		memset(f, 0, sizeof(*f));
 		f->dir = xpl_cont->dir;
+		f->dirfd = -1; /* opened by the write that needs it */
 		f->pid = (uint32_t)getpid();
 		f->process_start_time = xpl_process_start_time((int)f->pid);
 		f->instance_id = xpl_cont->instance_id;

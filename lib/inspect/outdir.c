@@ -2,7 +2,12 @@
 /*
  * outdir.c - resolving a session's output tree:
  *     <base>/<instance-id>-<pid>/<session-start-ns>
- * where an empty base means "./output", created like mkdir -p (0700).
+ * where an empty base means "./output", created like mkdir -p (0700) by a
+ * walk of mkdirat + openat(O_DIRECTORY|O_NOFOLLOW): neither the base nor
+ * anything below it is ever a symbolic link libxprobe follows (a link
+ * planted at a predictable path such as /tmp/out/<host>-<pid> would
+ * otherwise redirect a privileged process's files); the session directory
+ * stays open and every file is created relative to it.
  *
  * Rejected bases, each with its own code and sentence (the seed logs "Tmp
  * is not acceptable for output directory name." for both of its cases):
@@ -17,6 +22,7 @@
  */
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../internal.h"
 #include "controller.h"
@@ -58,13 +64,34 @@ int xpl_outdir_check_base(const char *base)
 	return 0;
 }
 
+/* The error of a directory that could not be created or opened. */
+static int open_failed(const char *dir, const char *failed, int rc)
+{
+	if (rc == -ELOOP)
+		return xpl_fail(-XPROBE_E_OUTPUT_FAILED,
+				"cannot create %s: %s is a symbolic link; libxprobe never follows "
+				"a link where it writes (name the directory it points to)",
+				dir, failed);
+	return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: mkdir %s: %s", dir, failed,
+			strerror(-rc));
+}
+
+int xpl_outdir_open(const char *dir, int *dirfd)
+{
+	char failed[4096] = "";
+	int rc = xpl_dir_open(dir, xpl_parent_len(dir), dirfd, failed, sizeof(failed));
+
+	return rc ? open_failed(dir, failed, rc) : 0;
+}
+
 int xpl_outdir_make(const char *base_in, const char *instance_id, uint32_t pid, uint64_t start_ns,
-		    char *out, size_t outlen)
+		    char *out, size_t outlen, int *dirfd)
 {
 	const char *base = base_in && base_in[0] ? base_in : "./output";
 	char failed[4096] = "";
 	int rc;
 
+	*dirfd = -1;
 	if (!base_in || !base_in[0])
 		pr_info("output dir is empty; defaulting to %s", base);
 	rc = xpl_outdir_check_base(base);
@@ -73,9 +100,9 @@ int xpl_outdir_make(const char *base_in, const char *instance_id, uint32_t pid, 
 	if (xpl_snprintf(out, outlen, "%s/%s-%u/%llu", base, instance_id, pid,
 			 (unsigned long long)start_ns) < 0)
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "output dir '%s' is too long", base);
-	rc = xpl_mkdir_p(out, failed, sizeof(failed));
+	/* the base's parents are the caller's path; the base and below are ours */
+	rc = xpl_dir_open(out, xpl_parent_len(base), dirfd, failed, sizeof(failed));
 	if (rc)
-		return xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: mkdir %s: %s", out,
-				failed, strerror(-rc));
+		return open_failed(out, failed, rc);
 	return 0;
 }

@@ -223,8 +223,7 @@ XPROBE_API int xprobe_profile_continuous_save(const struct xprobe_continuous_sav
 {
 	struct xpl_file_ctx f;
 	const char *dir;
-	char failed[4096];
-	int rc;
+	int rc, dirfd = -1;
 
 	if (!OPTS_VALID(opts, xprobe_continuous_save_opts))
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT,
@@ -240,13 +239,13 @@ XPROBE_API int xprobe_profile_continuous_save(const struct xprobe_continuous_sav
 	if (!dir || !dir[0])
 		dir = xpl_cont->dir;
 	rc = xpl_outdir_check_base(dir);
-	if (!rc && (rc = xpl_mkdir_p(dir, failed, sizeof(failed))))
-		rc = xpl_fail(-XPROBE_E_OUTPUT_FAILED, "cannot create %s: %s", failed,
-			      strerror(-rc));
+	if (!rc)
+		rc = xpl_outdir_open(dir, &dirfd);
 	if (!rc) {
 		xpl_active_engine(&f);
 		rc = xpl_engine_continuous_save(xpl_cont->engine, OPTS_GET(opts, count, 0), dir,
-						&f);
+						dirfd, &f);
+		close(dirfd);
 	}
 	pthread_mutex_unlock(&xpl_ctl_lock);
 	return rc;

@@ -111,6 +111,7 @@ void xpl_session_file_ctx(struct xpl_session *s, struct xpl_file_ctx *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->dir = s->dir;
+	f->dirfd = s->dirfd;
 	f->pid = s->pid;
 	f->process_start_time = s->process_start_time;
 	f->instance_id = s->cfg.instance_id;
@@ -139,7 +140,6 @@ static int write_ntrace(struct xpl_session *s, const struct xpl_file_ctx *f, uin
 	Xprobe__Xtf__Clock clock;
 	struct xpl_xtf_write_args wa;
 	uint32_t used = __atomic_load_n(&r->hdr->rings_used, __ATOMIC_ACQUIRE), n = 0, unreserved;
-	char path[4200];
 	uint64_t size = 0;
 	int rc;
 
@@ -191,8 +191,7 @@ static int write_ntrace(struct xpl_session *s, const struct xpl_file_ctx *f, uin
 	meta.n_streams = n;
 	meta.streams = a->sptr;
 	xpl_write_args_init(&wa, f, XPROBE_XTF_NTRACE, &meta, a->srcs, a);
-	xpl_sfmt(path, sizeof(path), "%s/ntrace.pb", s->dir);
-	rc = xpl_xtf_write_file(path, &wa, &size);
+	rc = xpl_xtf_write_at(s->dirfd, "ntrace.pb", &wa, &size);
 	if (!rc)
 		f->wrote(f->cb, "ntrace.pb", XPROBE_XTF_NTRACE, size);
 	return rc;
@@ -209,7 +208,6 @@ static int write_samples(struct xpl_session *s, const struct xpl_file_ctx *f, bo
 	struct xpl_xtf_write_args wa;
 	const char *name = cpu ? "cpu_util.pb" : "host_mem.pb";
 	uint32_t kind = cpu ? XPROBE_XTF_CPU_UTIL : XPROBE_XTF_HOST_MEM;
-	char path[4200];
 	uint64_t size = 0;
 	int rc;
 
@@ -231,8 +229,7 @@ static int write_samples(struct xpl_session *s, const struct xpl_file_ctx *f, bo
 	meta.has_sample_period_ms = true;
 	meta.sample_period_ms = xpl_monitor_period(s->mon);
 	xpl_write_args_init(&wa, f, kind, &meta, &src, &s->arena);
-	xpl_sfmt(path, sizeof(path), "%s/%s", s->dir, name);
-	rc = xpl_xtf_write_file(path, &wa, &size);
+	rc = xpl_xtf_write_at(s->dirfd, name, &wa, &size);
 	if (!rc)
 		f->wrote(f->cb, name, kind, size);
 	return rc;
@@ -263,7 +260,6 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 	struct xpl_xtf_write_args wa;
 	struct xpl_file_ctx f;
 	unsigned stuck = 0;
-	char path[4200];
 	int expect = XPL_S_ACTIVE, rc, first = 0;
 	size_t na = 0, nt = 0;
 	bool complete = true;
@@ -381,8 +377,7 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 	xpl_capture_meta_init(&f, XPROBE_XTF_TRACE_INFO, &meta, &clock);
 	meta.info = &ti;
 	xpl_write_args_init(&wa, &f, XPROBE_XTF_TRACE_INFO, &meta, NULL, &s->arena);
-	xpl_sfmt(path, sizeof(path), "%s/trace_info.pb", s->dir);
-	rc = xpl_xtf_write_file(path, &wa, NULL);
+	rc = xpl_xtf_write_at(s->dirfd, "trace_info.pb", &wa, NULL);
 	if (rc) {
 		/* too late for its own notes: logged, and said by the stop */
 		write_failed(s, "trace_info.pb", rc, NULL);
@@ -393,9 +388,7 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 	if (s->rings && !first) {
 		/* ntrace.pb and trace_info.pb are written: the ring file is done */
 		xpl_rings_mark_harvested(s->rings);
-		if (s->rings->path[0])
-			unlink(s->rings->path);
-		s->rings->path[0] = '\0';
+		xpl_rings_unlink(s->rings);
 	}
 	if (!sigpath && s->rings) {
 		xpl_monitor_forget_rings(s->mon);
@@ -449,6 +442,8 @@ static void session_free(struct xpl_session *s)
 	free(s->files);
 	free(s->fptrs);
 	free(s->fnames);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
 	free(s);
 }
 
@@ -505,7 +500,7 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 	s->tsc = xpl_tsc_usable();
 	xpl_calib_now(&s->begin, s->tsc);
 	rc = xpl_outdir_make(cfg->output_dir, cfg->instance_id, s->pid, s->start_real_ns, s->dir,
-			     sizeof(s->dir));
+			     sizeof(s->dir), &s->dirfd);
 	if (rc) {
 		free(s);
 		return rc;
@@ -562,7 +557,7 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 	if (cfg->enable && (cfg->activities & XPROBE_ACT_SYSTEM_PROFILE)) {
 		struct xpl_calib later;
 		struct xpl_rings_params rp = {
-			.dir = cfg->ring_backing == XPROBE_RING_FILE ? s->dir : NULL,
+			.dirfd = cfg->ring_backing == XPROBE_RING_FILE ? s->dirfd : -1,
 			.ring_bytes = xpl_ring_bytes(cfg->ring_events),
 			.max_rings = cfg->max_threads,
 			.pid = s->pid,
@@ -653,6 +648,7 @@ fail : {
 	free(s->files);
 	free(s->fptrs);
 	free(s->fnames);
+	close(s->dirfd);
 	/* the empty tree made for this session goes too */
 	rmdir(s->dir);
 	snprintf(parent, sizeof(parent), "%s", s->dir);

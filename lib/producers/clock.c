@@ -33,7 +33,7 @@ bool xpl_tsc_usable(void)
 {
 #if defined(__x86_64__)
 	static char buf[16384]; /* the first CPU's block is enough */
-	const char *env = getenv("XPROBE_INSPECT_CLOCK");
+	const char *env = secure_getenv("XPROBE_INSPECT_CLOCK");
 	char cs[64];
 	char *flags, *eol;
 	bool ok;

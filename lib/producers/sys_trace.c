@@ -325,23 +325,22 @@ int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out)
 	if (!r)
 		return -ENOMEM;
 	r->fd = -1;
+	r->dirfd = -1;
 	r->ring_bytes = p->ring_bytes;
 	r->max_rings = p->max_rings;
 	r->tsc = p->tsc;
 	ctl_bytes = ((uint64_t)p->max_rings * sizeof(struct xpl_ring_ctl) + 4095) & ~4095ull;
 	total = 4096 + ctl_bytes + (uint64_t)p->max_rings * p->ring_bytes;
 	r->map_len = total;
-	if (p->dir) {
-		if (xpl_snprintf(r->path, sizeof(r->path), "%s/host_rings.live", p->dir) < 0) {
-			err = -ENAMETOOLONG;
-			goto fail;
-		}
-		fd = open(r->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (p->dirfd >= 0) {
+		fd = openat(p->dirfd, XPL_RINGFILE_NAME,
+			    O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (fd < 0) {
 			err = -errno;
-			r->path[0] = '\0';
 			goto fail;
 		}
+		r->dirfd = p->dirfd;
+		r->linked = true;
 		if (ftruncate(fd, (off_t)total) != 0) {
 			err = -errno;
 			goto fail;
@@ -387,8 +386,7 @@ int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out)
 fail:
 	if (fd >= 0)
 		close(fd);
-	if (r->path[0])
-		unlink(r->path);
+	xpl_rings_unlink(r);
 	free(r);
 	return err;
 }
@@ -473,6 +471,14 @@ void xpl_rings_mark_harvested(struct xpl_rings *r)
 		__atomic_store_n(&r->hdr->state, XPL_RING_STATE_HARVESTED, __ATOMIC_RELEASE);
 }
 
+void xpl_rings_unlink(struct xpl_rings *r)
+{
+	if (r && r->linked && r->dirfd >= 0)
+		unlinkat(r->dirfd, XPL_RINGFILE_NAME, 0);
+	if (r)
+		r->linked = false;
+}
+
 void xpl_rings_destroy(struct xpl_rings *r, bool unlink_file)
 {
 	if (!r)
@@ -481,8 +487,8 @@ void xpl_rings_destroy(struct xpl_rings *r, bool unlink_file)
 		munmap(r->map, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd);
-	if (unlink_file && r->path[0])
-		unlink(r->path);
+	if (unlink_file)
+		xpl_rings_unlink(r);
 	free(r);
 }
 

@@ -73,7 +73,8 @@ struct xpl_rings {
 	bool tsc; /* ring timestamps are raw TSC */
 	bool file_backed;
 	int fd; /* the ring file, open for the session's reservations; -1 anonymous */
-	char path[4200]; /* the ring file, "" when anonymous */
+	int dirfd; /* the session directory holding it (borrowed), -1 anonymous */
+	bool linked; /* host_rings.live still exists (not yet unlinked) */
 	_Atomic int reserve_err; /* first failed reservation of a ring (-errno), 0 none */
 	_Atomic uint32_t calib_lock; /* one writer of hdr->latest at a time */
 	uint64_t fetched; /* records handed out by fetch */
@@ -302,7 +303,8 @@ bool xpl_rec_plain(uint32_t type, uint32_t aux, uint64_t a0, uint64_t a1);
 /* --- session side (sys_trace.c) --------------------------------------------- */
 
 struct xpl_rings_params {
-	const char *dir; /* session directory for host_rings.live; NULL = anonymous */
+	int dirfd; /* session directory for host_rings.live (borrowed for the rings'
+		      life); -1 = anonymous memory */
 	uint64_t ring_bytes; /* power of two >= 4096 */
 	uint32_t max_rings;
 	uint32_t pid;
@@ -342,6 +344,9 @@ unsigned xpl_rings_quiesce(uint64_t max_wait_ns, bool from_signal);
 void xpl_rings_calibrate(struct xpl_rings *r);
 /* Unmap; unlink the ring file when @unlink_file.  NULL accepted. */
 void xpl_rings_destroy(struct xpl_rings *r, bool unlink_file);
+/* Remove host_rings.live (harvested: ntrace.pb holds it all).  Async-
+ * signal-safe. */
+void xpl_rings_unlink(struct xpl_rings *r);
 /* Mark the ring file harvested (recovery then refers to ntrace.pb). */
 void xpl_rings_mark_harvested(struct xpl_rings *r);
 

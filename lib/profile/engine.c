@@ -23,6 +23,7 @@
  * ./tmp; continuous files carry the execution id so two saves in one
  * second cannot collide.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,6 +283,42 @@ static void cap_error(struct xpl_cap *c, uint32_t dev, const char *what)
 }
 
 /*
+ * Where a file named @name (relative to f->dir; at most one subdirectory,
+ * "on_fail/x.xtf") is created: *dfd and *leaf.  Without a directory
+ * descriptor (continuous profiling) f->dir is opened here into *own_dir;
+ * a subdirectory is created and opened into *own_sub, never through a
+ * symbolic link.  Async-signal-safe when f->dirfd is set.
+ */
+static int open_dest(const struct xpl_file_ctx *f, const char *name, int *dfd, int *own_dir,
+		     int *own_sub, const char **leaf)
+{
+	const char *slash = strchr(name, '/');
+	char sub[128];
+	int rc;
+
+	if (*dfd < 0) {
+		rc = xpl_dir_open(f->dir, xpl_parent_len(f->dir), own_dir, NULL, 0);
+		if (rc)
+			return rc;
+		*dfd = *own_dir;
+	}
+	if (!slash)
+		return 0;
+	if ((size_t)(slash - name) >= sizeof(sub))
+		return -ENAMETOOLONG;
+	memcpy(sub, name, (size_t)(slash - name));
+	sub[slash - name] = '\0';
+	if (mkdirat(*dfd, sub, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	*own_sub = xpl_openat_dir(*dfd, sub, true);
+	if (*own_sub < 0)
+		return *own_sub;
+	*dfd = *own_sub;
+	*leaf = slash + 1;
+	return 0;
+}
+
+/*
  * Write @c as a device profile.  @name is relative to f->dir (registered in
  * the session's file list) or, with @abs, a path of the caller's.
  */
@@ -296,9 +333,9 @@ static int cap_write(const struct xpl_engine *e, const struct xpl_file_ctx *f,
 	Xprobe__Xtf__Clock clock;
 	struct xpl_xtf_write_args wa;
 	size_t nsegs = 0, nstreams = 0, si = 0;
-	char path[4400];
+	const char *leaf = name;
 	uint64_t size = 0;
-	int rc;
+	int rc, dfd = abs ? AT_FDCWD : f->dirfd, own_dir = -1, own_sub = -1;
 
 	for (const struct xpl_chunk *k = c->head; k; k = k->next)
 		nsegs++;
@@ -355,15 +392,13 @@ static int cap_write(const struct xpl_engine *e, const struct xpl_file_ctx *f,
 	meta.n_streams = si;
 	meta.streams = a->sptr;
 	xpl_write_args_init(&wa, f, XPROBE_XTF_DEVICE_PROFILE, &meta, a->srcs, a);
-	if (abs)
-		rc = xpl_sfmt(path, sizeof(path), "%s", name) >= sizeof(path) - 1 ? -ENAMETOOLONG :
-										    0;
-	else
-		rc = xpl_sfmt(path, sizeof(path), "%s/%s", f->dir, name) >= sizeof(path) - 1 ?
-			     -ENAMETOOLONG :
-			     0;
+	rc = abs ? 0 : open_dest(f, name, &dfd, &own_dir, &own_sub, &leaf);
 	if (!rc)
-		rc = xpl_xtf_write_file(path, &wa, &size);
+		rc = xpl_xtf_write_at(dfd, leaf, &wa, &size);
+	if (own_sub >= 0)
+		close(own_sub);
+	if (own_dir >= 0)
+		close(own_dir);
 	if (!rc && !abs && f->wrote)
 		f->wrote(f->cb, name, XPROBE_XTF_DEVICE_PROFILE, size);
 	if (rc && f->note) {
@@ -989,15 +1024,11 @@ static int finish_auto(struct xpl_engine *e, struct xpl_prof *p, const struct xp
 
 	xpl_safe_name(safe, sizeof(safe), p->model);
 	if (!strcmp(p->key_space, "on_fail")) {
-		char dir[4300];
-
 		if (p->status == 0)
 			return 0; /* succeeded: discarded, nothing was ever written */
-		xpl_sfmt(dir, sizeof(dir), "%s/on_fail", f->dir);
+		/* cap_write creates on_fail/ (never through a link) */
 		xpl_sfmt(name, 300, "on_fail/%s_exec_%llu.xtf", safe,
 			 (unsigned long long)p->exec_id);
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-			return -errno;
 	} else {
 		xpl_sfmt(name, 300, "%s_exec_%llu.xtf", safe, (unsigned long long)p->exec_id);
 	}
@@ -1070,13 +1101,14 @@ int xpl_engine_continuous_enable(struct xpl_engine *e, uint32_t capacity, const 
 	return 0;
 }
 
-int xpl_engine_continuous_save(struct xpl_engine *e, uint32_t count, const char *dir,
+int xpl_engine_continuous_save(struct xpl_engine *e, uint32_t count, const char *dir, int dirfd,
 			       const struct xpl_file_ctx *f)
 {
 	struct xpl_file_ctx fc = *f;
 	int written = 0, rc = 0;
 
 	fc.dir = dir;
+	fc.dirfd = dirfd;
 	fc.wrote = NULL;
 	if (count == 0)
 		count = 1;

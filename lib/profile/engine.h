@@ -58,7 +58,9 @@ void xpl_arena_free(struct xpl_arena *a);
 /* Where and how files are written: session identity for every Capture,
  * the list of files written (trace_info.pb) and notes. */
 struct xpl_file_ctx {
-	const char *dir; /* directory files are written into */
+	const char *dir; /* directory files are written into (messages; opened
+			    here when dirfd is -1) */
+	int dirfd; /* that directory, opened without following links, or -1 */
 	uint32_t pid;
 	uint64_t process_start_time;
 	const char *instance_id;
@@ -138,8 +140,9 @@ int xpl_engine_exec_end(struct xpl_engine *e, struct xpl_engine_exec *x, uint64_
 
 /* Continuous (flight recorder) */
 int xpl_engine_continuous_enable(struct xpl_engine *e, uint32_t capacity, const char *dir);
-/* Write the newest @count executions; returns files written or -code. */
-int xpl_engine_continuous_save(struct xpl_engine *e, uint32_t count, const char *dir,
+/* Write the newest @count executions into @dir (open as @dirfd); returns
+ * files written or -code. */
+int xpl_engine_continuous_save(struct xpl_engine *e, uint32_t count, const char *dir, int dirfd,
 			       const struct xpl_file_ctx *f);
 
 /*

@@ -86,12 +86,17 @@ struct xpl_xtf_write_args {
 };
 
 /*
- * Write @a as the file @path: to "<path>.tmp.<pid>" (O_EXCL, 0600), then
- * rename over @path.  *size receives the file size.  No fsync: the file is
+ * Write @a as the file @name in the directory @dirfd (AT_FDCWD: @name is a
+ * path of the caller's): to "<name>.tmp.<pid>.<random>" (O_EXCL,
+ * O_NOFOLLOW, 0600), then renamed onto @name, which may only be a regular
+ * file or nothing.  *size receives the file size.  No fsync: the file is
  * safe against the process dying, not against power loss.
- * Return: 0, -errno, or -XPROBE_E_TRUNCATED (metadata larger than scratch).
+ * Return: 0, -errno (-ELOOP: @name is a symbolic link; -EEXIST: @name is
+ * something else that is not a regular file), or -XPROBE_E_TRUNCATED
+ * (metadata larger than scratch).
  */
-int xpl_xtf_write_file(const char *path, const struct xpl_xtf_write_args *a, uint64_t *size);
+int xpl_xtf_write_at(int dirfd, const char *name, const struct xpl_xtf_write_args *a,
+		     uint64_t *size);
 
 /* Byte order of header fields (x86-64 and arm64 are little-endian). */
 static inline void xpl_put_u16(uint8_t *p, uint16_t v)
@@ -184,6 +189,7 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
  * ctl.head (byte positions that only grow; position & (ring_bytes-1) is the
  * offset), timestamps raw TSC when clock_source is 1.
  */
+#define XPL_RINGFILE_NAME "host_rings.live"
 #define XPL_RINGFILE_MAGIC "XPRRING1"
 #define XPL_RINGFILE_VERSION 1
 #define XPL_RING_STATE_LIVE 1 /* the session is recording */

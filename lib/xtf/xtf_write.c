@@ -6,8 +6,18 @@
  * It is the one writer of every libxprobe file, and it runs on the
  * fatal-signal stop path, so with a caller scratch buffer it is
  * async-signal-safe: protobuf_c_message_get_packed_size/pack only walk
- * memory, CRC32C is table/instruction based, and the rest is open(2),
- * write(2), pwrite(2), rename(2), close(2).  The blob section is written
+ * memory, CRC32C is table/instruction based, and the rest is getrandom(2),
+ * openat(2), write(2), pwrite(2), renameat2(2), fstatat(2), close(2).
+ *
+ * Where it writes, nothing planted is followed or reused.  Files are
+ * written relative to a directory descriptor (the session directory,
+ * opened without following links).  The temporary is
+ * "<name>.tmp.<pid>.<64 random bits in hex>", created with O_CREAT|O_EXCL|
+ * O_NOFOLLOW, mode 0600: an existing file, FIFO, hard link or symbolic
+ * link of that name is never opened, truncated or written through.  The
+ * rename onto <name> replaces only a regular file (RENAME_NOREPLACE
+ * first); a symbolic link there is refused with -ELOOP, anything else that
+ * is not a regular file with -EEXIST, and the temporary is removed.  The blob section is written
  * straight from the producers' memory (ring segments, activity buffers):
  * nothing is copied.
  *
@@ -17,8 +27,12 @@
  * header, which holds both CRCs, is written last at offset 0.
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../internal.h"
@@ -47,7 +61,46 @@ void xpl_xtf_header_encode(uint8_t out[XPROBE_XTF_HEADER_SIZE], const struct xpl
 	xpl_put_u32(out + 124, xpl_crc32c(0, out, 124));
 }
 
-int xpl_xtf_write_file(const char *path, const struct xpl_xtf_write_args *a, uint64_t *size)
+/* 64 unpredictable bits: getrandom, else a mix of what differs between
+ * calls (async-signal-safe either way). */
+static uint64_t tmp_nonce(void)
+{
+	static _Atomic uint64_t seq;
+	uint64_t v = 0;
+	struct timespec ts;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec << 32 ^
+	    (uint64_t)(uintptr_t)&ts ^ (uint64_t)getpid() << 48 ^ atomic_fetch_add(&seq, 1);
+	return v ^ (v >> 29);
+}
+
+/* Move the finished temporary onto @name: a regular file there is
+ * replaced, anything else is refused (-ELOOP for a link, -EEXIST). */
+static int place(int dirfd, const char *tmp, const char *name)
+{
+	struct stat st;
+
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EEXIST && errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* taken (or no RENAME_NOREPLACE here): only a regular file is replaced */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		if (!S_ISREG(st.st_mode))
+			return -EEXIST;
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	return renameat(dirfd, tmp, dirfd, name) == 0 ? 0 : -errno;
+}
+
+int xpl_xtf_write_at(int dirfd, const char *name, const struct xpl_xtf_write_args *a,
+		     uint64_t *size)
 {
 	static const uint8_t zeros[8];
 	uint8_t hdr_bytes[XPROBE_XTF_HEADER_SIZE];
@@ -104,13 +157,20 @@ int xpl_xtf_write_file(const char *path, const struct xpl_xtf_write_args *a, uin
 	}
 	pad = XPL_ALIGN8(XPROBE_XTF_HEADER_SIZE + meta_len) - (XPROBE_XTF_HEADER_SIZE + meta_len);
 
-	/* 3. the temporary beside the target */
-	if (xpl_sfmt(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp) - 1) {
-		err = -ENAMETOOLONG;
-		goto out;
+	/* 3. the temporary beside the target: a new file, a name nobody can
+	 *    guess (see the top of this file) */
+	{
+		uint64_t nonce = tmp_nonce();
+
+		if (xpl_sfmt(tmp, sizeof(tmp), "%s.tmp.%u.%x%x", name, (unsigned)getpid(),
+			     (unsigned)(nonce >> 32), (unsigned)nonce) >= sizeof(tmp) - 1) {
+			err = -ENAMETOOLONG;
+			goto out;
+		}
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
+		tmp[0] = '\0'; /* not ours: never unlinked */
 		err = -errno;
 		goto out;
 	}
@@ -177,17 +237,16 @@ int xpl_xtf_write_file(const char *path, const struct xpl_xtf_write_args *a, uin
 		goto out;
 	}
 	fd = -1;
-	if (rename(tmp, path) != 0) {
-		err = -errno;
+	err = place(dirfd, tmp, name);
+	if (err)
 		goto out;
-	}
 	if (size)
 		*size = h.file_length;
 out:
 	if (fd >= 0)
 		close(fd);
 	if (err && tmp[0])
-		unlink(tmp);
+		unlinkat(dirfd, tmp, 0);
 	if (own_meta)
 		free(meta);
 	if (own_bounce)

@@ -217,19 +217,50 @@ static __attribute__((unused)) bool lt_exists(const char *dir, const char *name)
 	return stat(p, &st) == 0;
 }
 
-/* Mount a tmpfs of @kib KiB at @dir (created), 0755.  0 or -1. */
-static __attribute__((unused)) int lt_tmpfs_mount(const char *dir, unsigned kib)
+/* Mount a tmpfs of @kib KiB at @dir (created), 0755, with the mount
+ * flags @mflags (MS_NOSUID ...).  0 or -1. */
+static __attribute__((unused)) int lt_tmpfs_mount_flags(const char *dir, unsigned kib,
+							unsigned long mflags)
 {
 	char opts[64];
 
 	mkdir(dir, 0755);
 	umount2(dir, MNT_DETACH); /* a leftover of an earlier crash */
 	snprintf(opts, sizeof(opts), "size=%uk,mode=0755", kib);
-	if (mount("none", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) {
+	if (mount("none", dir, "tmpfs", mflags, opts) != 0) {
 		fprintf(stderr, "mount tmpfs at %s: %s\n", dir, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+static __attribute__((unused)) int lt_tmpfs_mount(const char *dir, unsigned kib)
+{
+	return lt_tmpfs_mount_flags(dir, kib, MS_NOSUID | MS_NODEV);
+}
+
+/* Copy @from to @to (created with @mode).  0 or -1. */
+static __attribute__((unused)) int lt_copy(const char *from, const char *to, mode_t mode)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY), out, rc = 0;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			rc = -1;
+	if (n < 0)
+		rc = -1;
+	close(in);
+	close(out);
+	return rc;
 }
 
 static __attribute__((unused)) void lt_tmpfs_umount(const char *dir)

@@ -217,7 +217,7 @@ static int mk_write(struct mk *m, char *err, size_t errlen)
 	wa.meta = &meta;
 	wa.src = &src;
 	snprintf(path, sizeof(path), "%s/hand.xtf", scratch);
-	CHECK(xpl_xtf_write_file(path, &wa, NULL) == 0);
+	CHECK(xpl_xtf_write_at(AT_FDCWD, path, &wa, NULL) == 0);
 	b = slurp(path, &len);
 	rc = xprobe_xtf_open_mem(b, len, &x, err, errlen);
 	xprobe_xtf_close(x);
