@@ -6,17 +6,11 @@ test_syscall_aggregate.py): the inv_* fixtures speak plain lines
 descriptors (--cpu-sample) or its two BPF links (--syscall-aggregate).
 """
 import json
-import os
 import subprocess
 import time
 
 import xprobe_test
-
-PY311 = "/usr/bin/python3.11"
-
-
-def fixture_path(name):
-    return os.path.join(xprobe_test.fixtures_dir(), name)
+from proc_helpers import PY311, fixture_path, perf_fds, stop_process  # noqa: F401
 
 
 class InvProc:
@@ -43,32 +37,7 @@ class InvProc:
         return self
 
     def __exit__(self, *exc):
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        for f in (self.p.stdin, self.p.stdout):
-            try:
-                f.close()
-            except Exception:
-                pass
-
-
-def perf_fds(pid):
-    n = 0
-    try:
-        for fd in os.listdir("/proc/%d/fd" % pid):
-            try:
-                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
-                    n += 1
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return n
+        stop_process(self.p)
 
 
 class Background:

@@ -18,14 +18,10 @@ import subprocess
 import time
 
 import xprobe_test
+from proc_helpers import PY311, fd_targets, fixture_path, start_time  # noqa: F401
 
-PY311 = "/usr/bin/python3.11"
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE_SRC = os.path.join(os.path.dirname(HERE), "fixtures")
-
-
-def fixture_path(name):
-    return os.path.join(xprobe_test.fixtures_dir(), name)
 
 
 class Fixture:
@@ -86,24 +82,10 @@ class Fixture:
                 pass
 
 
-def _fd_kinds(pid):
-    """{fd: link target} of a process's descriptors."""
-    out = {}
-    try:
-        for fd in os.listdir("/proc/%d/fd" % pid):
-            try:
-                out[fd] = os.readlink("/proc/%d/fd/%s" % (pid, fd))
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return out
-
-
 def bpf_ids(pid):
     """(prog ids, link ids) a process holds, from its fdinfo."""
     progs, links = set(), set()
-    for fd, target in _fd_kinds(pid).items():
+    for fd, target in fd_targets(pid).items():
         if "bpf-prog" not in target and "bpf_link" not in target:
             continue
         try:
@@ -210,13 +192,6 @@ def events_of(doc, side):
 def read_jsonl(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
-
-
-def start_time(pid):
-    """Field 22 of /proc/<pid>/stat (after the last ')')."""
-    with open("/proc/%d/stat" % pid) as f:
-        text = f.read()
-    return int(text[text.rindex(")") + 2:].split()[19])
 
 
 def measure_fixture(xprobe, fx, args, nlinks, env=None, timeout=60):

@@ -3,32 +3,21 @@
 test_discover.py): start a fixture that prints its own addresses
 ("addr <name> 0x<hex>" ... "ready"), run xprobe as another user, make a
 private tracefs mount, spawn a process at a chosen PID (ns_last_pid).
+The process helpers all test families share are tests/pylib/proc_helpers.py.
 """
 import contextlib
-import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
 
-import xprobe_test
-
-PY311 = "/usr/bin/python3.11"
-NOBODY = 65534
-
-
-def fx(name):
-    return os.path.join(xprobe_test.fixtures_dir(), name)
+from proc_helpers import (NOBODY, PY311, copy_for_other_users, other_user_dir,  # noqa: F401
+                          start_time, stop_process)
+from proc_helpers import fixture_path as fx
 
 
 def canonical(path):
     return os.path.realpath(path)
-
-
-def start_time(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return int(f.read().rsplit(")", 1)[1].split()[19])
 
 
 class Target:
@@ -57,18 +46,7 @@ class Target:
                 self.addrs[name] = int(addr, 16)
 
     def stop(self):
-        if self.p.poll() is None:
-            self.p.terminate()
-            try:
-                self.p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        for f in (self.p.stdin, self.p.stdout):
-            try:
-                f.close()
-            except Exception:
-                pass
+        stop_process(self.p)
 
     def __enter__(self):
         return self
@@ -84,16 +62,9 @@ def python_target(user=None, extra=""):
 
 
 def run_as(xprobe, uid, *args, env=None, schema_name=None):
-    """xprobe as another user, JSON validated like Xprobe.run."""
-    argv = [xprobe.binary] + [str(a) for a in args] + ["--json", "--non-interactive", "--no-color"]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=60, user=uid, group=uid,
-                       extra_groups=[], env=env)
-    doc = json.loads(p.stdout)
-    if doc.get("ok") is False:
-        xprobe_test.validate(doc, "error")
-    else:
-        xprobe_test.validate(doc, schema_name or xprobe_test.SUCCESS_SCHEMA[args[0]])
-    return xprobe_test.Result(argv, p.returncode, p.stdout, p.stderr, doc)
+    """xprobe as another user, JSON validated like Xprobe.run.  @xprobe is
+    one that user can run (proc_helpers.other_user_xprobe)."""
+    return xprobe.run(*args, env=env, schema_name=schema_name, timeout=60, user=uid)
 
 
 @contextlib.contextmanager
@@ -112,17 +83,8 @@ def private_tracefs():
 def cuda_named_libs(*names):
     """Copies of a fixture library under CUDA-like names (libcudart.so.12,
     libcupti.so.13, libxprobe.so.0 ...) for a target to dlopen."""
-    d = tempfile.mkdtemp(prefix="xp-cudalibs-")
-    os.chmod(d, 0o755)
-    paths = []
-    for n in names:
-        p = os.path.join(d, n)
-        shutil.copy(fx("libtarget_shlib.so"), p)
-        paths.append(p)
-    try:
-        yield paths
-    finally:
-        shutil.rmtree(d)
+    with other_user_dir() as d:
+        yield [copy_for_other_users(d, fx("libtarget_shlib.so"), n) for n in names]
 
 
 def spawn_at_pid(pid, argv, attempts=50):

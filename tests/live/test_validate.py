@@ -12,6 +12,7 @@ import time
 import pytest
 
 import xprobe_test
+from proc_helpers import other_user_xprobe
 from target_helpers import (NOBODY, PY311, Target, canonical, cuda_named_libs, fx,
                             private_tracefs, python_target, run_as, start_time)
 
@@ -492,18 +493,26 @@ def test_pid_reuse_through_spec_for_a_reused_pid(xprobe, tmp_path):
         new.wait()
 
 
+# Unprivileged runs use copies of the binary and fixtures in a world-readable
+# temporary directory (proc_helpers.other_user_xprobe): the build tree may
+# sit where nobody cannot enter (a checkout under root's 0700 home).
+
+
 def test_permission_denied_reading_another_users_process(xprobe, funcs):
     exe = canonical(fx("target_funcs"))
-    r = run_as(xprobe, NOBODY, "validate", "--pid", funcs.pid, "--from", up(exe, "fx_add"),
-               "--to", up(exe, "fx_add", True), "--match", "stack-nested")
+    with other_user_xprobe(xprobe) as (xp, _):
+        r = run_as(xp, NOBODY, "validate", "--pid", funcs.pid, "--from", up(exe, "fx_add"),
+                   "--to", up(exe, "fx_add", True), "--match", "stack-nested")
     assert r.rc == 4 and r.code == "PERMISSION_DENIED", r
     assert r.error["hints"]
+    # reading the target's /proc entries, not reaching xprobe's own files
+    assert "/proc/%d" % funcs.pid in r.error["message"], r
 
 
 def test_unprivileged_validate_reports_missing_ebpf(xprobe):
-    exe = canonical(fx("target_funcs"))
-    with Target([exe], user=NOBODY) as t:
-        r = run_as(xprobe, NOBODY, "validate", "--pid", t.pid, "--from", up(exe, "fx_add"),
+    with other_user_xprobe(xprobe, fx("target_funcs")) as (xp, (exe,)), \
+            Target([exe], user=NOBODY) as t:
+        r = run_as(xp, NOBODY, "validate", "--pid", t.pid, "--from", up(exe, "fx_add"),
                    "--to", up(exe, "fx_add", True), "--match", "stack-nested")
         assert r.rc == 0, r
         assert r.doc["valid"] is False
@@ -555,8 +564,9 @@ def test_cpu_sample_python_status(xprobe):
 
 
 def test_cpu_sample_unprivileged_own_process(xprobe):
-    with Target([fx("target_funcs")], user=NOBODY) as t:
-        r = run_as(xprobe, NOBODY, "validate", "--pid", t.pid, "--cpu-sample")
+    with other_user_xprobe(xprobe, fx("target_funcs")) as (xp, (exe,)), \
+            Target([exe], user=NOBODY) as t:
+        r = run_as(xp, NOBODY, "validate", "--pid", t.pid, "--cpu-sample")
         assert r.rc == 0, r
         # user-space callchains of one's own process need no privilege
         assert r.doc["inventory"]["perf_event"]["status"] == "available"
@@ -577,13 +587,18 @@ def test_syscall_aggregate_check(xprobe, funcs):
 
 
 def test_syscall_aggregate_unprivileged(xprobe):
-    with Target([fx("target_funcs")], user=NOBODY) as t:
-        r = run_as(xprobe, NOBODY, "validate", "--pid", t.pid, "--syscall-aggregate")
+    with other_user_xprobe(xprobe, fx("target_funcs")) as (xp, (exe,)), \
+            Target([exe], user=NOBODY) as t:
+        r = run_as(xp, NOBODY, "validate", "--pid", t.pid, "--syscall-aggregate")
         assert r.rc == 0, r
         assert r.doc["valid"] is False
         assert r.doc["inventory"]["bpf"]["map_create"]["status"] == "restricted"
         assert r.doc["inventory"]["bpf"]["raw_tracepoint_attach"]["status"] == "unknown"
-        assert r.doc["inventory"]["bpf"]["aggregate_object_load"]["status"] == "restricted"
+        load = r.doc["inventory"]["bpf"]["aggregate_object_load"]
+        assert load["status"] == "restricted"
+        # the errno's text (GNU strerror_r once left this buffer unwritten)
+        assert load["detail"].startswith(
+            "loading the syscall aggregate object failed: Operation not permitted"), load
         assert {i["code"] for i in r.doc["issues"]} == {"PERMISSION_DENIED"}
 
 

@@ -79,16 +79,20 @@ class Xprobe:
             "XPROBE_BIN", os.path.join(build_dir(), "bin", "xprobe"))
 
     def run(self, *args, json_mode=True, schema_name=None, timeout=120, env=None,
-            input=None, check_schema=True):
+            input=None, check_schema=True, user=None):
         """Run xprobe; with json_mode add the common flags and parse stdout.
 
         schema_name overrides the success schema (inventories, exports).
+        user runs it as that uid (and gid, no supplementary groups): the
+        binary must be one that user can reach (proc_helpers.
+        other_user_xprobe).
         """
         argv = [self.binary] + [str(a) for a in args]
         if json_mode:
             argv += ["--json", "--non-interactive", "--no-color"]
+        kw = {} if user is None else {"user": user, "group": user, "extra_groups": []}
         p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                           env=env, input=input)
+                           env=env, input=input, **kw)
         doc = None
         if p.returncode == 2:
             assert p.stdout == "", "syntax errors must not print on stdout: %r" % p.stdout
