@@ -19,6 +19,7 @@ import pytest
 import xprobe_test
 from inv_helpers import (PY311, Background, InvProc, fixture_path, validate_selectors,
                          warning_codes)
+from proc_helpers import copy_for_other_users, other_user_dir
 
 SCHEMA = "cpu-sample-inventory-result"
 
@@ -497,33 +498,30 @@ def test_perf_map_of_another_user_is_not_used(xprobe):
     # The target runs as nobody (65534) and writes its own map: used.  The
     # same map owned by a third uid is refused: before, its names went into
     # the report of a process that did not write them.
-    tmp = tempfile.mkdtemp(prefix="xp-inv-jit-")
-    os.chmod(tmp, 0o755)
-    exe = os.path.join(tmp, "inv_jit")
-    shutil.copy(fixture_path("inv_jit"), exe)
-    os.chmod(exe, 0o755)
-    argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe]
+    # nobody runs a copy: the build tree may be where nobody cannot enter
     mp = None
-    try:
-        with InvProc(argv) as fx:
-            mp = "/tmp/perf-%d.map" % fx.pid
-            assert os.stat(mp).st_uid == 65534
-            doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1000, "--frequency-hz", 199)
-            check_accounting(doc)
-            assert doc["inventory"]["hotspots"][0]["function"] == "inv_jit_hot"
-            assert "PERF_MAP_REFUSED" not in warning_codes(doc)
+    with other_user_dir() as tmp:
+        exe = copy_for_other_users(tmp, fixture_path("inv_jit"))
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", exe]
+        try:
+            with InvProc(argv) as fx:
+                mp = "/tmp/perf-%d.map" % fx.pid
+                assert os.stat(mp).st_uid == 65534
+                doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1000, "--frequency-hz", 199)
+                check_accounting(doc)
+                assert doc["inventory"]["hotspots"][0]["function"] == "inv_jit_hot"
+                assert "PERF_MAP_REFUSED" not in warning_codes(doc)
 
-            os.chown(mp, 54321, 54321)
-            doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1000, "--frequency-hz", 199)
-            check_accounting(doc)
-            _no_map_names(doc)
-            w = _perf_map_refused(doc)
-            assert w["details"]["reason"] == "foreign_owner"
-            assert w["details"]["file_uid"] == 54321
-            assert w["details"]["allowed_owner_uids"] == [0, 65534]
-            assert w["details"]["file_type"] == "regular file"
-            assert "uid 54321" in w["message"] and "65534" in w["message"]
-    finally:
-        shutil.rmtree(tmp)
-        if mp and os.path.lexists(mp):
-            os.unlink(mp)  # nobody cannot remove a map it no longer owns
+                os.chown(mp, 54321, 54321)
+                doc = cpu_sample(xprobe, fx.pid, "--duration-ms", 1000, "--frequency-hz", 199)
+                check_accounting(doc)
+                _no_map_names(doc)
+                w = _perf_map_refused(doc)
+                assert w["details"]["reason"] == "foreign_owner"
+                assert w["details"]["file_uid"] == 54321
+                assert w["details"]["allowed_owner_uids"] == [0, 65534]
+                assert w["details"]["file_type"] == "regular file"
+                assert "uid 54321" in w["message"] and "65534" in w["message"]
+        finally:
+            if mp and os.path.lexists(mp):
+                os.unlink(mp)  # nobody cannot remove a map it no longer owns
