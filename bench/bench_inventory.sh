@@ -30,7 +30,7 @@ set -eu
 BUILD=${XPROBE_BUILD:-$(dirname "$0")/../build}
 RUNS=${RUNS:-5}
 WHAT=${1:-all}
-exec /usr/bin/python3 - "$BUILD" "$RUNS" "$WHAT" <<'PY'
+exec /usr/bin/python3 - "$BUILD" "$RUNS" "$WHAT" "$(dirname "$0")/.." <<'PY'
 import json
 import os
 import signal
@@ -41,6 +41,9 @@ import tempfile
 import time
 
 BUILD, RUNS, WHAT = os.path.abspath(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+# the process helpers the live tests use (perf_fds: the profiler is armed)
+sys.path.insert(0, os.path.join(os.path.abspath(sys.argv[4]), "tests", "pylib"))
+from proc_helpers import perf_fds  # noqa: E402
 XPROBE = os.path.join(BUILD, "bin", "xprobe")
 FX = os.path.join(BUILD, "tests", "fixtures")
 TMP = tempfile.mkdtemp(prefix="xp-bench-inv-")
@@ -182,20 +185,6 @@ def tool_pid(launcher):
             pass
         time.sleep(0.002)
     raise RuntimeError("launcher started nothing")
-
-
-def perf_fds(pid):
-    n = 0
-    try:
-        for fd in os.listdir("/proc/%d/fd" % pid):
-            try:
-                if os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]":
-                    n += 1
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return n
 
 
 def wait_sampling(launcher, timeout=20):
