@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "../../common/json.h"
 #include "../../common/parse.h"
 #include "bpfprobe.h"
 #include "doctor_checks.h"
@@ -67,6 +68,41 @@ const char *xp_check_name(enum xp_check_id id)
 	};
 
 	return id < XP_CHK__COUNT ? names[id] : "unknown";
+}
+
+/* TRACEFS_NOT_MOUNTED, details { hint, tracefs_root } (sorted keys). */
+static void tracefs_warning(struct xp_doctor *d)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	xpc_json_kstr(&w, "hint", XP_TRACEFS_MOUNT_HINT);
+	xpc_json_kstr(&w, "tracefs_root", d->env.tracefs_root);
+	xpc_json_obj_end(&w);
+	if (xpc_json_finish(&w) == 0)
+		xp_warnings_add(
+			&d->warnings, "TRACEFS_NOT_MOUNTED",
+			"tracefs is not mounted; tracepoint:<category>:<name> selectors cannot be resolved.",
+			xpc_buf_str(&b));
+	xpc_buf_free(&b);
+}
+
+enum xp_check_id xp_check_reported_under(enum xp_check_id id)
+{
+	switch (id) {
+	case XP_CHK_BPF_PROBE:
+	case XP_CHK_UNPRIVILEGED_BPF:
+	case XP_CHK_TRACEFS:
+		return XP_CHK_EBPF_PERMISSIONS;
+	case XP_CHK_PERF_EVENT_OPEN:
+		return XP_CHK_PERF_EVENT_PARANOID;
+	case XP_CHK_NVML:
+		return XP_CHK_NVIDIA_DRIVER;
+	default:
+		return id;
+	}
 }
 
 static void set(struct xp_check *c, enum xp_check_status s, const char *fmt, ...)
@@ -630,10 +666,7 @@ int xp_doctor_run(struct xp_doctor *d, struct xp_error *err)
 		xp_warnings_add(&d->warnings, "KERNEL_LOCKDOWN",
 				"Kernel lockdown may prevent probe attachment.", NULL);
 	if (c[XP_CHK_TRACEFS].status != XP_CHECK_AVAILABLE)
-		xp_warnings_add(
-			&d->warnings, "TRACEFS_NOT_MOUNTED",
-			"tracefs is not mounted; tracepoint:<category>:<name> selectors cannot be resolved.",
-			"{\"hint\":\"" XP_TRACEFS_MOUNT_HINT "\"}");
+		tracefs_warning(d);
 	return 0;
 }
 

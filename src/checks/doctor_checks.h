@@ -13,7 +13,10 @@
  *
  * The reference checks and their rules (peer notes 1.1) come first and
  * keep their names; ours follow (bpf_probe, perf_event_open,
- * unprivileged_bpf, tracefs, nvml).  Docs: docs/doctor.md.
+ * unprivileged_bpf, tracefs, nvml).  The contract's document is closed, so
+ * each of ours is reported inside the detail of the contract check it
+ * refines (xp_check_reported_under); our extra capabilities and
+ * environment facts are shown by the human view only.  Docs: docs/doctor.md.
  */
 #ifndef XP_CHECKS_DOCTOR_CHECKS_H
 #define XP_CHECKS_DOCTOR_CHECKS_H
@@ -49,7 +52,8 @@ enum xp_check_id {
 	XP_CHK_CUDA_DRIVER,
 	XP_CHK_CUDA_TOOLKIT,
 	XP_CHK_CUPTI,
-	XP_CHK_BPF_PROBE,
+	XP_CHK__CONTRACT, /* the checks above are the contract's */
+	XP_CHK_BPF_PROBE = XP_CHK__CONTRACT,
 	XP_CHK_PERF_EVENT_OPEN,
 	XP_CHK_UNPRIVILEGED_BPF,
 	XP_CHK_TRACEFS,
@@ -57,15 +61,27 @@ enum xp_check_id {
 	XP_CHK__COUNT
 };
 const char *xp_check_name(enum xp_check_id id);
+/*
+ * The contract check whose detail reports @id: a contract check reports
+ * itself; bpf_probe, unprivileged_bpf and tracefs -> ebpf_permissions,
+ * perf_event_open -> perf_event_paranoid, nvml -> nvidia_driver.
+ */
+enum xp_check_id xp_check_reported_under(enum xp_check_id id);
 
 #define XP_DOCTOR_MAX_HINTS 8
 
 struct xp_doctor {
 	struct {
-		bool uprobe, uretprobe, tracepoint, usdt, named_tracepoint, cpu_sampling;
-		bool cuda_callback, cuda_activity, runtime_injection;
+		/* the contract's six */
+		bool uprobe, uretprobe, tracepoint, cuda_callback, cuda_activity;
+		bool runtime_injection;
+		/* ours (human view only) */
+		bool usdt, named_tracepoint, cpu_sampling;
 	} caps;
 	struct {
+		/* the contract's: operating_system, architecture, kernel_release,
+		 * effective_uid, container, pid_namespace; the rest are ours
+		 * (in check details and the human view) */
 		char operating_system[32];
 		char architecture[64];
 		char kernel_release[128];

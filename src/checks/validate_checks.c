@@ -350,6 +350,32 @@ static void offset_warning(struct xp_validation *v, const struct xp_endpoint_che
 	xpc_buf_free(&b);
 }
 
+/*
+ * TARGET_PROCESS_WILL_BE_MODIFIED.  The contract's requirements object is
+ * closed, so the CUDA majors the target maps (which Agent measure would
+ * inject) travel in this warning's details: cuda_major (the one supported
+ * major, or null) and mapped_cuda_majors (sorted keys).
+ */
+static void injection_warning(struct xp_validation *v)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+	size_t i;
+
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	xpc_json_kopt_u64(&w, "cuda_major", v->has_cuda_major, (uint64_t)v->cuda_major);
+	xpc_json_karr_begin(&w, "mapped_cuda_majors");
+	for (i = 0; i < v->cuda.nmajors; i++)
+		xpc_json_u64(&w, (uint64_t)v->cuda.majors[i]);
+	xpc_json_arr_end(&w);
+	xpc_json_obj_end(&w);
+	xp_warnings_add(&v->warnings, "TARGET_PROCESS_WILL_BE_MODIFIED",
+			"measure must inject the xprobe CUPTI agent into the target process",
+			xpc_json_finish(&w) ? NULL : xpc_buf_str(&b));
+	xpc_buf_free(&b);
+}
+
 static bool broad_kernel(const struct xp_selector *s)
 {
 	return s->kind == XP_SEL_KERNEL &&
@@ -461,9 +487,7 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 		      policy_issue_text(policy));
 	/* 6. */
 	if (v->activation == XP_AGENT_INJECTION_REQUIRED)
-		xp_warnings_add(
-			&v->warnings, "TARGET_PROCESS_WILL_BE_MODIFIED",
-			"measure must inject the xprobe CUPTI agent into the target process", NULL);
+		injection_warning(v);
 	if (policy == XP_POLICY_FIRST_AFTER)
 		xp_warnings_add(&v->warnings, "HEURISTIC_CORRELATION",
 				"first-after matching does not prove request-level causality",

@@ -6,8 +6,12 @@
  * measure_live.c; the inventories in their own files.
  *
  * Early-error order follows the reference (peer-contract-notes.md 1.4):
- * spec -> missing from/to/match -> unknown policy -> mode conflicts ->
- * limits; "--format without --events-out" is reported after the run.
+ * spec -> missing from/to/match -> unknown policy -> mode conflicts
+ * (--pid with --input is INVALID_EVENT_SELECTOR, exit 1, not a usage
+ * error) -> limits; "--format without --events-out" is reported after the
+ * run.  What this build does not have is refused, never ignored:
+ * --aggregate first of all, --agent / --cupti-socket in live modes
+ * (CUPTI_NOT_AVAILABLE: no CUDA Agent is driven by this build).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,9 +61,37 @@ void xp_measure_artifact_on_error(struct xp_measure_req *req, const struct xp_ca
 	xp_error_detail_u64(err, "artifact_event_count", c->count);
 }
 
+/*
+ * The live ring's counters are not a field of the contract's closed
+ * collection object; losses after a samples capture's stopping point (no
+ * event of the capture was lost, else the result would be EVENTS_DROPPED)
+ * must still not pass silently: @out = @extra plus the warning
+ * HOST_RECORDS_LOST_AFTER_STOP with the counters.  0 or -ENOMEM.
+ */
+static int host_loss_warning(const struct xp_host_collection *h, const struct xp_warnings *extra,
+			     struct xp_warnings *out)
+{
+	char msg[160];
+	size_t i;
+
+	for (i = 0; extra && i < extra->n; i++)
+		if (xp_warnings_add(out, extra->v[i].code, extra->v[i].message,
+				    extra->v[i].details))
+			return -ENOMEM;
+	snprintf(msg, sizeof(msg),
+		 "the host ring lost %llu records after the capture's stopping point; no event of the capture was lost",
+		 (unsigned long long)h->dropped_records);
+	/* keys sorted, as every details object */
+	return xp_warnings_add_u64(out, "HOST_RECORDS_LOST_AFTER_STOP", msg, "dropped_records",
+				   h->dropped_records, "observed_records", h->observed_records,
+				   "record_capacity", h->record_capacity, "retained_records",
+				   h->retained_records, (const char *)NULL);
+}
+
 int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
 		      const struct xp_host_collection *host, const struct xp_warnings *extra)
 {
+	struct xp_warnings all = { 0 };
 	struct xp_correlate_opts opts = {
 		.policy = req->policy,
 		.samples = req->samples,
@@ -87,6 +119,13 @@ int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const ch
 		xp_error_hint(&err, "add --events-out PATH or drop --format");
 		goto fail;
 	}
+	if (host && host->dropped_records) {
+		if (host_loss_warning(host, extra, &all)) {
+			rc = xp_error_set(&err, XPROBE_E_INTERNAL, false, "out of memory");
+			goto fail;
+		}
+		extra = &all;
+	}
 	{
 		struct xp_measurement_view view = {
 			.session_id = req->session_id,
@@ -104,6 +143,7 @@ int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const ch
 		code = xp_cli_emit(req->cli, render_json, render_human, &ctx);
 	}
 	xp_correlation_free(&corr);
+	xp_warnings_free(&all);
 	return code;
 fail:
 	if (req->cli->format && !req->events_out && err.code != XPROBE_E_TRACE_EXPORT_FAILED)
@@ -111,6 +151,7 @@ fail:
 	code = xp_cli_fail(req->cli, &err);
 	xp_error_clear(&err);
 	xp_correlation_free(&corr);
+	xp_warnings_free(&all);
 	return code;
 }
 
@@ -155,6 +196,26 @@ static int parse_endpoints(struct xp_measure_req *req, const char *policy_text,
 	if (rc)
 		xp_error_hint(err, "run xprobe validate with the exact selector text");
 	return rc;
+}
+
+/*
+ * --agent and --cupti-socket name a CUDA Agent for CUDA endpoints; this
+ * build collects none, so in a live mode they are refused rather than
+ * silently unused.  (With --input the reference's "requires --pid" error
+ * stands: measure_completed.)
+ */
+static int refuse_agent_flags(const struct xp_cli *cli, struct xp_error *err)
+{
+	const char *flag = cli->agent ? "--agent" : cli->cupti_socket ? "--cupti-socket" : NULL;
+
+	if (!flag)
+		return 0;
+	xp_error_detail_str(err, "flag", flag);
+	xp_error_detail_str(err, "path", cli->agent ? cli->agent : cli->cupti_socket);
+	xp_error_hint(err, "drop %s: this build measures host endpoints, which need no CUDA Agent",
+		      flag);
+	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
+			    "%s is not supported by this build: it drives no CUDA Agent", flag);
 }
 
 static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
@@ -202,6 +263,8 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 
 	rc = xp_spec_load(cli->spec, spec, err);
 	if (rc)
+		return rc;
+	if ((rc = refuse_agent_flags(cli, err)))
 		return rc;
 	if (!spec->has_max_events && !spec->aggregate) {
 		xp_error_hint(err, "add max_events to the spec");
@@ -268,15 +331,23 @@ int cmd_measure(const struct xp_cli *cli)
 		rc = measure_spec(cli, &req, &spec, &err);
 		goto out;
 	}
+	if (cli->aggregate) {
+		/* not in this build, whatever else the command line says */
+		rc = xp_measure_cuda_aggregate(cli, &err);
+		goto out;
+	}
 	if (cli->cpu_sample || cli->syscall_aggregate) {
 		const char *mode = cli->cpu_sample ? "--cpu-sample" : "--syscall-aggregate";
 
 		if (cli->ninputs || cli->events_out || cli->format || cli->from || cli->to ||
-		    cli->match || cli->has_samples) {
+		    cli->match || cli->has_samples || cli->agent || cli->cupti_socket) {
 			const char *what = cli->ninputs ? "--input" :
 					   cli->events_out ? "--events-out" :
 					   cli->format ? "--format" :
-					   cli->has_samples ? "--samples" : "event-pair selectors (--from/--to/--match)";
+					   cli->has_samples ? "--samples" :
+					   cli->agent ? "--agent" :
+					   cli->cupti_socket ? "--cupti-socket" :
+							       "event-pair selectors (--from/--to/--match)";
 
 			xp_error_detail_str(&err, "mode", mode + 2);
 			xp_error_hint(&err, "inventories are live-only summaries: pass --pid and --duration-ms only");
@@ -315,28 +386,19 @@ int cmd_measure(const struct xp_cli *cli)
 	}
 	req.from_text = cli->from;
 	req.to_text = cli->to;
-	if (cli->aggregate) {
-		if (!cli->has_pid) {
-			xp_error_hint(&err, "--aggregate inventories a live target: pass --pid");
-			rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-					  "--aggregate requires --pid");
-			goto out;
-		}
-		if (!cli->has_duration_ms) {
-			xp_error_hint(&err, "pass a positive --duration-ms");
-			rc = xp_error_set(&err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-					  "--aggregate requires --duration-ms");
-			goto out;
-		}
+	if (cli->has_pid && cli->ninputs && xp_policy_parse(cli->match) >= 0) {
+		/* after an unknown policy, as the reference orders it */
+		xp_error_hint(&err, "pass --pid PID for a live target or --input FILE for completed captures, not both");
+		rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				  "--pid and --input select different collection modes");
+		goto out;
 	}
 	rc = parse_endpoints(&req, cli->match, &err);
 	if (rc)
 		goto out;
-	if (cli->aggregate) {
-		rc = xp_measure_cuda_aggregate(cli, &err);
-		goto out;
-	}
 	if (cli->has_pid) {
+		if ((rc = refuse_agent_flags(cli, &err)))
+			goto out;
 		if ((rc = check_limits(&req, &err)))
 			goto out;
 		rc = xp_target_identify(cli->pid, &req.target, &err);

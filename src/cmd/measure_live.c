@@ -35,7 +35,8 @@
  *   samples rule only counts pairs.
  *
  * --cpu-sample and --syscall-aggregate live in their own files; --aggregate
- * (CUDA activity inventory) needs the Agent: an explicit error below.
+ * (CUDA activity inventory) needs the Agent: refused, not in this build
+ * (below).
  */
 #include <errno.h>
 #include <signal.h>
@@ -86,8 +87,8 @@ static int count_pairs(struct xp_measure_req *req, struct xp_capture *c, uint64_
 	rc = xp_correlate(c, &req->from, &req->to, &opts, &corr, &lerr);
 	if (!rc)
 		*matched = corr.matched;
-	else if (rc == -XPROBE_E_NO_MATCHED_SAMPLES)
-		rc = 0;
+	else if (rc == -XPROBE_E_NO_MATCHED_SAMPLES || rc == -ECANCELED)
+		rc = 0; /* cancelled before the window: live_partial says so */
 	else
 		xp_error_move(err, &lerr);
 	xp_correlation_free(&corr);
@@ -483,10 +484,18 @@ out:
 	return rc;
 }
 
+/*
+ * --aggregate (the contract's CUDA activity inventory, AggregateInventory-
+ * Result) needs the in-process CUDA Agent: not in this build.  cmd_measure
+ * refuses it before any other check, so no command line with --aggregate
+ * ever measures something else or produces a document.
+ */
 int xp_measure_cuda_aggregate(const struct xp_cli *cli, struct xp_error *err)
 {
 	(void)cli;
-	xp_error_hint(err, "CUDA activity inventories need the xprobe CUDA Agent, which this build does not drive yet");
+	xp_error_detail_str(err, "flag", "--aggregate");
+	xp_error_hint(err, "CUDA activity inventories need the xprobe CUDA Agent, which this build does not drive");
+	xp_error_hint(err, "for host inventories use --cpu-sample or --syscall-aggregate");
 	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
-			    "--aggregate needs live CUPTI collection, which is not available in this build");
+			    "--aggregate (CUDA activity inventory) is not in this build");
 }

@@ -101,7 +101,7 @@ static int plan_python(const struct xp_target *t, const struct xp_selector *sel,
 	ep->usdt_provider = own(p, use->provider);
 	ep->usdt_name = own(p, use->name);
 	ep->symbol = ep->usdt_name;
-	ep->event_type = XP_EV_USDT;
+	ep->event_type = XP_EV_MARKER;
 	ep->probe_kind = XP_PROBE_USDT;
 	ep->attr_key = "usdt_provider";
 	ep->attr_value = ep->usdt_provider;

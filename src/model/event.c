@@ -22,7 +22,7 @@ static const char *const event_type_names[XP_EV__COUNT] = {
 	"kernel_function_exit", "tracepoint", "syscall_entry", "syscall_exit",
 	"cuda_api_entry", "cuda_api_exit", "gpu_kernel_start", "gpu_kernel_end",
 	"gpu_memcpy_start", "gpu_memcpy_end", "gpu_memset_start", "gpu_memset_end",
-	"nvtx_range_start", "nvtx_range_end", "marker", "usdt",
+	"nvtx_range_start", "nvtx_range_end", "marker",
 };
 
 static const char *const clock_names[XP_CLOCK__COUNT] = {

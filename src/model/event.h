@@ -47,7 +47,13 @@ enum xp_source {
 	XP_SRC__COUNT
 };
 
-/* Order = the reference EventType enum, then ours (usdt). */
+/*
+ * Order = the reference EventType enum, exactly: the contract's readers
+ * reject any other value.  A USDT marker hit (CPython gc__start /
+ * gc__done) is XP_EV_MARKER from source ebpf with host.probe_kind "usdt",
+ * host.symbol the marker name and attributes.usdt_provider the provider;
+ * libxprobe's own markers are XP_EV_MARKER from source marker.
+ */
 enum xp_event_type {
 	XP_EV_HOST_FUNCTION_ENTRY = 0,
 	XP_EV_HOST_FUNCTION_EXIT,
@@ -67,10 +73,6 @@ enum xp_event_type {
 	XP_EV_NVTX_RANGE_START,
 	XP_EV_NVTX_RANGE_END,
 	XP_EV_MARKER,
-	/* ours: a USDT marker (CPython gc__start / gc__done);
-	 * host.probe_kind "usdt", host.symbol the marker name,
-	 * attributes.usdt_provider the provider ("python"). */
-	XP_EV_USDT,
 	XP_EV__COUNT
 };
 

@@ -140,10 +140,8 @@ static void render_collection(struct xpc_json *w, const struct xp_cpu_sample_vie
 	const struct xp_cpu_sample_result *r = v->result;
 	const struct xp_cpu_sample_counts *c = &r->counts;
 
-	xpc_json_kobj_begin(w, "collection");
-	xpc_json_kstr(w, "completeness", v->complete ? "complete" : "partial");
-	xpc_json_kstr(w, "stop_reason", xp_cpu_stop_reason_name(r->stop_reason));
-	xpc_json_ku64(w, "window_ns", r->window_ns);
+	xp_render_collection_begin(w, v->complete, xp_cpu_stop_reason_name(r->stop_reason),
+				   r->window_ns);
 	xpc_json_kbool(w, "kernel_time_included", r->kernel_time_included);
 	xpc_json_ku64(w, "observed_samples", c->observed_samples);
 	xpc_json_ku64(w, "sample_capacity", r->max_samples);
@@ -176,18 +174,8 @@ void xp_render_cpu_sample_json(struct xpc_json *w, const struct xp_cpu_sample_vi
 {
 	const struct xp_cpu_sample_result *r = v->result;
 
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
-	xpc_json_kstr(w, "session_id", v->session_id);
-	xpc_json_kstr(w, "status", v->status);
-
-	xpc_json_kobj_begin(w, "inventory");
-	xpc_json_kstr(w, "name", v->name);
-	xpc_json_kobj_begin(w, "target");
-	xpc_json_ku64(w, "pid", v->pid);
-	xpc_json_ku64(w, "process_start_time", v->process_start_time);
-	xpc_json_obj_end(w);
+	xp_render_inventory_begin(w, v->session_id, v->status, v->name, v->pid,
+				  v->process_start_time);
 	xpc_json_kstr(w, "event", "cpu-clock");
 	xpc_json_ku64(w, "frequency_hz", r->frequency_hz);
 	xpc_json_ku64(w, "sample_period_ns", r->sample_period_ns);
@@ -246,7 +234,5 @@ void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 			fprintf(out, "  %s", f->selector_hint);
 		fputc('\n', out);
 	}
-	for (i = 0; i < v->warnings->n; i++)
-		fprintf(out, "warning: %s: %s\n", v->warnings->v[i].code,
-			v->warnings->v[i].message);
+	xp_render_warnings_human(out, v->warnings);
 }

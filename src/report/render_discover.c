@@ -13,13 +13,8 @@ void xp_render_discovery_json(struct xpc_json *w, const struct xp_discovery *d)
 {
 	size_t i, j;
 
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
-	xpc_json_kobj_begin(w, "root");
-	xpc_json_ku64(w, "pid", d->root.pid);
-	xpc_json_ku64(w, "process_start_time", d->root.start_time);
-	xpc_json_obj_end(w);
+	xp_render_doc_begin(w);
+	xp_render_identity(w, "root", d->root.pid, d->root.start_time);
 	xpc_json_ku64(w, "limit", d->limit);
 	xpc_json_ku64(w, "total_candidates", d->total_candidates);
 	xpc_json_kbool(w, "truncated", d->truncated);
@@ -28,10 +23,7 @@ void xp_render_discovery_json(struct xpc_json *w, const struct xp_discovery *d)
 		const struct xp_candidate *c = &d->v[i];
 
 		xpc_json_obj_begin(w);
-		xpc_json_kobj_begin(w, "target");
-		xpc_json_ku64(w, "pid", c->target.pid);
-		xpc_json_ku64(w, "process_start_time", c->target.start_time);
-		xpc_json_obj_end(w);
+		xp_render_identity(w, "target", c->target.pid, c->target.start_time);
 		xpc_json_ku64(w, "parent_pid", c->parent_pid);
 		xpc_json_kstr(w, "executable", c->executable);
 		xpc_json_karr_begin(w, "command_line");
@@ -66,6 +58,5 @@ void xp_render_discovery_human(FILE *out, const struct xp_discovery *d)
 			fprintf(out, "%s%s", j ? ", " : " on ", c->gpu_uuids[j]);
 		fprintf(out, "\n");
 	}
-	for (i = 0; i < d->warnings.n; i++)
-		fprintf(out, "warning %s: %s\n", d->warnings.v[i].code, d->warnings.v[i].message);
+	xp_render_warnings_human(out, &d->warnings);
 }

@@ -1,34 +1,97 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_doctor.c - the CapabilityReport document (schemas/capability.schema.json)
- * and its human summary.  The reference's keys come first in its order;
- * ours (extra capabilities, environment fields, checks, the CUPTI list)
- * follow within each object.
+ * and its human summary.
+ *
+ * The contract's CapabilityReport is closed: JSON carries exactly its six
+ * capabilities, six environment fields and nine checks, in its order.
+ * Nothing of ours is dropped, it moves:
+ *   - each of our checks is appended to the detail of the contract check
+ *     it refines (xp_check_reported_under) as "; <name>: <status>
+ *     (<detail>)", e.g. ebpf_permissions "...; bpf_probe: available (...)";
+ *   - the user namespace joins ebpf_permissions' detail, the mount
+ *     namespace ptrace_scope's (injection needs the target's);
+ *   - the CUPTI list is cupti's detail already ("CUDA 13: /path");
+ *   - our capabilities (usdt, named_tracepoint, cpu_sampling), the kernel
+ *     version, CapEff, container hints and tracefs root are in the human
+ *     view, which prints every check on its own line.
  */
 #include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
 
 #include "../../common/json.h"
 #include "../checks/doctor_checks.h"
 #include "report.h"
 
-void xp_render_doctor_json(struct xpc_json *w, const struct xp_doctor *d)
+/* A detail is at most 512 bytes; a contract check reports at most 3 of ours
+ * plus a namespace note. */
+#define XP_DOCTOR_DETAIL_MAX 2560
+
+static void append(char *buf, size_t size, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Append to a NUL-terminated @buf, truncating at @size. */
+static void append(char *buf, size_t size, const char *fmt, ...)
 {
-	char caps[24];
+	size_t n = strlen(buf);
+	va_list ap;
+
+	if (n + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, size - n, fmt, ap);
+	va_end(ap);
+}
+
+/* The detail of contract check @id with what it reports of ours; NULL when
+ * there is nothing at all (JSON null). */
+static const char *contract_detail(const struct xp_doctor *d, enum xp_check_id id, char *buf,
+				   size_t size)
+{
+	const struct xp_check *c = &d->checks[id];
 	size_t i;
 
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
+	snprintf(buf, size, "%s", c->has_detail ? c->detail : "");
+	for (i = XP_CHK__CONTRACT; i < XP_CHK__COUNT; i++) {
+		const struct xp_check *o = &d->checks[i];
+
+		if (xp_check_reported_under((enum xp_check_id)i) != id)
+			continue;
+		append(buf, size, "%s%s: %s", buf[0] ? "; " : "", xp_check_name((enum xp_check_id)i),
+		       xp_check_status_name(o->status));
+		if (o->has_detail)
+			append(buf, size, " (%s)", o->detail);
+	}
+	if (id == XP_CHK_EBPF_PERMISSIONS)
+		append(buf, size, "%suser_namespace: %s%s", buf[0] ? "; " : "",
+		       d->env.user_namespace, d->env.initial_user_namespace ? " (initial)" : "");
+	else if (id == XP_CHK_PTRACE_SCOPE)
+		append(buf, size, "%smount_namespace: %s", buf[0] ? "; " : "",
+		       d->env.mount_namespace);
+	return buf[0] ? buf : NULL;
+}
+
+void xp_render_doctor_json(struct xpc_json *w, const struct xp_doctor *d)
+{
+	const struct {
+		const char *key;
+		bool value;
+	} caps[] = {
+		{ "uprobe", d->caps.uprobe },
+		{ "uretprobe", d->caps.uretprobe },
+		{ "tracepoint", d->caps.tracepoint },
+		{ "cuda_callback", d->caps.cuda_callback },
+		{ "cuda_activity", d->caps.cuda_activity },
+		{ "runtime_injection", d->caps.runtime_injection },
+	};
+	char detail[XP_DOCTOR_DETAIL_MAX];
+	size_t i;
+
+	xp_render_doc_begin(w);
 	xpc_json_kobj_begin(w, "capabilities");
-	xpc_json_kbool(w, "uprobe", d->caps.uprobe);
-	xpc_json_kbool(w, "uretprobe", d->caps.uretprobe);
-	xpc_json_kbool(w, "tracepoint", d->caps.tracepoint);
-	xpc_json_kbool(w, "cuda_callback", d->caps.cuda_callback);
-	xpc_json_kbool(w, "cuda_activity", d->caps.cuda_activity);
-	xpc_json_kbool(w, "runtime_injection", d->caps.runtime_injection);
-	xpc_json_kbool(w, "usdt", d->caps.usdt);
-	xpc_json_kbool(w, "named_tracepoint", d->caps.named_tracepoint);
-	xpc_json_kbool(w, "cpu_sampling", d->caps.cpu_sampling);
+	for (i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+		xpc_json_kbool(w, caps[i].key, caps[i].value);
 	xpc_json_obj_end(w);
 
 	xpc_json_kobj_begin(w, "environment");
@@ -38,40 +101,25 @@ void xp_render_doctor_json(struct xpc_json *w, const struct xp_doctor *d)
 	xpc_json_ku64(w, "effective_uid", d->env.effective_uid);
 	xpc_json_kstr(w, "container", d->env.has_container ? d->env.container : NULL);
 	xpc_json_kstr(w, "pid_namespace", d->env.pid_namespace);
-	xpc_json_kstr(w, "kernel_version", d->env.kernel_version);
-	xpc_json_kstr(w, "mount_namespace", d->env.mount_namespace);
-	xpc_json_kstr(w, "user_namespace", d->env.user_namespace);
-	xpc_json_kbool(w, "initial_user_namespace", d->env.initial_user_namespace);
-	snprintf(caps, sizeof(caps), "%016" PRIx64, d->env.cap_eff);
-	xpc_json_kstr(w, "effective_capabilities", caps);
-	xpc_json_karr_begin(w, "container_hints");
-	for (i = 0; i < d->env.ncontainer_hints; i++)
-		xpc_json_str(w, d->env.container_hints[i]);
-	xpc_json_arr_end(w);
-	xpc_json_kstr(w, "tracefs_root", d->env.tracefs_root);
 	xpc_json_obj_end(w);
 
 	xpc_json_kobj_begin(w, "checks");
-	for (i = 0; i < XP_CHK__COUNT; i++) {
-		const struct xp_check *c = &d->checks[i];
-
+	for (i = 0; i < XP_CHK__CONTRACT; i++) {
 		xpc_json_kobj_begin(w, xp_check_name((enum xp_check_id)i));
-		xpc_json_kstr(w, "status", xp_check_status_name(c->status));
-		xpc_json_kstr(w, "detail", c->has_detail ? c->detail : NULL);
+		xpc_json_kstr(w, "status", xp_check_status_name(d->checks[i].status));
+		xpc_json_kstr(w, "detail",
+			      contract_detail(d, (enum xp_check_id)i, detail, sizeof(detail)));
 		xpc_json_obj_end(w);
 	}
 	xpc_json_obj_end(w);
-	xpc_json_karr_begin(w, "cupti_libraries");
-	for (i = 0; i < d->ncupti; i++) {
-		xpc_json_obj_begin(w);
-		xpc_json_ku64(w, "major", (uint64_t)d->cupti[i].major);
-		xpc_json_kstr(w, "path", d->cupti[i].path);
-		xpc_json_obj_end(w);
-	}
-	xpc_json_arr_end(w);
 	xpc_json_key(w, "warnings");
 	xp_warnings_render(&d->warnings, w);
 	xpc_json_obj_end(w);
+}
+
+static const char *yes(bool b)
+{
+	return b ? "yes" : "no";
 }
 
 void xp_render_doctor_human(FILE *out, const struct xp_doctor *d)
@@ -82,15 +130,22 @@ void xp_render_doctor_human(FILE *out, const struct xp_doctor *d)
 		d->env.kernel_release, d->env.architecture, d->env.effective_uid,
 		d->env.has_container ? ", container " : "",
 		d->env.has_container ? d->env.container : "");
+	fprintf(out, "kernel %s; CapEff %016" PRIx64 "\n", d->env.kernel_version, d->env.cap_eff);
+	fprintf(out, "namespaces: %s, %s, %s%s\n", d->env.pid_namespace, d->env.mount_namespace,
+		d->env.user_namespace, d->env.initial_user_namespace ? " (initial)" : "");
+	for (i = 0; i < d->env.ncontainer_hints; i++)
+		fprintf(out, "container hint: %s\n", d->env.container_hints[i]);
+	fprintf(out, "tracefs root: %s\n", d->env.tracefs_root);
 	fprintf(out,
-		"capabilities: uprobe %s, tracepoint %s, usdt %s, cpu sampling %s, CUDA %s, injection %s\n",
-		d->caps.uprobe ? "yes" : "no", d->caps.tracepoint ? "yes" : "no",
-		d->caps.usdt ? "yes" : "no", d->caps.cpu_sampling ? "yes" : "no",
-		d->caps.cuda_callback ? "yes" : "no", d->caps.runtime_injection ? "yes" : "no");
+		"capabilities: uprobe %s, uretprobe %s, tracepoint %s, named tracepoint %s, usdt %s, cpu sampling %s,\n"
+		"  CUDA callback %s, CUDA activity %s, injection %s\n",
+		yes(d->caps.uprobe), yes(d->caps.uretprobe), yes(d->caps.tracepoint),
+		yes(d->caps.named_tracepoint), yes(d->caps.usdt), yes(d->caps.cpu_sampling),
+		yes(d->caps.cuda_callback), yes(d->caps.cuda_activity),
+		yes(d->caps.runtime_injection));
 	for (i = 0; i < XP_CHK__COUNT; i++)
 		fprintf(out, "  %-20s %-11s %s\n", xp_check_name((enum xp_check_id)i),
 			xp_check_status_name(d->checks[i].status),
 			d->checks[i].has_detail ? d->checks[i].detail : "");
-	for (i = 0; i < d->warnings.n; i++)
-		fprintf(out, "warning %s: %s\n", d->warnings.v[i].code, d->warnings.v[i].message);
+	xp_render_warnings_human(out, &d->warnings);
 }

@@ -2,6 +2,11 @@
 /*
  * render_measurement.c - the MeasurementResult document (schemas/
  * measurement-result.schema.json) and its human summary.
+ *
+ * The contract's schema is closed: the live eBPF ring's counters
+ * (struct xp_host_collection) are not a JSON field; the human summary
+ * prints them, and losses after a samples capture's stopping point are
+ * the warning HOST_RECORDS_LOST_AFTER_STOP (src/cmd/measure_live.c).
  */
 #include <inttypes.h>
 
@@ -36,18 +41,6 @@ static void render_collection(struct xpc_json *w, const struct xp_measurement_vi
 	} else {
 		xpc_json_null(w);
 	}
-	xpc_json_key(w, "host");
-	if (v->host) {
-		xpc_json_obj_begin(w);
-		xpc_json_ku64(w, "record_capacity", v->host->record_capacity);
-		xpc_json_ku64(w, "observed_records", v->host->observed_records);
-		xpc_json_ku64(w, "retained_records", v->host->retained_records);
-		xpc_json_ku64(w, "dropped_records", v->host->dropped_records);
-		xpc_json_kf64(w, "buffer_utilization", v->host->buffer_utilization);
-		xpc_json_obj_end(w);
-	} else {
-		xpc_json_null(w);
-	}
 	xpc_json_obj_end(w);
 }
 
@@ -57,12 +50,7 @@ void xp_render_measurement_json(struct xpc_json *w, const struct xp_measurement_
 	const struct xp_capture *c = v->capture;
 	size_t i;
 
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", XP_SCHEMA_VERSION);
-	xpc_json_kbool(w, "ok", true);
-	xpc_json_kstr(w, "session_id", v->session_id);
-	xpc_json_kstr(w, "status", v->status);
-
+	xp_render_result_begin(w, v->session_id, v->status);
 	xpc_json_kobj_begin(w, "measurement");
 	xpc_json_kstr(w, "name", v->name);
 	xpc_json_kobj_begin(w, "samples");
@@ -110,28 +98,20 @@ void xp_render_measurement_json(struct xpc_json *w, const struct xp_measurement_
 	}
 	xpc_json_arr_end(w);
 
-	xpc_json_key(w, "warnings");
-	{
-		struct xp_warnings all = r->warnings;
+	xpc_json_karr_begin(w, "warnings");
+	for (i = 0; i < r->warnings.n + (v->extra_warnings ? v->extra_warnings->n : 0); i++) {
+		/* the correlator's first, then the collection's */
+		const struct xp_warning *x = i < r->warnings.n ?
+						     &r->warnings.v[i] :
+						     &v->extra_warnings->v[i - r->warnings.n];
 
-		if (v->extra_warnings && v->extra_warnings->n) {
-			xpc_json_arr_begin(w);
-			for (i = 0; i < r->warnings.n + v->extra_warnings->n; i++) {
-				const struct xp_warning *x = i < r->warnings.n ?
-								     &r->warnings.v[i] :
-								     &v->extra_warnings->v[i - r->warnings.n];
-
-				xpc_json_obj_begin(w);
-				xpc_json_kstr(w, "code", x->code);
-				xpc_json_kstr(w, "message", x->message);
-				xpc_json_kraw(w, "details", x->details ? x->details : "{}");
-				xpc_json_obj_end(w);
-			}
-			xpc_json_arr_end(w);
-		} else {
-			xp_warnings_render(&all, w);
-		}
+		xpc_json_obj_begin(w);
+		xpc_json_kstr(w, "code", x->code);
+		xpc_json_kstr(w, "message", x->message);
+		xpc_json_kraw(w, "details", x->details ? x->details : "{}");
+		xpc_json_obj_end(w);
 	}
+	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 }
 
@@ -151,7 +131,6 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 {
 	const struct xp_correlation *r = v->corr;
 	char a[32], b[32], c[32], d[32], e[32];
-	size_t i;
 
 	fprintf(out, "%s -> %s (%s, %s)\n", v->start_selector, v->end_selector, r->method,
 		xp_confidence_name(r->confidence));
@@ -167,10 +146,13 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 	fprintf(out, "latency: min %s  p50 %s  mean %s  p99 %s  max %s\n", a, b, e, c, d);
 	fprintf(out, "clock: %s; events: %" PRIu64 " host, %" PRIu64 " CUDA\n",
 		xp_alignment_name(r->alignment), r->host_events, r->cuda_events);
-	for (i = 0; i < r->warnings.n; i++)
-		fprintf(out, "warning: %s: %s\n", r->warnings.v[i].code, r->warnings.v[i].message);
-	if (v->extra_warnings)
-		for (i = 0; i < v->extra_warnings->n; i++)
-			fprintf(out, "warning: %s: %s\n", v->extra_warnings->v[i].code,
-				v->extra_warnings->v[i].message);
+	if (v->host)
+		fprintf(out,
+			"host ring: %" PRIu64 " of %" PRIu64 " records kept (%.1f%%), %" PRIu64
+			" observed, %" PRIu64 " lost\n",
+			v->host->retained_records, v->host->record_capacity,
+			100.0 * v->host->buffer_utilization, v->host->observed_records,
+			v->host->dropped_records);
+	xp_render_warnings_human(out, &r->warnings);
+	xp_render_warnings_human(out, v->extra_warnings);
 }

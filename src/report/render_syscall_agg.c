@@ -61,18 +61,8 @@ void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_
 	const struct xp_sa_result *r = v->result;
 	size_t i;
 
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
-	xpc_json_kstr(w, "session_id", v->session_id);
-	xpc_json_kstr(w, "status", v->status);
-
-	xpc_json_kobj_begin(w, "inventory");
-	xpc_json_kstr(w, "name", v->name);
-	xpc_json_kobj_begin(w, "target");
-	xpc_json_ku64(w, "pid", v->pid);
-	xpc_json_ku64(w, "process_start_time", v->process_start_time);
-	xpc_json_obj_end(w);
+	xp_render_inventory_begin(w, v->session_id, v->status, v->name, v->pid,
+				  v->process_start_time);
 	xpc_json_kstr(w, "arch", "x86_64");
 	xpc_json_karr_begin(w, "groups");
 	for (i = 0; i < r->ngroups; i++)
@@ -80,10 +70,8 @@ void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_
 	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 
-	xpc_json_kobj_begin(w, "collection");
-	xpc_json_kstr(w, "completeness", v->complete ? "complete" : "partial");
-	xpc_json_kstr(w, "stop_reason", xp_sa_stop_reason_name(r->stop_reason));
-	xpc_json_ku64(w, "window_ns", r->window_ns);
+	xp_render_collection_begin(w, v->complete, xp_sa_stop_reason_name(r->stop_reason),
+				   r->window_ns);
 	xpc_json_ku64(w, "setup_ns", r->setup_ns);
 	xpc_json_ku64(w, "armed_at_ns", r->armed_at_ns);
 	xpc_json_kbool(w, "pid_namespace_filter", v->pid_namespace_filter);
@@ -140,7 +128,5 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 	}
 	if (r->ngroups > n)
 		fprintf(out, "... %zu more in --json\n", r->ngroups - n);
-	for (i = 0; i < v->warnings->n; i++)
-		fprintf(out, "warning: %s: %s\n", v->warnings->v[i].code,
-			v->warnings->v[i].message);
+	xp_render_warnings_human(out, v->warnings);
 }

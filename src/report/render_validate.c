@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * render_validate.c - the ValidationResult document (schemas/validate.schema.json)
- * and its human summary: the pair form (reference shape, plus a "usdt"
- * endpoint part for python:gc_* and "tracepoint_id" in the linux part),
- * and the two inventory forms (mode "cpu_sample" / "syscall_aggregate").
- * Key order follows the reference's struct order; nullable fields are
- * always present.
+ * and its human summary, and the InventoryValidationResult of the two
+ * inventory checks (schemas/inventory-validation.schema.json, mode
+ * "cpu_sample" / "syscall_aggregate": a type the contract does not define).
+ *
+ * The pair form is the contract's closed ValidationResult, field for
+ * field, in its struct order; nullable fields are always present.  What
+ * is ours moves where the contract leaves room:
+ *   - a python:gc_* endpoint's USDT marker is its "host" ResolvedProbe
+ *     with probe_kind "usdt" (the contract's HostProbeKind has it): symbol
+ *     = marker name, symbol_virtual_address = the note's address; the
+ *     provider, semaphore, argument spec and call-site count are in the
+ *     human view;
+ *   - a named tracepoint's tracefs id is in the human view;
+ *   - the mapped CUDA majors are in the TARGET_PROCESS_WILL_BE_MODIFIED
+ *     warning's details (src/checks/validate_checks.c) and, with the
+ *     mapped Agent's path, in the human view.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,67 +26,84 @@
 #include "../checks/validate_checks.h"
 #include "report.h"
 
-static void render_target(struct xpc_json *w, const struct xp_target *t)
-{
-	xpc_json_kobj_begin(w, "target");
-	xpc_json_ku64(w, "pid", t->pid);
-	xpc_json_ku64(w, "process_start_time", t->start_time);
-	xpc_json_obj_end(w);
-}
-
-static void render_mapping(struct xpc_json *w, const struct xp_mapping *m)
-{
-	xpc_json_kobj_begin(w, "mapping");
-	xpc_json_ku64(w, "start_address", m->start_address);
-	xpc_json_ku64(w, "end_address", m->end_address);
-	xpc_json_ku64(w, "file_offset", m->file_offset);
-	xpc_json_obj_end(w);
-}
+/* The fields of a ResolvedProbe record, from a uprobe or a USDT marker. */
+struct probe_record {
+	const char *selector, *binary_path, *build_id, *probe_kind;
+	const char *symbol, *symbol_demangled;
+	enum xp_object_kind object_kind;
+	bool has_address, has_size;
+	uint64_t symbol_virtual_address, symbol_size, file_offset, runtime_address;
+	const struct xp_mapping *mapping;
+};
 
 /* ResolvedProbe, the reference resolve record (schemas/resolve.schema.json). */
+static void render_probe_record(struct xpc_json *w, const struct xp_target *t,
+				const struct probe_record *r)
+{
+	xp_render_doc_begin(w);
+	xp_render_identity(w, "target", t->pid, t->start_time);
+	xpc_json_kstr(w, "selector", r->selector);
+	xpc_json_kstr(w, "binary_path", r->binary_path);
+	xpc_json_kstr(w, "build_id", r->build_id);
+	xpc_json_kstr(w, "object_kind", xp_object_kind_name(r->object_kind));
+	xpc_json_kstr(w, "probe_kind", r->probe_kind);
+	xpc_json_kstr(w, "symbol", r->symbol);
+	xpc_json_kstr(w, "symbol_demangled", r->symbol_demangled);
+	xpc_json_kopt_u64(w, "symbol_virtual_address", r->has_address,
+			  r->symbol_virtual_address);
+	xpc_json_kopt_u64(w, "symbol_size", r->has_size, r->symbol_size);
+	xpc_json_ku64(w, "file_offset", r->file_offset);
+	xpc_json_ku64(w, "runtime_address", r->runtime_address);
+	xpc_json_kobj_begin(w, "mapping");
+	xpc_json_ku64(w, "start_address", r->mapping->start_address);
+	xpc_json_ku64(w, "end_address", r->mapping->end_address);
+	xpc_json_ku64(w, "file_offset", r->mapping->file_offset);
+	xpc_json_obj_end(w);
+	xpc_json_obj_end(w);
+}
+
 void xp_render_resolved_probe_json(struct xpc_json *w, const struct xp_target *t,
 				   const struct xp_resolved_probe *p)
 {
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
-	render_target(w, t);
-	xpc_json_kstr(w, "selector", p->selector);
-	xpc_json_kstr(w, "binary_path", p->binary_path);
-	xpc_json_kstr(w, "build_id", p->build_id);
-	xpc_json_kstr(w, "object_kind", xp_object_kind_name(p->object_kind));
-	xpc_json_kstr(w, "probe_kind", p->is_return ? "uretprobe" : "uprobe");
-	xpc_json_kstr(w, "symbol", p->symbol);
-	xpc_json_kstr(w, "symbol_demangled", p->symbol_demangled);
-	xpc_json_kopt_u64(w, "symbol_virtual_address", p->has_symbol, p->symbol_virtual_address);
-	xpc_json_kopt_u64(w, "symbol_size", p->has_symbol, p->symbol_size);
-	xpc_json_ku64(w, "file_offset", p->file_offset);
-	xpc_json_ku64(w, "runtime_address", p->runtime_address);
-	render_mapping(w, &p->mapping);
-	xpc_json_obj_end(w);
+	const struct probe_record r = {
+		.selector = p->selector,
+		.binary_path = p->binary_path,
+		.build_id = p->build_id,
+		.probe_kind = p->is_return ? "uretprobe" : "uprobe",
+		.symbol = p->symbol,
+		.symbol_demangled = p->symbol_demangled,
+		.object_kind = p->object_kind,
+		.has_address = p->has_symbol,
+		.has_size = p->has_symbol,
+		.symbol_virtual_address = p->symbol_virtual_address,
+		.symbol_size = p->symbol_size,
+		.file_offset = p->file_offset,
+		.runtime_address = p->runtime_address,
+		.mapping = &p->mapping,
+	};
+
+	render_probe_record(w, t, &r);
 }
 
-static void render_usdt(struct xpc_json *w, const struct xp_usdt_marker *m)
+/* A python:gc_* endpoint's marker as the contract's ResolvedProbe. */
+static void render_usdt_probe(struct xpc_json *w, const struct xp_target *t, const char *selector,
+			      const struct xp_usdt_marker *m)
 {
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "event_type", "usdt");
-	xpc_json_kstr(w, "probe_kind", "usdt");
-	xpc_json_kstr(w, "provider", m->provider);
-	xpc_json_kstr(w, "name", m->name);
-	xpc_json_kstr(w, "binary_path", m->binary_path);
-	xpc_json_kstr(w, "build_id", m->build_id);
-	xpc_json_kstr(w, "object_kind", xp_object_kind_name(m->object_kind));
-	xpc_json_ku64(w, "virtual_address", m->pc);
-	xpc_json_ku64(w, "file_offset", m->file_offset);
-	xpc_json_ku64(w, "runtime_address", m->runtime_address);
-	render_mapping(w, &m->mapping);
-	xpc_json_kopt_u64(w, "semaphore_address", m->semaphore_address != 0, m->semaphore_address);
-	xpc_json_kopt_u64(w, "semaphore_offset", m->semaphore_address != 0, m->semaphore_offset);
-	xpc_json_kopt_u64(w, "semaphore_runtime_address", m->semaphore_address != 0,
-			  m->semaphore_runtime_address);
-	xpc_json_kstr(w, "arguments", m->arguments);
-	xpc_json_ku64(w, "locations", m->locations);
-	xpc_json_obj_end(w);
+	const struct probe_record r = {
+		.selector = selector,
+		.binary_path = m->binary_path,
+		.build_id = m->build_id,
+		.probe_kind = "usdt",
+		.symbol = m->name,
+		.object_kind = m->object_kind,
+		.has_address = true,
+		.symbol_virtual_address = m->pc,
+		.file_offset = m->file_offset,
+		.runtime_address = m->runtime_address,
+		.mapping = &m->mapping,
+	};
+
+	render_probe_record(w, t, &r);
 }
 
 static bool cuda_kind(const struct xp_selector *s)
@@ -97,6 +125,8 @@ static void render_endpoint(struct xpc_json *w, const char *key, const struct xp
 	xpc_json_key(w, "host");
 	if (ep->has_probe)
 		xp_render_resolved_probe_json(w, t, &ep->probe);
+	else if (ep->has_usdt)
+		render_usdt_probe(w, t, s->text, &ep->usdt);
 	else
 		xpc_json_null(w);
 	xpc_json_key(w, "linux");
@@ -110,7 +140,6 @@ static void render_endpoint(struct xpc_json *w, const char *key, const struct xp
 		xpc_json_kopt_u64(w, "syscall_number",
 				  s->kind == XP_SEL_SYSCALL && s->syscall_nr >= 0,
 				  (uint64_t)s->syscall_nr);
-		xpc_json_kopt_u64(w, "tracepoint_id", ep->has_tracepoint_id, ep->tracepoint_id);
 		xpc_json_obj_end(w);
 	} else {
 		xpc_json_null(w);
@@ -131,11 +160,6 @@ static void render_endpoint(struct xpc_json *w, const char *key, const struct xp
 	} else {
 		xpc_json_null(w);
 	}
-	xpc_json_key(w, "usdt");
-	if (ep->has_usdt)
-		render_usdt(w, &ep->usdt);
-	else
-		xpc_json_null(w);
 	xpc_json_obj_end(w);
 }
 
@@ -160,11 +184,9 @@ void xp_render_validation_json(struct xpc_json *w, const struct xp_validation *v
 						XP_POLICY_NEAREST };
 	size_t i;
 
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
+	xp_render_doc_begin(w);
 	xpc_json_kbool(w, "valid", v->nissues == 0);
-	render_target(w, &v->target);
+	xp_render_identity(w, "target", v->target.pid, v->target.start_time);
 	render_endpoint(w, "start", &v->target, &v->start);
 	render_endpoint(w, "end", &v->target, &v->end);
 	xpc_json_kstr(w, "match_policy", xp_policy_snake(v->policy));
@@ -186,12 +208,6 @@ void xp_render_validation_json(struct xpc_json *w, const struct xp_validation *v
 	xpc_json_kbool(w, "needs_clock_alignment", v->needs_clock_alignment);
 	xpc_json_kstr(w, "agent_activation", xp_agent_activation_name(v->activation));
 	xpc_json_kbool(w, "target_mutation", v->target_mutation);
-	xpc_json_kopt_u64(w, "cuda_major", v->has_cuda_major, (uint64_t)v->cuda_major);
-	xpc_json_karr_begin(w, "mapped_cuda_majors");
-	for (i = 0; i < v->cuda.nmajors; i++)
-		xpc_json_u64(w, (uint64_t)v->cuda.majors[i]);
-	xpc_json_arr_end(w);
-	xpc_json_kstr(w, "agent_path", v->cuda.agent ? v->cuda.agent_path : NULL);
 	xpc_json_obj_end(w);
 	render_issues(w, v->issues, v->nissues);
 	xpc_json_key(w, "warnings");
@@ -217,12 +233,22 @@ static void human_endpoint(FILE *out, const char *label, const struct xp_endpoin
 			p->binary_path, xp_object_kind_name(p->object_kind), p->file_offset,
 			p->runtime_address);
 	} else if (ep->has_usdt) {
+		const struct xp_usdt_marker *m = &ep->usdt;
+
 		fprintf(out,
-			"       usdt %s:%s in %s: file offset 0x%" PRIx64
-			", runtime address 0x%" PRIx64 "%s\n",
-			ep->usdt.provider, ep->usdt.name, ep->usdt.binary_path,
-			ep->usdt.file_offset, ep->usdt.runtime_address,
-			ep->usdt.semaphore_address ? " (semaphore)" : "");
+			"       usdt %s:%s in %s (%s): address 0x%" PRIx64 ", file offset 0x%" PRIx64
+			", runtime address 0x%" PRIx64 "; arguments \"%s\"; %u call site%s\n",
+			m->provider, m->name, m->binary_path, xp_object_kind_name(m->object_kind),
+			m->pc, m->file_offset, m->runtime_address, m->arguments, m->locations,
+			m->locations == 1 ? "" : "s");
+		if (m->semaphore_address)
+			fprintf(out,
+				"       semaphore at 0x%" PRIx64 " (file offset 0x%" PRIx64
+				", runtime address 0x%" PRIx64 "): the kernel counts it up while attached\n",
+				m->semaphore_address, m->semaphore_offset,
+				m->semaphore_runtime_address);
+		else
+			fprintf(out, "       no semaphore\n");
 	} else if (s->kind == XP_SEL_SYSCALL) {
 		fprintf(out, "       syscall %s (x86_64 number %d), raw tracepoint\n", s->name,
 			s->syscall_nr);
@@ -233,6 +259,17 @@ static void human_endpoint(FILE *out, const char *label, const struct xp_endpoin
 		fprintf(out, "       CUDA endpoint%s\n",
 			ep->collectable ? "" : ", not collected by this build");
 	}
+}
+
+/* "issue CODE: message" lines, then the warnings. */
+static void human_findings(FILE *out, const struct xp_issue *v, size_t n,
+			   const struct xp_warnings *ws)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		fprintf(out, "issue %s: %s\n", xprobe_errname(v[i].code), v[i].message);
+	xp_render_warnings_human(out, ws);
 }
 
 void xp_render_validation_human(FILE *out, const struct xp_validation *v)
@@ -252,11 +289,18 @@ void xp_render_validation_human(FILE *out, const struct xp_validation *v)
 		v->needs_cupti ? " CUPTI" : "", v->needs_clock_alignment ? " clock-alignment" : "",
 		xp_agent_activation_name(v->activation),
 		v->target_mutation ? " (the target will be modified)" : "");
-	for (i = 0; i < v->nissues; i++)
-		fprintf(out, "issue %s: %s\n", xprobe_errname(v->issues[i].code),
-			v->issues[i].message);
-	for (i = 0; i < v->warnings.n; i++)
-		fprintf(out, "warning %s: %s\n", v->warnings.v[i].code, v->warnings.v[i].message);
+	if (v->needs_cupti) {
+		fprintf(out, "CUDA: mapped majors [");
+		for (i = 0; i < v->cuda.nmajors; i++)
+			fprintf(out, "%s%d", i ? ", " : "", v->cuda.majors[i]);
+		fprintf(out, "]");
+		if (v->has_cuda_major)
+			fprintf(out, ", major %d", v->cuda_major);
+		if (v->cuda.agent)
+			fprintf(out, ", Agent mapped: %s", v->cuda.agent_path);
+		fprintf(out, "\n");
+	}
+	human_findings(out, v->issues, v->nissues, &v->warnings);
 }
 
 /* ---- inventories ----------------------------------------------------------- */
@@ -268,15 +312,36 @@ static const char *errno_status(int e)
 	return e == EPERM || e == EACCES ? "restricted" : "unavailable";
 }
 
+/* InventoryValidationResult head, up to the open "inventory" object. */
+static void inventory_begin(struct xpc_json *w, const char *mode, bool valid,
+			    const struct xp_target *t)
+{
+	xp_render_doc_begin(w);
+	xpc_json_kbool(w, "valid", valid);
+	xpc_json_kstr(w, "mode", mode);
+	xp_render_identity(w, "target", t->pid, t->start_time);
+	xpc_json_kobj_begin(w, "inventory");
+}
+
+/* ... and its tail, from the end of "inventory" to the end of the document. */
+static void inventory_end(struct xpc_json *w, bool needs_ebpf, const struct xp_issue *issues,
+			  size_t nissues, const struct xp_warnings *ws)
+{
+	xpc_json_obj_end(w);
+	xpc_json_kobj_begin(w, "requirements");
+	xpc_json_kbool(w, "needs_ebpf", needs_ebpf);
+	xpc_json_kbool(w, "needs_perf_events", !needs_ebpf);
+	xpc_json_kbool(w, "target_mutation", false);
+	xpc_json_obj_end(w);
+	render_issues(w, issues, nissues);
+	xpc_json_key(w, "warnings");
+	xp_warnings_render(ws, w);
+	xpc_json_obj_end(w);
+}
+
 void xp_render_cpu_sample_check_json(struct xpc_json *w, const struct xp_cpu_sample_check *c)
 {
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
-	xpc_json_kbool(w, "valid", c->nissues == 0);
-	xpc_json_kstr(w, "mode", "cpu_sample");
-	render_target(w, &c->target);
-	xpc_json_kobj_begin(w, "inventory");
+	inventory_begin(w, "cpu_sample", c->nissues == 0, &c->target);
 	xpc_json_ku64(w, "threads", c->threads);
 	xpc_json_kobj_begin(w, "perf_event");
 	xpc_json_kstr(w, "status", errno_status(c->perf_errno));
@@ -300,33 +365,18 @@ void xp_render_cpu_sample_check_json(struct xpc_json *w, const struct xp_cpu_sam
 	xpc_json_kbool(w, "perf_map_present", c->perf_map_present);
 	xpc_json_kopt_u64(w, "perf_map_size", c->perf_map_present, c->perf_map_size);
 	xpc_json_obj_end(w);
-	xpc_json_obj_end(w);
-	xpc_json_kobj_begin(w, "requirements");
-	xpc_json_kbool(w, "needs_ebpf", false);
-	xpc_json_kbool(w, "needs_perf_events", true);
-	xpc_json_kbool(w, "target_mutation", false);
-	xpc_json_obj_end(w);
-	render_issues(w, c->issues, c->nissues);
-	xpc_json_key(w, "warnings");
-	xp_warnings_render(&c->warnings, w);
-	xpc_json_obj_end(w);
+	inventory_end(w, false, c->issues, c->nissues, &c->warnings);
 }
 
 void xp_render_cpu_sample_check_human(FILE *out, const struct xp_cpu_sample_check *c)
 {
-	size_t i;
-
 	fprintf(out, "%s: --cpu-sample on pid %u (start time %" PRIu64 ")\n",
 		c->nissues ? "NOT VALID" : "valid", c->target.pid, c->target.start_time);
 	fprintf(out, "threads: %zu\nperf events: %s\n", c->threads, c->perf_detail);
 	fprintf(out, "python: %s%s%s; perf map %s %s\n", xp_python_status_name(c->python_status),
 		c->python_binary[0] ? " in " : "", c->python_binary, c->perf_map_path,
 		c->perf_map_present ? "present" : "absent");
-	for (i = 0; i < c->nissues; i++)
-		fprintf(out, "issue %s: %s\n", xprobe_errname(c->issues[i].code),
-			c->issues[i].message);
-	for (i = 0; i < c->warnings.n; i++)
-		fprintf(out, "warning %s: %s\n", c->warnings.v[i].code, c->warnings.v[i].message);
+	human_findings(out, c->issues, c->nissues, &c->warnings);
 }
 
 static void render_step(struct xpc_json *w, const char *key, const struct xp_bpf_step *s)
@@ -339,13 +389,7 @@ static void render_step(struct xpc_json *w, const char *key, const struct xp_bpf
 
 void xp_render_syscall_agg_check_json(struct xpc_json *w, const struct xp_syscall_agg_check *c)
 {
-	xpc_json_obj_begin(w);
-	xpc_json_kstr(w, "schema_version", "2.0");
-	xpc_json_kbool(w, "ok", true);
-	xpc_json_kbool(w, "valid", c->nissues == 0);
-	xpc_json_kstr(w, "mode", "syscall_aggregate");
-	render_target(w, &c->target);
-	xpc_json_kobj_begin(w, "inventory");
+	inventory_begin(w, "syscall_aggregate", c->nissues == 0, &c->target);
 	xpc_json_ku64(w, "threads", c->threads);
 	xpc_json_kobj_begin(w, "namespace");
 	xpc_json_kbool(w, "same_pid_namespace", c->ns.same_pidns);
@@ -360,31 +404,16 @@ void xp_render_syscall_agg_check_json(struct xpc_json *w, const struct xp_syscal
 	xpc_json_obj_end(w);
 	xpc_json_ku64(w, "inflight_map_entries", c->map_entries);
 	xpc_json_ku64(w, "syscall_names", c->syscall_names);
-	xpc_json_obj_end(w);
-	xpc_json_kobj_begin(w, "requirements");
-	xpc_json_kbool(w, "needs_ebpf", true);
-	xpc_json_kbool(w, "needs_perf_events", false);
-	xpc_json_kbool(w, "target_mutation", false);
-	xpc_json_obj_end(w);
-	render_issues(w, c->issues, c->nissues);
-	xpc_json_key(w, "warnings");
-	xp_warnings_render(&c->warnings, w);
-	xpc_json_obj_end(w);
+	inventory_end(w, true, c->issues, c->nissues, &c->warnings);
 }
 
 void xp_render_syscall_agg_check_human(FILE *out, const struct xp_syscall_agg_check *c)
 {
-	size_t i;
-
 	fprintf(out, "%s: --syscall-aggregate on pid %u (start time %" PRIu64 ")\n",
 		c->nissues ? "NOT VALID" : "valid", c->target.pid, c->target.start_time);
 	fprintf(out, "threads: %zu; pid namespace: %s (pid %u inside)\n", c->threads,
 		c->ns.same_pidns ? "shared" : "own", c->ns.ns_pid);
 	fprintf(out, "bpf: %s; %s; %s; %s\n", c->probe.map_create.detail, c->probe.prog_load.detail,
 		c->probe.attach.detail, c->object_load.detail);
-	for (i = 0; i < c->nissues; i++)
-		fprintf(out, "issue %s: %s\n", xprobe_errname(c->issues[i].code),
-			c->issues[i].message);
-	for (i = 0; i < c->warnings.n; i++)
-		fprintf(out, "warning %s: %s\n", c->warnings.v[i].code, c->warnings.v[i].message);
+	human_findings(out, c->issues, c->nissues, &c->warnings);
 }

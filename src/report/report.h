@@ -13,7 +13,28 @@
 
 struct xpc_json;
 
-/* Live host collection counters (collection.host). */
+/*
+ * Shared pieces (render_common.c).  Each *_begin opens the document
+ * object; the caller closes it.
+ */
+/* { "schema_version": "2.0", "ok": true */
+void xp_render_doc_begin(struct xpc_json *w);
+/* ... then "session_id", "status" (measure's results) */
+void xp_render_result_begin(struct xpc_json *w, const char *session_id, const char *status);
+/* "<key>": { "pid", "process_start_time" } (the contract's TargetIdentity) */
+void xp_render_identity(struct xpc_json *w, const char *key, uint32_t pid, uint64_t start_time);
+/* a result head, then "inventory": { "name", "target" (left open) */
+void xp_render_inventory_begin(struct xpc_json *w, const char *session_id, const char *status,
+			       const char *name, uint32_t pid, uint64_t start_time);
+/* "collection": { "completeness" (complete | partial), "stop_reason",
+ * "window_ns" (left open): the head of an inventory's collection block */
+void xp_render_collection_begin(struct xpc_json *w, bool complete, const char *stop_reason,
+				uint64_t window_ns);
+/* one "warning CODE: message" line each (@ws may be NULL) */
+void xp_render_warnings_human(FILE *out, const struct xp_warnings *ws);
+
+/* Live host collection counters: the human summary's "host ring" line
+ * (not a JSON field: the contract's collection object is closed). */
 struct xp_host_collection {
 	uint64_t record_capacity;   /* ring/capture bound in records */
 	uint64_t observed_records;  /* records the BPF programs emitted */
@@ -32,7 +53,7 @@ struct xp_measurement_view {
 	const struct xp_capture *capture;
 	const struct xp_correlation *corr;
 	const struct xp_warnings *extra_warnings; /* appended after the correlator's */
-	/* live host collection block (NULL for completed inputs) */
+	/* live host collection counters (NULL for completed inputs) */
 	const struct xp_host_collection *host;
 };
 

@@ -323,7 +323,7 @@ static int parse_python(struct xp_selector *sel, const char *rest, struct xp_err
 	sel->category = strdup("python");
 	if (!sel->name || !sel->category)
 		return oom(err);
-	sel->event_type = XP_EV_USDT;
+	sel->event_type = XP_EV_MARKER; /* probe_kind usdt: see event.h */
 	return 0;
 }
 

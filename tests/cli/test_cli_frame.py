@@ -183,7 +183,6 @@ SEL = ["--from", "syscall:mmap:entry", "--to", "syscall:mmap:exit", "--match", "
 
 
 @pytest.mark.parametrize("argv", [
-    ["measure", "--pid", "1", "--input", "/x.jsonl"] + SEL + ["--samples", "1"],
     ["measure", "--spec", "/x.json", "--pid", "1"],
     ["measure", "--spec", "/x.json", "--input", "/x.jsonl"],
     ["measure", "--spec", "/x.json", "--from", "syscall:mmap:entry"],
@@ -193,12 +192,98 @@ SEL = ["--from", "syscall:mmap:entry", "--to", "syscall:mmap:exit", "--match", "
     ["measure", "--pid", "1", "--aggregate", "--events-out", "/tmp/x"] + SEL + ["--duration-ms", "1"],
     ["measure", "--pid", "1", "--cpu-sample", "--syscall-aggregate", "--duration-ms", "1"],
     ["measure", "--pid", "1", "--aggregate", "--cpu-sample", "--duration-ms", "1"],
-], ids=["pid+input", "spec+pid", "spec+input", "spec+from", "spec+samples", "aggregate+input",
+], ids=["spec+pid", "spec+input", "spec+from", "spec+samples", "aggregate+input",
         "aggregate+samples", "aggregate+events-out", "cpu-sample+syscall-aggregate",
         "aggregate+cpu-sample"])
 def test_conflicting_modes(xprobe, argv):
     r = usage_error(xprobe, *argv)
     assert "cannot be used with" in r.stderr
+
+
+def test_pid_with_input_is_a_json_error(xprobe):
+    """Conflicting sources answer like the reference: a runtime error, exit
+    1, INVALID_EVENT_SELECTOR with its message; not a usage error."""
+    argv = ["measure", "--pid", "1", "--input", "/x.jsonl"] + SEL + ["--samples", "1"]
+    r = xprobe.run(*argv)
+    assert r.rc == 1, r
+    assert r.code == "INVALID_EVENT_SELECTOR"
+    assert r.error["message"] == "--pid and --input select different collection modes"
+    assert r.error["recoverable"] is True and r.error["details"] == {}
+    assert r.error["hints"]
+    r = xprobe.run(*argv, json_mode=False)
+    assert r.rc == 1 and r.stdout == ""
+    assert r.stderr.startswith("INVALID_EVENT_SELECTOR: --pid and --input select")
+    # the reference's order: a missing endpoint and an unknown policy come first
+    r = xprobe.run("measure", "--pid", "1", "--input", "/x.jsonl", "--to", "syscall:mmap:exit",
+                   "--match", "exact", "--samples", "1")
+    assert r.rc == 1 and r.error["message"] == "measure requires --from unless --spec is used"
+    r = xprobe.run("measure", "--pid", "1", "--input", "/x.jsonl", "--from",
+                   "syscall:mmap:entry", "--to", "syscall:mmap:exit", "--match", "best",
+                   "--samples", "1")
+    assert r.rc == 1 and r.code == "INVALID_CORRELATION_POLICY", r
+
+
+AGGREGATE = ["measure", "--pid", "1", "--aggregate", "--from", "cuda:kernel_start",
+             "--to", "cuda:kernel_end", "--match", "exact", "--duration-ms", "100"]
+
+
+@pytest.mark.parametrize("argv", [
+    AGGREGATE,
+    AGGREGATE + ["--max-groups", "16"],
+    ["measure", "--pid", "1", "--aggregate"],
+    ["measure", "--aggregate", "--duration-ms", "100"] + SEL,
+    ["measure", "--pid", "1", "--aggregate", "--duration-ms", "100"] + SEL,
+], ids=["cuda-pair", "max-groups", "bare", "no-pid", "host-pair"])
+def test_aggregate_is_refused_as_not_in_this_build(xprobe, argv):
+    """--aggregate has no collector in this build: whatever else the command
+    line says, it is refused before anything runs, never turned into
+    another measurement or a document."""
+    r = xprobe.run(*argv)
+    assert r.rc == 1, r
+    assert r.code == "CUPTI_NOT_AVAILABLE"
+    assert r.error["message"] == "--aggregate (CUDA activity inventory) is not in this build"
+    assert r.error["details"] == {"flag": "--aggregate"}
+    assert any("--cpu-sample" in h for h in r.error["hints"])
+
+
+def test_help_does_not_promise_an_aggregate_document(xprobe):
+    out = xprobe.run("measure", "--help", json_mode=False).stdout
+    (line,) = [l for l in out.splitlines() if l.strip().startswith("--aggregate")]
+    assert "refused" in line and "no document" in line
+    assert "not in this build" in out
+    assert "aggregate-inventory" not in out
+
+
+@pytest.mark.parametrize("flag", ["--agent", "--cupti-socket"])
+def test_agent_flags_with_pid_are_refused(xprobe, flag):
+    """This build drives no CUDA Agent: --agent / --cupti-socket with a live
+    target are refused, not silently unused (host endpoints need none)."""
+    r = xprobe.run("measure", "--pid", "1", *SEL, "--samples", "1", flag, "/tmp/agent.so")
+    assert r.rc == 1, r
+    assert r.code == "CUPTI_NOT_AVAILABLE"
+    assert r.error["message"] == "%s is not supported by this build: it drives no CUDA Agent" % flag
+    assert r.error["details"] == {"flag": flag, "path": "/tmp/agent.so"}
+    assert r.error["hints"]
+
+
+def test_agent_flag_with_a_spec_is_refused(xprobe, tmp_path):
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({
+        "schema_version": "2.0", "name": None, "target": {"pid": 1, "process_start_time": 1},
+        "start_selector": "syscall:mmap:entry", "end_selector": "syscall:mmap:exit",
+        "match_policy": "exact", "samples": 1, "duration_ms": None, "timeout_ms": 1000,
+        "max_events": 10}))
+    r = xprobe.run("measure", "--spec", spec, "--agent", "/tmp/agent.so")
+    assert r.rc == 1 and r.code == "CUPTI_NOT_AVAILABLE", r
+    assert r.error["details"]["flag"] == "--agent"
+
+
+@pytest.mark.parametrize("mode", ["--cpu-sample", "--syscall-aggregate"])
+@pytest.mark.parametrize("flag", ["--agent", "--cupti-socket"])
+def test_agent_flags_with_an_inventory_are_refused(xprobe, mode, flag):
+    r = xprobe.run("measure", "--pid", "1", mode, "--duration-ms", "10", flag, "/tmp/agent.so")
+    assert r.rc == 1 and r.code == "INVALID_EVENT_SELECTOR", r
+    assert r.error["message"] == "%s does not accept %s" % (mode, flag)
 
 
 @pytest.mark.parametrize("argv", [

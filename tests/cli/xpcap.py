@@ -180,6 +180,6 @@ PYTHON = "/usr/bin/python3.11"
 def gc(boundary, tid, ts, binary=PYTHON):
     """CPython GC USDT marker (python:gc__start / python:gc__done)."""
     marker = "gc__start" if boundary == "start" else "gc__done"
-    return _event("ebpf", "usdt", tid, ts, cpu=0, start_time=START_TIME,
+    return _event("ebpf", "marker", tid, ts, cpu=0, start_time=START_TIME,
                   host=_host("usdt", marker, binary=binary),
                   attributes={"usdt_provider": "python"})

@@ -182,6 +182,7 @@ class LiveRun:
             else:
                 xprobe_test.validate(doc, schema_name)
                 assert self.p.returncode == 0, (self.p.returncode, out, err)
+            xprobe_test.validate_artifact(self.argv, doc)
         return xprobe_test.Result(self.argv, self.p.returncode, out, err, doc)
 
 

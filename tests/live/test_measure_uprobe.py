@@ -23,11 +23,8 @@ def check_pairs(doc, fx, done, n, symbol, binary):
     assert doc["correlation"]["method"] == "stack_nested_tid_lifo"
     assert doc["correlation"]["score"] == 1.0
     assert doc["collection"]["host_events"] == 2 * n
-    host = doc["collection"]["host"]
-    assert host["observed_records"] == 2 * n
-    assert host["retained_records"] == 2 * n
-    assert host["dropped_records"] == 0
-    assert host["record_capacity"] == 100000
+    assert "host" not in doc["collection"]  # closed: the ring's counters are human-only
+    assert "HOST_RECORDS_LOST_AFTER_STOP" not in [w["code"] for w in doc["warnings"]]
     for pair in doc["evidence"]:
         for side, kind, etype in (("start", "uprobe", "host_function_entry"),
                                   ("end", "uretprobe", "host_function_exit")):

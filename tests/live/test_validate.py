@@ -48,7 +48,10 @@ def test_uprobe_entry_return_addresses(xprobe, name, kind):
         for key, probe_kind in (("start", "uprobe"), ("end", "uretprobe")):
             ep = d[key]
             assert ep["source"] == "host" and ep["collectable"] is True
-            assert ep["linux"] is None and ep["cuda"] is None and ep["usdt"] is None
+            assert ep["linux"] is None and ep["cuda"] is None
+            # the contract's ValidatedEndpoint, nothing added
+            assert set(ep) == {"selector", "source", "event_type", "collectable", "host",
+                               "linux", "cuda"}
             h = ep["host"]
             xprobe_test.validate(h, "resolve")  # the embedded ResolvedProbe record
             assert h["probe_kind"] == probe_kind
@@ -239,7 +242,7 @@ def test_syscall_exact_and_kebab_snake(xprobe, funcs):
     d = r.doc
     assert d["start"]["linux"] == {"event_type": "syscall_entry", "probe_kind": "syscall",
                                    "category": "syscalls", "name": "mmap",
-                                   "syscall_number": 9, "tracepoint_id": None}
+                                   "syscall_number": 9}
     assert d["end"]["event_type"] == "syscall_exit"
     assert d["policy_recommendation"] == {"policy": "exact", "reason": "deterministic_correlation_key",
                                           "compatible_policies": ["exact", "first_after", "nearest"]}
@@ -274,10 +277,16 @@ def test_named_tracepoints_with_tracefs_mounted(xprobe, funcs):
                      "tracepoint:sched:sched_process_exec", "first-after", env=env)
         assert r.rc == 0 and r.doc["valid"], r
         lin = r.doc["start"]["linux"]
+        assert lin == {"event_type": "tracepoint", "probe_kind": "tracepoint",
+                       "category": "sched", "name": "sched_process_fork", "syscall_number": None}
+        # the tracefs id is not a field of the contract's ResolvedLinuxSelector:
+        # the human view shows it
+        h = validate(xprobe, funcs.pid, "tracepoint:sched:sched_process_fork",
+                     "tracepoint:sched:sched_process_exec", "first-after", env=env,
+                     json_mode=False)
         with open(os.path.join(root, "events/sched/sched_process_fork/id")) as f:
-            assert lin["tracepoint_id"] == int(f.read())
-        assert lin["probe_kind"] == "tracepoint" and lin["category"] == "sched"
-        assert lin["syscall_number"] is None
+            assert ("tracepoint sched:sched_process_fork (tracefs id %d)" % int(f.read())) \
+                in h.stdout, h
         r = validate(xprobe, funcs.pid, "tracepoint:sched:sched_process_forkk",
                      "syscall:read:exit", "first-after", env=env)
         assert r.code == "INVALID_EVENT_SELECTOR", r
@@ -308,22 +317,34 @@ def test_python_gc_on_debian_cpython(xprobe):
         assert d["policy_recommendation"]["policy"] == "exact"
         assert d["policy_recommendation"]["reason"] == "deterministic_correlation_key"
         s, e = d["start"], d["end"]
-        assert s["event_type"] == "usdt" and s["source"] == "host" and s["collectable"]
-        assert s["host"] is None and s["linux"] is None and s["cuda"] is None
-        us, ue = s["usdt"], e["usdt"]
-        assert (us["provider"], us["name"]) == ("python", "gc__start")
-        assert (ue["provider"], ue["name"]) == ("python", "gc__done")
+        # the contract has no usdt event type: a USDT hit is a marker, and
+        # the endpoint's marker is its host ResolvedProbe (probe_kind usdt)
+        assert s["event_type"] == e["event_type"] == "marker"
+        assert s["source"] == "host" and s["collectable"]
+        assert s["linux"] is None and s["cuda"] is None and "usdt" not in s
+        us, ue = s["host"], e["host"]
+        for h, sel in ((us, "python:gc_start"), (ue, "python:gc_end")):
+            xprobe_test.validate(h, "resolve")
+            assert h["selector"] == sel and h["probe_kind"] == "usdt"
+            assert h["symbol_demangled"] is None and h["symbol_size"] is None
+        assert (us["symbol"], ue["symbol"]) == ("gc__start", "gc__done")
         assert us["binary_path"] == PY311 and us["object_kind"] == "executable"
-        assert us["semaphore_address"] is not None and us["semaphore_offset"] is not None
         # ET_EXEC: the runtime address is the link-time address; check both
         # against readelf's view of the note
         notes = subprocess.run(["readelf", "-n", PY311], capture_output=True, text=True).stdout
         block = notes.split("Name: gc__start", 1)[1].split("\n", 2)[1]
         loc = int(block.split("Location:")[1].split(",")[0], 16)
         sem = int(block.split("Semaphore:")[1].split()[0], 16)
-        assert us["virtual_address"] == loc == us["runtime_address"]
-        assert us["semaphore_address"] == sem == us["semaphore_runtime_address"]
+        assert us["symbol_virtual_address"] == loc == us["runtime_address"]
         assert d["requirements"]["needs_ebpf"] is True
+        # the provider and the semaphore are in the human view
+        h = validate(xprobe, t.pid, "python:gc_start", "python:gc_end", "exact",
+                     json_mode=False)
+        assert ("usdt python:gc__start in %s (executable): address 0x%x" % (PY311, loc)) \
+            in h.stdout, h
+        assert ("semaphore at 0x%x (file offset 0x" % sem) in h.stdout
+        assert ("runtime address 0x%x): the kernel counts it up while attached" % sem) \
+            in h.stdout
 
 
 def test_python_gc_by_capability_not_name(xprobe):
@@ -331,12 +352,15 @@ def test_python_gc_by_capability_not_name(xprobe):
     with Target([fx("target_funcs"), "--dlopen", lib]) as t:
         r = validate(xprobe, t.pid, "python:gc_start", "python:gc_end", "exact")
         assert r.rc == 0 and r.doc["valid"], r
-        us = r.doc["start"]["usdt"]
+        us = r.doc["start"]["host"]
+        assert us["probe_kind"] == "usdt" and us["symbol"] == "gc__start"
         assert us["binary_path"] == lib and us["object_kind"] == "shared_library"
         assert t.addrs["fx_fake_gc"] < us["runtime_address"] < t.addrs["fx_fake_gc"] + 64
-        assert us["semaphore_runtime_address"] == t.addrs["python_gc__start_semaphore"]
-        assert r.doc["end"]["usdt"]["semaphore_runtime_address"] == \
-            t.addrs["python_gc__done_semaphore"]
+        h = validate(xprobe, t.pid, "python:gc_start", "python:gc_end", "exact",
+                     json_mode=False)
+        for marker in ("start", "done"):
+            assert ("runtime address 0x%x): the kernel counts it up"
+                    % t.addrs["python_gc__%s_semaphore" % marker]) in h.stdout, h
 
 
 def test_python_gc_refused_without_markers(xprobe, funcs):
@@ -381,6 +405,8 @@ def test_cuda_injection_required(xprobe, funcs):
     assert codes == ["TARGET_PROCESS_WILL_BE_MODIFIED", "BROAD_EVENT_SELECTOR"]
     assert d["warnings"][0]["message"] == \
         "measure must inject the xprobe CUPTI agent into the target process"
+    # the CUDA majors travel here (the contract's requirements are closed)
+    assert d["warnings"][0]["details"] == {"cuda_major": None, "mapped_cuda_majors": []}
     assert d["warnings"][1]["message"] == "end selector matches every CUDA kernel activity"
     assert d["policy_recommendation"]["policy"] == "exact"
 
@@ -406,8 +432,14 @@ def test_cuda_agent_already_loaded(xprobe):
             req = r.doc["requirements"]
             assert req["agent_activation"] == "already_loaded"
             assert req["target_mutation"] is False
-            assert req["agent_path"] == agent
-            assert req["cuda_major"] == 12 and req["mapped_cuda_majors"] == [12]
+            # the Agent's path and the majors: human view (requirements is closed)
+            assert set(req) == {"needs_ebpf", "needs_cupti", "needs_cupti_callback",
+                                "needs_cupti_activity", "needs_nvtx", "needs_clock_alignment",
+                                "agent_activation", "target_mutation"}
+            h = validate(xprobe, t.pid, "cuda:memcpy_start:kind=HtoD",
+                         "cuda:kernel_end:name~flash", "stream-order", json_mode=False)
+            assert ("CUDA: mapped majors [12], major 12, Agent mapped: %s\n" % agent) \
+                in h.stdout, h
             assert r.doc["start"]["cuda"]["memcpy_kind"] == "HtoD"
             assert r.doc["end"]["cuda"]["kernel_name_regex"] == "flash"
             assert r.doc["policy_recommendation"]["compatible_policies"] == \
@@ -429,7 +461,10 @@ def test_unsupported_cuda_version(xprobe, libs, message):
             assert r.rc == 0 and r.doc["valid"] is False, r
             issues = [i for i in r.doc["issues"] if i["code"] == "UNSUPPORTED_CUDA_VERSION"]
             assert issues == [{"code": "UNSUPPORTED_CUDA_VERSION", "message": message}]
-            assert r.doc["requirements"]["cuda_major"] is None
+            (w,) = [w for w in r.doc["warnings"]
+                    if w["code"] == "TARGET_PROCESS_WILL_BE_MODIFIED"]
+            majors = sorted(int(n.split(".so.")[1].split(".")[0]) for n in libs)
+            assert w["details"] == {"cuda_major": None, "mapped_cuda_majors": majors}
             assert len(r.doc["warnings"]) == 3  # injection + two broad kernels
 
 
@@ -693,7 +728,8 @@ def test_real_cuda13_libraries_give_the_major(xprobe):
                      "exact")
         assert r.rc == 0, r
         req = r.doc["requirements"]
-        assert req["cuda_major"] == 13 and req["mapped_cuda_majors"] == [13]
         assert req["agent_activation"] == "injection_required"
+        (w,) = [w for w in r.doc["warnings"] if w["code"] == "TARGET_PROCESS_WILL_BE_MODIFIED"]
+        assert w["details"] == {"cuda_major": 13, "mapped_cuda_majors": [13]}
         assert "UNSUPPORTED_CUDA_VERSION" not in [i["code"] for i in r.doc["issues"]]
         assert "BROAD_EVENT_SELECTOR" not in [w["code"] for w in r.doc["warnings"]]

@@ -5,6 +5,15 @@ Xprobe.run(args...) returns a Result with rc, stdout, stderr and doc (the
 parsed JSON document when --json was given).  Every JSON document is
 validated against the schema named for it; validation failure fails the
 test.  Syntax errors (rc 2) must print nothing on stdout.
+
+Two oracles: our schemas/ (always), and for the document types the
+contract defines (a schema of the same name in the reference set: doctor,
+discover, validate, measure results, errors, events, host captures, specs)
+also the published reference schemas of xprobe 0.4, read at test time from
+../shared/reference/xprobe-0.4-schemas (beside the checkout; CI has it) or
+$XPROBE_REFERENCE_SCHEMAS, never copied into this repository.  They are
+closed, so a field or enum value we add breaks a strict reader and a test.
+The --events-out artifact a run reports is checked the same way.
 """
 import json
 import os
@@ -16,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SCHEMAS = os.path.join(ROOT, "schemas")
 
 _schema_cache = {}
+_reference_cache = {}
 
 
 def build_dir():
@@ -35,11 +45,55 @@ def schema(name):
     return _schema_cache[name]
 
 
-def validate(doc, name):
-    """Validate doc against schemas/<name>.schema.json (raises on failure)."""
+def reference_dir():
+    """The reference schema directory, or None where this checkout has none
+    beside it.  $XPROBE_REFERENCE_SCHEMAS, when set, must exist."""
+    env = os.environ.get("XPROBE_REFERENCE_SCHEMAS")
+    if env:
+        assert os.path.isdir(env), "XPROBE_REFERENCE_SCHEMAS=%s is not a directory" % env
+        return env
+    d = os.path.join(os.path.dirname(ROOT), "shared", "reference", "xprobe-0.4-schemas")
+    return d if os.path.isdir(d) else None
+
+
+def reference_schema(name):
+    """The contract's schema of this document type, or None (a type the
+    contract does not define, or no reference set here)."""
+    d = reference_dir()
+    if d is None:
+        return None
+    path = os.path.join(d, name + ".schema.json")
+    if path not in _reference_cache:
+        s = None
+        if os.path.exists(path):
+            with open(path) as f:
+                s = json.load(f)
+            jsonschema.Draft202012Validator.check_schema(s)
+        _reference_cache[path] = s
+    return _reference_cache[path]
+
+
+def validate_ours(doc, name):
+    """Validate doc against schemas/<name>.schema.json only."""
     jsonschema.Draft202012Validator(
         schema(name), format_checker=jsonschema.FormatChecker()
     ).validate(doc)
+
+
+def validate_reference(doc, name):
+    """Validate doc against the reference schema of its type (raises on
+    failure; nothing to do where there is none)."""
+    ref = reference_schema(name)
+    if ref is not None:
+        jsonschema.Draft202012Validator(
+            ref, format_checker=jsonschema.FormatChecker()).validate(doc)
+
+
+def validate(doc, name):
+    """Validate doc against schemas/<name>.schema.json and, for a contract
+    type, the reference schema (raises on failure)."""
+    validate_ours(doc, name)
+    validate_reference(doc, name)
 
 
 # Which schema a successful document of each command conforms to.
@@ -49,6 +103,56 @@ SUCCESS_SCHEMA = {
     "validate": "validate",
     "measure": "measurement-result",
 }
+
+
+def success_schema(args):
+    """The schema of a successful document of this command line: the
+    inventory modes have their own (types the contract does not define)."""
+    a = [str(x) for x in args]
+    cmd = a[0] if a else ""
+    if cmd == "validate" and ("--cpu-sample" in a or "--syscall-aggregate" in a):
+        return "inventory-validation"
+    if cmd == "measure" and "--cpu-sample" in a:
+        return "cpu-sample-inventory-result"
+    if cmd == "measure" and "--syscall-aggregate" in a:
+        return "syscall-aggregate-result"
+    return SUCCESS_SCHEMA[cmd]
+
+
+def _flag_value(args, flag):
+    a = [str(x) for x in args]
+    for i, x in enumerate(a):
+        if x == flag and i + 1 < len(a):
+            return a[i + 1]
+        if x.startswith(flag + "="):
+            return x[len(flag) + 1:]
+    return None
+
+
+def validate_artifact(args, doc):
+    """The --events-out artifact a run reports (a result, or an error whose
+    details name it): every JSONL line is an Event (ours and the
+    reference's); a Chrome trace has no contract schema, so its events'
+    event_type and clock_domain are checked against the Event enums."""
+    path = _flag_value(args, "--events-out")
+    if path is None or doc is None:
+        return
+    if doc.get("ok") is False and "artifact_path" not in doc["error"].get("details", {}):
+        return
+    with open(path) as f:
+        text = f.read()
+    if _flag_value(args, "--format") == "chrome":
+        trace = json.loads(text)
+        for e in trace["traceEvents"]:
+            if e["ph"] == "M":
+                continue  # metadata (process_name): no event behind it
+            for key, enum in (("event_type", "EventType"), ("clock_domain", "ClockDomain")):
+                for s in (schema("event"), reference_schema("event")):
+                    if s is not None:
+                        assert e["args"][key] in s["$defs"][enum]["enum"], e
+        return
+    for line in text.splitlines():
+        validate(json.loads(line), "event")
 
 
 class Result:
@@ -105,7 +209,7 @@ class Xprobe:
                     validate(doc, "error")
                     assert p.returncode in (1, 3, 4), p
                 else:
-                    cmd = args[0] if args else ""
-                    validate(doc, schema_name or SUCCESS_SCHEMA[cmd])
+                    validate(doc, schema_name or success_schema(args))
                     assert p.returncode == 0, p
+                validate_artifact(args, doc)
         return Result(argv, p.returncode, p.stdout, p.stderr, doc)

@@ -290,7 +290,7 @@ static const char *const full_events[] = {
 	"\"range_id\":18446744073709551615,\"start_tid\":4245},\"attributes\":{}}",
 	/* our USDT event, and attribute values of every JSON type */
 	"{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"evt_7\",\"sequence\":7,"
-	"\"source\":\"marker\",\"event_type\":\"usdt\",\"pid\":4242,\"tid\":4242,\"cpu\":1,"
+	"\"source\":\"ebpf\",\"event_type\":\"marker\",\"pid\":4242,\"tid\":4242,\"cpu\":1,"
 	"\"timestamp_raw\":1070,\"timestamp_ns\":1070,\"clock_domain\":\"host_monotonic\","
 	"\"timestamp_error_ns\":null,\"process_start_time\":987654,\"host\":{"
 	"\"probe_kind\":\"usdt\",\"binary_path\":\"/usr/bin/python3.11\",\"build_id\":null,"
@@ -334,7 +334,7 @@ static void test_round_trip(void)
 			  "{\"a\":[1,-2,2.5,true,null],\"b\":{}}");
 		CHECK_EQ_U64(c.events[2].host.return_value, (uint64_t)INT64_MIN);
 		CHECK_EQ_U64(c.events[4].cuda.grid.z, UINT32_MAX);
-		CHECK_EQ_U64(c.events[7].event_type, XP_EV_USDT);
+		CHECK_EQ_U64(c.events[7].event_type, XP_EV_MARKER);
 		CHECK(xp_event_attr(&c, &c.events[7], xp_capture_intern(&c, "usdt_provider")) ==
 		      xp_capture_intern(&c, "\"python\""));
 		/* one copy of each repeated string */

@@ -248,7 +248,7 @@ static const char *const canonical[] = {
 	"\"attributes\":{}}",
 	/* our USDT event, attribute values of every kind but floats */
 	"{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"evt_9\",\"sequence\":9,"
-	"\"source\":\"marker\",\"event_type\":\"usdt\",\"pid\":4242,\"tid\":4242,\"cpu\":1,"
+	"\"source\":\"ebpf\",\"event_type\":\"marker\",\"pid\":4242,\"tid\":4242,\"cpu\":1,"
 	"\"timestamp_raw\":1070,\"timestamp_ns\":1070,\"clock_domain\":\"host_monotonic\","
 	"\"timestamp_error_ns\":null,\"process_start_time\":987654,\"host\":{"
 	"\"probe_kind\":\"usdt\",\"binary_path\":\"/usr/bin/python3.11\",\"build_id\":null,"

@@ -167,7 +167,7 @@ static void test_linux_forms(void)
 	if (!parse_ok("python:gc_start", &s)) {
 		CHECK(s.kind == XP_SEL_PYTHON_GC);
 		CHECK(!s.is_end);
-		CHECK_EQ_U64(s.event_type, XP_EV_USDT);
+		CHECK_EQ_U64(s.event_type, XP_EV_MARKER);
 		CHECK_STR(s.name, "gc__start");
 		CHECK_STR(s.category, "python");
 		CHECK(xp_selector_is_host(&s));
@@ -577,11 +577,11 @@ static void test_match_host(void)
 
 	/* a USDT event of another provider, or another probe kind, is not GC */
 	xp_capture_init(&c, 0);
-	e = tev_host(&c, XP_EV_USDT, 1, 1, XP_PROBE_USDT, "/usr/bin/node", "gc__start");
+	e = tev_host(&c, XP_EV_MARKER, 1, 1, XP_PROBE_USDT, "/usr/bin/node", "gc__start");
 	xp_event_add_attr_str(&c, e, "usdt_provider", "node");
-	e = tev_host(&c, XP_EV_USDT, 2, 1, XP_PROBE_UPROBE, "/usr/bin/python3", "gc__start");
+	e = tev_host(&c, XP_EV_MARKER, 2, 1, XP_PROBE_UPROBE, "/usr/bin/python3", "gc__start");
 	xp_event_add_attr_str(&c, e, "usdt_provider", "python");
-	tev_host(&c, XP_EV_USDT, 3, 1, XP_PROBE_USDT, "/usr/bin/python3", "gc__start");
+	tev_host(&c, XP_EV_MARKER, 3, 1, XP_PROBE_USDT, "/usr/bin/python3", "gc__start");
 	CHECK(!m("python:gc_start", &c, &c.events[0]));
 	CHECK(!m("python:gc_start", &c, &c.events[1]));
 	CHECK(!m("python:gc_start", &c, &c.events[2]));

@@ -78,7 +78,7 @@ static __attribute__((unused)) struct xp_event *tev_tracepoint(struct xp_capture
 
 static __attribute__((unused)) struct xp_event *tev_gc(struct xp_capture *c, uint64_t ts, uint32_t tid, int is_end)
 {
-	struct xp_event *e = tev_host(c, XP_EV_USDT, ts, tid, XP_PROBE_USDT, "/usr/bin/python3.11",
+	struct xp_event *e = tev_host(c, XP_EV_MARKER, ts, tid, XP_PROBE_USDT, "/usr/bin/python3.11",
 				      is_end ? "gc__done" : "gc__start");
 
 	if (xp_event_add_attr_str(c, e, "usdt_provider", "python"))
