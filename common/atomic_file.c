@@ -14,10 +14,31 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "readfile.h"
 
 int xpc_atomic_fault_before_rename;
 
 static unsigned long tmp_seq;
+
+/*
+ * May @path be replaced?  0: a regular file is there; 1: nothing is
+ * there; -ELOOP, -EISDIR, -XPC_EFTYPE (the type in *mode) or the lstat's
+ * -errno otherwise.  lstat, not stat: a symlink is itself the entry the
+ * rename would replace.
+ */
+static int check_dest(const char *path, unsigned *mode)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 1 : -errno;
+	if (S_ISREG(st.st_mode))
+		return 0;
+	*mode = (unsigned)st.st_mode;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return S_ISDIR(st.st_mode) ? -EISDIR : -XPC_EFTYPE;
+}
 
 int xpc_atomic_open(struct xpc_atomic_file *f, const char *path)
 {
@@ -44,6 +65,11 @@ int xpc_atomic_open(struct xpc_atomic_file *f, const char *path)
 		err = -EISDIR;
 		goto out;
 	}
+	/* refuse before a byte is written (checked again at commit) */
+	err = check_dest(path, &f->dest_mode);
+	if (err < 0)
+		goto out;
+	err = 0;
 	n = strlen(dir) + strlen(base) + 64;
 	f->tmp_path = malloc(n);
 	if (!f->tmp_path) {
@@ -66,8 +92,30 @@ out:
 	free(dup_dir);
 	free(dup_base);
 	if (err)
-		xpc_atomic_abort(f);
+		xpc_atomic_abort(f); /* keeps dest_mode */
 	return err;
+}
+
+/* Rename the temporary onto a destination that check_dest() allows. */
+static int replace_dest(struct xpc_atomic_file *f)
+{
+	int tries, rc;
+
+	for (tries = 0; tries < 2; tries++) {
+		rc = check_dest(f->path, &f->dest_mode);
+		if (rc < 0)
+			return rc;
+		if (rc == 0)
+			return rename(f->tmp_path, f->path) < 0 ? -errno : 0;
+		/* absent: create it, but replace nothing that appeared since */
+		if (renameat2(AT_FDCWD, f->tmp_path, AT_FDCWD, f->path, RENAME_NOREPLACE) == 0)
+			return 0;
+		if (errno == EINVAL || errno == ENOSYS) /* no RENAME_NOREPLACE here */
+			return rename(f->tmp_path, f->path) < 0 ? -errno : 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
 }
 
 static int fsync_dir_of(const char *path)
@@ -102,8 +150,8 @@ int xpc_atomic_commit(struct xpc_atomic_file *f)
 	f->fd = -1;
 	if (!err && xpc_atomic_fault_before_rename)
 		err = xpc_atomic_fault_before_rename;
-	if (!err && rename(f->tmp_path, f->path) < 0)
-		err = -errno;
+	if (!err)
+		err = replace_dest(f);
 	if (err) {
 		xpc_atomic_abort(f);
 		return err;

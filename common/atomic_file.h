@@ -7,6 +7,20 @@
  * with O_CREAT|O_EXCL and mode 0600, filled, fsync'ed, renamed over the
  * target, and the directory is fsync'ed.  Any failure removes the
  * temporary.  The target keeps mode 0600 whatever the umask.
+ *
+ * Only a regular file is ever replaced.  rename() replaces whatever
+ * directory entry has the name -- a FIFO, a device node, a socket, a
+ * symlink (to /proc/self/fd/1, or anywhere) -- and xprobe runs as root, so
+ * `--events-out /dev/null` would replace the system's /dev/null.  A
+ * destination that exists and is not a regular file (by lstat: a symlink
+ * is refused, whatever it points to) is refused at open, before anything
+ * is written, and again just before the rename; -ELOOP for a symlink,
+ * -EISDIR for a directory, -XPC_EFTYPE (common/readfile.h) otherwise,
+ * with its st_mode in dest_mode.  A destination absent at commit is
+ * created with renameat2(RENAME_NOREPLACE), so one that appears in
+ * between is checked again instead of replaced blindly.  What remains is
+ * a race in a directory another user can write to: a regular file there
+ * swapped for something else between the last check and the rename.
  */
 #ifndef XPC_ATOMIC_FILE_H
 #define XPC_ATOMIC_FILE_H
@@ -17,11 +31,14 @@ struct xpc_atomic_file {
 	char *path;     /* final path (owned) */
 	char *tmp_path; /* temporary path (owned), NULL once committed */
 	int fd;         /* open temporary, or -1 */
+	unsigned dest_mode; /* st_mode of a refused destination, else 0 */
 };
 
-/* Create the temporary.  Return 0 or -errno. */
+/* Check the destination, create the temporary.  Return 0 or -errno
+ * (-ELOOP, -EISDIR, -XPC_EFTYPE: see above; f->dest_mode is kept). */
 int xpc_atomic_open(struct xpc_atomic_file *f, const char *path);
-/* fsync, rename, fsync the directory.  Return 0 or -errno (temp removed). */
+/* fsync, check the destination again, rename, fsync the directory.
+ * Return 0 or -errno (temp removed). */
 int xpc_atomic_commit(struct xpc_atomic_file *f);
 /* Remove the temporary if still there and free; safe after commit and on
  * a zeroed struct. */

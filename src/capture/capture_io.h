@@ -18,6 +18,8 @@
 #define XP_CAPTURE_IO_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
 
 #include "../model/error_record.h"
 #include "../model/event.h"
@@ -45,11 +47,28 @@ int xp_decode_event_stream_fd(int fd, const char *name, struct xp_capture *c,
 int xp_decode_host_capture(const char *data, size_t len, const char *name, struct xp_capture *c,
 			   struct xp_error *err);
 /*
- * A libxprobe .xtf file or session directory (decode_xtf.c, through the
- * public reader of include/xprobe/xtf.h).  Appends events; a capture bound
- * crossed is EVENT_RATE_TOO_HIGH with the input's total.
+ * The largest input read whole into memory: a host-capture document
+ * (simdjson's limit for one document), an .xtf file, one file of a
+ * session directory.  Checked by fstat's st_size before reading and again
+ * while reading (common/readfile.h).
  */
-int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *err);
+#define XP_INPUT_MAX_BYTES ((size_t)0xFFFFFFFFu)
+
+/* TRACE_EXPORT_FAILED for @path (@what: "the host capture", ...) over
+ * XP_INPUT_MAX_BYTES; @size its st_size, 0 when it grew while read. */
+int xp_input_too_large(struct xp_error *err, const char *path, const char *what, uint64_t size);
+
+/*
+ * A libxprobe .xtf file or session directory open at @fd (xpc_file_open,
+ * @sb its fstat) whose path is @path (decode_xtf.c, through the public
+ * reader of include/xprobe/xtf.h).  A file is read here, bounded, and
+ * handed to the reader in memory; a directory is checked first (every
+ * entry of it and of on_fail/ a regular file within the bound, or a
+ * directory) and then opened by the reader.  Appends events; a capture
+ * bound crossed is EVENT_RATE_TOO_HIGH with the input's total.
+ */
+int xp_decode_xtf_fd(int fd, const struct stat *sb, const char *path, struct xp_capture *c,
+		     struct xp_error *err);
 
 enum xp_export_format {
 	XP_EXPORT_JSONL = 0,
@@ -60,7 +79,10 @@ int xp_export_format_parse(const char *s); /* -1 unknown */
 
 /*
  * Write the whole capture to @path atomically (mode 0600).  Failure is
- * TRACE_EXPORT_FAILED "failed to write <path>: <reason>".
+ * TRACE_EXPORT_FAILED "failed to write <path>: <reason>".  Only a regular
+ * file is replaced (common/atomic_file.h): a FIFO, device, socket,
+ * directory or symlink at @path is refused before anything is written,
+ * with details.file_type.
  */
 int xp_export_write(const char *path, enum xp_export_format fmt, const struct xp_capture *c,
 		    const char *session_id, struct xp_error *err);

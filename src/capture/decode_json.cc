@@ -94,6 +94,7 @@
 extern "C" {
 #include "../../common/buf.h"
 #include "../../common/json.h"
+#include "../../common/readfile.h"
 #include "capture_io.h"
 #include "decode_fast.h"
 #include "decode_json.h"
@@ -1728,27 +1729,20 @@ ssize_t src_fill(source &s, char *dst, size_t want)
 		s.prefix_pos += n;
 		got += n;
 	}
-	while (got < want) {
-		if (s.fd < 0) {
-			size_t n = std::min(want - got, s.mem_len - s.mem_pos);
+	if (got == want)
+		return (ssize_t)got;
+	if (s.fd < 0) {
+		size_t n = std::min(want - got, s.mem_len - s.mem_pos);
 
-			if (n)
-				memcpy(dst + got, s.mem + s.mem_pos, n);
-			s.mem_pos += n;
-			got += n;
-			break;
-		}
-		ssize_t r = read(s.fd, dst + got, want - got);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
+		if (n)
+			memcpy(dst + got, s.mem + s.mem_pos, n);
+		s.mem_pos += n;
+		return (ssize_t)(got + n);
 	}
-	return (ssize_t)got;
+	ssize_t r = xpc_read_full(s.fd, dst + got, want - got);
+	if (r < 0)
+		return r;
+	return (ssize_t)(got + (size_t)r);
 }
 
 uint64_t count_newlines(const char *p, size_t n)

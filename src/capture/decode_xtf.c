@@ -43,13 +43,17 @@
  * partial result.  Bounds: events beyond max_events are counted, not kept,
  * and the input fails with EVENT_RATE_TOO_HIGH naming the total.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "../../common/readfile.h"
 #include "capture_io.h"
 #include "decode_json.h"
 #include "xprobe/xtf.h"
@@ -482,10 +486,115 @@ static int decode_file(struct dec *d, const struct xprobe_xtf *x)
 	return 0;
 }
 
-int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *err)
+/*
+ * The CLI's side of reading a session directory: before the reader opens
+ * anything by name, every entry of the directory and of its on_fail/ must
+ * be a regular file within XP_INPUT_MAX_BYTES (lstat: a symlink is refused
+ * too) or a directory.  A FIFO there would block the reader's open() for
+ * ever; a 5 GiB sparse file would be read into memory whole.  libxprobe
+ * writes only regular files and on_fail/ into a session.  Another user who
+ * can write into the directory can still swap a file between this check
+ * and the reader's open (the reader's own checks are libxprobe's).
+ */
+static int session_dir_check(int dfd, const char *sub, struct dec *d)
+{
+	struct dirent *de;
+	char name[300];
+	DIR *dir;
+	int fd, rc = 0;
+
+	fd = sub ? openat(dfd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK) :
+		   dup(dfd);
+	if (fd < 0)
+		return sub && errno == ENOENT ? 0 : -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	while (!rc && (errno = 0, de = readdir(dir))) {
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(name, sizeof(name), "%s%s%s", sub ? sub : "", sub ? "/" : "", de->d_name);
+		if (fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT) /* removed meanwhile: the reader will say */
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (!sub && !strcmp(de->d_name, "on_fail"))
+				rc = session_dir_check(dirfd(dir), "on_fail", d);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			const char *type = xpc_file_type_name(st.st_mode);
+
+			xp_error_detail_str(d->err, "file_type", type);
+			xp_error_hint(d->err, "a libxprobe session directory holds regular files and "
+					      "on_fail/ only; remove %s or pass its .xtf files one by one",
+				      name);
+			xp_error_detail_str(d->err, "path", d->path);
+			xp_error_detail_str(d->err, "file", name);
+			rc = xp_error_set(d->err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+					  "failed to read %s: %s is a %s, not a regular file", d->path,
+					  name, type);
+			break;
+		}
+		if ((uint64_t)st.st_size > XP_INPUT_MAX_BYTES) {
+			char what[340];
+
+			snprintf(what, sizeof(what), "session file %s", name);
+			xp_error_detail_str(d->err, "file", name);
+			rc = xp_input_too_large(d->err, d->path, what, (uint64_t)st.st_size);
+			break;
+		}
+	}
+	if (!rc && errno)
+		rc = -errno;
+	closedir(dir);
+	return rc;
+}
+
+/* One .xtf file at @fd: read here (bounded), validated in memory. */
+static int decode_one_file(struct dec *d, int fd, const struct stat *sb)
+{
+	struct xprobe_xtf *x = NULL;
+	char why[512];
+	size_t len;
+	char *buf;
+	int rc;
+
+	if ((uint64_t)sb->st_size > XP_INPUT_MAX_BYTES)
+		return xp_input_too_large(d->err, d->path, "the .xtf file", (uint64_t)sb->st_size);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return dec_error(d, "failed to read %s: %s", strerror(errno));
+	rc = xpc_read_fd(fd, XP_INPUT_MAX_BYTES, 0, &buf, &len);
+	if (rc == -EFBIG)
+		return xp_input_too_large(d->err, d->path, "the .xtf file", 0);
+	if (rc)
+		return dec_error(d, "failed to read %s: %s", strerror(-rc));
+	why[0] = '\0';
+	rc = xprobe_xtf_open_mem(buf, len, &x, why, sizeof(why));
+	free(buf);
+	if (rc) {
+		xp_error_hint(d->err, "inputs are Event JSONL, host-capture JSON, .xtf files or "
+				      "libxprobe session directories; see docs/inputs.md");
+		return dec_error(d, "failed to decode %s: %s",
+				 why[0] ? why : strerror(rc < 0 && -rc < 4000 ? -rc : EIO));
+	}
+	rc = decode_file(d, x);
+	xprobe_xtf_close(x);
+	return rc;
+}
+
+int xp_decode_xtf_fd(int fd, const struct stat *sb, const char *path, struct xp_capture *c,
+		     struct xp_error *err)
 {
 	struct dec d;
-	struct stat st;
 	char why[512];
 	size_t before = c->count;
 	int rc = 0;
@@ -494,14 +603,15 @@ int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *
 	d.c = c;
 	d.path = path;
 	d.err = err;
-	if (stat(path, &st) != 0) {
-		xp_error_detail_str(err, "path", path);
-		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-				    "failed to read %s: %s", path, strerror(errno));
-	}
-	if (S_ISDIR(st.st_mode)) {
+	if (S_ISDIR(sb->st_mode)) {
 		struct xprobe_session *s = NULL;
 
+		rc = session_dir_check(fd, NULL, &d);
+		if (rc && !err->code)
+			rc = dec_error(&d, "failed to read %s: %s", strerror(-rc));
+		if (rc)
+			return rc;
+		why[0] = '\0';
 		rc = xprobe_session_open(path, &s, why, sizeof(why));
 		if (rc) {
 			if (strstr(why, "not a libxprobe session"))
@@ -522,18 +632,7 @@ int xp_decode_xtf_path(const char *path, struct xp_capture *c, struct xp_error *
 		}
 		xprobe_session_close(s);
 	} else {
-		struct xprobe_xtf *x = NULL;
-
-		rc = xprobe_xtf_open_file(path, &x, why, sizeof(why));
-		if (rc) {
-			xp_error_hint(err,
-				      "inputs are Event JSONL, host-capture JSON, .xtf files or "
-				      "libxprobe session directories; see docs/inputs.md");
-			return dec_error(&d, "failed to decode %s: %s",
-					 why[0] ? why : strerror(rc < 0 && -rc < 4000 ? -rc : EIO));
-		}
-		rc = decode_file(&d, x);
-		xprobe_xtf_close(x);
+		rc = decode_one_file(&d, fd, sb);
 	}
 	for (size_t i = 0; i < d.nts; i++)
 		free(d.ts[i].lv);

@@ -41,6 +41,7 @@
 
 #include "../../common/atomic_file.h"
 #include "../../common/json.h"
+#include "../../common/readfile.h"
 #include "../model/event_json.h"
 #include "capture_io.h"
 
@@ -258,12 +259,27 @@ static int write_chrome(struct xpc_json *w, const struct xp_capture *c, const ch
 	return 0;
 }
 
-static int export_failed(struct xp_error *err, const char *path, int rc)
+/*
+ * @dest_mode: st_mode of an existing destination the atomic writer refused
+ * (not a regular file), else 0.
+ */
+static int export_failed(struct xp_error *err, const char *path, int rc, unsigned dest_mode)
 {
 	char reason[256];
 
-	xprobe_strerror(rc, reason, sizeof(reason));
 	xp_error_detail_str(err, "path", path);
+	if (dest_mode && (rc == -XPC_EFTYPE || rc == -ELOOP || rc == -EISDIR)) {
+		const char *type = xpc_file_type_name((mode_t)dest_mode);
+
+		xp_error_detail_str(err, "file_type", type);
+		xp_error_hint(err, "--events-out writes a new or regular file only and never "
+				   "replaces a %s; pass another path",
+			      type);
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				    "failed to write %s: it exists and is a %s, not a regular file",
+				    path, type);
+	}
+	xprobe_strerror(rc, reason, sizeof(reason));
 	xp_error_hint(err, "check that the output directory exists and is writable");
 	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to write %s: %s",
 			    path, reason);
@@ -277,10 +293,10 @@ int xp_export_write(const char *path, enum xp_export_format fmt, const struct xp
 	int rc;
 
 	if (fmt != XP_EXPORT_JSONL && fmt != XP_EXPORT_CHROME)
-		return export_failed(err, path ? path : "", -EINVAL);
+		return export_failed(err, path ? path : "", -EINVAL, 0);
 	rc = xpc_atomic_open(&f, path);
 	if (rc)
-		return export_failed(err, path ? path : "", rc);
+		return export_failed(err, path ? path : "", rc, f.dest_mode);
 	xpc_json_init_fd(&w, f.fd, fmt == XP_EXPORT_CHROME ? XPC_JSON_PRETTY : 0);
 	if (fmt == XP_EXPORT_JSONL) {
 		write_jsonl(&w, c, session_id);
@@ -292,10 +308,10 @@ int xp_export_write(const char *path, enum xp_export_format fmt, const struct xp
 	rc = xpc_json_finish(&w);
 	if (rc) {
 		xpc_atomic_abort(&f);
-		return export_failed(err, path, rc);
+		return export_failed(err, path, rc, 0);
 	}
 	rc = xpc_atomic_commit(&f);
 	if (rc)
-		return export_failed(err, path, rc);
+		return export_failed(err, path, rc, f.dest_mode);
 	return 0;
 }

@@ -15,7 +15,7 @@
  *     Event stream (whose decoder rejects a host capture met later);
  *   - only whitespace, or nothing: "capture is empty";
  *   - a directory, or a file starting with the .xtf magic: a libxprobe
- *     session or trace file, read by decode_xtf.c (xp_decode_xtf_path);
+ *     session or trace file, read by decode_xtf.c (xp_decode_xtf_fd);
  *   - anything else: "unrecognized capture format" with the first bytes
  *     in hex.
  *
@@ -28,6 +28,15 @@
  * event instead of ~240).  Once the capture is full the remaining inputs
  * are still read, validated and counted, so EVENT_RATE_TOO_HIGH reports the
  * total across all inputs.
+ *
+ * Inputs are paths anyone may have created, read by root: each is opened
+ * with common/readfile.h (O_NONBLOCK, then fstat of the descriptor), and
+ * only a regular file or a directory is read -- a FIFO without a writer,
+ * a socket or a device is refused at once with TRACE_EXPORT_FAILED naming
+ * the path and its type.  Whole-file formats (host capture, .xtf) are
+ * checked against XP_INPUT_MAX_BYTES by st_size before they are read, so
+ * an oversized (even sparse) file is refused without reading it; Event
+ * JSONL is streamed in bounded memory whatever its size.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../common/readfile.h"
 #include "capture_io.h"
 #include "decode_json.h"
 
@@ -175,26 +185,6 @@ static enum input_format detect(const char *p, size_t n, bool eof)
 	return scan_first_object(p, n, i);
 }
 
-/* read() until @want bytes or EOF; bytes read, or -errno. */
-static ssize_t read_full(int fd, char *buf, size_t want)
-{
-	size_t got = 0;
-
-	while (got < want) {
-		ssize_t r = read(fd, buf + got, want - got);
-
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 static int read_error(struct xp_error *err, const char *path, int errnum)
 {
 	xp_error_detail_str(err, "path", path);
@@ -209,52 +199,53 @@ static int format_error(struct xp_error *err, const char *path, const char *why)
 			    path, why);
 }
 
-/* Host capture: the whole file in one padded buffer (prefix included). */
-static int load_host(int fd, const char *path, const char *prefix, size_t plen,
-		     struct xp_capture *c, unsigned flags, struct xp_decode_stats *st,
-		     struct xp_error *err)
+/* A path xpc_file_open() refused or could not open. */
+static int open_error(struct xp_error *err, const char *path, int rc, const struct stat *sb)
 {
-	/* simdjson's limit for one document */
-	const size_t max_len = (size_t)0xFFFFFFFFu;
-	struct stat sb;
-	size_t cap, len = plen;
+	if (rc != -XPC_EFTYPE)
+		return read_error(err, path, -rc);
+	xp_error_detail_str(err, "path", path);
+	xp_error_detail_str(err, "file_type", xpc_file_type_name(sb->st_mode));
+	xp_error_hint(err, "inputs are regular files (Event JSONL, host-capture JSON, .xtf) or "
+			   "libxprobe session directories; write a stream to a file first");
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+			    "failed to read %s: it is a %s, not a regular file or a directory", path,
+			    xpc_file_type_name(sb->st_mode));
+}
+
+/* A whole-file input over XP_INPUT_MAX_BYTES (@what: "host capture"). */
+int xp_input_too_large(struct xp_error *err, const char *path, const char *what, uint64_t size)
+{
+	xp_error_detail_str(err, "path", path);
+	if (size)
+		xp_error_detail_u64(err, "size_bytes", size);
+	xp_error_detail_u64(err, "size_limit_bytes", XP_INPUT_MAX_BYTES);
+	xp_error_hint(err, "split the capture, or convert it to Event JSONL, which is read as a "
+			   "stream in bounded memory");
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+			    "failed to decode %s: %s is larger than 4 GiB", path, what);
+}
+
+/* Host capture: the whole file in one padded buffer, read again from its
+ * start (the detection prefix is part of it). */
+static int load_host(int fd, const char *path, const struct stat *sb, struct xp_capture *c,
+		     unsigned flags, struct xp_decode_stats *st, struct xp_error *err)
+{
+	size_t len;
 	char *buf;
 	int rc;
 
-	cap = plen + DETECT_BYTES;
-	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > cap)
-		cap = (uint64_t)sb.st_size < max_len ? (size_t)sb.st_size + 1 : max_len;
-	buf = malloc(cap + XP_JSON_PADDING);
-	if (!buf)
+	if ((uint64_t)sb->st_size > XP_INPUT_MAX_BYTES) /* before a byte more is read */
+		return xp_input_too_large(err, path, "the host capture", (uint64_t)sb->st_size);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return read_error(err, path, errno);
+	rc = xpc_read_fd(fd, XP_INPUT_MAX_BYTES, XP_JSON_PADDING, &buf, &len);
+	if (rc == -EFBIG) /* grew while read */
+		return xp_input_too_large(err, path, "the host capture", 0);
+	if (rc == -ENOMEM)
 		return format_error(err, path, "out of memory");
-	memcpy(buf, prefix, plen);
-	for (;;) {
-		ssize_t r;
-
-		if (len == cap) {
-			char *nb;
-
-			if (cap >= max_len) {
-				free(buf);
-				return format_error(err, path, "host capture is larger than 4 GiB");
-			}
-			cap = cap > max_len / 2 ? max_len : cap * 2;
-			nb = realloc(buf, cap + XP_JSON_PADDING);
-			if (!nb) {
-				free(buf);
-				return format_error(err, path, "out of memory");
-			}
-			buf = nb;
-		}
-		r = read_full(fd, buf + len, cap - len);
-		if (r < 0) {
-			free(buf);
-			return read_error(err, path, (int)-r);
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	if (rc)
+		return read_error(err, path, -rc);
 	rc = xp_decode_host_capture_padded(buf, len, path, c, flags, st, err);
 	free(buf);
 	return rc;
@@ -298,13 +289,14 @@ static int check_pids(struct xp_capture *c, size_t from, const char *path, struc
 	return 0;
 }
 
-/* A libxprobe session directory or .xtf file. */
-static int load_xtf(const char *path, struct xp_capture *c, struct xp_error *err)
+/* A libxprobe session directory or .xtf file, open at @fd. */
+static int load_xtf(int fd, const struct stat *sb, const char *path, struct xp_capture *c,
+		    struct xp_error *err)
 {
 	size_t before = c->count;
 	int rc;
 
-	rc = xp_decode_xtf_path(path, c, err);
+	rc = xp_decode_xtf_fd(fd, sb, path, c, err);
 	if (rc)
 		return rc;
 	return check_pids(c, before, path, err);
@@ -331,12 +323,12 @@ static int load_one(const char *path, struct xp_capture *c, unsigned flags,
 	int fd, rc;
 
 	memset(st, 0, sizeof(*st));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = xpc_file_open(path, XPC_FILE_DIR_OK, &sb);
 	if (fd < 0)
-		return read_error(err, path, errno);
-	if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		return open_error(err, path, fd, &sb);
+	if (S_ISDIR(sb.st_mode)) {
+		rc = load_xtf(fd, &sb, path, c, err);
 		close(fd);
-		rc = load_xtf(path, c, err);
 		st->observed = c->count - before;
 		return rc;
 	}
@@ -345,7 +337,7 @@ static int load_one(const char *path, struct xp_capture *c, unsigned flags,
 		rc = format_error(err, path, "out of memory");
 		goto out;
 	}
-	n = read_full(fd, prefix, DETECT_BYTES);
+	n = xpc_read_full(fd, prefix, DETECT_BYTES);
 	if (n < 0) {
 		rc = read_error(err, path, (int)-n);
 		goto out;
@@ -367,7 +359,7 @@ static int load_one(const char *path, struct xp_capture *c, unsigned flags,
 				  "Chrome Trace Event files cannot be read back as captures");
 		break;
 	case FMT_HOST:
-		rc = load_host(fd, path, prefix, (size_t)n, c, flags, st, err);
+		rc = load_host(fd, path, &sb, c, flags, st, err);
 		break;
 	case FMT_EVENTS:
 		rc = xp_decode_event_stream_fd_ex(fd, prefix, (size_t)n, path, c, flags, st, err);
@@ -375,9 +367,7 @@ static int load_one(const char *path, struct xp_capture *c, unsigned flags,
 			rc = format_error(err, path, "capture is empty");
 		break;
 	case FMT_XTF:
-		close(fd);
-		fd = -1;
-		rc = load_xtf(path, c, err);
+		rc = load_xtf(fd, &sb, path, c, err);
 		st->observed = c->count - before;
 		break;
 	case FMT_UNKNOWN:

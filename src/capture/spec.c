@@ -25,7 +25,10 @@
  * business, not the parser's.
  *
  * Specs are a few hundred bytes; a file over XP_SPEC_MAX_BYTES (1 MiB) is
- * refused before parsing.  Parsing goes through the xp_jdoc view of
+ * refused before parsing -- by fstat's st_size before a byte is read, or
+ * while reading when it grows.  The file is opened through
+ * common/readfile.h: a FIFO, socket or device is TRACE_EXPORT_FAILED at
+ * once (a FIFO without a writer would otherwise block for ever).  Parsing goes through the xp_jdoc view of
  * decode_json.cc (simdjson's DOM), so the grammar is checked by the same
  * parser as captures.
  */
@@ -39,6 +42,7 @@
 #include <unistd.h>
 
 #include "../../common/parse.h"
+#include "../../common/readfile.h"
 #include "decode_json.h"
 #include "spec.h"
 
@@ -364,46 +368,33 @@ out:
 
 int xp_spec_load(const char *path, struct xp_spec *out, struct xp_error *err)
 {
-	char *buf = NULL;
+	struct stat sb;
+	char *buf = NULL, why[128];
 	size_t len = 0;
-	int fd, rc;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = errno;
-		goto read_fail;
-	}
-	/* one byte over the cap tells "too large" from "exactly the cap" */
-	buf = malloc(XP_SPEC_MAX_BYTES + 1);
-	if (!buf) {
-		rc = ENOMEM;
-		goto read_fail;
-	}
-	while (len < XP_SPEC_MAX_BYTES + 1) {
-		ssize_t r = read(fd, buf + len, XP_SPEC_MAX_BYTES + 1 - len);
+	memset(&sb, 0, sizeof(sb));
+	rc = xpc_read_file(path, 0, XP_SPEC_MAX_BYTES, &buf, &len, &sb);
+	if (rc == -EFBIG) {
+		struct spec_ctx x = { .name = path, .err = err };
 
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = errno;
-			goto read_fail;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
+		return spec_fail(&x, "the document is larger than %u bytes", XP_SPEC_MAX_BYTES);
 	}
-	close(fd);
+	if (rc) {
+		xp_error_detail_str(err, "path", path);
+		if (rc == -XPC_EFTYPE) {
+			xp_error_detail_str(err, "file_type", xpc_file_type_name(sb.st_mode));
+			xp_error_hint(err, "a MeasurementSpec is a regular JSON file; write it to a "
+					   "file first");
+		}
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				    "failed to read %s: %s", path,
+				    xpc_file_strerror(rc, sb.st_mode, why, sizeof(why)));
+	}
 	rc = xp_spec_parse(buf, len, path, out, err);
 	free(buf);
 	return rc;
-read_fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	xp_error_detail_str(err, "path", path);
-	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to read %s: %s", path,
-			    strerror(rc));
 }
 
 void xp_spec_free(struct xp_spec *s)

@@ -51,6 +51,8 @@ void xp_measure_artifact_on_error(struct xp_measure_req *req, const struct xp_ca
 		snprintf(msg, sizeof(msg), "%s", werr.message);
 		xp_error_detail_str(err, "original_error_code", xprobe_errname(err->code));
 		xp_error_detail_str(err, "path", req->events_out);
+		if (xp_error_detail_get(&werr, "file_type")) /* a refused non-regular file */
+			xp_error_detail_raw(err, "file_type", xp_error_detail_get(&werr, "file_type"));
 		xp_error_hint(err, "the measurement also failed; rerun after fixing artifact output");
 		xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "%s", msg);
 		xp_error_clear(&werr);

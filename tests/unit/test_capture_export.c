@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../../common/atomic_file.h"
@@ -545,10 +546,46 @@ static void test_unwritable(void)
 	CHECK(xpc_atomic_write(file, "x", 1) == 0);
 	snprintf(p, sizeof(p), "%s/out.jsonl", file);
 	expect_unwritable(p, "Not a directory");
-	/* target is a directory: the temporary is written, the rename fails
-	 * and the temporary is removed */
+	/* target is a directory: refused before the temporary is made */
 	CHECK(mkdir(dir, 0700) == 0);
-	expect_unwritable(dir, "Is a directory");
+	expect_unwritable(dir, "it exists and is a directory, not a regular file");
+	/* only a regular file is ever replaced: a FIFO, a device node and a
+	 * symlink stay what they are (before: the rename replaced each with a
+	 * regular file, so as root --events-out /dev/null replaced /dev/null) */
+	{
+		const char *fifo = path_in("a-fifo"), *chr = path_in("a-null-device");
+		const char *link = path_in("a-symlink"), *stdout_link = path_in("to-stdout");
+		struct stat st;
+
+		CHECK(mkfifo(fifo, 0600) == 0);
+		expect_unwritable(fifo, "it exists and is a fifo, not a regular file");
+		CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode));
+		/* the numbers of /dev/null, made here: /dev/null itself is not touched */
+		CHECK(mknod(chr, S_IFCHR | 0600, makedev(1, 3)) == 0);
+		expect_unwritable(chr, "it exists and is a character device, not a regular file");
+		CHECK(lstat(chr, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
+		CHECK(symlink(file, link) == 0); /* to a regular file: still a symlink */
+		expect_unwritable(link, "it exists and is a symlink, not a regular file");
+		CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+		CHECK(symlink("/proc/self/fd/1", stdout_link) == 0);
+		expect_unwritable(stdout_link, "it exists and is a symlink, not a regular file");
+		CHECK(lstat(stdout_link, &st) == 0 && S_ISLNK(st.st_mode));
+		{
+			struct xp_error err = { 0 };
+			struct xp_capture c;
+
+			build_capture(&c);
+			CHECK(xp_export_write(fifo, XP_EXPORT_JSONL, &c, "s", &err) ==
+			      -XPROBE_E_TRACE_EXPORT_FAILED);
+			CHECK_STR(xp_error_detail_get(&err, "file_type"), "\"fifo\"");
+			xp_error_clear(&err);
+			xp_capture_free(&c);
+		}
+		unlink(fifo);
+		unlink(chr);
+		unlink(link);
+		unlink(stdout_link);
+	}
 	/* read-only directory (root bypasses the mode bits) */
 	CHECK(mkdir(ro, 0500) == 0);
 	snprintf(p, sizeof(p), "%s/out.jsonl", ro);

@@ -6,13 +6,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
 #include "../../common/atomic_file.h"
 #include "../../common/json.h"
 #include "../../common/parse.h"
+#include "../../common/readfile.h"
 #include "testlib.h"
 
 static void check_f64(double v, const char *want)
@@ -180,6 +184,134 @@ static void test_atomic(void)
 	rmdir(dir);
 }
 
+/*
+ * The destination check of the atomic writer: only a regular file is
+ * replaced; a FIFO, a device node, a symlink and a directory are refused
+ * at open (before anything is written) with their type, and a FIFO that
+ * takes the place of the destination between open and commit is refused
+ * at commit.
+ */
+static void test_atomic_refuses_non_regular(void)
+{
+	char dir[] = "/tmp/xp_atomic_dest_XXXXXX", path[256], other[256];
+	struct xpc_atomic_file f;
+	struct stat st;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/dest", dir);
+	snprintf(other, sizeof(other), "%s/regular", dir);
+	CHECK(xpc_atomic_write(other, "x", 1) == 0);
+
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(xpc_atomic_open(&f, path) == -XPC_EFTYPE);
+	CHECK(S_ISFIFO(f.dest_mode));
+	CHECK(xpc_atomic_write(path, "a", 1) == -XPC_EFTYPE);
+	CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+	unlink(path);
+
+	CHECK(mknod(path, S_IFCHR | 0600, makedev(1, 3)) == 0);
+	CHECK(xpc_atomic_write(path, "a", 1) == -XPC_EFTYPE);
+	CHECK(lstat(path, &st) == 0 && S_ISCHR(st.st_mode));
+	unlink(path);
+
+	CHECK(symlink(other, path) == 0);
+	CHECK(xpc_atomic_open(&f, path) == -ELOOP);
+	CHECK(S_ISLNK(f.dest_mode));
+	CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode));
+	unlink(path);
+
+	CHECK(mkdir(path, 0700) == 0);
+	CHECK(xpc_atomic_write(path, "a", 1) == -EISDIR);
+	rmdir(path);
+
+	/* absent at open, a FIFO at commit: refused, the FIFO stays */
+	CHECK(xpc_atomic_open(&f, path) == 0);
+	CHECK(write(f.fd, "a", 1) == 1);
+	CHECK(mkfifo(path, 0600) == 0);
+	CHECK(xpc_atomic_commit(&f) == -XPC_EFTYPE);
+	CHECK(lstat(path, &st) == 0 && S_ISFIFO(st.st_mode));
+	unlink(path);
+	/* absent at open, a regular file at commit: replaced */
+	CHECK(xpc_atomic_open(&f, path) == 0);
+	CHECK(write(f.fd, "new", 3) == 3);
+	CHECK(xpc_atomic_write(path, "old", 3) == 0);
+	CHECK(xpc_atomic_commit(&f) == 0);
+	CHECK(stat(path, &st) == 0 && st.st_size == 3);
+	CHECK(count_tmp_files(dir) == 0);
+	unlink(path);
+	unlink(other);
+	rmdir(dir);
+}
+
+/* common/readfile.h: type before content, size before reading. */
+static void test_readfile(void)
+{
+	char dir[] = "/tmp/xp_readfile_XXXXXX", path[256], link[256];
+	struct timespec t0, t1;
+	struct stat st;
+	size_t len;
+	char *buf, why[128];
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/f", dir);
+	snprintf(link, sizeof(link), "%s/l", dir);
+	CHECK(xpc_atomic_write(path, "0123456789", 10) == 0);
+	CHECK(xpc_read_file(path, 0, 10, &buf, &len, &st) == 0);
+	CHECK(len == 10 && memcmp(buf, "0123456789", 11) == 0 && S_ISREG(st.st_mode));
+	free(buf);
+	/* the bound: exactly max is read, max + 1 is refused */
+	CHECK(xpc_read_file(path, 0, 9, &buf, &len, NULL) == -EFBIG && buf == NULL);
+	/* procfs reports st_size 0: read to the end all the same */
+	CHECK(xpc_read_file("/proc/self/status", 0, 1 << 20, &buf, &len, &st) == 0);
+	CHECK(st.st_size == 0 && len > 100 && strstr(buf, "\nPid:") != NULL);
+	free(buf);
+	CHECK(xpc_read_file("/proc/self/status", 0, 16, &buf, &len, NULL) == -EFBIG);
+	/* a symlink: followed unless NOFOLLOW */
+	CHECK(symlink(path, link) == 0);
+	CHECK(xpc_read_file(link, 0, 64, &buf, &len, NULL) == 0 && len == 10);
+	free(buf);
+	CHECK(xpc_read_file(link, XPC_FILE_NOFOLLOW, 64, &buf, &len, NULL) == -ELOOP);
+	CHECK_STR(xpc_file_strerror(-ELOOP, 0, why, sizeof(why)),
+		  "the last path component is a symbolic link");
+	unlink(link);
+	/* a FIFO without a writer: refused at once, named */
+	CHECK(mkfifo(link, 0600) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(xpc_read_file(link, 0, 64, &buf, &len, &st) == -XPC_EFTYPE);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	CHECK_STR(xpc_file_strerror(-XPC_EFTYPE, st.st_mode, why, sizeof(why)),
+		  "not a regular file (fifo)");
+	unlink(link);
+	/* a directory: refused, or opened with DIR_OK */
+	CHECK(xpc_read_file(dir, 0, 64, &buf, &len, NULL) == -EISDIR);
+	fd = xpc_file_open(dir, XPC_FILE_DIR_OK, &st);
+	CHECK(fd >= 0 && S_ISDIR(st.st_mode));
+	close(fd);
+	/* a device */
+	CHECK(xpc_read_file("/dev/zero", 0, 64, &buf, &len, &st) == -XPC_EFTYPE);
+	CHECK_STR(xpc_file_type_name(st.st_mode), "character device");
+	/* a 5 GiB sparse file is refused by its size, before reading */
+	CHECK(truncate(path, (off_t)5 << 30) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(xpc_read_file(path, 0, (size_t)4 << 30, &buf, &len, NULL) == -EFBIG);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	/* xpc_read_fd: from the current offset, NUL and zeroed padding */
+	CHECK(truncate(path, 10) == 0);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && lseek(fd, 4, SEEK_SET) == 4);
+	CHECK(xpc_read_fd(fd, 6, 8, &buf, &len) == 0 && len == 6);
+	CHECK(memcmp(buf, "456789", 6) == 0);
+	for (size_t i = 6; i < 6 + 1 + 8; i++)
+		CHECK(buf[i] == 0);
+	free(buf);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_floats();
@@ -187,5 +319,7 @@ int main(void)
 	test_escape_utf8();
 	test_parse();
 	test_atomic();
+	test_atomic_refuses_non_regular();
+	test_readfile();
 	TEST_MAIN_END();
 }
