@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "../../common/parse.h"
+#include "../process/procfs.h"
 #include "cpu_sample.h"
 
 #define XP_CPU_DRAIN_MS 50 /* drain period */
@@ -56,22 +57,19 @@ const char *xp_cpu_stop_reason_name(enum xp_cpu_stop_reason r)
 
 static int read_sysctl_u64(const char *path, uint64_t *out)
 {
-	char buf[64];
-	ssize_t n;
-	int fd, rc;
+	size_t n;
+	char *buf;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	rc = n < 0 ? -errno : 0;
-	close(fd);
+	rc = xp_read_file(path, 64, &buf, &n);
 	if (rc)
 		return rc;
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
 	buf[n] = '\0';
-	return xpc_parse_u64(buf, 0, UINT64_MAX, out);
+	rc = xpc_parse_u64(buf, 0, UINT64_MAX, out);
+	free(buf);
+	return rc;
 }
 
 int xp_cpu_sample_limits(uint64_t *max_sample_rate, uint32_t *max_stack)

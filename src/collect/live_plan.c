@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../../common/parse.h"
+#include "../process/procfs.h"
 #include "../resolve/resolve.h"
 #include "live.h"
 #include "../resolve/tracefs.h"
@@ -220,35 +221,16 @@ fail:
 }
 
 /* 1 when /proc/self/status lists one NSpid: xprobe is in the initial
- * PID namespace and sees the kernel's global ids. */
+ * PID namespace and sees the kernel's global ids (no NSpid line: a kernel
+ * without namespaces, one namespace). */
 static int self_in_initial_pidns(void)
 {
-	char buf[4096], *line;
-	size_t n;
-	FILE *f = fopen("/proc/self/status", "re");
-	int fields = -1;
+	struct xp_proc_status st;
+	int rc = xp_proc_status_read(0, &st);
 
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	line = strstr(buf, "\nNSpid:");
-	if (line) {
-		char *p = line + 7;
-
-		fields = 0;
-		while (*p && *p != '\n') {
-			while (*p == ' ' || *p == '\t')
-				p++;
-			if (*p && *p != '\n')
-				fields++;
-			while (*p && *p != ' ' && *p != '\t' && *p != '\n')
-				p++;
-		}
-	}
-	/* no NSpid line: a kernel without namespaces, one namespace */
-	return fields <= 1;
+	if (rc)
+		return rc;
+	return st.n_nspid <= 1;
 }
 
 int xp_live_filter_init(struct xp_live_filter *f, const struct xp_target *t, bool same_pidns,
