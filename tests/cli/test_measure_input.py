@@ -284,6 +284,33 @@ def test_first_after(xprobe, tmp_path):
     assert doc["clock"] == {"alignment": "host_monotonic", "estimated_error_ns": 0}
 
 
+def test_samples_bound_changes_score_and_temporal_counters(xprobe, tmp_path):
+    """What --samples does (docs/correlation.md, docs/output.md): matched is
+    cut to N and the score uses the cut matched, so the score changes; the
+    keyed and stack policies keep counting over the whole capture, while
+    first-after and nearest stop pairing at the N-th pair and count nothing
+    after it."""
+    path = xpcap.write_jsonl(tmp_path / "mmap.jsonl", mmap_capture())
+    whole = ok(measure(xprobe, [path], MMAP, "exact", "--samples", 10))
+    cut = ok(measure(xprobe, [path], MMAP, "exact", "--samples", 1))
+    check_samples(whole, 3, 1, 1, 0)
+    check_samples(cut, 1, 1, 1, 0)     # counters not reduced ...
+    assert whole["correlation"]["score"] == 0.6
+    assert cut["correlation"]["score"] == pytest.approx(1 / 3)   # ... the score is
+    path = xpcap.write_jsonl(tmp_path / "fa.jsonl", temporal_capture([500, 1300, 2000, 6000]))
+    whole = ok(measure(xprobe, [path], REQ_TO_WRITE, "first-after", "--samples", 10))
+    cut = ok(measure(xprobe, [path], REQ_TO_WRITE, "first-after", "--samples", 1))
+    check_samples(whole, 2, 0, 2, 0)
+    check_samples(cut, 1, 0, 1, 0)     # the end at 500 only: pairing stopped at 1300
+    assert cut["correlation"]["score"] == 0.5 and whole["correlation"]["score"] == 0.5
+    path = xpcap.write_jsonl(tmp_path / "near.jsonl", temporal_capture([900, 1200, 5300, 9000]))
+    whole = ok(measure(xprobe, [path], REQ_TO_WRITE, "nearest", "--samples", 10))
+    cut = ok(measure(xprobe, [path], REQ_TO_WRITE, "nearest", "--samples", 1))
+    check_samples(whole, 2, 0, 2, 0)
+    check_samples(cut, 1, 0, 0, 0)     # leftover ends are not counted once the bound is met
+    assert cut["correlation"]["score"] == 1.0
+
+
 def test_first_after_runs_out_of_ends(xprobe, tmp_path):
     path = xpcap.write_jsonl(tmp_path / "fa.jsonl", temporal_capture([1300]))
     doc = ok(measure(xprobe, [path], REQ_TO_WRITE, "first_after", "--samples", 10))
