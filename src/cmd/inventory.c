@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "../../common/cancel.h"
 #include "inventory.h"
 
 volatile sig_atomic_t xp_inventory_stop;
@@ -53,10 +54,51 @@ void xp_inventory_signals_catch(struct xp_inventory_signals *s)
 	xp_inventory_stop = 0;
 	sigaction(SIGINT, &sa, &s->old_int);
 	sigaction(SIGTERM, &sa, &s->old_term);
+	/* a stop request before the window (common/cancel.h) ends it at once */
+	if (xpc_cancel_signo())
+		xp_inventory_stop = 1;
 }
 
 void xp_inventory_signals_restore(const struct xp_inventory_signals *s)
 {
 	sigaction(SIGINT, &s->old_int, NULL);
 	sigaction(SIGTERM, &s->old_term, NULL);
+}
+
+int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
+			struct xp_target *t, struct xp_target_ns *ns, struct xp_error *err)
+{
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	rc = xp_inventory_window_check(duration_ms, timeout_ms, err);
+	if (rc)
+		return rc;
+	rc = xp_target_identify(pid, t, err);
+	if (rc)
+		return rc;
+	rc = xp_target_namespaces(t, ns, err);
+	if (rc)
+		xp_target_release(t);
+	return rc;
+}
+
+int xp_inventory_window(const struct xp_target *t, const char *mode,
+			int (*collect)(void *ctx, struct xp_error *err), void *ctx,
+			bool *collected, struct xp_error *err)
+{
+	struct xp_inventory_signals sig;
+	int rc;
+
+	*collected = false;
+	xp_inventory_signals_catch(&sig);
+	rc = collect(ctx, err);
+	xp_inventory_signals_restore(&sig);
+	if (rc)
+		return rc;
+	*collected = true;
+	rc = xp_target_verify(t, err);
+	if (rc)
+		xp_error_prefix(err, "during the %s window", mode);
+	return rc;
 }

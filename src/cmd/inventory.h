@@ -2,16 +2,20 @@
 /*
  * inventory.h - what the two inventory modes (`measure --cpu-sample`,
  * `measure --syscall-aggregate`) share before and around their window:
- * the bound checks of their flags, the duration/timeout rule, and the
- * SIGINT/SIGTERM handling that ends a window early ("cancelled").
+ * the bound checks of their flags, the duration/timeout rule, the target
+ * and its namespace, the SIGINT/SIGTERM handling that ends a window early
+ * ("cancelled") and the identity check after it.
  */
 #ifndef XP_CMD_INVENTORY_H
 #define XP_CMD_INVENTORY_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../model/error_record.h"
+#include "../process/identity.h"
+#include "../process/namespaces.h"
 
 /* Set by SIGINT/SIGTERM while xp_inventory_signals_catch() is in force;
  * the collectors poll it (their `stop` option). */
@@ -33,5 +37,23 @@ int xp_inventory_window_check(uint64_t duration_ms, uint64_t timeout_ms, struct 
  * the window's sleep wakes); restore puts the previous handlers back. */
 void xp_inventory_signals_catch(struct xp_inventory_signals *s);
 void xp_inventory_signals_restore(const struct xp_inventory_signals *s);
+
+/*
+ * Before the window: its bounds (xp_inventory_window_check), then the
+ * target @pid and its PID namespace.  On error nothing is held.
+ */
+int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
+			struct xp_target *t, struct xp_target_ns *ns, struct xp_error *err);
+
+/*
+ * The window: @collect runs with SIGINT/SIGTERM caught (either ends it
+ * early; the collectors poll xp_inventory_stop), then @t is verified
+ * again, an error saying "during the @mode window".  *collected is set
+ * when @collect succeeded: its result is the caller's to free whatever
+ * the verification says.
+ */
+int xp_inventory_window(const struct xp_target *t, const char *mode,
+			int (*collect)(void *ctx, struct xp_error *err), void *ctx,
+			bool *collected, struct xp_error *err);
 
 #endif /* XP_CMD_INVENTORY_H */

@@ -53,18 +53,26 @@ static int check_hint(void *ctx, const char *hint)
 	return rc;
 }
 
-struct emit_ctx {
-	const struct xp_cpu_sample_view *view;
+struct collect_ctx {
+	const struct xp_cpu_sample_opts *o;
+	struct xp_cpu_sample_result *r;
 };
 
-static void emit_json(struct xpc_json *w, void *ctx)
+static int collect(void *ctx, struct xp_error *err)
 {
-	xp_render_cpu_sample_json(w, ((struct emit_ctx *)ctx)->view);
+	struct collect_ctx *c = ctx;
+
+	return xp_cpu_sample_collect(c->o, c->r, err);
 }
 
-static void emit_human(FILE *out, void *ctx)
+static void emit_json(struct xpc_json *w, void *view)
 {
-	xp_render_cpu_sample_human(out, ((struct emit_ctx *)ctx)->view);
+	xp_render_cpu_sample_json(w, view);
+}
+
+static void emit_human(FILE *out, void *view)
+{
+	xp_render_cpu_sample_human(out, view);
 }
 
 int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
@@ -86,7 +94,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct xp_inventory_signals sig;
+	struct collect_ctx cc = { &o, &r };
 	struct hint_ctx hc;
 	char python_hint[PYTHON_HINT_MAX];
 	const char *python_status;
@@ -114,28 +122,12 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 				     "threads sampled")))
 		return rc;
 	o.stack_depth = (uint32_t)depth;
-	rc = xp_inventory_window_check(cli->duration_ms, timeout, err);
+	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
 	if (rc)
 		return rc;
-
-	rc = xp_target_identify(cli->pid, &t, err);
-	if (rc)
-		return rc;
-	rc = xp_target_namespaces(&t, &ns, err);
+	rc = xp_inventory_window(&t, "cpu-sample", collect, &cc, &have_r, err);
 	if (rc)
 		goto out;
-
-	xp_inventory_signals_catch(&sig);
-	rc = xp_cpu_sample_collect(&o, &r, err);
-	xp_inventory_signals_restore(&sig);
-	if (rc)
-		goto out;
-	have_r = true;
-	rc = xp_target_verify(&t, err);
-	if (rc) {
-		xp_error_prefix(err, "during the cpu-sample window");
-		goto out;
-	}
 
 	xp_stack_table_sort(&r.stacks);
 	rc = xp_symbolizer_open(t.pid, ns.ns_pid, &sym, err);
@@ -177,12 +169,11 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 			.complete = xp_cpu_sample_complete(&r),
 			.warnings = &ws,
 		};
-		struct emit_ctx ctx = { &view };
 		char session[64];
 
 		xp_cli_session_id("measure", session, sizeof(session));
 		view.session_id = session;
-		rc = xp_cli_emit(cli, emit_json, emit_human, &ctx);
+		rc = xp_cli_emit(cli, emit_json, emit_human, &view);
 	}
 out:
 	if (have_p)

@@ -30,18 +30,26 @@ static int verify_armed(void *ctx, struct xp_error *err)
 	return xp_target_verify(ctx, err);
 }
 
-struct emit_ctx {
-	const struct xp_syscall_agg_view *view;
+struct collect_ctx {
+	const struct xp_sa_opts *o;
+	struct xp_sa_result *r;
 };
 
-static void emit_json(struct xpc_json *w, void *ctx)
+static int collect(void *ctx, struct xp_error *err)
 {
-	xp_render_syscall_agg_json(w, ((struct emit_ctx *)ctx)->view);
+	struct collect_ctx *c = ctx;
+
+	return xp_sa_collect(c->o, c->r, err);
 }
 
-static void emit_human(FILE *out, void *ctx)
+static void emit_json(struct xpc_json *w, void *view)
 {
-	xp_render_syscall_agg_human(out, ((struct emit_ctx *)ctx)->view);
+	xp_render_syscall_agg_json(w, view);
+}
+
+static void emit_human(FILE *out, void *view)
+{
+	xp_render_syscall_agg_human(out, view);
 }
 
 int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
@@ -59,7 +67,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct xp_inventory_signals sig;
+	struct collect_ctx cc = { &o, &r };
 	bool have_r = false;
 	int rc;
 
@@ -69,15 +77,9 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	    (rc = xp_inventory_bound(err, "max-inflight", o.max_inflight, 1,
 				     XP_SA_MAX_INFLIGHT_LIMIT, "threads inside a syscall at once")))
 		return rc;
-	rc = xp_inventory_window_check(cli->duration_ms, timeout, err);
+	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
 	if (rc)
 		return rc;
-	rc = xp_target_identify(cli->pid, &t, err);
-	if (rc)
-		return rc;
-	rc = xp_target_namespaces(&t, &ns, err);
-	if (rc)
-		goto out;
 	rc = xp_live_filter_init(&o.filter, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino,
 				 ns.ns_pid);
 	if (rc) {
@@ -87,17 +89,9 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	}
 	o.on_armed_ctx = &t;
 
-	xp_inventory_signals_catch(&sig);
-	rc = xp_sa_collect(&o, &r, err);
-	xp_inventory_signals_restore(&sig);
+	rc = xp_inventory_window(&t, "syscall-aggregate", collect, &cc, &have_r, err);
 	if (rc)
 		goto out;
-	have_r = true;
-	rc = xp_target_verify(&t, err);
-	if (rc) {
-		xp_error_prefix(err, "during the syscall-aggregate window");
-		goto out;
-	}
 	rc = xp_sa_warnings(&r, &ws);
 	if (rc) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
@@ -115,12 +109,11 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 			.dropped = xp_sa_dropped(&r),
 			.warnings = &ws,
 		};
-		struct emit_ctx ctx = { &view };
 		char session[64];
 
 		xp_cli_session_id("measure", session, sizeof(session));
 		view.session_id = session;
-		rc = xp_cli_emit(cli, emit_json, emit_human, &ctx);
+		rc = xp_cli_emit(cli, emit_json, emit_human, &view);
 	}
 out:
 	if (have_r)
