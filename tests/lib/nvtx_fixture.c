@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * nvtx_fixture.c - an ordinary NVTX v3 program built against the headers
- * in /usr/local/cuda/include/nvtx3 and not linked with libxprobe: what it
- * reports to a session comes only through NVTX's injection loader
- * (NVTX_INJECTION64_PATH).  It says what it did on stdout, one
+ * nvtx_fixture.c - an ordinary NVTX v3 program, not linked with libxprobe:
+ * what it reports to a session comes only through the NVTX injection
+ * protocol (NVTX_INJECTION64_PATH).  Written against the standard NVTX
+ * names, it is built with tests/lib/nvtx_loader.c, our implementation of
+ * the protocol's application side, so it needs no CUDA toolkit (with
+ * -DXPL_FIXTURE_REAL_NVTX it builds against <nvtx3/nvToolsExt.h> instead).  It says what it did on stdout, one
  * "KEY value" per line, so the test compares the session with the
  * fixture's own account:
  *
  *   TID_A / TID_B        the two worker threads
  *   LEVELS ok|bad        whether push/pop returned the levels NVTX promises
- *                        (without an injection NVTX returns -2: "bad")
+ *                        (without an injection NVTX answers -2: "bad")
  *   PUSH n / POP n / START n / END n / MARK n   calls made
  *   FIRST_NVTX_NS t      CLOCK_MONOTONIC just before the first NVTX call
  *
@@ -19,7 +21,11 @@
  * PushEx wide L"wide"/pop (name not collected), a 200-byte name push/pop.
  * With argv[1] = "sleep" it sleeps 50 ms before its first NVTX call.
  */
+#ifdef XPL_FIXTURE_REAL_NVTX
 #include <nvtx3/nvToolsExt.h>
+#else
+#include "nvtx_loader.h"
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_lib_nvtx.c - NVTX without CUDA: tests/lib/nvtx_fixture, an ordinary
- * NVTX v3 program, run with NVTX_INJECTION64_PATH=libxprobe.so and the
- * XPROBE_INSPECT_* environment.  The session must hold exactly the ranges
+ * NVTX v3 program (its NVTX side is tests/lib/nvtx_loader.c, the protocol
+ * written from NVTX's documentation, so no CUDA toolkit is needed), run with
+ * NVTX_INJECTION64_PATH=libxprobe.so and the XPROBE_INSPECT_* environment.  The session must hold exactly the ranges
  * and marks the fixture says it made: names, threads, push levels, process
  * range ids (ended on another thread), the Ex ASCII forms, a wide Ex
  * message tracked without its name, a 200-byte name cut to 127.
@@ -68,7 +69,7 @@ static int run_fixture(const char *tag, bool inject, bool preload, bool sleep_fi
 	lt_build_path(exe, sizeof(exe), "tests/lib/nvtx_fixture");
 	lt_build_path(lib, sizeof(lib), "lib/libxprobe.so");
 	if (access(exe, X_OK) != 0) {
-		fprintf(stderr, "%s missing: NVTX headers were not found at build time\n", exe);
+		fprintf(stderr, "%s missing: build the xpl_nvtx_fixture target\n", exe);
 		return -1;
 	}
 	snprintf(base, sizeof(base), "%s/%s", scratch, tag);
