@@ -83,17 +83,12 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
 	return rc;
 }
 
-int xp_inventory_window(const struct xp_target *t, const char *mode,
-			int (*collect)(void *ctx, struct xp_error *err), void *ctx,
-			bool *collected, struct xp_error *err)
+int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc,
+			    const struct xp_target *t, const char *mode, bool *collected,
+			    struct xp_error *err)
 {
-	struct xp_inventory_signals sig;
-	int rc;
-
 	*collected = false;
-	xp_inventory_signals_catch(&sig);
-	rc = collect(ctx, err);
-	xp_inventory_signals_restore(&sig);
+	xp_inventory_signals_restore(s);
 	if (rc)
 		return rc;
 	*collected = true;

@@ -46,14 +46,14 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
 			struct xp_target *t, struct xp_target_ns *ns, struct xp_error *err);
 
 /*
- * The window: @collect runs with SIGINT/SIGTERM caught (either ends it
- * early; the collectors poll xp_inventory_stop), then @t is verified
- * again, an error saying "during the @mode window".  *collected is set
- * when @collect succeeded: its result is the caller's to free whatever
- * the verification says.
+ * The end of the window, called with the collector's return code @rc
+ * right after it ran between xp_inventory_signals_catch(@s) and here:
+ * restores the handlers; when the collector succeeded sets *collected
+ * (its result is the caller's to free whatever follows) and verifies @t
+ * again, an error saying "during the @mode window".
  */
-int xp_inventory_window(const struct xp_target *t, const char *mode,
-			int (*collect)(void *ctx, struct xp_error *err), void *ctx,
-			bool *collected, struct xp_error *err);
+int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc,
+			    const struct xp_target *t, const char *mode, bool *collected,
+			    struct xp_error *err);
 
 #endif /* XP_CMD_INVENTORY_H */

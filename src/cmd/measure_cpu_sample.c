@@ -53,18 +53,6 @@ static int check_hint(void *ctx, const char *hint)
 	return rc;
 }
 
-struct collect_ctx {
-	const struct xp_cpu_sample_opts *o;
-	struct xp_cpu_sample_result *r;
-};
-
-static int collect(void *ctx, struct xp_error *err)
-{
-	struct collect_ctx *c = ctx;
-
-	return xp_cpu_sample_collect(c->o, c->r, err);
-}
-
 static void emit_json(struct xpc_json *w, void *view)
 {
 	xp_render_cpu_sample_json(w, view);
@@ -94,7 +82,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct collect_ctx cc = { &o, &r };
+	struct xp_inventory_signals sig;
 	struct hint_ctx hc;
 	char python_hint[PYTHON_HINT_MAX];
 	const char *python_status;
@@ -125,7 +113,9 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
 	if (rc)
 		return rc;
-	rc = xp_inventory_window(&t, "cpu-sample", collect, &cc, &have_r, err);
+	xp_inventory_signals_catch(&sig);
+	rc = xp_cpu_sample_collect(&o, &r, err);
+	rc = xp_inventory_window_end(&sig, rc, &t, "cpu-sample", &have_r, err);
 	if (rc)
 		goto out;
 

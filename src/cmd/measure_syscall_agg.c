@@ -30,18 +30,6 @@ static int verify_armed(void *ctx, struct xp_error *err)
 	return xp_target_verify(ctx, err);
 }
 
-struct collect_ctx {
-	const struct xp_sa_opts *o;
-	struct xp_sa_result *r;
-};
-
-static int collect(void *ctx, struct xp_error *err)
-{
-	struct collect_ctx *c = ctx;
-
-	return xp_sa_collect(c->o, c->r, err);
-}
-
 static void emit_json(struct xpc_json *w, void *view)
 {
 	xp_render_syscall_agg_json(w, view);
@@ -67,7 +55,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct collect_ctx cc = { &o, &r };
+	struct xp_inventory_signals sig;
 	bool have_r = false;
 	int rc;
 
@@ -89,7 +77,9 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	}
 	o.on_armed_ctx = &t;
 
-	rc = xp_inventory_window(&t, "syscall-aggregate", collect, &cc, &have_r, err);
+	xp_inventory_signals_catch(&sig);
+	rc = xp_sa_collect(&o, &r, err);
+	rc = xp_inventory_window_end(&sig, rc, &t, "syscall-aggregate", &have_r, err);
 	if (rc)
 		goto out;
 	rc = xp_sa_warnings(&r, &ws);
