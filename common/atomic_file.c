@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,52 @@
 int xpc_atomic_fault_before_rename;
 
 static unsigned long tmp_seq;
+
+/*
+ * Temporaries that exist now, for xpc_atomic_unlink_inflight() (a signal
+ * handler: cancel.c).  A slot's path is written before its flag is set
+ * and the flag cleared before the file goes, so the handler only reads
+ * complete paths; at worst it unlinks a name already gone.  More writes
+ * in flight than slots go unregistered (the CLI has one at a time).
+ */
+#define INFLIGHT_SLOTS 4
+static char inflight_path[INFLIGHT_SLOTS][PATH_MAX];
+static volatile sig_atomic_t inflight_used[INFLIGHT_SLOTS];
+
+static void inflight_add(const char *tmp)
+{
+	size_t i, n = strlen(tmp);
+
+	if (n >= PATH_MAX)
+		return;
+	for (i = 0; i < INFLIGHT_SLOTS; i++) {
+		if (inflight_used[i])
+			continue;
+		memcpy(inflight_path[i], tmp, n + 1);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		inflight_used[i] = 1;
+		return;
+	}
+}
+
+static void inflight_del(const char *tmp)
+{
+	size_t i;
+
+	for (i = 0; i < INFLIGHT_SLOTS; i++)
+		if (inflight_used[i] && strcmp(inflight_path[i], tmp) == 0)
+			inflight_used[i] = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+void xpc_atomic_unlink_inflight(void)
+{
+	size_t i;
+
+	for (i = 0; i < INFLIGHT_SLOTS; i++)
+		if (inflight_used[i])
+			unlink(inflight_path[i]);
+}
 
 /*
  * May @path be replaced?  0: a regular file is there; 1: nothing is
@@ -85,6 +133,7 @@ int xpc_atomic_open(struct xpc_atomic_file *f, const char *path)
 		f->tmp_path = NULL;
 		goto out;
 	}
+	inflight_add(f->tmp_path);
 	/* O_CREAT honours the umask; make 0600 explicit. */
 	if (fchmod(f->fd, 0600) < 0)
 		err = -errno;
@@ -156,6 +205,7 @@ int xpc_atomic_commit(struct xpc_atomic_file *f)
 		xpc_atomic_abort(f);
 		return err;
 	}
+	inflight_del(f->tmp_path); /* renamed: no longer ours to remove */
 	free(f->tmp_path);
 	f->tmp_path = NULL;
 	err = fsync_dir_of(f->path);
@@ -168,8 +218,10 @@ void xpc_atomic_abort(struct xpc_atomic_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	f->fd = -1;
-	if (f->tmp_path)
+	if (f->tmp_path) {
+		inflight_del(f->tmp_path);
 		unlink(f->tmp_path);
+	}
 	free(f->tmp_path);
 	free(f->path);
 	f->tmp_path = NULL;

@@ -43,6 +43,13 @@ int xpc_atomic_commit(struct xpc_atomic_file *f);
 /* Remove the temporary if still there and free; safe after commit and on
  * a zeroed struct. */
 void xpc_atomic_abort(struct xpc_atomic_file *f);
+/*
+ * Unlink every temporary that exists now (opened, not yet committed or
+ * aborted).  Async-signal-safe: for the handler that ends the process on
+ * a second SIGINT/SIGTERM/SIGHUP (cancel.h); a cancelled write otherwise
+ * stops at its next check and aborts, which removes its temporary.
+ */
+void xpc_atomic_unlink_inflight(void);
 /* Convenience: whole buffer in one go. */
 int xpc_atomic_write(const char *path, const void *data, size_t len);
 

@@ -93,6 +93,7 @@
 
 extern "C" {
 #include "../../common/buf.h"
+#include "../../common/cancel.h"
 #include "../../common/json.h"
 #include "../../common/readfile.h"
 #include "capture_io.h"
@@ -2626,6 +2627,11 @@ int decode_stream(decoder &d, source &s, struct xp_error *err)
 	bool ahead = false; /* the next chunk's bytes are read already: ahead_n */
 	ssize_t ahead_n = 0;
 	while (!eof) {
+		/* one chunk (8 MiB, some 30,000 events) between checks */
+		if (xpc_cancel_signo()) {
+			rc = xp_error_cancelled(err, d.name);
+			goto out;
+		}
 		ssize_t n = ahead ? ahead_n : src_fill(s, buf + carry, cap - carry);
 		size_t len, consumed, trunc, split = 0;
 		seg_result r;
@@ -3036,6 +3042,8 @@ int decode_host_capture(decoder &d, const char *buf, size_t len, struct xp_error
 		for (element x : arr) {
 			path_push p(d, i);
 
+			if (!(i % XPC_CANCEL_EVERY) && xpc_cancel_signo())
+				return xp_error_cancelled(err, d.name);
 			ev_index = (long)i;
 			if (decode_one(d, x))
 				return raise(d, loc, err, ev_index);
@@ -3361,6 +3369,11 @@ static bool jd_jobj_next(struct xp_jiter *it, const char **key, size_t *klen, st
 	return true;
 }
 
+static void jd_share_cancel(volatile sig_atomic_t *flag)
+{
+	xpc_cancel_share(flag);
+}
+
 extern "C" const struct xp_json_api xp_json_builtin = {
 	XP_JSON_API_ABI,
 	sizeof(struct xp_json_api),
@@ -3382,4 +3395,5 @@ extern "C" const struct xp_json_api xp_json_builtin = {
 	jd_jval_str,
 	jd_jobj_iter,
 	jd_jobj_next,
+	jd_share_cancel,
 };

@@ -37,6 +37,7 @@
 #ifndef XP_CAPTURE_DECODE_JSON_H
 #define XP_CAPTURE_DECODE_JSON_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -157,7 +158,7 @@ bool xp_jobj_next(struct xp_jiter *it, const char **key, size_t *klen, struct xp
 /* --- where the decoder is --------------------------------------------- */
 
 /* Bumped whenever struct xp_json_api changes. */
-#define XP_JSON_API_ABI 1
+#define XP_JSON_API_ABI 2
 
 /* The decoder's functions, in the order of the declarations above. */
 struct xp_json_api {
@@ -186,6 +187,9 @@ struct xp_json_api {
 	const char *(*jval_str)(struct xp_jval v, size_t *len);
 	void (*jobj_iter)(struct xp_jval obj, struct xp_jiter *it);
 	bool (*jobj_next)(struct xp_jiter *it, const char **key, size_t *klen, struct xp_jval *val);
+	/* the loader's stop request (common/cancel.h): the plugin's decoders
+	 * test that flag, not their own copy's */
+	void (*share_cancel)(volatile sig_atomic_t *flag);
 };
 
 /* The table of decode_json.cc (linked in by the plugin, fuzz targets and

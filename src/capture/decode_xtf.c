@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "../../common/readfile.h"
+#include "../../common/cancel.h"
 #include "capture_io.h"
 #include "decode_json.h"
 #include "xprobe/xtf.h"
@@ -478,6 +479,8 @@ static int decode_file(struct dec *d, const struct xprobe_xtf *x)
 		if (xprobe_xtf_get_stream(x, i, &s))
 			return dec_error(d, "failed to decode %s: %s", "unreadable stream");
 		while ((r = xprobe_xtf_next_record(&s, &cur))) {
+			if (!(d->observed % XPC_CANCEL_EVERY) && xpc_cancel_signo())
+				return xp_error_cancelled(d->err, d->path);
 			rc = in.kind == XPROBE_XTF_NTRACE ? host_record(d, r) : device_record(d, r);
 			if (rc)
 				return rc;

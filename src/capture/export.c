@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "../../common/atomic_file.h"
+#include "../../common/cancel.h"
 #include "../../common/json.h"
 #include "../../common/readfile.h"
 #include "../model/event_json.h"
@@ -74,6 +75,10 @@ static void write_jsonl(struct xpc_json *w, const struct xp_capture *c, const ch
 	size_t i;
 
 	for (i = 0; i < c->count && !w->err; i++) {
+		if (!(i % XPC_CANCEL_EVERY) && xpc_cancel_signo()) {
+			w->err = -ECANCELED; /* the caller aborts: no temporary left */
+			break;
+		}
 		xp_event_render(w, c, &c->events[i], session_id);
 		xpc_json_line_end(w);
 	}
@@ -250,8 +255,13 @@ static int write_chrome(struct xpc_json *w, const struct xp_capture *c, const ch
 	xpc_json_karr_begin(w, "traceEvents");
 	for (i = 0; i < npids; i++)
 		write_process_name(w, pids[i], session_id);
-	for (i = 0; i < c->count && !w->err; i++)
+	for (i = 0; i < c->count && !w->err; i++) {
+		if (!(i % XPC_CANCEL_EVERY) && xpc_cancel_signo()) {
+			w->err = -ECANCELED;
+			break;
+		}
 		write_chrome_event(w, c, &c->events[i], api_name_key);
+	}
 	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 	xpc_json_line_end(w);

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "../../common/readfile.h"
+#include "../../common/cancel.h"
 #include "capture_io.h"
 #include "decode_json.h"
 
@@ -402,6 +403,8 @@ int xp_inputs_load(const char *const *paths, size_t n, struct xp_capture *c, str
 
 		if (crossed || (c->max_events && c->count >= c->max_events))
 			flags |= XP_DECODE_COUNT_ONLY;
+		if (xpc_cancel_signo())
+			return xp_error_cancelled(err, paths[i]);
 		rc = load_one(paths[i], c, flags, &st, err);
 		if (rc)
 			return rc;

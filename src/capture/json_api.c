@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/cancel.h"
 #include "../../common/env_hooks.h"
 #include "capture_io.h"
 #include "decode_json.h"
@@ -110,6 +111,8 @@ static void load_plugin(void)
 		dlclose(h);
 		return;
 	}
+	/* one stop request for the binary and the plugin (common/cancel.h) */
+	a->share_cancel(xpc_cancel_flag());
 	api = a; /* the handle stays open for the life of the process */
 }
 

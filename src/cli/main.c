@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../../common/cancel.h"
 #include "args.h"
 #include "cli.h"
 
@@ -119,6 +120,12 @@ int main(int argc, char **argv)
 	size_t i;
 	int rc;
 
+	/*
+	 * First of all: SIGINT/SIGTERM/SIGHUP become a stop request that the
+	 * long phases of `measure` honour (a cancelled document, no temporary
+	 * left behind) instead of killing xprobe mid-write (common/cancel.h).
+	 */
+	xpc_cancel_install();
 	if (argc < 2) {
 		fprintf(stderr, "error: a command is required\n\n");
 		top_usage(stderr);
@@ -141,6 +148,10 @@ int main(int argc, char **argv)
 		top_usage(stderr);
 		return 2;
 	}
+	/* only measure checks the request; the other commands are short and
+	 * read-only: a signal acts as it always did */
+	if (strcmp(commands[i].name, "measure") != 0)
+		xpc_cancel_release();
 	memset(&cli, 0, sizeof(cli));
 	cli.command = commands[i].name;
 	rc = xp_args_parse(&commands[i], argc - 1, argv + 1, &cli, &done);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/cancel.h"
 #include "../../common/json.h"
 #include "../capture/capture_io.h"
 #include "../capture/spec.h"
@@ -36,6 +37,14 @@ static void render_human(FILE *out, void *ctx)
 	xp_render_measurement_human(out, ((struct result_ctx *)ctx)->view);
 }
 
+/* What every cancelled document's details say (as the live path's). */
+static void cancel_details(struct xp_error *err, const char *phase)
+{
+	xp_error_detail_bool(err, "cancelled", true);
+	xp_error_detail_str(err, "phase", phase);
+	xp_error_detail_str(err, "signal", strsignal(xpc_cancel_signo()));
+}
+
 void xp_measure_artifact_on_error(struct xp_measure_req *req, const struct xp_capture *c,
 				  struct xp_error *err)
 {
@@ -53,6 +62,8 @@ void xp_measure_artifact_on_error(struct xp_measure_req *req, const struct xp_ca
 		xp_error_detail_str(err, "path", req->events_out);
 		if (xp_error_detail_get(&werr, "file_type")) /* a refused non-regular file */
 			xp_error_detail_raw(err, "file_type", xp_error_detail_get(&werr, "file_type"));
+		if (xpc_cancel_signo())
+			cancel_details(err, "export");
 		xp_error_hint(err, "the measurement also failed; rerun after fixing artifact output");
 		xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "%s", msg);
 		xp_error_clear(&werr);
@@ -90,6 +101,46 @@ static int host_loss_warning(const struct xp_host_collection *h, const struct xp
 				   h->retained_records, (const char *)NULL);
 }
 
+int xp_measure_cancelled(struct xp_measure_req *req, const char *phase, size_t events,
+			 struct xp_error *err)
+{
+	int sig = xpc_cancel_signo();
+	const char *what = strcmp(phase, "decode") == 0	   ? "decoding the inputs" :
+			   strcmp(phase, "correlate") == 0 ? "correlating the capture" :
+							     "preparing the measurement";
+
+	xp_error_clear(err);
+	if (req->from_text && req->to_text) {
+		xp_error_detail_str(err, "start_selector", req->from_text);
+		xp_error_detail_str(err, "end_selector", req->to_text);
+		xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
+	}
+	xp_error_detail_u64(err, "captured_events", events);
+	cancel_details(err, phase);
+	xp_error_hint(err, "the measurement was interrupted before it completed; run it again");
+	if (req->events_out)
+		xp_error_hint(err, "nothing was written to %s and no temporary file is left",
+			      req->events_out);
+	return xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+			    "measurement cancelled by signal %d while %s, before any event pair matched (%zu events read)",
+			    sig, what, events);
+}
+
+/* The artifact write stopped on the stop request: say so, not "check the
+ * directory" (the export already removed its temporary). */
+static int export_cancelled(struct xp_measure_req *req, struct xp_error *err)
+{
+	int sig = xpc_cancel_signo();
+
+	xp_error_clear(err);
+	xp_error_detail_str(err, "path", req->events_out);
+	cancel_details(err, "export");
+	xp_error_hint(err, "the artifact was not written and no temporary file is left; run the measurement again");
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, true,
+			    "failed to write %s: cancelled by signal %d (%s)", req->events_out, sig,
+			    strsignal(sig));
+}
+
 int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
 		      const struct xp_host_collection *host, const struct xp_warnings *extra)
 {
@@ -106,12 +157,19 @@ int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const ch
 
 	memset(&corr, 0, sizeof(corr));
 	rc = xp_correlate(c, &req->from, &req->to, &opts, &corr, &err);
+	if (rc && xpc_cancel_signo()) {
+		/* stopped: no artifact either, the caller asked to stop */
+		rc = xp_measure_cancelled(req, "correlate", c->count, &err);
+		goto fail;
+	}
 	if (rc) {
 		xp_measure_artifact_on_error(req, c, &err);
 		goto fail;
 	}
 	if (req->events_out) {
 		rc = xp_export_write(req->events_out, req->format, c, req->session_id, &err);
+		if (rc && xpc_cancel_signo())
+			rc = export_cancelled(req, &err);
 		if (rc)
 			goto fail;
 	}
@@ -240,6 +298,8 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 		return rc;
 	xp_capture_init(&c, req->max_events);
 	rc = xp_inputs_load(cli->inputs, cli->ninputs, &c, err);
+	if (rc && xpc_cancel_signo())
+		rc = xp_measure_cancelled(req, "decode", c.count, err);
 	if (rc) {
 		xp_capture_free(&c);
 		return rc;
@@ -418,6 +478,9 @@ int cmd_measure(const struct xp_cli *cli)
 	}
 	rc = measure_completed(&req, &err);
 out:
+	/* a phase without its own cancelled document stopped on a signal */
+	if (rc == -ECANCELED)
+		rc = xp_measure_cancelled(&req, "measure", 0, &err);
 	/* Sub-paths that emitted their own document return a positive exit code. */
 	if (rc < 0)
 		code = xp_cli_fail(cli, &err);

@@ -39,6 +39,17 @@ struct xp_measure_req {
 int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
 		      const struct xp_host_collection *host, const struct xp_warnings *extra);
 
+/*
+ * A signal (common/cancel.h) stopped @phase ("decode", "correlate",
+ * "measure") before a result: @err becomes the document the live path
+ * gives a cancelled capture without pairs -- NO_MATCHED_SAMPLES with
+ * details.cancelled true, signal, phase and the events read so far.
+ * A cancelled artifact write is TRACE_EXPORT_FAILED with the same details
+ * (phase "export").  Returns -code.
+ */
+int xp_measure_cancelled(struct xp_measure_req *req, const char *phase, size_t events,
+			 struct xp_error *err);
+
 /* Write the artifact for a failed measurement and add its details to
  * @err (or turn @err into TRACE_EXPORT_FAILED when writing fails). */
 void xp_measure_artifact_on_error(struct xp_measure_req *req, const struct xp_capture *c,

@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/cancel.h"
 #include "live.h"
 
 #ifndef SYS_pidfd_open
@@ -203,6 +204,18 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 		rc = xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
 				  "target process %u exited before collection started",
 				  o->target->pid);
+		goto out;
+	}
+
+	/*
+	 * A stop request that came before this window (common/cancel.h: the
+	 * handlers above take over from here on): attach nothing, end as a
+	 * signal during the window would.
+	 */
+	if (xpc_cancel_signo()) {
+		st->stop = XP_LIVE_STOP_SIGNAL;
+		st->signo = xpc_cancel_signo();
+		rc = 0;
 		goto out;
 	}
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../../common/buf.h"
+#include "../../common/cancel.h"
 #include "correlate.h"
 #include "pairing.h"
 
@@ -527,7 +528,10 @@ int xp_correlate(const struct xp_capture *c, struct xp_selector *start, struct x
 	rc = check_policy(&x);
 	if (rc)
 		return rc;
-	/* 5. selection */
+	/* 5. selection (a stop request is honoured between the steps that
+	 * walk the whole capture: common/cancel.h) */
+	if (xpc_cancel_signo())
+		return xp_error_cancelled(err, "correlation");
 	rc = select_events(&x, out, &s, &e);
 	if (rc) {
 		rc = fail_oom(&x);
@@ -556,6 +560,10 @@ int xp_correlate(const struct xp_capture *c, struct xp_selector *start, struct x
 		e.n = window_prefix(&e, limit);
 	}
 	/* 8. pair */
+	if (xpc_cancel_signo()) {
+		rc = xp_error_cancelled(err, "correlation");
+		goto out;
+	}
 	p.c = c;
 	p.s = (struct xp_side){ s.idx, s.ts, s.n };
 	p.e = (struct xp_side){ e.idx, e.ts, e.n };
@@ -569,6 +577,10 @@ int xp_correlate(const struct xp_capture *c, struct xp_selector *start, struct x
 	out->unmatched_end = p.unmatched_end;
 	out->ambiguous = p.ambiguous;
 	/* 9. order by start and truncate to samples */
+	if (xpc_cancel_signo()) {
+		rc = xp_error_cancelled(err, "correlation");
+		goto out;
+	}
 	if (order_pairs(&x, &p, &s, &e, out)) {
 		rc = fail_oom(&x);
 		goto out;

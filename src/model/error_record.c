@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../../common/buf.h"
+#include "../../common/cancel.h"
 #include "../../common/json.h"
 #include "error_record.h"
 
@@ -236,6 +237,13 @@ void xp_error_render_fields(const struct xp_error *e, struct xpc_json *w)
 	for (i = 0; i < e->nhints; i++)
 		xpc_json_str(w, e->hints[i]);
 	xpc_json_arr_end(w);
+}
+
+int xp_error_cancelled(struct xp_error *e, const char *what)
+{
+	xp_error_set(e, XPROBE_E_INTERNAL, false, "%s: cancelled by signal %d", what ? what : "xprobe",
+		     xpc_cancel_signo());
+	return -ECANCELED;
 }
 
 int xp_error_event_limit(struct xp_error *err, const char *name, uint64_t observed,

@@ -74,6 +74,13 @@ int xp_exit_code(int code);
 /* Render the "error" object's body fields into an open object. */
 void xp_error_render_fields(const struct xp_error *e, struct xpc_json *w);
 
+/*
+ * A phase that stopped on the stop request (common/cancel.h): records
+ * INTERNAL "<what>: cancelled by signal N" -- the command replaces it with
+ * its cancelled document -- and returns -ECANCELED.
+ */
+int xp_error_cancelled(struct xp_error *e, const char *what);
+
 /* EVENT_RATE_TOO_HIGH for an input (@name) that held @observed events
  * against a bound of @max_events: the wording every decoder shares. */
 int xp_error_event_limit(struct xp_error *err, const char *name, uint64_t observed,

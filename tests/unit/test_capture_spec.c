@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../common/buf.h"
+#include "../../common/parse.h"
 #include "capture/spec.h"
 #include "testlib.h"
 
@@ -106,7 +107,7 @@ static void test_full(void)
 	}
 	{
 		char *t = subst(min_spec, "\"timeout_ms\":5",
-				"\"timeout_ms\":18446744073709551615,\"measurement_mode\":"
+				"\"timeout_ms\":9223372036854,\"measurement_mode\":"
 				"\"aggregate\",\"max_groups\":4096,\"duration_ms\":0,\"name\":null,"
 				"\"samples\":null,\"max_events\":null");
 
@@ -114,10 +115,30 @@ static void test_full(void)
 		CHECK(s.aggregate);
 		CHECK(s.has_max_groups && s.max_groups == 4096);
 		CHECK(s.has_duration_ms && s.duration_ms == 0);
-		CHECK_EQ_U64(s.timeout_ms, UINT64_MAX);
+		CHECK_EQ_U64(s.timeout_ms, XPC_MS_MAX); /* the largest bound */
 		CHECK(!s.has_samples && !s.has_max_events && s.name == NULL);
 		xp_spec_free(&s);
 		free(t);
+	}
+	/* a bound whose nanoseconds do not fit an int64_t is out of range */
+	{
+		static const char *const over[] = {
+			"\"timeout_ms\":9223372036855",
+			"\"timeout_ms\":18446744073709551615",
+			"\"timeout_ms\":5,\"duration_ms\":18446744073710",
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
+			char *t = subst(min_spec, "\"timeout_ms\":5", over[i]);
+
+			CHECK(xp_spec_parse(t, strlen(t), "o", &s, &err) ==
+			      -XPROBE_E_INVALID_EVENT_SELECTOR);
+			CHECK(strstr(err.message, "is out of range for milliseconds whose "
+						  "nanoseconds fit in a signed 64-bit integer") != NULL);
+			xp_error_clear(&err);
+			free(t);
+		}
 	}
 	/* the reference's published example */
 	{
