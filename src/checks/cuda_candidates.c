@@ -204,6 +204,9 @@ static int fill_candidate(uint32_t pid, struct group *g, struct xp_candidate *c,
 	if (!rc)
 		rc = xp_target_verify(&c->target, &e2) ? -ENOENT : 0;
 	xp_error_clear(&e2);
+	/* the candidate's identity is settled: one pidfd at a time, however
+	 * many candidates */
+	xp_target_release(&c->target);
 	if (rc == -ENOENT || rc == -ESRCH) {
 		candidate_free(c);
 		return 1;

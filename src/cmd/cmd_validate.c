@@ -122,6 +122,7 @@ int cmd_validate(const struct xp_cli *cli)
 		if (rc < 0)
 			goto fail;
 		xp_error_clear(&err);
+		xp_target_release(&t);
 		return rc;
 	}
 	rc = xp_selector_parse(cli->from, &from, &err);
@@ -147,6 +148,7 @@ int cmd_validate(const struct xp_cli *cli)
 	xp_validation_free(&v);
 	xp_selector_free(&from);
 	xp_selector_free(&to);
+	xp_target_release(&t);
 	return code;
 fail:
 	code = xp_cli_fail(cli, &err);
@@ -154,5 +156,6 @@ fail:
 	xp_validation_free(&v);
 	xp_selector_free(&from);
 	xp_selector_free(&to);
+	xp_target_release(&t); /* identify leaves it zeroed on failure */
 	return code;
 }
