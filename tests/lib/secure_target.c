@@ -18,6 +18,16 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+/*
+ * Sanitizer builds: LeakSanitizer cannot stop the threads of a
+ * non-dumpable (setuid) process, and such a process cannot read its own
+ * /proc/self/environ for ASAN_OPTIONS; the option is compiled in instead.
+ */
+__attribute__((used, visibility("default"))) const char *__asan_default_options(void)
+{
+	return "detect_leaks=0";
+}
+
 int main(int argc, char **argv)
 {
 	int (*is_active)(void);
