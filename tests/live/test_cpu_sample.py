@@ -363,7 +363,8 @@ def test_bad_bounds_are_clear_errors(xprobe, args, code, fragment):
 
 
 @pytest.mark.parametrize("args,code,fragment", [
-    (["--pid", 1, "--input", "/tmp/x.jsonl"], None, None),  # --pid/--input: a usage error
+    # --pid with --input: a runtime error as the reference answers, not a usage error
+    (["--pid", 1, "--input", "/tmp/x.jsonl"], "INVALID_EVENT_SELECTOR", "--input"),
     (["--input", "/tmp/x.jsonl", "--duration-ms", 100], "INVALID_EVENT_SELECTOR", "--input"),
     (["--pid", 1, "--duration-ms", 100, "--events-out", "/tmp/x.jsonl"],
      "INVALID_EVENT_SELECTOR", "--events-out"),
