@@ -5,7 +5,6 @@ test_syscall_aggregate.py): the inv_* fixtures speak plain lines
 `xprobe measure` is known to be collecting once it holds its perf event
 descriptors (--cpu-sample) or its two BPF links (--syscall-aggregate).
 """
-import json
 import subprocess
 import time
 
@@ -65,14 +64,8 @@ class Background:
         out, err = self.p.communicate(timeout=timeout)
         doc = None
         if self.json_mode:
-            doc = json.loads(out)
-            assert out.endswith("}\n"), out
-            if doc.get("ok") is False:
-                xprobe_test.validate(doc, "error")
-                assert self.p.returncode in (1, 3, 4), (self.p.returncode, out, err)
-            else:
-                xprobe_test.validate(doc, schema_name)
-                assert self.p.returncode == 0, (self.p.returncode, out, err)
+            doc = xprobe_test.check_document(self.argv, self.p.returncode, out, schema_name)
+            if doc.get("ok") is not False:
                 assert err == "", err
         return xprobe_test.Result(self.argv, self.p.returncode, out, err, doc)
 

@@ -174,15 +174,7 @@ class LiveRun:
             # --json: one document on stdout, nothing on stderr (sanitizer
             # reports included)
             assert err == "", err
-            doc = json.loads(out)
-            assert out.endswith("}\n"), out
-            if doc.get("ok") is False:
-                xprobe_test.validate(doc, "error")
-                assert self.p.returncode in (1, 3, 4), (self.p.returncode, out, err)
-            else:
-                xprobe_test.validate(doc, schema_name)
-                assert self.p.returncode == 0, (self.p.returncode, out, err)
-            xprobe_test.validate_artifact(self.argv, doc)
+            doc = xprobe_test.check_document(self.argv, self.p.returncode, out, schema_name)
         return xprobe_test.Result(self.argv, self.p.returncode, out, err, doc)
 
 

@@ -177,6 +177,24 @@ class Result:
             self.rc, self.args, self.stdout[:2000], self.stderr[:2000])
 
 
+def check_document(argv, rc, out, schema_name):
+    """The JSON document a finished run printed: exactly one object and a
+    newline; an error document is validated as "error" with exit 1, 3 or 4,
+    anything else against @schema_name with exit 0; the --events-out
+    artifact it reports is checked too.  Every way the tests run xprobe
+    (Xprobe.run, the live helpers' background runs) ends here."""
+    doc = json.loads(out)
+    assert out.endswith("}\n"), "one document and a newline: %r" % out[-200:]
+    if doc.get("ok") is False:
+        validate(doc, "error")
+        assert rc in (1, 3, 4), (rc, out)
+    else:
+        validate(doc, schema_name)
+        assert rc == 0, (rc, out)
+    validate_artifact(argv, doc)
+    return doc
+
+
 class Xprobe:
     def __init__(self, binary=None):
         self.binary = binary or os.environ.get(
@@ -201,15 +219,10 @@ class Xprobe:
         if p.returncode == 2:
             assert p.stdout == "", "syntax errors must not print on stdout: %r" % p.stdout
             assert "Usage:" in p.stderr, "syntax errors print usage: %r" % p.stderr
+        elif json_mode and check_schema:
+            doc = check_document(argv, p.returncode, p.stdout,
+                                 schema_name or success_schema(args))
         elif json_mode:
             doc = json.loads(p.stdout)
             assert p.stdout.endswith("}\n"), "one document and a newline"
-            if check_schema:
-                if doc.get("ok") is False:
-                    validate(doc, "error")
-                    assert p.returncode in (1, 3, 4), p
-                else:
-                    validate(doc, schema_name or success_schema(args))
-                    assert p.returncode == 0, p
-                validate_artifact(args, doc)
         return Result(argv, p.returncode, p.stdout, p.stderr, doc)
