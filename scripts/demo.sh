@@ -59,7 +59,11 @@ d = json.load(sys.stdin)
 if not d["ok"]:
     e = d["error"]
     sys.exit("%s: %s" % (e["code"], e["message"]))
-m, c, h = d["measurement"], d["correlation"], d["collection"]["host"]
+m, c, col = d["measurement"], d["correlation"], d["collection"]
+# ring losses after the stopping point are a warning (the contract has no
+# field for the ring); losses inside the capture would be EVENTS_DROPPED
+lost = sum(w["details"]["dropped_records"] for w in d["warnings"]
+           if w["code"] == "HOST_RECORDS_LOST_AFTER_STOP")
 s, l = m["samples"], m["latency_ns"]
 us = lambda ns: "%.1f us" % (ns / 1000.0)
 print("pairs: %d matched, %d unmatched start, %d unmatched end, %d ambiguous"
@@ -74,9 +78,8 @@ print("slowest call: tid %d, mmap(length=%d, prot=%d, flags=0x%x) = 0x%x took %s
       % (slow["start"]["tid"], args[1], args[2], args[3],
          slow["end"]["host"]["return_value"], us(slow["latency_ns"])))
 print("threads: %s" % sorted({p["start"]["tid"] for p in d["evidence"]}))
-print("collection: %d events kept of %d the probes emitted, %d dropped, capacity %d"
-      % (h["retained_records"], h["observed_records"], h["dropped_records"],
-         h["record_capacity"]))
+print("collection: %d host events, %d dropped, %d ring records lost after the stopping point"
+      % (col["host_events"], col["dropped_events"], lost))
 '
 echo "Chrome trace of the capture: $trace"
 echo "(open it in https://ui.perfetto.dev or chrome://tracing)"
