@@ -122,7 +122,10 @@ XPROBE_API int xprobe_xtf_open_mem(const void *data, size_t len, struct xprobe_x
 
 /**
  * xprobe_xtf_open_file() - read and validate the file at @path.
- * @path: the file. Others: as xprobe_xtf_open_mem().
+ * @path: the file, a regular file: it is opened non-blocking and checked
+ * with fstat before any read, so a FIFO, device or directory is refused
+ * at once (-XPROBE_E_FORMAT, "not a regular file: a FIFO"), never waited
+ * on. Others: as xprobe_xtf_open_mem().
  *
  * Return: as xprobe_xtf_open_mem(); -errno when the file cannot be read.
  */
@@ -195,7 +198,10 @@ struct xprobe_session;
  * and validate, and all must name the same pid, instance and start.
  * Without it (the process was killed before stop): the host rings are
  * recovered from host_rings.live (flag XPROBE_XTF_F_RECOVERED) and every
- * file of the directory and of on_fail/ that validates is taken.
+ * file of the directory and of on_fail/ that validates is taken.  Every
+ * file is opened as xprobe_xtf_open_file() does: a FIFO or device in the
+ * directory (listed, stray, or as host_rings.live) is refused, never
+ * waited on; temporaries (*.tmp.*) are skipped.
  * @dir: the directory. @out: receives the handle. @err, @errlen: reason.
  *
  * Return: 0; -XPROBE_E_INVALID_ARGUMENT; -XPROBE_E_FORMAT (a file is
@@ -233,7 +239,8 @@ XPROBE_API void xprobe_session_close(struct xprobe_session *s);
  * process died from its host_rings.live file: every record whose ring head
  * was published before the death, timestamps converted with the last
  * calibration the session stored.
- * @path: the host_rings.live file. Others as xprobe_xtf_open_mem().
+ * @path: the host_rings.live file, a regular file (as
+ * xprobe_xtf_open_file()). Others as xprobe_xtf_open_mem().
  *
  * Return: as xprobe_xtf_open_file(); the handle is of kind NTRACE with
  * XPROBE_XTF_F_RECOVERED.

@@ -9,7 +9,9 @@
  * stop has no trace_info.pb: the reader then recovers the host rings from
  * host_rings.live and takes every complete file it finds (a file is only
  * visible once renamed from its temporary, so a visible file is whole;
- * temporaries "*.tmp.<pid>" are skipped).
+ * temporaries "<name>.tmp.<pid>.<random>" are skipped).  Files are opened
+ * through xpl_xtf_open_regular (regular files only, never a blocking open
+ * of a FIFO).
  */
 #include <dirent.h>
 #include <stdio.h>
