@@ -21,6 +21,7 @@
 #include "capture/capture_io.h"
 #include "capture/decode_json.h"
 #include "model/event_json.h"
+#include "capture_text.h"
 #include "testlib.h"
 
 static char tmpdir[] = "/tmp/xp-test-decode-XXXXXX";
@@ -28,6 +29,7 @@ static char tmpdir[] = "/tmp/xp-test-decode-XXXXXX";
 /* ---------------------------------------------------------------------- */
 /* helpers                                                                 */
 
+/* Text helpers shared with the other capture tests: capture_text.h. */
 static const char *tmp_path(const char *name)
 {
 	static char paths[8][256];
@@ -40,15 +42,7 @@ static const char *tmp_path(const char *name)
 
 static const char *write_file(const char *name, const char *data, size_t len)
 {
-	const char *path = tmp_path(name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
-		fprintf(stderr, "cannot write %s\n", path);
-		exit(2);
-	}
-	close(fd);
-	return path;
+	return xpt_write_file(tmpdir, name, data, len);
 }
 
 static const char *write_str(const char *name, const char *s)
@@ -56,47 +50,11 @@ static const char *write_str(const char *name, const char *s)
 	return write_file(name, s, strlen(s));
 }
 
-/* Render event @i of @c as its JSON document (session "S"). */
-static char *render(const struct xp_capture *c, size_t i)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
-
-	xpc_json_init_buf(&w, &b, 0);
-	xp_event_render(&w, c, &c->events[i], "S");
-	if (xpc_json_finish(&w))
-		return NULL;
-	return xpc_buf_steal(&b);
-}
-
-/* Render the whole capture as JSONL. */
-static char *render_all(const struct xp_capture *c)
-{
-	struct xpc_buf all = XPC_BUF_INIT;
-	size_t i;
-
-	for (i = 0; i < c->count; i++) {
-		char *line = render(c, i);
-
-		xpc_buf_puts(&all, line ? line : "(render failed)");
-		xpc_buf_putc(&all, '\n');
-		free(line);
-	}
-	if (!all.data)
-		return strdup("");
-	return xpc_buf_steal(&all);
-}
-
-static bool contains(const char *hay, const char *needle)
-{
-	return hay && strstr(hay, needle) != NULL;
-}
-
 #define CHECK_CONTAINS(hay, needle)                                                          \
 	do {                                                                                 \
 		const char *h_ = (hay), *n_ = (needle);                                      \
 		xpt_checks++;                                                                \
-		if (!contains(h_, n_)) {                                                     \
+		if (!xpt_contains(h_, n_)) {                                                     \
 			fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, \
 				__LINE__, h_ ? h_ : "(null)", n_);                           \
 			xpt_failures++;                                                      \
@@ -149,22 +107,6 @@ static char *jsonl_events(unsigned n, unsigned pid)
 	return xpc_buf_steal(&b);
 }
 
-/* Replace the first occurrence of @from in @s by @to (new string). */
-static char *subst(const char *s, const char *from, const char *to)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	const char *p = strstr(s, from);
-
-	if (!p) {
-		fprintf(stderr, "subst: \"%s\" not found\n", from);
-		exit(2);
-	}
-	xpc_buf_append(&b, s, (size_t)(p - s));
-	xpc_buf_puts(&b, to);
-	xpc_buf_puts(&b, p + strlen(from));
-	return xpc_buf_steal(&b);
-}
-
 /* Decode @text as an Event stream into a fresh capture bounded by @max. */
 static int decode_text(const char *text, size_t max, struct xp_capture *c, struct xp_error *err)
 {
@@ -187,18 +129,18 @@ static void expect_decode_error(const char *text, const char *msg, const char *f
 	if (field)
 		check_detail_str(&err, "field", field);
 	CHECK_STR(xp_error_detail_get(&err, "path"), "\"in.jsonl\"");
-	if (rc && !contains(err.message, msg))
+	if (rc && !xpt_contains(err.message, msg))
 		fprintf(stderr, "  (message: %s)\n", err.message);
 	xp_error_clear(&err);
 	xp_capture_free(&c);
 }
 
-/* Mutate one valid event with subst() and expect an error. */
+/* Mutate one valid event with xpt_subst() and expect an error. */
 static void expect_mutation_error(const char *from, const char *to, const char *msg,
 				  const char *field)
 {
 	char *good = event_doc(0, 100, 101, 1000, "host_function_entry", "uprobe");
-	char *bad = subst(good, from, to);
+	char *bad = xpt_subst(good, from, to);
 
 	expect_decode_error(bad, msg, field);
 	free(good);
@@ -314,7 +256,7 @@ static void test_round_trip(void)
 	CHECK(decode_text(xpc_buf_str(&in), 0, &c, &err) == 0);
 	CHECK_EQ_U64(c.count, n);
 	for (i = 0; i < c.count && i < n; i++) {
-		char *out = render(&c, i);
+		char *out = xpt_render_event(&c, i);
 
 		CHECK_STR(out, full_events[i]);
 		free(out);
@@ -346,7 +288,7 @@ static void test_round_trip(void)
 	 * different ones do not, and rendering is unaffected */
 	{
 		struct xpc_buf t = XPC_BUF_INIT;
-		char *other = subst(full_events[1], "\"value\":3,", "\"value\":4,");
+		char *other = xpt_subst(full_events[1], "\"value\":3,", "\"value\":4,");
 		char *got;
 
 		xpc_buf_printf(&t, "%s\n%s\n%s\n%s\n", full_events[1], full_events[2],
@@ -359,10 +301,10 @@ static void test_round_trip(void)
 			CHECK_EQ_U64(c.nargs, 12);
 			CHECK_EQ_U64(c.events[0].attrs_first, c.events[1].attrs_first);
 			CHECK_EQ_U64(c.nattrs, 1);
-			got = render(&c, 2);
+			got = xpt_render_event(&c, 2);
 			CHECK_STR(got, full_events[1]);
 			free(got);
-			got = render(&c, 3);
+			got = xpt_render_event(&c, 3);
 			CHECK_STR(got, other);
 			free(got);
 		}
@@ -655,7 +597,7 @@ static void test_document_errors(void)
 	}
 	/* a field error names line and offset of its document */
 	{
-		char *bad = subst(good, "\"sequence\":2,", "\"sequence\":2,\"x\":0,");
+		char *bad = xpt_subst(good, "\"sequence\":2,", "\"sequence\":2,\"x\":0,");
 
 		CHECK(decode_text(bad, 0, &c, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 		CHECK_STR(err.message, "failed to decode in.jsonl: line 3: unknown field \"x\"");
@@ -698,7 +640,7 @@ static void test_mixed_targets(void)
 	struct xp_error err;
 
 	{
-		char *bad = subst(good,
+		char *bad = xpt_subst(good,
 				  "\"sequence\":1,\"source\":\"ebpf\",\"event_type\":"
 				  "\"host_function_exit\",\"pid\":100",
 				  "\"sequence\":1,\"source\":\"ebpf\",\"event_type\":"
@@ -717,7 +659,7 @@ static void test_mixed_targets(void)
 	{
 		/* same pid, another process start time: another process */
 		char *lines = jsonl_events(3, 100);
-		char *bad = subst(strchr(lines, '\n') + 1, "\"process_start_time\":5555",
+		char *bad = xpt_subst(strchr(lines, '\n') + 1, "\"process_start_time\":5555",
 				  "\"process_start_time\":5556");
 		char *all = malloc(strlen(lines) * 2);
 
@@ -763,7 +705,7 @@ static void test_max_events(void)
 	CHECK_STR(xp_error_detail_get(&err, "observed_events"), "10");
 	CHECK_STR(xp_error_detail_get(&err, "max_events"), "4");
 	CHECK_STR(xp_error_detail_get(&err, "path"), "\"in.jsonl\"");
-	CHECK(err.nhints == 1 && contains(err.hints[0], "narrow the selectors"));
+	CHECK(err.nhints == 1 && xpt_contains(err.hints[0], "narrow the selectors"));
 	CHECK_EQ_U64(c.count, 4); /* nothing beyond the bound was kept */
 	xp_error_clear(&err);
 	xp_capture_free(&c);
@@ -775,7 +717,7 @@ static void test_max_events(void)
 
 	/* past the bound, documents are still validated */
 	{
-		char *bad = subst(text, "\"sequence\":8,", "\"sequence\":8,\"zz\":1,");
+		char *bad = xpt_subst(text, "\"sequence\":8,", "\"sequence\":8,\"zz\":1,");
 
 		CHECK(decode_text(bad, 4, &c, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 		CHECK_CONTAINS(err.message, "line 9: unknown field \"zz\"");
@@ -801,7 +743,7 @@ static void test_chunks(void)
 
 	CHECK(decode_text(text, 0, &ref, &err) == 0);
 	CHECK_EQ_U64(ref.count, 60);
-	want = render_all(&ref);
+	want = xpt_render_all(&ref);
 	xp_capture_free(&ref);
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		int fd = open(path, O_RDONLY);
@@ -811,7 +753,7 @@ static void test_chunks(void)
 		memset(&err, 0, sizeof(err));
 		CHECK(xp_decode_event_stream_fd(fd, path, &c, &err) == 0);
 		close(fd);
-		got = render_all(&c);
+		got = xpt_render_all(&c);
 		CHECK_STR(got, want);
 		free(got);
 		xp_capture_free(&c);
@@ -827,13 +769,13 @@ static void test_chunks(void)
 
 	/* errors keep their line whatever the chunking */
 	{
-		char *bad = subst(text, "\"sequence\":41,", "\"sequence\":41,\"zz\":1,");
-		char *mixed = subst(text,
+		char *bad = xpt_subst(text, "\"sequence\":41,", "\"sequence\":41,\"zz\":1,");
+		char *mixed = xpt_subst(text,
 				    "\"sequence\":37,\"source\":\"ebpf\",\"event_type\":"
 				    "\"host_function_exit\",\"pid\":100",
 				    "\"sequence\":37,\"source\":\"ebpf\",\"event_type\":"
 				    "\"host_function_exit\",\"pid\":300");
-		char *broken = subst(text,
+		char *broken = xpt_subst(text,
 				     "{\"schema_version\":\"2.0\",\"session_id\":\"S\","
 				     "\"event_id\":\"evt_50\"",
 				     "{\"schema_version\":\"2.0\",\"session_id\":\"S\","
@@ -875,13 +817,13 @@ static void test_chunks(void)
 		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 			xp_decode_test_chunk_bytes(sizes[i]);
 			CHECK(decode_text(pretty, 0, &c, &err) == 0);
-			got = render_all(&c);
+			got = xpt_render_all(&c);
 			CHECK_STR(got, want);
 			free(got);
 			xp_capture_free(&c);
 		}
 		/* and an error deep inside one of them */
-		pw = subst(pretty, "\"sequence\":33,", "\"sequence\":33,\n\"q\":1,");
+		pw = xpt_subst(pretty, "\"sequence\":33,", "\"sequence\":33,\n\"q\":1,");
 		xp_decode_test_chunk_bytes(0);
 		CHECK(decode_text(pw, 0, &c, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 		CHECK_CONTAINS(err.message, "unknown field \"q\"");
@@ -895,7 +837,7 @@ static void test_chunks(void)
 	for (i = 0; i < 3; i++) {
 		int pfd[2];
 		pid_t child;
-		char *bad = subst(text, "\"sequence\":52,", "\"sequence\":52,\"zz\":1,");
+		char *bad = xpt_subst(text, "\"sequence\":52,", "\"sequence\":52,\"zz\":1,");
 		const char *src = i == 2 ? bad : text;
 
 		xp_decode_test_chunk_bytes(i == 0 ? 0 : 700);
@@ -1042,34 +984,34 @@ static void test_host_capture(void)
 	free(t);
 	t = host_capture(100, 2, 2, 0, "");
 	{
-		char *bad = subst(t, "\"ok\":true", "\"ok\":false");
+		char *bad = xpt_subst(t, "\"ok\":true", "\"ok\":false");
 
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED,
 				  "a host capture with ok false is not a completed capture", "ok");
 		free(bad);
-		bad = subst(t, "\"process_start_time\":5555}",
+		bad = xpt_subst(t, "\"process_start_time\":5555}",
 			    "\"process_start_time\":5555,\"x\":1}");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED, "unknown field \"target.x\"",
 				  "target.x");
 		free(bad);
-		bad = subst(t, "\"target\":{\"pid\":100,", "\"target\":{");
+		bad = xpt_subst(t, "\"target\":{\"pid\":100,", "\"target\":{");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED, "missing field \"target.pid\"",
 				  "target.pid");
 		free(bad);
-		bad = subst(t, "\"timed_out\":false,", "");
+		bad = xpt_subst(t, "\"timed_out\":false,", "");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED, "missing field \"timed_out\"",
 				  "timed_out");
 		free(bad);
-		bad = subst(t, "\"probe_id\":3", "\"probe_id\":-3");
+		bad = xpt_subst(t, "\"probe_id\":3", "\"probe_id\":-3");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED, "found negative number -3",
 				  "probe_id");
 		free(bad);
-		bad = subst(t, "\"schema_version\":\"2.0\"", "\"schema_version\":\"3.0\"");
+		bad = xpt_subst(t, "\"schema_version\":\"2.0\"", "\"schema_version\":\"3.0\"");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED,
 				  "unsupported schema version \"3.0\"", "schema_version");
 		free(bad);
 		/* an event of another pid than the target */
-		bad = subst(t,
+		bad = xpt_subst(t,
 			    "\"event_id\":\"evt_1\",\"sequence\":1,\"source\":\"ebpf\","
 			    "\"event_type\":\"host_function_exit\",\"pid\":100",
 			    "\"event_id\":\"evt_1\",\"sequence\":1,\"source\":\"ebpf\","
@@ -1078,7 +1020,7 @@ static void test_host_capture(void)
 				  "completed capture mixes target PIDs 100 and 101", NULL);
 		free(bad);
 		/* a nested event error names the event */
-		bad = subst(t, "\"event_id\":\"evt_1\",", "\"event_id\":\"evt_1\",\"k\":0,");
+		bad = xpt_subst(t, "\"event_id\":\"evt_1\",", "\"event_id\":\"evt_1\",\"k\":0,");
 		xp_capture_init(&c, 0);
 		CHECK(xp_decode_host_capture(bad, strlen(bad), "h.json", &c, &err) ==
 		      -XPROBE_E_TRACE_EXPORT_FAILED);
@@ -1087,11 +1029,11 @@ static void test_host_capture(void)
 		xp_error_clear(&err);
 		xp_capture_free(&c);
 		free(bad);
-		bad = subst(t, "\"events\":[", "\"events\":{\"a\":[");
+		bad = xpt_subst(t, "\"events\":[", "\"events\":{\"a\":[");
 		bad[strlen(bad) - 2] = '}';
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED, "malformed JSON", NULL);
 		free(bad);
-		bad = subst(t, "\"events\":[{", "\"events\":[{\"events\":1,");
+		bad = xpt_subst(t, "\"events\":[{", "\"events\":[{\"events\":1,");
 		expect_host_error(bad, XPROBE_E_TRACE_EXPORT_FAILED,
 				  "unknown field \"events[0].events\"", NULL);
 		free(bad);
@@ -1120,7 +1062,7 @@ static void expect_input_error(const char *path, int code, const char *msg)
 	CHECK(xp_input_load(path, &c, &err) == -code);
 	CHECK(err.code == code);
 	CHECK_CONTAINS(err.message, msg);
-	if (!contains(err.message, msg))
+	if (!xpt_contains(err.message, msg))
 		fprintf(stderr, "  (message: %s)\n", err.message);
 	xp_error_clear(&err);
 	xp_capture_free(&c);
@@ -1199,7 +1141,7 @@ static void test_detection(void)
 		for (i = 0; i < 100000; i++)
 			xpc_buf_putc(&b, 'a' + i % 26);
 		xpc_buf_puts(&b, "\"}");
-		big = subst(d, "\"attributes\":{}", xpc_buf_str(&b));
+		big = xpt_subst(d, "\"attributes\":{}", xpc_buf_str(&b));
 		xpc_buf_reset(&b);
 		xpc_buf_printf(&b, "%s\n%s\n", big, d);
 		p = write_str("long.jsonl", xpc_buf_str(&b));
@@ -1225,10 +1167,10 @@ static void test_inputs(void)
 	size_t i;
 
 	/* b: later timestamps interleaved with a, another symbol */
-	b = subst(one, "\"symbol\":\"work\"", "\"symbol\":\"other\"");
+	b = xpt_subst(one, "\"symbol\":\"work\"", "\"symbol\":\"other\"");
 	free(one);
 	{
-		char *b2 = subst(b, "\"timestamp_raw\":1000,\"timestamp_ns\":1000",
+		char *b2 = xpt_subst(b, "\"timestamp_raw\":1000,\"timestamp_ns\":1000",
 				 "\"timestamp_raw\":1015,\"timestamp_ns\":1015");
 
 		free(b);

@@ -18,43 +18,11 @@
 #include "capture/capture_io.h"
 #include "capture/decode_json.h"
 #include "model/event_json.h"
+#include "capture_text.h"
 #include "testlib.h"
 
 /* ---------------------------------------------------------------------- */
 /* helpers                                                                 */
-
-static char *render_all(const struct xp_capture *c)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-
-	for (size_t i = 0; i < c->count; i++) {
-		struct xpc_json w;
-
-		xpc_json_init_buf(&w, &b, 0);
-		xp_event_render(&w, c, &c->events[i], "S");
-		if (xpc_json_finish(&w))
-			xpc_buf_puts(&b, "(render failed)");
-		xpc_buf_putc(&b, '\n');
-	}
-	if (!b.data)
-		return strdup("");
-	return xpc_buf_steal(&b);
-}
-
-static char *render_error(const struct xp_error *e)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
-
-	xpc_json_init_buf(&w, &b, 0);
-	xpc_json_obj_begin(&w);
-	if (e->code)
-		xp_error_render_fields(e, &w);
-	xpc_json_obj_end(&w);
-	if (xpc_json_finish(&w))
-		return strdup("(render failed)");
-	return xpc_buf_steal(&b);
-}
 
 struct outcome {
 	int rc;
@@ -89,8 +57,8 @@ static struct outcome decode(const char *text, size_t max, size_t chunk, int fas
 	xp_decode_test_fastpath(-1);
 	xp_decode_test_fast_stats(&o.st);
 	o.count = c.count;
-	o.events = o.rc == 0 ? render_all(&c) : strdup("");
-	o.error = render_error(&err);
+	o.events = o.rc == 0 ? xpt_render_all(&c) : strdup("");
+	o.error = xpt_render_error(&err);
 	o.message = strdup(err.message);
 	xp_error_clear(&err);
 	xp_capture_free(&c);
@@ -119,27 +87,6 @@ static struct xp_decode_fast_stats same_both_ways(const char *text, size_t max, 
 	outcome_free(&f);
 	outcome_free(&s);
 	return f.st;
-}
-
-static bool contains(const char *hay, const char *needle)
-{
-	return hay && strstr(hay, needle) != NULL;
-}
-
-/* Replace the first occurrence of @from in @s by @to (new string). */
-static char *subst(const char *s, const char *from, const char *to)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	const char *p = strstr(s, from);
-
-	if (!p) {
-		fprintf(stderr, "subst: \"%s\" not found\n", from);
-		exit(2);
-	}
-	xpc_buf_append(&b, s, (size_t)(p - s));
-	xpc_buf_puts(&b, to);
-	xpc_buf_puts(&b, p + strlen(from));
-	return xpc_buf_steal(&b);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -384,7 +331,7 @@ static void test_deviations(void)
 	for (size_t i = 0; i < sizeof(deviations) / sizeof(deviations[0]); i++) {
 		const struct deviation *dv = &deviations[i];
 		/* the deviating line between two canonical ones */
-		char *bad = subst(canonical[dv->line], dv->from, dv->to);
+		char *bad = xpt_subst(canonical[dv->line], dv->from, dv->to);
 		struct xpc_buf b = XPC_BUF_INIT;
 		struct xp_decode_fast_stats st;
 		char *msg = NULL;
@@ -395,14 +342,14 @@ static void test_deviations(void)
 		CHECK(st.declined >= 1);
 		if (dv->error) {
 			CHECK(rc == -XPROBE_E_TRACE_EXPORT_FAILED);
-			CHECK(contains(msg, dv->error));
-			CHECK(contains(msg, "line 2"));
+			CHECK(xpt_contains(msg, dv->error));
+			CHECK(xpt_contains(msg, "line 2"));
 			CHECK(st.reruns == 1);
 		} else {
 			CHECK_EQ_U64(rc, 0);
 			CHECK_EQ_U64(st.fast_lines, 2); /* the canonical ones */
 		}
-		if (rc != 0 && dv->error && !contains(msg, dv->error))
+		if (rc != 0 && dv->error && !xpt_contains(msg, dv->error))
 			fprintf(stderr, "  deviation %zu: %s\n", i, msg);
 		/* and the line alone is declined by the fast path itself */
 		{
@@ -460,36 +407,36 @@ static void test_stream_errors(void)
 	/* an unknown field in line 7, a malformed line 30: simdjson checks a
 	 * whole batch first, so the malformed line wins, both ways */
 	{
-		char *a = subst(good, "\"sequence\":6,", "\"sequence\":6,\"x\":0,");
-		char *b = subst(a, "{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"evt_29\"",
+		char *a = xpt_subst(good, "\"sequence\":6,", "\"sequence\":6,\"x\":0,");
+		char *b = xpt_subst(a, "{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"evt_29\"",
 				"{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"evt_29");
 
 		st = same_both_ways(b, 0, 0, &rc, &msg);
 		CHECK(rc == -XPROBE_E_TRACE_EXPORT_FAILED);
-		CHECK(contains(msg, "line 30: malformed JSON"));
+		CHECK(xpt_contains(msg, "line 30: malformed JSON"));
 		CHECK(st.reruns == 1);
 		free(msg);
 		/* the unknown field alone */
 		st = same_both_ways(a, 0, 0, &rc, &msg);
-		CHECK(contains(msg, "line 7: unknown field \"x\""));
+		CHECK(xpt_contains(msg, "line 7: unknown field \"x\""));
 		free(msg);
 		free(a);
 		free(b);
 	}
 	/* a second pid in a line the fast path accepts */
 	{
-		char *bad = subst(good, "\"sequence\":12,\"source\":\"ebpf\",\"event_type\":\"host_function_entry\",\"pid\":100",
+		char *bad = xpt_subst(good, "\"sequence\":12,\"source\":\"ebpf\",\"event_type\":\"host_function_entry\",\"pid\":100",
 				  "\"sequence\":12,\"source\":\"ebpf\",\"event_type\":\"host_function_entry\",\"pid\":200");
 
 		st = same_both_ways(bad, 0, 0, &rc, &msg);
-		CHECK(contains(msg, "completed capture mixes target PIDs 100 and 200"));
+		CHECK(xpt_contains(msg, "completed capture mixes target PIDs 100 and 200"));
 		CHECK(st.reruns == 1);
 		free(msg);
 		/* ... and, in small chunks, in the helper's half (the details,
 		 * line included, are compared by same_both_ways) */
 		for (size_t chunk = 300; chunk < 3000; chunk += 677) {
 			st = same_both_ways(bad, 0, chunk, &rc, &msg);
-			CHECK(contains(msg, "completed capture mixes target PIDs 100 and 200"));
+			CHECK(xpt_contains(msg, "completed capture mixes target PIDs 100 and 200"));
 			free(msg);
 		}
 		free(bad);
@@ -497,13 +444,13 @@ static void test_stream_errors(void)
 	/* a process start time that changes, in line 22 */
 	{
 		char *l22 = strstr(good, "{\"schema_version\":\"2.0\",\"session_id\":\"S\",\"event_id\":\"evt_21\"");
-		char *rest = subst(l22, "\"process_start_time\":5555", "\"process_start_time\":5556");
+		char *rest = xpt_subst(l22, "\"process_start_time\":5555", "\"process_start_time\":5556");
 		struct xpc_buf b = XPC_BUF_INIT;
 
 		xpc_buf_append(&b, good, (size_t)(l22 - good));
 		xpc_buf_puts(&b, rest);
 		st = same_both_ways(xpc_buf_str(&b), 0, 0, &rc, &msg);
-		CHECK(contains(msg, "pid 100 with process start times 5555 and 5556"));
+		CHECK(xpt_contains(msg, "pid 100 with process start times 5555 and 5556"));
 		free(msg);
 		xpc_buf_free(&b);
 		free(rest);
@@ -515,7 +462,7 @@ static void test_stream_errors(void)
 		struct xpc_buf b = XPC_BUF_INIT;
 
 		st = same_both_ways(cut, 0, 0, &rc, &msg);
-		CHECK(contains(msg, "line 40: truncated document at end of input"));
+		CHECK(xpt_contains(msg, "line 40: truncated document at end of input"));
 		free(msg);
 		xpc_buf_puts(&b, good);
 		xpc_buf_puts(&b, ",\"cuda\":null,\"nvtx\":{\"name\":\"ste");
@@ -546,13 +493,13 @@ static void test_bounds_and_chunks(void)
 		/* bounded: counted past the bound, the same total */
 		st = same_both_ways(good, 45, chunks[i], &rc, &msg);
 		CHECK(rc == -XPROBE_E_EVENT_RATE_TOO_HIGH);
-		CHECK(contains(msg, "capture contains 60 events, exceeding the maximum of 45"));
+		CHECK(xpt_contains(msg, "capture contains 60 events, exceeding the maximum of 45"));
 		free(msg);
 	}
 	/* canonical lines around pretty-printed and spaced documents */
 	{
 		struct xpc_buf b = XPC_BUF_INIT;
-		char *spaced = subst(canonical[0], "\"pid\":4242,", "\"pid\": 4242, ");
+		char *spaced = xpt_subst(canonical[0], "\"pid\":4242,", "\"pid\": 4242, ");
 
 		xpc_buf_printf(&b, "%s\n{\n  \"schema_version\": \"2.0\", \"session_id\": \"S\",\n"
 			       "  \"event_id\": \"e\", \"sequence\": 1, \"source\": \"ebpf\",\n"

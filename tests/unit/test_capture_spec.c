@@ -13,6 +13,7 @@
 #include "../../common/buf.h"
 #include "../../common/parse.h"
 #include "capture/spec.h"
+#include "capture_text.h"
 #include "testlib.h"
 
 static char tmpdir[] = "/tmp/xp-test-spec-XXXXXX";
@@ -37,26 +38,6 @@ static const char min_spec[] =
 	"{\"schema_version\":\"2.0\",\"target\":{\"pid\":1,\"process_start_time\":2},"
 	"\"start_selector\":\"a\",\"end_selector\":\"b\",\"match_policy\":\"exact\","
 	"\"timeout_ms\":5}";
-
-static bool contains(const char *hay, const char *needle)
-{
-	return hay && strstr(hay, needle) != NULL;
-}
-
-static char *subst(const char *s, const char *from, const char *to)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	const char *p = strstr(s, from);
-
-	if (!p) {
-		fprintf(stderr, "subst: \"%s\" not found\n", from);
-		exit(2);
-	}
-	xpc_buf_append(&b, s, (size_t)(p - s));
-	xpc_buf_puts(&b, to);
-	xpc_buf_puts(&b, p + strlen(from));
-	return xpc_buf_steal(&b);
-}
 
 static void test_full(void)
 {
@@ -98,7 +79,7 @@ static void test_full(void)
 			char repl[64], *t;
 
 			snprintf(repl, sizeof(repl), "\"match_policy\":\"%s\"", pol[i]);
-			t = subst(min_spec, "\"match_policy\":\"exact\"", repl);
+			t = xpt_subst(min_spec, "\"match_policy\":\"exact\"", repl);
 			CHECK(xp_spec_parse(t, strlen(t), "p", &s, &err) == 0);
 			CHECK_EQ_U64(s.match_policy, (uint64_t)i);
 			xp_spec_free(&s);
@@ -106,7 +87,7 @@ static void test_full(void)
 		}
 	}
 	{
-		char *t = subst(min_spec, "\"timeout_ms\":5",
+		char *t = xpt_subst(min_spec, "\"timeout_ms\":5",
 				"\"timeout_ms\":9223372036854,\"measurement_mode\":"
 				"\"aggregate\",\"max_groups\":4096,\"duration_ms\":0,\"name\":null,"
 				"\"samples\":null,\"max_events\":null");
@@ -130,7 +111,7 @@ static void test_full(void)
 		size_t i;
 
 		for (i = 0; i < sizeof(over) / sizeof(over[0]); i++) {
-			char *t = subst(min_spec, "\"timeout_ms\":5", over[i]);
+			char *t = xpt_subst(min_spec, "\"timeout_ms\":5", over[i]);
 
 			CHECK(xp_spec_parse(t, strlen(t), "o", &s, &err) ==
 			      -XPROBE_E_INVALID_EVENT_SELECTOR);
@@ -164,9 +145,9 @@ static void expect_error(const char *text, const char *msg, const char *field)
 	      -XPROBE_E_INVALID_EVENT_SELECTOR);
 	CHECK(err.code == XPROBE_E_INVALID_EVENT_SELECTOR);
 	CHECK(!err.recoverable);
-	CHECK(contains(err.message, "invalid MeasurementSpec bad.json: "));
-	CHECK(contains(err.message, msg));
-	if (!contains(err.message, msg))
+	CHECK(xpt_contains(err.message, "invalid MeasurementSpec bad.json: "));
+	CHECK(xpt_contains(err.message, msg));
+	if (!xpt_contains(err.message, msg))
 		fprintf(stderr, "  (message: %s, want %s)\n", err.message, msg);
 	CHECK_STR(xp_error_detail_get(&err, "path"), "\"bad.json\"");
 	if (field) {
@@ -182,7 +163,7 @@ static void expect_error(const char *text, const char *msg, const char *field)
 
 static void expect_mutation(const char *from, const char *to, const char *msg, const char *field)
 {
-	char *t = subst(full_spec, from, to);
+	char *t = xpt_subst(full_spec, from, to);
 
 	expect_error(t, msg, field);
 	free(t);
@@ -240,21 +221,6 @@ static void test_errors(void)
 	expect_error("{\"a\xff\":1}", "malformed JSON", NULL);
 }
 
-static const char *write_file(const char *name, const char *data, size_t len)
-{
-	static char path[256];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
-		fprintf(stderr, "cannot write %s\n", path);
-		exit(2);
-	}
-	close(fd);
-	return path;
-}
-
 static void test_load(void)
 {
 	struct xp_error err = { 0 };
@@ -262,7 +228,7 @@ static void test_load(void)
 	const char *p;
 	char missing[300];
 
-	p = write_file("spec.json", full_spec, strlen(full_spec));
+	p = xpt_write_file(tmpdir, "spec.json", full_spec, strlen(full_spec));
 	CHECK(xp_spec_load(p, &s, &err) == 0);
 	CHECK_EQ_U64(s.pid, 1234);
 	xp_spec_free(&s);
@@ -270,12 +236,12 @@ static void test_load(void)
 	/* read failures are TRACE_EXPORT_FAILED, not recoverable */
 	snprintf(missing, sizeof(missing), "%s/none.json", tmpdir);
 	CHECK(xp_spec_load(missing, &s, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
-	CHECK(contains(err.message, "failed to read "));
-	CHECK(contains(err.message, "none.json: No such file or directory"));
+	CHECK(xpt_contains(err.message, "failed to read "));
+	CHECK(xpt_contains(err.message, "none.json: No such file or directory"));
 	CHECK(!err.recoverable);
 	xp_error_clear(&err);
 	CHECK(xp_spec_load(tmpdir, &s, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
-	CHECK(contains(err.message, "Is a directory"));
+	CHECK(xpt_contains(err.message, "Is a directory"));
 	xp_error_clear(&err);
 
 	/* the size cap: 1 MiB of whitespace around a valid spec is refused,
@@ -286,18 +252,18 @@ static void test_load(void)
 
 		memset(big, ' ', cap + 1);
 		memcpy(big, min_spec, n);
-		p = write_file("big.json", big, cap + 1);
+		p = xpt_write_file(tmpdir, "big.json", big, cap + 1);
 		CHECK(xp_spec_load(p, &s, &err) == -XPROBE_E_INVALID_EVENT_SELECTOR);
-		CHECK(contains(err.message, "larger than 1048576 bytes"));
+		CHECK(xpt_contains(err.message, "larger than 1048576 bytes"));
 		xp_error_clear(&err);
-		p = write_file("cap.json", big, cap);
+		p = xpt_write_file(tmpdir, "cap.json", big, cap);
 		CHECK(xp_spec_load(p, &s, &err) == 0);
 		xp_spec_free(&s);
 		free(big);
 	}
-	p = write_file("empty.json", "", 0);
+	p = xpt_write_file(tmpdir, "empty.json", "", 0);
 	CHECK(xp_spec_load(p, &s, &err) == -XPROBE_E_INVALID_EVENT_SELECTOR);
-	CHECK(contains(err.message, "malformed JSON"));
+	CHECK(xpt_contains(err.message, "malformed JSON"));
 	xp_error_clear(&err);
 }
 

@@ -16,19 +16,10 @@
 #include "checks/doctor_checks.h"
 #include "checks/nvml.h"
 #include "resolve/resolve.h"
+#include "error_text.h"
 #include "target_spawn.h"
 #include "testlib.h"
 #include "resolve/tracefs.h"
-
-static bool hint_contains(const struct xp_error *e, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; i < e->nhints; i++)
-		if (strstr(e->hints[i], needle))
-			return true;
-	return false;
-}
 
 static void test_tracefs(void)
 {
@@ -47,7 +38,7 @@ static void test_tracefs(void)
 	rc = xp_tracefs_check("sched", "sched_switch", &id, &err);
 	CHECK(rc == -XPROBE_E_INVALID_EVENT_SELECTOR);
 	CHECK(strstr(err.message, "tracefs is not mounted") != NULL);
-	CHECK(hint_contains(&err, "mount -t tracefs none /sys/kernel/tracing"));
+	CHECK(xpt_hint_contains(&err, "mount -t tracefs none /sys/kernel/tracing"));
 	xp_error_clear(&err);
 
 	/* mounted: a private tracefs instance */
@@ -73,12 +64,12 @@ static void test_tracefs(void)
 	rc = xp_tracefs_check("sched", "sched_swich", &id, &err);
 	CHECK(rc == -XPROBE_E_INVALID_EVENT_SELECTOR);
 	CHECK(strstr(err.message, "does not exist") != NULL);
-	CHECK(hint_contains(&err, "tracepoint:sched:sched_switch"));
+	CHECK(xpt_hint_contains(&err, "tracepoint:sched:sched_switch"));
 	xp_error_clear(&err);
 	rc = xp_tracefs_check("schedd", "sched_switch", &id, &err);
 	CHECK(rc == -XPROBE_E_INVALID_EVENT_SELECTOR);
 	CHECK(strstr(err.message, "category schedd") != NULL);
-	CHECK(hint_contains(&err, "tracepoint:sched"));
+	CHECK(xpt_hint_contains(&err, "tracepoint:sched"));
 	xp_error_clear(&err);
 	rc = xp_tracefs_check("..", "x", &id, &err);
 	CHECK(rc == -XPROBE_E_INVALID_EVENT_SELECTOR);

@@ -11,6 +11,7 @@
 #include "../../common/parse.h"
 #include "process/procfs.h"
 #include "resolve/resolve.h"
+#include "error_text.h"
 #include "target_spawn.h"
 #include "testlib.h"
 #include "process/namespaces.h"
@@ -43,23 +44,6 @@ static int resolve(const struct fx_proc *p, const char *bin, enum xp_uprobe_targ
 		return rc;
 	mk_uprobe(&s, "test-selector", bin, how, sym, off, false);
 	return xp_resolve_uprobe(&t, &s, out, err);
-}
-
-static bool detail_contains(const struct xp_error *e, const char *key, const char *needle)
-{
-	const char *v = xp_error_detail_get(e, key);
-
-	return v && strstr(v, needle);
-}
-
-static bool hint_contains(const struct xp_error *e, const char *needle)
-{
-	size_t i;
-
-	for (i = 0; i < e->nhints; i++)
-		if (strstr(e->hints[i], needle))
-			return true;
-	return false;
 }
 
 static void test_pie_and_nopie(const char *fixture, enum xp_object_kind kind)
@@ -118,18 +102,18 @@ static void test_pie_and_nopie(const char *fixture, enum xp_object_kind kind)
 	CHECK(rc == -XPROBE_E_AMBIGUOUS_TARGET);
 	CHECK(xp_error_detail_get(&err, "candidate_count") &&
 	      strcmp(xp_error_detail_get(&err, "candidate_count"), "2") == 0);
-	CHECK(detail_contains(&err, "candidates", "\"symbol\":\"target_dup_helper\""));
-	CHECK(hint_contains(&err, "+0x"));
+	CHECK(xpt_detail_contains(&err, "candidates", "\"symbol\":\"target_dup_helper\""));
+	CHECK(xpt_hint_contains(&err, "+0x"));
 	xp_error_clear(&err);
 	/* missing, with close matches (typo, other case) */
 	rc = resolve(&p, bin, XP_UPROBE_SYMBOL, "fx_ad", 0, &r, &err);
 	CHECK(rc == -XPROBE_E_SYMBOL_NOT_FOUND);
-	CHECK(detail_contains(&err, "close_matches", "\"fx_add\""));
-	CHECK(hint_contains(&err, ":fx_add:entry"));
+	CHECK(xpt_detail_contains(&err, "close_matches", "\"fx_add\""));
+	CHECK(xpt_hint_contains(&err, ":fx_add:entry"));
 	xp_error_clear(&err);
 	rc = resolve(&p, bin, XP_UPROBE_SYMBOL, "fx_mixed_case", 0, &r, &err);
 	CHECK(rc == -XPROBE_E_SYMBOL_NOT_FOUND);
-	CHECK(detail_contains(&err, "close_matches", "fx_Mixed_Case"));
+	CHECK(xpt_detail_contains(&err, "close_matches", "fx_Mixed_Case"));
 	xp_error_clear(&err);
 	/* a data object is not a function */
 	rc = resolve(&p, bin, XP_UPROBE_SYMBOL, "fx_sink", 0, &r, &err);
@@ -185,17 +169,17 @@ static void test_shlib_and_paths(void)
 	/* not mapped: an existing file, a missing one, a relative path */
 	rc = resolve(&p, "/usr/bin/python3.11", XP_UPROBE_SYMBOL, "main", 0, &r, &err);
 	CHECK(rc == -XPROBE_E_BINARY_NOT_MAPPED);
-	CHECK(detail_contains(&err, "mapped_objects", "libtarget_shlib.so"));
+	CHECK(xpt_detail_contains(&err, "mapped_objects", "libtarget_shlib.so"));
 	CHECK(xp_error_detail_get(&err, "mapped_objects_total") != NULL);
 	xp_error_clear(&err);
 	rc = resolve(&p, "/nonexistent/libtarget_shlib.so", XP_UPROBE_SYMBOL, "x", 0, &r, &err);
 	CHECK(rc == -XPROBE_E_BINARY_NOT_MAPPED);
 	CHECK(strstr(err.message, "does not exist") != NULL);
-	CHECK(hint_contains(&err, "a mapped object has this name"));
+	CHECK(xpt_hint_contains(&err, "a mapped object has this name"));
 	xp_error_clear(&err);
 	rc = resolve(&p, "libtarget_shlib.so", XP_UPROBE_SYMBOL, "x", 0, &r, &err);
 	CHECK(rc == -XPROBE_E_INVALID_EVENT_SELECTOR);
-	CHECK(hint_contains(&err, "libtarget_shlib.so"));
+	CHECK(xpt_hint_contains(&err, "libtarget_shlib.so"));
 	xp_error_clear(&err);
 	/* binary_path resolves through binary_path too */
 	{
@@ -255,8 +239,8 @@ static void test_cxx(void)
 	/* a wrong overload: the real ones are the close matches */
 	rc = resolve(&p, bin, XP_UPROBE_SIGNATURE, "xp_fx::over(short)", 0, &r, &err);
 	CHECK(rc == -XPROBE_E_SYMBOL_NOT_FOUND);
-	CHECK(detail_contains(&err, "close_matches", "xp_fx::over(int)"));
-	CHECK(hint_contains(&err, "symbol=xp_fx::over("));
+	CHECK(xpt_detail_contains(&err, "close_matches", "xp_fx::over(int)"));
+	CHECK(xpt_hint_contains(&err, "symbol=xp_fx::over("));
 	xp_error_clear(&err);
 	fx_stop(&p);
 }
@@ -324,7 +308,7 @@ static void test_python_gc(void)
 	CHECK(xp_target_identify((uint32_t)p.pid, &t, &err) == 0);
 	rc = xp_resolve_python_gc(&t, &s, &e, &err);
 	CHECK(rc == -XPROBE_E_INVALID_EVENT_SELECTOR);
-	CHECK(detail_contains(&err, "searched_objects", "target_funcs"));
+	CHECK(xpt_detail_contains(&err, "searched_objects", "target_funcs"));
 	CHECK(strstr(err.message, "no mapped object") != NULL);
 	xp_error_clear(&err);
 	fx_stop(&p);
@@ -334,7 +318,7 @@ static void test_python_gc(void)
 	CHECK(xp_target_identify((uint32_t)p.pid, &t, &err) == 0);
 	rc = xp_resolve_python_gc(&t, &s, &e, &err);
 	CHECK(rc == -XPROBE_E_INVALID_EVENT_SELECTOR);
-	CHECK(detail_contains(&err, "partial_markers", "\"missing\":\"gc__done\""));
+	CHECK(xpt_detail_contains(&err, "partial_markers", "\"missing\":\"gc__done\""));
 	xp_error_clear(&err);
 	fx_stop(&p);
 }
