@@ -155,7 +155,8 @@ int xp_insn_check_offset(struct xp_elf *e, uint64_t off, bool is_return,
 	struct xp_sym_match fn;
 	struct xp_insn_result r;
 	enum xp_insn_arch arch;
-	uint64_t va, end, seg_end;
+	uint64_t va, tail;
+	size_t len;
 	uint8_t *buf = NULL;
 	bool starts;
 	int rc;
@@ -200,22 +201,24 @@ int xp_insn_check_offset(struct xp_elf *e, uint64_t off, bool is_return,
 		return unverified(out, "it lies 0x%llx bytes into %s, beyond the %u MiB decode bound",
 				  (unsigned long long)(va - fn.value), fn.name,
 				  XP_INSN_MAX_DECODE >> 20);
-	/* the function's bytes up to one longest instruction past @va */
-	end = fn.value + fn.size;
-	if (end - va > XP_INSN_MAX_LEN)
-		end = va + XP_INSN_MAX_LEN;
-	seg_end = seg->p_vaddr + seg->p_filesz;
-	if (end > seg_end)
-		end = seg_end;
-	buf = malloc((size_t)(end - fn.value));
+	/* the function's bytes up to one longest instruction past @va, in
+	 * differences only (sizes and addresses are the file's: no sum may
+	 * wrap); both tails are >= 1: the symbol and the segment hold @va */
+	tail = fn.size - (va - fn.value);
+	if (tail > XP_INSN_MAX_LEN)
+		tail = XP_INSN_MAX_LEN;
+	if (tail > seg->p_filesz - (va - seg->p_vaddr))
+		tail = seg->p_filesz - (va - seg->p_vaddr);
+	len = (size_t)(va - fn.value + tail);
+	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	rc = xp_elf_read_va(e, fn.value, buf, (size_t)(end - fn.value));
+	rc = xp_elf_read_va(e, fn.value, buf, len);
 	if (rc) {
 		rc = -EIO;
 		goto out;
 	}
-	rc = xp_insn_boundary(arch, buf, (size_t)(end - fn.value), fn.value, va, &r);
+	rc = xp_insn_boundary(arch, buf, len, fn.value, va, &r);
 	if (rc == -ENOTSUP) {
 		rc = unverified(out, "the Capstone x86 decoder is unavailable");
 		goto out;
