@@ -12,7 +12,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../../common/atomic_file.h"
@@ -533,12 +535,44 @@ static void expect_unwritable(const char *p, const char *reason)
 	xp_capture_free(&c);
 }
 
+/*
+ * Run @fn(@p, @reason) in a child that dropped root for nobody (65534) and
+ * return its failure count (-1 when it could not run): the unprivileged
+ * cases run in a suite that runs as root.  _exit skips LeakSanitizer's
+ * exit check, which cannot trace a process that changed its credentials.
+ */
+static int as_nobody(void (*fn)(const char *, const char *), const char *p, const char *reason)
+{
+	int st = 0;
+	pid_t pid;
+
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534)) {
+			perror("as_nobody");
+			_exit(126);
+		}
+		fn(p, reason);
+		fflush(stderr);
+		_exit(xpt_failures ? 1 : 0);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 static void test_unwritable(void)
 {
-	const char *file = path_in("plain-file");
-	const char *dir = path_in("a-directory");
-	const char *ro = path_in("read-only");
-	char p[600];
+	/* copies: path_in() reuses its buffers after four calls */
+	char file[512], dir[512], ro[512], p[600];
+
+	snprintf(file, sizeof(file), "%s", path_in("plain-file"));
+	snprintf(dir, sizeof(dir), "%s", path_in("a-directory"));
+	snprintf(ro, sizeof(ro), "%s", path_in("read-only"));
 
 	/* parent directory does not exist */
 	expect_unwritable(path_in("missing/out.jsonl"), "No such file or directory");
@@ -586,11 +620,14 @@ static void test_unwritable(void)
 		unlink(link);
 		unlink(stdout_link);
 	}
-	/* read-only directory (root bypasses the mode bits) */
-	CHECK(mkdir(ro, 0500) == 0);
+	/* a directory the writer may enter but not write: root passes the
+	 * mode bits, so as root (CI) the writer is a child running as nobody */
+	CHECK(mkdir(ro, 0555) == 0 && chmod(ro, 0555) == 0);
 	snprintf(p, sizeof(p), "%s/out.jsonl", ro);
 	if (geteuid() != 0)
 		expect_unwritable(p, "Permission denied");
+	else
+		CHECK(as_nobody(expect_unwritable, p, "Permission denied") == 0);
 	rmdir(ro);
 	rmdir(dir);
 	unlink(file);
@@ -637,7 +674,8 @@ static void test_large(void)
 
 int main(void)
 {
-	if (!mkdtemp(tmpdir)) {
+	/* 0755: the unprivileged writer of test_unwritable reaches it */
+	if (!mkdtemp(tmpdir) || chmod(tmpdir, 0755)) {
 		perror("mkdtemp");
 		return 1;
 	}
