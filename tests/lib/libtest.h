@@ -174,8 +174,10 @@ static __attribute__((unused)) size_t lt_read_file(const char *path, char *buf, 
 	return n;
 }
 
-/* Count records of @type across every stream of @x (type 0 = all). */
-static __attribute__((unused)) uint64_t lt_count(const struct xprobe_xtf *x, uint32_t type)
+/* Count records of @type (0 = all) whose aux is @aux (-1 = any) across
+ * every stream of @x. */
+static __attribute__((unused)) uint64_t lt_count_aux(const struct xprobe_xtf *x, uint32_t type,
+						     int64_t aux)
 {
 	struct xprobe_xtf_info in = { .sz = sizeof(in) };
 	uint64_t n = 0;
@@ -188,10 +190,16 @@ static __attribute__((unused)) uint64_t lt_count(const struct xprobe_xtf *x, uin
 
 		xprobe_xtf_get_stream(x, i, &s);
 		while ((r = xprobe_xtf_next_record(&s, &cur)))
-			if (!type || r->type == type)
+			if ((!type || r->type == type) && (aux < 0 || r->aux == (uint64_t)aux))
 				n++;
 	}
 	return n;
+}
+
+/* Count records of @type across every stream of @x (type 0 = all). */
+static __attribute__((unused)) uint64_t lt_count(const struct xprobe_xtf *x, uint32_t type)
+{
+	return lt_count_aux(x, type, -1);
 }
 
 /* The file named @name in session @s, or NULL. */

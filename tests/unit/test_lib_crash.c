@@ -63,25 +63,6 @@ static int run_target(const char *mode, const char *base, int threads, int event
 	return 0;
 }
 
-static uint64_t count_user(const struct xprobe_xtf *x, uint32_t aux)
-{
-	struct xprobe_xtf_info in = { .sz = sizeof(in) };
-	uint64_t n = 0;
-
-	xprobe_xtf_get_info(x, &in);
-	for (size_t i = 0; i < in.streams; i++) {
-		struct xprobe_xtf_stream s;
-		size_t cur = 0;
-		const struct xprobe_record *r;
-
-		xprobe_xtf_get_stream(x, i, &s);
-		while ((r = xprobe_xtf_next_record(&s, &cur)))
-			if (r->type == XPROBE_EV_USER && r->aux == aux)
-				n++;
-	}
-	return n;
-}
-
 /* The tree a signal-path stop must leave. */
 static void check_signal_tree(const struct ready *r, int sig, const char *what)
 {
@@ -108,7 +89,7 @@ static void check_signal_tree(const struct ready *r, int sig, const char *what)
 	CHECK(in.signal == sig);
 	CHECK(in.flags & XPROBE_XTF_F_SIGNAL);
 	CHECK(in.simulated);
-	CHECK_EQ_U64(count_user(nt, 1), r->events); /* every recorded event */
+	CHECK_EQ_U64(lt_count_aux(nt, XPROBE_EV_USER, 1), r->events); /* every recorded event */
 	CHECK_EQ_U64(lt_count(nt, XPROBE_EV_SIGNAL), 1);
 	CHECK_EQ_U64(lt_count(nt, XPROBE_EV_NVTX_MARK), 3); /* one "thread done" per thread */
 	CHECK_EQ_U64(lt_count(nt, XPROBE_EV_EXEC_BEGIN), 2);
@@ -210,7 +191,7 @@ static void test_chain(void)
 	if (s) {
 		xprobe_xtf_get_info(lt_file(s, "trace_info.pb"), &in);
 		CHECK_STR(in.stop_reason, "signal");
-		CHECK_EQ_U64(count_user(lt_file(s, "ntrace.pb"), 1), 100);
+		CHECK_EQ_U64(lt_count_aux(lt_file(s, "ntrace.pb"), XPROBE_EV_USER, 1), 100);
 	}
 	xprobe_session_close(s);
 }
@@ -251,7 +232,7 @@ static void test_abort_term_exit(void)
 		xprobe_xtf_get_info(lt_file(s, "trace_info.pb"), &in);
 		CHECK_STR(in.stop_reason, cases[i].reason);
 		CHECK(in.signal == cases[i].sig);
-		CHECK_EQ_U64(count_user(lt_file(s, "ntrace.pb"), 1), r.events);
+		CHECK_EQ_U64(lt_count_aux(lt_file(s, "ntrace.pb"), XPROBE_EV_USER, 1), r.events);
 		if (!cases[i].sig) {
 			CHECK(in.complete);
 			CHECK(!(in.flags & XPROBE_XTF_F_SIGNAL));
@@ -289,7 +270,8 @@ static void test_kill(void)
 			xprobe_xtf_get_info(rings, &in);
 			CHECK(in.flags & XPROBE_XTF_F_RECOVERED);
 			CHECK(in.simulated);
-			CHECK_EQ_U64(count_user(rings, 1), r.events); /* every recorded event */
+			CHECK_EQ_U64(lt_count_aux(rings, XPROBE_EV_USER, 1),
+				     r.events); /* every recorded event */
 			CHECK_EQ_U64(lt_count(rings, XPROBE_EV_EXEC_BEGIN), 2);
 			CHECK_EQ_U64(lt_count(rings, XPROBE_EV_SESSION_END), 0);
 		}
