@@ -33,49 +33,15 @@ extern "C" {
 #include "model/event_json.h"
 }
 
-static char *render_event(const struct xp_capture *c, size_t i)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
+#include "../unit/capture_text.h"
+#include "fuzz_json_builtin.h"
 
-	xpc_json_init_buf(&w, &b, 0);
-	xp_event_render(&w, c, &c->events[i], "S");
-	if (xpc_json_finish(&w))
+/* A rendering that fails is a finding (the renderers return NULL). */
+static char *must(char *rendered)
+{
+	if (!rendered)
 		abort();
-	if (!b.data)
-		return strdup("");
-	return xpc_buf_steal(&b);
-}
-
-static char *render_all(const struct xp_capture *c)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-
-	for (size_t i = 0; i < c->count; i++) {
-		char *s = render_event(c, i);
-
-		xpc_buf_puts(&b, s);
-		xpc_buf_putc(&b, '\n');
-		free(s);
-	}
-	if (!b.data)
-		return strdup("");
-	return xpc_buf_steal(&b);
-}
-
-static char *render_error(const struct xp_error *e)
-{
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
-
-	xpc_json_init_buf(&w, &b, 0);
-	xpc_json_obj_begin(&w);
-	if (e->code)
-		xp_error_render_fields(e, &w);
-	xpc_json_obj_end(&w);
-	if (xpc_json_finish(&w))
-		abort();
-	return xpc_buf_steal(&b);
+	return rendered;
 }
 
 [[noreturn]] static void differ(const char *what, const char *a, const char *b,
@@ -108,7 +74,7 @@ static void check_line(const uint8_t *line, size_t n)
 	if (rc != 0 || cs.count != 1)
 		differ("accepted a line simdjson's path rejects", "accepted", err.message, line, n);
 	{
-		char *a = render_event(&cf, 0), *b = render_event(&cs, 0);
+		char *a = must(xpt_render_event(&cf, 0)), *b = must(xpt_render_event(&cs, 0));
 
 		if (strcmp(a, b) != 0)
 			differ("rendered event", a, b, line, n);
@@ -153,20 +119,11 @@ static outcome decode_stream(const uint8_t *data, size_t size, size_t max_events
 	xp_decode_test_fastpath(-1);
 	o.count = c.count;
 	o.dropped = c.dropped;
-	o.error = render_error(&err);
-	o.events = o.rc == 0 ? render_all(&c) : strdup("");
+	o.error = must(xpt_render_error(&err));
+	o.events = o.rc == 0 ? must(xpt_render_all(&c)) : strdup("");
 	xp_error_clear(&err);
 	xp_capture_free(&c);
 	return o;
-}
-
-/* The decoder linked in (instrumented with this target), not the plugin. */
-extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	xp_json_use(&xp_json_builtin);
-	return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

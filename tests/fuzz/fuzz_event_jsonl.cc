@@ -32,21 +32,17 @@ extern "C" {
 #include "model/event_json.h"
 }
 
+#include "../unit/capture_text.h"
+#include "fuzz_json_builtin.h"
+
+/* The capture as JSONL; a rendering that fails is a finding. */
 static char *render_all(const struct xp_capture *c)
 {
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
+	char *all = xpt_render_all(c);
 
-	for (size_t i = 0; i < c->count; i++) {
-		xpc_json_init_buf(&w, &b, 0);
-		xp_event_render(&w, c, &c->events[i], "S");
-		if (xpc_json_finish(&w))
-			abort();
-		xpc_buf_putc(&b, '\n');
-	}
-	if (!b.data)
-		return strdup("");
-	return xpc_buf_steal(&b);
+	if (!all)
+		abort();
+	return all;
 }
 
 static size_t simdjson_docs(const uint8_t *data, size_t size, bool *ok)
@@ -100,15 +96,6 @@ static void load_through_memfd(const uint8_t *data, size_t size)
 	xp_error_clear(&err);
 	xp_capture_free(&c);
 	close(fd);
-}
-
-/* The decoder linked in (instrumented with this target), not the plugin. */
-extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	xp_json_use(&xp_json_builtin);
-	return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

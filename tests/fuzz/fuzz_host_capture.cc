@@ -18,14 +18,7 @@ extern "C" {
 #include "model/event_json.h"
 }
 
-/* The decoder linked in (instrumented with this target), not the plugin. */
-extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	xp_json_use(&xp_json_builtin);
-	return 0;
-}
+#include "fuzz_json_builtin.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
