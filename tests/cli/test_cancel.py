@@ -190,7 +190,7 @@ def test_signal_during_decode(xprobe, big_capture, tmp_path, signo):
     p = subprocess.Popen(argv(xprobe, big_capture, out), stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     wait_for(p, lambda: plugin_mapped(p.pid), "JSON plugin")
-    time.sleep(0.05)  # inside the decode loop
+    time.sleep(0.02)  # inside the decode loop
     p.send_signal(signo)
     rc, _, _, doc = finish(p)
     check_cancelled(rc, doc, signo, "decode", out)
