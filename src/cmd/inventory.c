@@ -97,3 +97,17 @@ int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc,
 		xp_error_prefix(err, "during the %s window", mode);
 	return rc;
 }
+
+int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *view),
+		      void (*render_human)(FILE *out, void *view), void *view,
+		      const char **session_id)
+{
+	char session[64];
+	int rc;
+
+	xp_cli_session_id("measure", session, sizeof(session));
+	*session_id = session;
+	rc = xp_cli_emit(cli, render_json, render_human, view);
+	*session_id = NULL;
+	return rc;
+}

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../cli/cli.h"
 #include "../model/error_record.h"
 #include "../process/identity.h"
 #include "../process/namespaces.h"
@@ -55,5 +56,14 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
 int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc,
 			    const struct xp_target *t, const char *mode, bool *collected,
 			    struct xp_error *err);
+
+/*
+ * Emit the result @view through @render_json / @render_human with a fresh
+ * measure session id in *@session_id (the view's field; it points into
+ * this call's stack, and is NULL again on return).
+ */
+int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *view),
+		      void (*render_human)(FILE *out, void *view), void *view,
+		      const char **session_id);
 
 #endif /* XP_CMD_INVENTORY_H */

@@ -159,11 +159,8 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 			.complete = xp_cpu_sample_complete(&r),
 			.warnings = &ws,
 		};
-		char session[64];
 
-		xp_cli_session_id("measure", session, sizeof(session));
-		view.session_id = session;
-		rc = xp_cli_emit(cli, emit_json, emit_human, &view);
+		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
 	}
 out:
 	if (have_p)
