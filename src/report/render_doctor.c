@@ -58,8 +58,8 @@ static const char *contract_detail(const struct xp_doctor *d, enum xp_check_id i
 
 		if (xp_check_reported_under((enum xp_check_id)i) != id)
 			continue;
-		append(buf, size, "%s%s: %s", buf[0] ? "; " : "", xp_check_name((enum xp_check_id)i),
-		       xp_check_status_name(o->status));
+		append(buf, size, "%s%s: %s", buf[0] ? "; " : "",
+		       xp_check_name((enum xp_check_id)i), xp_check_status_name(o->status));
 		if (o->has_detail)
 			append(buf, size, " (%s)", o->detail);
 	}

@@ -49,8 +49,7 @@ static void render_probe_record(struct xpc_json *w, const struct xp_target *t,
 	xpc_json_kstr(w, "probe_kind", r->probe_kind);
 	xpc_json_kstr(w, "symbol", r->symbol);
 	xpc_json_kstr(w, "symbol_demangled", r->symbol_demangled);
-	xpc_json_kopt_u64(w, "symbol_virtual_address", r->has_address,
-			  r->symbol_virtual_address);
+	xpc_json_kopt_u64(w, "symbol_virtual_address", r->has_address, r->symbol_virtual_address);
 	xpc_json_kopt_u64(w, "symbol_size", r->has_size, r->symbol_size);
 	xpc_json_ku64(w, "file_offset", r->file_offset);
 	xpc_json_ku64(w, "runtime_address", r->runtime_address);
@@ -236,15 +235,17 @@ static void human_endpoint(FILE *out, const char *label, const struct xp_endpoin
 		const struct xp_usdt_marker *m = &ep->usdt;
 
 		fprintf(out,
-			"       usdt %s:%s in %s (%s): address 0x%" PRIx64 ", file offset 0x%" PRIx64
-			", runtime address 0x%" PRIx64 "; arguments \"%s\"; %u call site%s\n",
+			"       usdt %s:%s in %s (%s): address 0x%" PRIx64
+			", file offset 0x%" PRIx64 ", runtime address 0x%" PRIx64
+			"; arguments \"%s\"; %u call site%s\n",
 			m->provider, m->name, m->binary_path, xp_object_kind_name(m->object_kind),
 			m->pc, m->file_offset, m->runtime_address, m->arguments, m->locations,
 			m->locations == 1 ? "" : "s");
 		if (m->semaphore_address)
 			fprintf(out,
 				"       semaphore at 0x%" PRIx64 " (file offset 0x%" PRIx64
-				", runtime address 0x%" PRIx64 "): the kernel counts it up while attached\n",
+				", runtime address 0x%" PRIx64
+				"): the kernel counts it up while attached\n",
 				m->semaphore_address, m->semaphore_offset,
 				m->semaphore_runtime_address);
 		else
