@@ -29,23 +29,21 @@
 #include "../process/procfs.h"
 #include "../resolve/resolve.h"
 #include "../resolve/tracefs.h"
+#include "../model/names.h"
 
 #define LOCKDOWN_PATH "/sys/kernel/security/lockdown"
 #define BTF_PATH "/sys/kernel/btf/vmlinux"
 
 const char *xp_check_status_name(enum xp_check_status s)
 {
-	switch (s) {
-	case XP_CHECK_AVAILABLE:
-		return "available";
-	case XP_CHECK_RESTRICTED:
-		return "restricted";
-	case XP_CHECK_UNAVAILABLE:
-		return "unavailable";
-	case XP_CHECK_UNKNOWN:
-		return "unknown";
-	}
-	return "unknown";
+	static const char *const names[] = {
+		[XP_CHECK_AVAILABLE] = "available",
+		[XP_CHECK_RESTRICTED] = "restricted",
+		[XP_CHECK_UNAVAILABLE] = "unavailable",
+		[XP_CHECK_UNKNOWN] = "unknown",
+	};
+
+	return XP_NAME_OF(names, s, "unknown");
 }
 
 const char *xp_check_name(enum xp_check_id id)

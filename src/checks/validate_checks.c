@@ -36,52 +36,44 @@
 #include "validate_checks.h"
 #include "../resolve/xelf.h"
 #include "../resolve/tracefs.h"
+#include "../model/names.h"
 
 #define P(x) (1u << (x))
 
 const char *xp_agent_activation_name(enum xp_agent_activation a)
 {
-	switch (a) {
-	case XP_AGENT_NOT_REQUIRED:
-		return "not_required";
-	case XP_AGENT_ALREADY_LOADED:
-		return "already_loaded";
-	case XP_AGENT_INJECTION_REQUIRED:
-		return "injection_required";
-	case XP_AGENT_STARTUP_REQUIRED:
-		return "startup_required";
-	}
-	return "not_required";
+	static const char *const names[] = {
+		[XP_AGENT_NOT_REQUIRED] = "not_required",
+		[XP_AGENT_ALREADY_LOADED] = "already_loaded",
+		[XP_AGENT_INJECTION_REQUIRED] = "injection_required",
+		[XP_AGENT_STARTUP_REQUIRED] = "startup_required",
+	};
+
+	return XP_NAME_OF(names, a, "not_required");
 }
 
 const char *xp_policy_reason_name(enum xp_policy_reason r)
 {
-	switch (r) {
-	case XP_REASON_DETERMINISTIC_KEY:
-		return "deterministic_correlation_key";
-	case XP_REASON_HOST_CALL_FRAME:
-		return "host_call_frame";
-	case XP_REASON_STREAM_ORDER:
-		return "cuda_stream_order";
-	case XP_REASON_TEMPORAL:
-		return "temporal_order_only";
-	}
-	return "temporal_order_only";
+	static const char *const names[] = {
+		[XP_REASON_DETERMINISTIC_KEY] = "deterministic_correlation_key",
+		[XP_REASON_HOST_CALL_FRAME] = "host_call_frame",
+		[XP_REASON_STREAM_ORDER] = "cuda_stream_order",
+		[XP_REASON_TEMPORAL] = "temporal_order_only",
+	};
+
+	return XP_NAME_OF(names, r, "temporal_order_only");
 }
 
 const char *xp_python_status_name(enum xp_python_status s)
 {
-	switch (s) {
-	case XP_PY_NOT_PYTHON:
-		return "not_python";
-	case XP_PY_PERF_MAP_PRESENT:
-		return "perf_map_present";
-	case XP_PY_PERF_MAP_POSSIBLE:
-		return "perf_map_possible";
-	case XP_PY_NATIVE_ONLY:
-		return "native_only";
-	}
-	return "not_python";
+	static const char *const names[] = {
+		[XP_PY_NOT_PYTHON] = "not_python",
+		[XP_PY_PERF_MAP_PRESENT] = "perf_map_present",
+		[XP_PY_PERF_MAP_POSSIBLE] = "perf_map_possible",
+		[XP_PY_NATIVE_ONLY] = "native_only",
+	};
+
+	return XP_NAME_OF(names, s, "not_python");
 }
 
 bool xp_endpoint_collectable(const struct xp_selector *sel)

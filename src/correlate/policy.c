@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "correlate.h"
+#include "../model/names.h"
 
 static const char *const snake[XP_POLICY__COUNT] = {
 	"exact", "first_after", "nearest", "stack_nested", "stream_order",
@@ -46,30 +47,25 @@ const char *xp_policy_kebab(enum xp_policy p)
 
 const char *xp_confidence_name(enum xp_confidence c)
 {
-	switch (c) {
-	case XP_CONF_EXACT:
-		return "exact";
-	case XP_CONF_HIGH:
-		return "high";
-	case XP_CONF_HEURISTIC:
-		return "heuristic";
-	case XP_CONF_AMBIGUOUS:
-		return "ambiguous";
-	}
-	return "unknown";
+	static const char *const names[] = {
+		[XP_CONF_EXACT] = "exact",
+		[XP_CONF_HIGH] = "high",
+		[XP_CONF_HEURISTIC] = "heuristic",
+		[XP_CONF_AMBIGUOUS] = "ambiguous",
+	};
+
+	return XP_NAME_OF(names, c, "unknown");
 }
 
 const char *xp_alignment_name(enum xp_alignment a)
 {
-	switch (a) {
-	case XP_ALIGN_HOST_MONOTONIC:
-		return "host_monotonic";
-	case XP_ALIGN_CUPTI_SAME_DOMAIN:
-		return "cupti_same_domain";
-	case XP_ALIGN_CUPTI_NORMALIZED:
-		return "cupti_normalized_to_host_monotonic";
-	}
-	return "unknown";
+	static const char *const names[] = {
+		[XP_ALIGN_HOST_MONOTONIC] = "host_monotonic",
+		[XP_ALIGN_CUPTI_SAME_DOMAIN] = "cupti_same_domain",
+		[XP_ALIGN_CUPTI_NORMALIZED] = "cupti_normalized_to_host_monotonic",
+	};
+
+	return XP_NAME_OF(names, a, "unknown");
 }
 
 static bool is_syscall_lifecycle(const struct xp_selector *s, const struct xp_selector *e)

@@ -27,6 +27,7 @@
 #include "../process/procfs.h"
 #include "resolve.h"
 #include "xelf.h"
+#include "../model/names.h"
 
 #define MAX_LISTED_OBJECTS 64
 #define MAX_CLOSE_MATCHES 5
@@ -34,15 +35,13 @@
 
 const char *xp_object_kind_name(enum xp_object_kind k)
 {
-	switch (k) {
-	case XP_OBJ_EXECUTABLE:
-		return "executable";
-	case XP_OBJ_PIE:
-		return "position_independent_executable";
-	case XP_OBJ_SHARED_LIBRARY:
-		return "shared_library";
-	}
-	return "shared_library";
+	static const char *const names[] = {
+		[XP_OBJ_EXECUTABLE] = "executable",
+		[XP_OBJ_PIE] = "position_independent_executable",
+		[XP_OBJ_SHARED_LIBRARY] = "shared_library",
+	};
+
+	return XP_NAME_OF(names, k, "shared_library");
 }
 
 void xp_resolved_probe_free(struct xp_resolved_probe *p)
