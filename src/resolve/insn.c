@@ -155,7 +155,7 @@ int xp_insn_check_offset(struct xp_elf *e, uint64_t off, bool is_return,
 	struct xp_sym_match fn;
 	struct xp_insn_result r;
 	enum xp_insn_arch arch;
-	uint64_t va, tail;
+	uint64_t va, tail, at;
 	size_t len;
 	uint8_t *buf = NULL;
 	bool starts;
@@ -182,6 +182,10 @@ int xp_insn_check_offset(struct xp_elf *e, uint64_t off, bool is_return,
 	if (fn.value < seg->p_vaddr)
 		return unverified(out, "its function %s starts outside the segment holding it",
 				  fn.name);
+	/* xp_elf_read_va reads through the first PT_LOAD holding an address:
+	 * it must be this segment (overlapping segments: a malformed file) */
+	if (xp_elf_va_to_offset(e, fn.value, &at) || at != out->function_offset)
+		return unverified(out, "segments overlap at its function %s", fn.name);
 	if (starts) {
 		out->check = XP_OFFSET_FUNCTION_START;
 		return 0;
