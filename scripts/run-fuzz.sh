@@ -16,6 +16,9 @@ for f in "$dir"/fuzz_*; do
 	work=$(mktemp -d)
 	if [ -d "$seed" ]; then cp -r "$seed"/. "$work"/; fi
 	echo "fuzz: $name for ${secs}s"
+	# halt_on_error: a UBSan report fails the target (the build also has
+	# -fno-sanitize-recover=undefined; this covers a build without it)
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1 \
 	"$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
 		"$work" >"$work.log" 2>&1 || {
 		tail -n 60 "$work.log" >&2
