@@ -26,9 +26,7 @@ int main(int argc, char **argv)
 	long n;
 	double t0, t1;
 
-	if (argc != 3)
-		return 2;
-	n = bench_count(argv[2]);
+	n = bench_args(argc, argv, 3);
 	if (n < 0)
 		return 2;
 	/* warm-up: the first events register the provider, map buffers */

@@ -81,9 +81,7 @@ int main(int argc, char **argv)
 	long n, drops;
 	double t0, t1;
 
-	if (argc != 2)
-		return 2;
-	n = bench_count(argv[1]);
+	n = bench_args(argc, argv, 2);
 	if (n < 0)
 		return 2;
 	/* warm-up: the first call loads the injection; the first record of

@@ -62,9 +62,7 @@ int main(int argc, char **argv)
 	long n, bad = 0;
 	double t0, t1;
 
-	if (argc != 3)
-		return 2;
-	n = bench_count(argv[2]);
+	n = bench_args(argc, argv, 3);
 	if (n < 0)
 		return 2;
 	if (!strcmp(argv[1], "empty")) {

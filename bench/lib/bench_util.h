@@ -26,6 +26,13 @@ static inline long bench_count(const char *s)
 	return v > 0 ? v : -1;
 }
 
+/* The count, the last of exactly @want arguments (argv[0] included), or
+ * -1 for a wrong argument count or a bad count. */
+static inline long bench_args(int argc, char **argv, int want)
+{
+	return argc == want ? bench_count(argv[want - 1]) : -1;
+}
+
 static inline double bench_now_ns(void)
 {
 	struct timespec ts;

@@ -30,9 +30,7 @@
 extern "C" {
 #endif
 
-#ifndef XPROBE_API
-#define XPROBE_API __attribute__((visibility("default")))
-#endif
+/* XPROBE_API (the exported symbols' visibility) comes with error.h. */
 
 /* Version of the library (and of docs/libxprobe.md). */
 #define XPROBE_VERSION_MAJOR 0
