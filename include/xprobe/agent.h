@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agent.h - the Agent's wire ABI: how `xprobe measure` drives libxprobe
+ * inside a target over its control socket (docs/agent.md).  Both sides
+ * include this header and nothing else of each other: libxprobe serves it
+ * (lib/agent/), the CLI speaks it (src/collect/agent_client.c) and decodes
+ * its captures (src/capture/decode_agent.c).
+ *
+ * Transport.  One AF_UNIX SOCK_SEQPACKET socket per process, created when
+ * libxprobe initializes (NVTX injection, LD_PRELOAD, linking, or online
+ * injection) and idle until ARM:
+ *
+ *   <runtime dir>/agent-<pid>-<start time>.sock
+ *
+ * where <runtime dir> is XPROBE_AGENT_DIR_FMT with the process's effective uid
+ * (a directory owned by that uid, mode 0700, never a link), <pid> the
+ * process's PID as it sees itself and <start time> field 22 of its
+ * /proc/self/stat, so a reused PID never reaches another process's Agent.
+ * The CLI reaches a target in another mount namespace through
+ * /proc/<pid>/root.  Peers are checked with SO_PEERCRED: the target's uid
+ * or root; anyone else is refused before a byte is read.
+ *
+ * Messages.  Every request is one packet holding exactly one struct
+ * xprobe_agent_req (size checked, magic and version checked, reserved
+ * fields zero).  Every reply is one packet holding a struct
+ * xprobe_agent_reply, followed, for SNAPSHOT and STOP, by
+ * reply.nchunks packets of records (struct xprobe_record stream, the
+ * layout of include/xprobe/record.h, at most XPROBE_AGENT_CHUNK_MAX bytes
+ * each, whole records only, timestamps in CLOCK_MONOTONIC ns).  A
+ * malformed request gets a reply with status -XPROBE_E_INVALID_ARGUMENT
+ * and changes nothing.  One connection drives one capture: if it closes
+ * while armed, the Agent disarms (within 100 ms) and the capture is gone.
+ *
+ * Everything is native-endian (x86_64 little-endian), naturally aligned,
+ * fixed-size; no pointers.
+ */
+#ifndef XPROBE_AGENT_H
+#define XPROBE_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Control protocol version; a request of another version is refused. */
+#define XPROBE_AGENT_PROTO_VERSION 1u
+#define XPROBE_AGENT_REQ_MAGIC "XPAGREQ" /* 8 bytes with the NUL */
+#define XPROBE_AGENT_REPLY_MAGIC "XPAGREP"
+
+/* Runtime directory (printf format, one unsigned: the effective uid). */
+#define XPROBE_AGENT_DIR_FMT "/tmp/xprobe-agent-%u"
+/* Socket name inside it (printf: pid, start time in clock ticks). */
+#define XPROBE_AGENT_SOCK_FMT "agent-%u-%llu.sock"
+
+/* Largest record packet that follows a reply. */
+#define XPROBE_AGENT_CHUNK_MAX (64u * 1024u)
+/* Largest capacity an ARM may ask for (records or groups). */
+#define XPROBE_AGENT_CAPACITY_MAX (16u * 1024u * 1024u)
+#define XPROBE_AGENT_MAX_FILTERS 2
+
+enum xprobe_agent_op {
+	XPROBE_AGENT_OP_HELLO = 1, /* versions and features; changes nothing */
+	XPROBE_AGENT_OP_ARM = 2, /* begin a bounded capture with filters */
+	XPROBE_AGENT_OP_SNAPSHOT = 3, /* records from req.offset on, capture goes on */
+	XPROBE_AGENT_OP_STOP = 4, /* disarm; the final records from req.offset on */
+	XPROBE_AGENT_OP_CLOSE = 5, /* STOP if armed; an injected Agent removes its socket */
+};
+
+enum xprobe_agent_mode {
+	XPROBE_AGENT_MODE_EXACT = 0, /* every admitted record, up to capacity */
+	XPROBE_AGENT_MODE_AGGREGATE = 1, /* device activity grouped (CUPTI backend) */
+};
+
+/*
+ * What a filter admits.  NVTX ranges: push/pop (thread ranges) and
+ * start/end (process ranges) whose start name passes the name rule; the
+ * end of an admitted range is admitted with it, the end of a range that
+ * began before ARM or was not admitted never is.  The CUDA kinds are the
+ * device backend's (docs/agent.md); without a backend an ARM naming one
+ * fails with -XPROBE_E_BACKEND_UNAVAILABLE.
+ */
+enum xprobe_agent_kind {
+	XPROBE_AGENT_KIND_NONE = 0, /* unused filter slot: admits nothing */
+	XPROBE_AGENT_KIND_NVTX_RANGE = 1,
+	XPROBE_AGENT_KIND_CUDA_API = 2, /* api_domain, name = API function name */
+	XPROBE_AGENT_KIND_KERNEL = 3, /* name rule on the kernel name */
+	XPROBE_AGENT_KIND_MEMCPY = 4, /* memcpy_kind */
+	XPROBE_AGENT_KIND_MEMSET = 5,
+	XPROBE_AGENT_KIND__COUNT
+};
+
+enum xprobe_agent_api_domain {
+	XPROBE_AGENT_API_ANY = 0,
+	XPROBE_AGENT_API_DRIVER = 1,
+	XPROBE_AGENT_API_RUNTIME = 2,
+};
+
+enum xprobe_agent_memcpy_kind {
+	XPROBE_AGENT_MEMCPY_ANY = 0,
+	XPROBE_AGENT_MEMCPY_HTOD = 1,
+	XPROBE_AGENT_MEMCPY_DTOH = 2,
+	XPROBE_AGENT_MEMCPY_DTOD = 3,
+	XPROBE_AGENT_MEMCPY_HTOH = 4,
+	XPROBE_AGENT_MEMCPY_PTOP = 5,
+};
+
+/* The name rule (the selector parser reduces a name~REGEX to one of these). */
+enum xprobe_agent_name_match {
+	XPROBE_AGENT_NAME_ANY = 0,
+	XPROBE_AGENT_NAME_EXACT = 1,
+	XPROBE_AGENT_NAME_PREFIX = 2,
+	XPROBE_AGENT_NAME_SUFFIX = 3,
+	XPROBE_AGENT_NAME_CONTAINS = 4,
+};
+
+struct xprobe_agent_filter {
+	uint32_t kind; /* @0 enum xprobe_agent_kind */
+	uint32_t api_domain; /* @4 enum xprobe_agent_api_domain (CUDA_API) */
+	uint32_t memcpy_kind; /* @8 enum xprobe_agent_memcpy_kind (MEMCPY) */
+	uint32_t name_match; /* @12 enum xprobe_agent_name_match */
+	uint32_t name_len; /* @16 bytes of name, < XPROBE_NAME_MAX + 1; 0 with NAME_ANY */
+	uint32_t reserved; /* @20 zero */
+	char name[XPROBE_NAME_MAX + 1]; /* @24 name_len bytes, then zeros */
+};
+
+struct xprobe_agent_req {
+	char magic[8]; /* @0 XPROBE_AGENT_REQ_MAGIC */
+	uint32_t version; /* @8 XPROBE_AGENT_PROTO_VERSION */
+	uint32_t op; /* @12 enum xprobe_agent_op */
+	uint32_t size; /* @16 sizeof(struct xprobe_agent_req) */
+	uint32_t mode; /* @20 ARM: enum xprobe_agent_mode; else 0 */
+	uint64_t capacity; /* @24 ARM: 1..XPROBE_AGENT_CAPACITY_MAX records (groups); else 0 */
+	uint64_t offset; /* @32 SNAPSHOT/STOP: first record wanted (index since ARM) */
+	uint32_t nfilters; /* @40 ARM: 1..XPROBE_AGENT_MAX_FILTERS; else 0 */
+	uint32_t reserved; /* @44 zero */
+	struct xprobe_agent_filter filters[XPROBE_AGENT_MAX_FILTERS]; /* @48 */
+};
+
+/* Features (reply.features): what this Agent can do now. */
+#define XPROBE_AGENT_F_NVTX_ROUTED 0x1u /* NVTX calls reach libxprobe (injection active) */
+#define XPROBE_AGENT_F_DEVICE_BACKEND 0x2u /* a CUDA device backend (CUPTI) is loaded */
+#define XPROBE_AGENT_F_HOST_MONOTONIC 0x4u /* record timestamps are CLOCK_MONOTONIC */
+#define XPROBE_AGENT_F_INJECTED 0x8u /* loaded by online injection (CLOSE removes the socket) */
+#define XPROBE_AGENT_F__ALL 0xfu
+
+enum xprobe_agent_state {
+	XPROBE_AGENT_IDLE = 0, /* no capture armed */
+	XPROBE_AGENT_ACTIVE = 1, /* armed and admitting */
+	XPROBE_AGENT_LIMIT_REACHED = 2, /* capacity full: frozen, further records refused */
+	XPROBE_AGENT_STOPPED = 3, /* STOP or CLOSE ended it */
+	XPROBE_AGENT_FAILED = 4, /* ARM could not be honoured (see status, message) */
+};
+
+enum xprobe_agent_stop_reason {
+	XPROBE_AGENT_STOP_NONE = 0,
+	XPROBE_AGENT_STOP_REQUESTED = 1,
+	XPROBE_AGENT_STOP_RECORD_LIMIT = 2,
+	XPROBE_AGENT_STOP_BACKEND_ERROR = 3,
+};
+
+struct xprobe_agent_reply {
+	char magic[8]; /* @0 XPROBE_AGENT_REPLY_MAGIC */
+	uint32_t version; /* @8 XPROBE_AGENT_PROTO_VERSION */
+	uint32_t op; /* @12 the request's op */
+	uint32_t size; /* @16 sizeof(struct xprobe_agent_reply) */
+	int32_t status; /* @20 0, or -XPROBE_E_* (message says why) */
+	uint32_t features; /* @24 XPROBE_AGENT_F_* */
+	uint32_t state; /* @28 enum xprobe_agent_state after the request */
+	uint32_t stop_reason; /* @32 enum xprobe_agent_stop_reason */
+	uint32_t pid; /* @36 the Agent's process, as it sees itself */
+	uint64_t start_time; /* @40 its /proc/self/stat start time (ticks) */
+	uint32_t cuda_major; /* @48 CUDA runtime major the backend sees, 0 none */
+	uint32_t cupti_major; /* @52 CUPTI major the backend uses, 0 none */
+	uint64_t arm_ns; /* @56 CLOCK_MONOTONIC at ARM; 0 when never armed */
+	uint64_t capacity; /* @64 records (groups) the capture holds */
+	uint64_t observed; /* @72 records that passed the filters while armed */
+	uint64_t retained; /* @80 records held (<= capacity) */
+	uint64_t dropped; /* @88 records admitted but lost (no slot, backend drops) */
+	uint64_t unknown; /* @96 records the Agent could not interpret */
+	uint64_t offset; /* @104 index of the first record that follows */
+	uint64_t nrecords; /* @112 records that follow */
+	uint64_t bytes; /* @120 bytes of the record packets that follow */
+	uint32_t nchunks; /* @128 record packets that follow */
+	uint32_t reserved; /* @132 zero */
+	char message[256]; /* @136 NUL-terminated; an error's reason, else empty */
+};
+
+#ifndef __cplusplus
+_Static_assert(sizeof(struct xprobe_agent_filter) == 152, "agent filter");
+_Static_assert(sizeof(struct xprobe_agent_req) == 352, "agent request");
+_Static_assert(sizeof(struct xprobe_agent_reply) == 392, "agent reply");
+#endif
+
+/**
+ * xprobe_agent_start() - make sure this process's control socket exists
+ * and is served (idempotent).  libxprobe calls it when it initializes;
+ * online injection calls it through the target's own thread after
+ * dlopen.  Does nothing (and returns -XPROBE_E_PERMISSION_DENIED) in a
+ * process running with AT_SECURE, or when XPROBE_AGENT=0 is set.
+ *
+ * Return: 0 served; -XPROBE_E_* with xprobe_last_error() saying why.
+ */
+XPROBE_API int xprobe_agent_start(void);
+
+/**
+ * xprobe_agent_socket_path() - the path of this process's control socket.
+ * Return: 0 and the path in @buf; -XPROBE_E_NOT_ACTIVE when none is
+ * served; -XPROBE_E_TRUNCATED when @size is too small.
+ */
+XPROBE_API int xprobe_agent_socket_path(char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* XPROBE_AGENT_H */
