@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * decode_agent.h - the Agent's captures as events: a reply header of the
+ * control socket (include/xprobe/agent.h) and the record stream behind it
+ * (include/xprobe/record.h) into a struct xp_capture, with the capture's
+ * collection counters kept for the result document.
+ *
+ * A capture arrives in pieces: the ARM reply (the baseline), then SNAPSHOT
+ * replies whose offset continues where the last one ended, then the STOP
+ * reply with the final records.  The decoder keeps what spans pieces:
+ * the next offset, the per-thread NVTX push stacks and the open process
+ * ranges (an end may arrive a snapshot after its start), and the counters
+ * of the last reply.  The record -> event mapping is the one .xtf files
+ * use (record_events.h), so an NVTX range is the same event whether it
+ * came from a session file or the socket.
+ *
+ * Checks (every one a TRACE_EXPORT_FAILED, not recoverable, details
+ * {"field", "pid"}, hint "rebuild xprobe and libxprobe from the same
+ * release"):
+ *   the header alone (xp_agent_reply_check): size, magic, version, op
+ *   echo, state and stop_reason in range, features within
+ *   XPROBE_AGENT_F__ALL, reserved zero, message NUL-terminated, status 0
+ *   or a negative code; retained <= capacity <= XPROBE_AGENT_CAPACITY_MAX,
+ *   retained <= observed, offset + nrecords <= retained; records only
+ *   behind a successful SNAPSHOT/STOP; bytes within
+ *   [nrecords * 40, nrecords * XPROBE_RECORD_MAX_SIZE]; nchunks 0 exactly
+ *   when nrecords is 0, else between ceil(bytes / XPROBE_AGENT_CHUNK_MAX)
+ *   and nrecords;
+ *   across replies (xp_agent_dec_reply): offset == records decoded so
+ *   far, capacity and arm_ns constant, observed / retained / dropped /
+ *   unknown never decreasing, the pid and start time the decoder was
+ *   given;
+ *   each packet (xp_agent_dec_chunk): at most XPROBE_AGENT_CHUNK_MAX
+ *   bytes, whole records only, no more packets, records or bytes than the
+ *   header announced; each record: size a multiple of 8 in [40, 168],
+ *   named types sized exactly by name_len <= XPROBE_NAME_MAX, other types
+ *   exactly 40 bytes, flags within XPROBE_RECF__ALL, nonzero timestamp,
+ *   never a PAD record (a capture holds no ring filler);
+ *   at the end of a reply (xp_agent_dec_end): every announced packet,
+ *   record and byte arrived.
+ * A record type this build does not know (the next issue's CUDA types
+ * in an older CLI) is counted in the capture's unknown_records, not an
+ * error here: measure refuses a capture with unknown records.
+ *
+ * Bound: events beyond the capture's max_events are counted, not kept;
+ * the reply that crossed it fails with EVENT_RATE_TOO_HIGH at
+ * xp_agent_dec_end.
+ */
+#ifndef XP_CAPTURE_DECODE_AGENT_H
+#define XP_CAPTURE_DECODE_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xprobe/agent.h"
+
+#include "../model/error_record.h"
+#include "../model/event.h"
+
+struct xp_rec_map; /* record_events.h */
+
+/* The collection counters of the last reply (what the result reports). */
+struct xp_agent_stats {
+	bool valid; /* a reply was accepted */
+	uint32_t features; /* XPROBE_AGENT_F_* */
+	uint32_t state; /* enum xprobe_agent_state */
+	uint32_t stop_reason; /* enum xprobe_agent_stop_reason */
+	uint64_t arm_ns; /* CLOCK_MONOTONIC at ARM */
+	uint64_t capacity; /* records the capture holds */
+	uint64_t observed; /* records that passed the filters */
+	uint64_t retained; /* records held */
+	uint64_t dropped; /* records admitted but lost */
+	uint64_t unknown; /* records the Agent could not interpret */
+	uint64_t records; /* records received and decoded (the next offset) */
+	uint64_t unknown_types; /* records of a type this build does not map */
+};
+
+struct xp_agent_dec {
+	struct xp_capture *c; /* events go here (not owned) */
+	uint32_t pid; /* events' pid; also checked against reply.pid */
+	uint64_t start_time; /* events' process_start_time; checked too (0: unchecked) */
+	struct xp_agent_stats st;
+	const char *name; /* for messages ("the Agent of PID 42") */
+	/* the reply being received */
+	bool in_reply;
+	uint32_t op;
+	uint64_t rec_left, bytes_left;
+	uint32_t chunks_left;
+	uint64_t events_before; /* c->count + events counted beyond the bound, at reply start */
+	struct xp_rec_map *map; /* NVTX state across pieces (owned) */
+};
+
+/*
+ * Prepare @d for one capture of the Agent of process @pid (as the events
+ * will carry it: the PID the target sees itself as, like the eBPF
+ * collectors' events) started at @start_time (clock ticks; 0 = unknown).
+ * @c must be initialized with its bound.  Return 0 or -ENOMEM.
+ */
+int xp_agent_dec_init(struct xp_agent_dec *d, struct xp_capture *c, uint32_t pid,
+		      uint64_t start_time);
+void xp_agent_dec_free(struct xp_agent_dec *d);
+
+/*
+ * Check one reply packet of @len bytes on its own (the header comment's
+ * first list) as the answer to a request of @op.  Pure; no state.  Return
+ * 0 or -XPROBE_E_TRACE_EXPORT_FAILED with @err naming the field.  Status
+ * errors are not checked here beyond their range: a well-formed reply
+ * may carry one.
+ */
+int xp_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_error *err);
+
+/*
+ * Accept a reply header (already through xp_agent_reply_check, status 0)
+ * into @d: the continuity checks, then the counters: the capture's
+ * dropped and unknown_records grow by the reply's increase,
+ * record_limit_reached is set on LIMIT_REACHED / RECORD_LIMIT, and the
+ * capture's cupti summary (collection.cupti) takes capacity, observed and
+ * dropped.  An ARM reply (op ARM) sets the baseline: offset 0, nothing
+ * follows.  A SNAPSHOT/STOP reply opens a reply whose packets follow.
+ */
+int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *rep,
+		       struct xp_error *err);
+
+/* One record packet of the open reply: records -> events. */
+int xp_agent_dec_chunk(struct xp_agent_dec *d, const void *buf, size_t len,
+		       struct xp_error *err);
+
+/* Close the open reply: everything announced arrived; the bound. */
+int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err);
+
+/*
+ * Everything at once, for the fuzz target and tests: a reply header
+ * (sizeof(struct xprobe_agent_reply) bytes) then its packets, each
+ * preceded by its length as a native uint32_t.  Runs
+ * xp_agent_reply_check, xp_agent_dec_reply, xp_agent_dec_chunk for each
+ * packet and xp_agent_dec_end; bytes after the announced packets are an
+ * error.
+ */
+int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err);
+
+#endif /* XP_CAPTURE_DECODE_AGENT_H */
