@@ -99,7 +99,8 @@ int xpl_dir_open(const char *path, size_t follow_upto, int *dirfd, char *failed_
 /* The length of @path's parent part ("a/b/c" -> 3): pass it as
  * @follow_upto so @path's own last component is never a link. */
 size_t xpl_parent_len(const char *path);
-/* /proc/self/stat field 22 (starttime, clock ticks since boot), 0 if unknown. */
+/* /proc/<pid>/stat field 22 (starttime, clock ticks since boot), 0 if unknown;
+ * @pid 0 reads /proc/self (the process as it sees itself, any PID namespace). */
 uint64_t xpl_process_start_time(int pid);
 /* Bounded snprintf into a buffer: -XPROBE_E_TRUNCATED when cut. */
 int xpl_snprintf(char *buf, size_t size, const char *fmt, ...)

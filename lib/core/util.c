@@ -147,7 +147,10 @@ uint64_t xpl_process_start_time(int pid)
 	uint64_t v = 0;
 	int field;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/stat");
 	if (!xpl_read_small(path, buf, sizeof(buf)))
 		return 0;
 	/* comm may hold spaces and parens: fields restart after the last ')' */

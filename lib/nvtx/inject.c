@@ -23,7 +23,19 @@
  * Push levels are kept per thread whether or not a session is recording,
  * so a session that begins inside nested ranges still reports the right
  * levels.  Process range ids come from one process-wide counter (never 0),
- * so they stay unique across threads and thread-id reuse.
+ * so they stay unique across threads and thread-id reuse: an id is
+ * seq << 1 | recorded, the low bit saying that the Agent's armed capture
+ * recorded the range's start (lib/agent/capture.h), so nvtxRangeEnd knows
+ * whether to admit the end without a table.
+ *
+ * Two sinks, one call: an inspect session's host rings (the XPROBE_INSPECT_*
+ * door, sys_trace.h) and the Agent's capture while `xprobe measure` has one
+ * armed (the control socket, lib/agent/).  Each is checked on its own, so
+ * both record when both are active.  Unarmed, the Agent costs a push or a
+ * range start one relaxed load and a predictable branch, a pop one test of
+ * a thread-local word, a range end one test of the id's low bit; marks
+ * never reach it.  Armed, its filters run before a timestamp is read or a
+ * record reserved.
  *
  * The ABI below is transcribed from nvtx3/nvtxDetail/nvtxTypes.h and
  * nvToolsExt.h (stable across NVTX v3); tests/lib/nvtx_abi_check.c checks
@@ -36,11 +48,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../agent/capture.h"
 #include "../internal.h"
 #include "../producers/sys_trace.h"
 #include "nvtx_abi.h"
 
-static _Atomic uint64_t range_ids;
 static _Atomic int nvtx_routed;
 
 /* The ASCII message of an Ex attribute struct, or NULL (wide, registered,
@@ -80,6 +92,150 @@ static void NVTX_CB x_MarkEx(const xpl_nvtxEventAttributes_t *a)
 		mark_slow(m);
 }
 
+/* --- the Agent's side (armed paths, out of line) --------------------------- */
+
+/* An Ex attribute struct the Agent cannot read: counted while armed. */
+static __attribute__((noinline)) void agent_malformed(void)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xpl_agent_cap *c;
+	bool nested;
+
+	c = xpl_agent_enter(t, &nested);
+	if (!c)
+		return;
+	atomic_fetch_add_explicit(&c->unknown, 1, memory_order_relaxed);
+	xpl_agent_leave(t, nested);
+}
+
+static bool ex_malformed(const xpl_nvtxEventAttributes_t *a)
+{
+	return !a || a->size < offsetof(xpl_nvtxEventAttributes_t, message) + sizeof(void *);
+}
+
+/* A push at @level: recorded when its name passes the rules; the level's
+ * bit says so for the pop. */
+static __attribute__((noinline)) void agent_push(const char *message, int level)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xpl_agent_cap *c;
+	uint64_t bit = level < XPL_AGENT_LEVELS ? 1ull << level : 0;
+	bool nested;
+
+	c = xpl_agent_enter(t, &nested);
+	if (!c)
+		return;
+	if (t->agent_gen != c->gen) {
+		t->agent_mask = 0;
+		t->agent_gen = c->gen;
+	}
+	t->agent_mask &= ~bit;
+	if (message) {
+		uint32_t n, kept;
+		bool complete;
+
+		n = xpl_agent_name_len(message, &kept, &complete);
+		if (xpl_agent_name_ok(c, message, n, kept)) {
+			if (nested || !bit)
+				xpl_agent_drop(c);
+			else if (xpl_agent_put(t, c, XPROBE_EV_NVTX_PUSH, message, kept,
+					       complete ? XPROBE_RECF_NAME_COMPLETE : 0,
+					       (uint32_t)level, 0))
+				t->agent_mask |= bit;
+		}
+	}
+	xpl_agent_leave(t, nested);
+}
+
+/* A pop whose push was recorded in the armed capture (bit @level set). */
+static __attribute__((noinline)) void agent_pop(int level)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xpl_agent_cap *c;
+	uint64_t bit = (uint32_t)level < XPL_AGENT_LEVELS ? 1ull << level : 0;
+	bool nested;
+
+	if (!(t->agent_mask & bit))
+		return;
+	t->agent_mask &= ~bit;
+	if (t->agent_gen != atomic_load_explicit(&xpl_agent_hot.gen, memory_order_relaxed))
+		return; /* pushed in an earlier capture */
+	c = xpl_agent_enter(t, &nested);
+	if (!c)
+		return;
+	if (c->gen == t->agent_gen) {
+		if (nested)
+			xpl_agent_drop(c);
+		else
+			xpl_agent_put(t, c, XPROBE_EV_NVTX_POP, NULL, 0, 0, (uint32_t)level, 0);
+	}
+	xpl_agent_leave(t, nested);
+}
+
+/* A process range start while armed: the id, its low bit set when the
+ * capture recorded the start.  The sequence is taken after the capture
+ * was seen, so it is past the capture's seq_at_arm. */
+static __attribute__((noinline)) uint64_t agent_start(const char *message)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xpl_agent_cap *c;
+	uint64_t seq, id;
+	bool nested;
+
+	c = xpl_agent_enter(t, &nested);
+	seq = atomic_fetch_add_explicit(&xpl_nvtx_range_seq, 1, memory_order_relaxed) + 1;
+	id = seq << 1;
+	if (!c)
+		return id;
+	if (message && seq > c->seq_at_arm) {
+		uint32_t n, kept;
+		bool complete;
+
+		n = xpl_agent_name_len(message, &kept, &complete);
+		if (xpl_agent_name_ok(c, message, n, kept)) {
+			if (nested)
+				xpl_agent_drop(c);
+			else if (xpl_agent_put(t, c, XPROBE_EV_NVTX_START, message, kept,
+					       complete ? XPROBE_RECF_NAME_COMPLETE : 0, 0,
+					       id | 1))
+				id |= 1;
+		}
+	}
+	xpl_agent_leave(t, nested);
+	return id;
+}
+
+/* The end of a range whose start some capture recorded (id bit 0): admitted
+ * when that capture is the armed one. */
+static __attribute__((noinline)) void agent_end(uint64_t id)
+{
+	struct xpl_tls *t = &xpl_tls;
+	struct xpl_agent_cap *c;
+	bool nested;
+
+	if (!xpl_agent_armed())
+		return;
+	c = xpl_agent_enter(t, &nested);
+	if (!c)
+		return;
+	if ((id >> 1) > c->seq_at_arm) {
+		if (nested)
+			xpl_agent_drop(c);
+		else
+			xpl_agent_put(t, c, XPROBE_EV_NVTX_END, NULL, 0, 0, 0, id);
+	}
+	xpl_agent_leave(t, nested);
+}
+
+static inline uint64_t new_range_id(const char *message)
+{
+	if (unlikely(xpl_agent_armed()))
+		return agent_start(message);
+	return (atomic_fetch_add_explicit(&xpl_nvtx_range_seq, 1, memory_order_relaxed) + 1) << 1;
+}
+
+/* --- ranges --------------------------------------------------------------------- */
+
 static __attribute__((noinline)) uint64_t start_slow(const char *message, uint64_t id)
 {
 	xpl_rec_named(XPROBE_EV_NVTX_START, message, 0, id, 0);
@@ -88,7 +244,7 @@ static __attribute__((noinline)) uint64_t start_slow(const char *message, uint64
 
 static uint64_t NVTX_CB x_RangeStartA(const char *message)
 {
-	uint64_t id = atomic_fetch_add_explicit(&range_ids, 1, memory_order_relaxed) + 1;
+	uint64_t id = new_range_id(message);
 
 	if (unlikely(xpl_fast_named(&xpl_tls, XPROBE_EV_NVTX_START, message, 0, id, 0) < 0))
 		return start_slow(message, id);
@@ -97,9 +253,12 @@ static uint64_t NVTX_CB x_RangeStartA(const char *message)
 
 static uint64_t NVTX_CB x_RangeStartEx(const xpl_nvtxEventAttributes_t *a)
 {
-	uint64_t id = atomic_fetch_add_explicit(&range_ids, 1, memory_order_relaxed) + 1;
 	const char *m = ex_ascii(a);
+	uint64_t id;
 
+	if (unlikely(xpl_agent_armed()) && ex_malformed(a))
+		agent_malformed();
+	id = new_range_id(m);
 	if (unlikely(xpl_fast_named(&xpl_tls, XPROBE_EV_NVTX_START, m, 0, id, 0) < 0))
 		return start_slow(m, id);
 	return id;
@@ -112,6 +271,8 @@ static __attribute__((noinline)) void end_slow(uint64_t id)
 
 static void NVTX_CB x_RangeEnd(uint64_t id)
 {
+	if (unlikely(id & 1))
+		agent_end(id);
 	if (id && unlikely(xpl_fast_plain(&xpl_tls, XPROBE_EV_NVTX_END, 0, id, 0) < 0))
 		end_slow(id);
 }
@@ -127,6 +288,8 @@ static int NVTX_CB x_RangePushA(const char *message)
 	struct xpl_tls *t = &xpl_tls;
 	int level = t->nvtx_level++;
 
+	if (unlikely(xpl_agent_armed()))
+		agent_push(message, level);
 	if (unlikely(xpl_fast_named(t, XPROBE_EV_NVTX_PUSH, message, (uint32_t)level, 0, 0) < 0))
 		return push_slow(message, level);
 	return level;
@@ -138,6 +301,11 @@ static int NVTX_CB x_RangePushEx(const xpl_nvtxEventAttributes_t *a)
 	int level = t->nvtx_level++;
 	const char *m = ex_ascii(a);
 
+	if (unlikely(xpl_agent_armed())) {
+		if (ex_malformed(a))
+			agent_malformed();
+		agent_push(m, level);
+	}
 	if (unlikely(xpl_fast_named(t, XPROBE_EV_NVTX_PUSH, m, (uint32_t)level, 0, 0) < 0))
 		return push_slow(m, level);
 	return level;
@@ -157,6 +325,8 @@ static int NVTX_CB x_RangePop(void)
 	if (t->nvtx_level <= 0)
 		return -1; /* NVTX: a negative value reports an error (no open range) */
 	level = --t->nvtx_level;
+	if (unlikely(t->agent_mask))
+		agent_pop(level);
 	if (unlikely(xpl_fast_plain(t, XPROBE_EV_NVTX_POP, (uint32_t)level, 0, 0) < 0))
 		return pop_slow(level);
 	return level;

@@ -396,10 +396,8 @@ static long membarrier_cmd(int cmd)
 	return syscall(__NR_membarrier, cmd, 0, 0);
 }
 
-void xpl_rings_activate(struct xpl_rings *r, uint64_t mask)
+void xpl_trace_fences(void)
 {
-	uint32_t gen;
-
 	if (!atomic_load(&membarrier_ready)) {
 		long ok = membarrier_cmd(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED);
 
@@ -410,6 +408,20 @@ void xpl_rings_activate(struct xpl_rings *r, uint64_t mask)
 #else
 	atomic_store(&xpl_hot.need_fence, atomic_load(&membarrier_ready) < 0);
 #endif
+}
+
+struct xpl_slot *xpl_slot_attach(struct xpl_tls *t)
+{
+	if (t->slot)
+		return t->slot;
+	return slot_acquire(t);
+}
+
+void xpl_rings_activate(struct xpl_rings *r, uint64_t mask)
+{
+	uint32_t gen;
+
+	xpl_trace_fences();
 	xpl_hot.tsc = r->tsc;
 	gen = atomic_load(&xpl_hot.gen) + 1;
 	r->gen = gen;
@@ -418,17 +430,16 @@ void xpl_rings_activate(struct xpl_rings *r, uint64_t mask)
 	atomic_store_explicit(&xpl_hot.type_mask, mask, memory_order_release);
 }
 
-unsigned xpl_rings_quiesce(uint64_t max_wait_ns, bool from_signal)
+/* The stopper's half of the busy protocol: a barrier on every thread, then
+ * wait for every slot but @own to be idle.  Returns the slots still busy. */
+static unsigned slots_wait(struct xpl_slot *own, uint64_t max_wait_ns)
 {
-	struct xpl_slot *own = from_signal ? xpl_tls.slot : NULL;
 	uint32_t hwm = atomic_load(&slot_hwm);
 	uint64_t deadline;
 	unsigned stuck = 0;
 
-	atomic_store(&xpl_hot.type_mask, 0);
-	atomic_store(&xpl_hot.rings, NULL);
-	atomic_fetch_add(&xpl_hot.gen, 1);
 	if (atomic_load(&xpl_hot.need_fence) ||
+	    atomic_load(&membarrier_ready) <= 0 ||
 	    membarrier_cmd(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
 		atomic_thread_fence(memory_order_seq_cst);
 	deadline = xpl_mono_ns() + max_wait_ns;
@@ -446,6 +457,19 @@ unsigned xpl_rings_quiesce(uint64_t max_wait_ns, bool from_signal)
 		}
 	}
 	return stuck;
+}
+
+unsigned xpl_rings_quiesce(uint64_t max_wait_ns, bool from_signal)
+{
+	atomic_store(&xpl_hot.type_mask, 0);
+	atomic_store(&xpl_hot.rings, NULL);
+	atomic_fetch_add(&xpl_hot.gen, 1);
+	return slots_wait(from_signal ? xpl_tls.slot : NULL, max_wait_ns);
+}
+
+unsigned xpl_slots_quiesce(uint64_t max_wait_ns)
+{
+	return slots_wait(NULL, max_wait_ns);
 }
 
 void xpl_rings_calibrate(struct xpl_rings *r)

@@ -107,6 +107,10 @@ struct xpl_tls {
 	uint32_t tid;
 	int32_t nvtx_level; /* NVTX push depth, kept even when not recording */
 	uint32_t range_seq; /* process range ids handed out by this thread */
+	/* the Agent's capture (lib/agent/capture.h): bit L set = the push at
+	 * level L (< 64) was recorded in capture generation agent_gen */
+	uint64_t agent_mask;
+	uint32_t agent_gen;
 };
 
 extern struct xpl_hot xpl_hot;
@@ -378,5 +382,23 @@ int xpl_rings_fetch(struct xpl_rings *r, int format, uint32_t max_events, void *
 /* pthread_atfork child: this process records nothing more of the parent's
  * session (its mapping is shared with the parent). */
 void xpl_trace_atfork_child(void);
+
+/*
+ * The slot protocol for another producer (the Agent's capture,
+ * lib/agent/capture.h), which guards its own buffer with the same busy
+ * flags:
+ *   xpl_slot_attach    the calling thread's slot (acquired on first use),
+ *                      NULL when every slot is taken;
+ *   xpl_trace_fences   before publishing what producers will guard with
+ *                      busy: register membarrier once and set need_fence
+ *                      where it is unavailable (xpl_rings_activate does it
+ *                      too);
+ *   xpl_slots_quiesce  after unpublishing it: the membarrier (or a fence),
+ *                      then wait (at most @max_wait_ns) until no slot is
+ *                      busy; returns the slots still busy.
+ */
+struct xpl_slot *xpl_slot_attach(struct xpl_tls *t);
+void xpl_trace_fences(void);
+unsigned xpl_slots_quiesce(uint64_t max_wait_ns);
 
 #endif /* XPL_SYS_TRACE_H */

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * capture.c - the Agent's bounded capture outside the hot path: allocation
+ * at ARM, publish and disarm, the prefault that keeps page faults out of
+ * the recording threads, the counters a reply reports, and the read of
+ * committed records into reply chunks with timestamps converted to
+ * CLOCK_MONOTONIC.  capture.h holds the layout, the protocol with the
+ * producers and the hot path itself.
+ *
+ * Every function here runs on the Agent's server thread (lib/agent/
+ * server.c), which owns the captures; producers only touch what
+ * capture.h's hot path touches.
+ */
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../internal.h"
+#include "capture.h"
+
+struct xpl_agent_hot xpl_agent_hot;
+_Atomic uint64_t xpl_nvtx_range_seq;
+
+/* Prefault this much synchronously at ARM, then keep this window ahead of
+ * the writers (server.c calls xpl_capture_prefault_step between polls),
+ * one step at a time so the server answers its socket in between. */
+#define PREFAULT_FIRST (1ull << 20)
+#define PREFAULT_WINDOW (32ull << 20)
+#define PREFAULT_STEP (1ull << 20)
+/* How long a disarm waits for a thread inside a record (it only ever runs
+ * a few dozen instructions there; a longer wait means it was descheduled). */
+#define QUIESCE_WAIT_NS 2000000000ull
+
+static uint32_t gen_counter; /* server thread only */
+static int tsc_state; /* 0 not decided, 1 rdtsc, 2 clock_gettime */
+
+static uint32_t next_gen(void)
+{
+	if (++gen_counter == 0)
+		++gen_counter;
+	return gen_counter;
+}
+
+static uint64_t used_bytes(const struct xpl_agent_cap *c)
+{
+	return (uint32_t)atomic_load_explicit(&c->resv, memory_order_relaxed);
+}
+
+/*
+ * Fault [from, to) of the buffer in without writing it: MADV_POPULATE_WRITE
+ * maps the pages writable (a kernel operation, harmless where a producer is
+ * already writing), then one read a page, which under shadow paging is what
+ * stops the first user access from trapping (sys_trace.c's prefault says
+ * why).  Without MADV_POPULATE_WRITE nothing is done: writing a page to
+ * fault it in could race with a producer.
+ */
+static void prefault(struct xpl_agent_cap *c, uint64_t from, uint64_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+	if (to <= from)
+		return;
+	if (madvise(c->buf + from, to - from, MADV_POPULATE_WRITE) != 0)
+		return;
+#ifndef XPL_TSAN
+	for (uint64_t o = from; o < to; o += 4096)
+		(void)*(volatile const uint8_t *)(c->buf + o);
+#endif
+#else
+	(void)c;
+	(void)from;
+	(void)to;
+#endif
+}
+
+int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **out)
+{
+	struct xpl_agent_cap *c;
+	void *p = NULL;
+	uint32_t k = 0;
+
+	*out = NULL;
+	if (posix_memalign(&p, 64, sizeof(*c)) != 0)
+		return -ENOMEM;
+	c = memset(p, 0, sizeof(*c));
+	c->capacity = req->capacity;
+	c->buf_bytes = req->capacity * XPROBE_RECORD_MAX_SIZE;
+	c->buf = mmap(NULL, c->buf_bytes, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (c->buf == MAP_FAILED) {
+		free(c);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < req->nfilters && i < XPROBE_AGENT_MAX_FILTERS; i++) {
+		const struct xprobe_agent_filter *f = &req->filters[i];
+
+		if (f->kind != XPROBE_AGENT_KIND_NVTX_RANGE)
+			continue;
+		c->rules[k].match = f->name_match;
+		c->rules[k].len = f->name_len;
+		memcpy(c->rules[k].name, f->name, f->name_len);
+		k++;
+	}
+	c->nrules = k;
+	if (!tsc_state)
+		tsc_state = xpl_tsc_usable() ? 1 : 2;
+	c->tsc = tsc_state == 1;
+	c->prefaulted = c->buf_bytes < PREFAULT_FIRST ? c->buf_bytes : PREFAULT_FIRST;
+	prefault(c, 0, c->prefaulted);
+	*out = c;
+	return 0;
+}
+
+void xpl_capture_arm(struct xpl_agent_cap *c)
+{
+	xpl_trace_fences(); /* before producers may see the capture */
+	c->gen = next_gen();
+	c->seq_at_arm = atomic_load(&xpl_nvtx_range_seq);
+	xpl_calib_now(&c->arm_cal, c->tsc);
+	c->arm_ns = c->arm_cal.ns;
+	c->end_cal = c->arm_cal;
+	c->armed = true;
+	atomic_store(&xpl_agent_hot.gen, c->gen);
+	atomic_store_explicit(&xpl_agent_hot.cap, c, memory_order_release);
+}
+
+void xpl_capture_disarm(struct xpl_agent_cap *c)
+{
+	unsigned stuck;
+
+	if (!c || !c->armed)
+		return;
+	atomic_store(&xpl_agent_hot.cap, NULL);
+	atomic_store(&xpl_agent_hot.gen, next_gen());
+	stuck = xpl_slots_quiesce(QUIESCE_WAIT_NS);
+	if (stuck) {
+		/* a thread may still write into it: never unmapped (a leak
+		 * beats a write into freed memory) */
+		c->leak = true;
+		pr_warn("agent: %u thread(s) still inside a record %llu ms after the capture "
+			"was disarmed; its buffer is kept",
+			stuck, QUIESCE_WAIT_NS / 1000000ull);
+	}
+	xpl_calib_now(&c->end_cal, c->tsc);
+	c->armed = false;
+	c->stopped = true;
+}
+
+void xpl_capture_free(struct xpl_agent_cap *c)
+{
+	if (!c)
+		return;
+	xpl_capture_disarm(c);
+	if (c->leak)
+		return;
+	munmap(c->buf, c->buf_bytes);
+	free(c);
+}
+
+static uint64_t window_end(const struct xpl_agent_cap *c)
+{
+	uint64_t end = used_bytes(c) + PREFAULT_WINDOW;
+
+	return end < c->buf_bytes ? end : c->buf_bytes;
+}
+
+int xpl_capture_prefault_pending(const struct xpl_agent_cap *c)
+{
+	if (!c || !c->armed || c->prefaulted >= c->buf_bytes)
+		return 0;
+	return c->prefaulted < window_end(c) ? 1 : 2;
+}
+
+bool xpl_capture_prefault_step(struct xpl_agent_cap *c)
+{
+	uint64_t end = window_end(c), used = used_bytes(c) & ~4095ull, to;
+
+	if (c->prefaulted < used) /* the writers got ahead: skip what they touched */
+		c->prefaulted = used;
+	if (c->prefaulted >= end)
+		return false;
+	to = c->prefaulted + PREFAULT_STEP < end ? c->prefaulted + PREFAULT_STEP : end;
+	prefault(c, c->prefaulted, to);
+	c->prefaulted = to;
+	return to < end;
+}
+
+void xpl_capture_stats(const struct xpl_agent_cap *c, struct xpl_capture_stats *st)
+{
+	uint64_t reserved;
+	bool full;
+
+	memset(st, 0, sizeof(*st));
+	if (!c)
+		return; /* IDLE */
+	reserved = atomic_load(&c->resv) >> 32;
+	full = atomic_load(&c->full);
+	st->capacity = c->capacity;
+	st->retained = reserved < c->capacity ? reserved : c->capacity;
+	st->dropped = atomic_load(&c->dropped);
+	st->observed = st->retained + st->dropped;
+	st->unknown = atomic_load(&c->unknown);
+	if (c->stopped)
+		st->state = XPROBE_AGENT_STOPPED;
+	else
+		st->state = full ? XPROBE_AGENT_LIMIT_REACHED : XPROBE_AGENT_ACTIVE;
+	if (full)
+		st->stop_reason = XPROBE_AGENT_STOP_RECORD_LIMIT;
+	else if (c->stopped)
+		st->stop_reason = XPROBE_AGENT_STOP_REQUESTED;
+}
+
+/* The size of the committed record at @pos, 0 when it is not committed. */
+static uint32_t committed_size(const struct xpl_agent_cap *c, uint64_t pos)
+{
+	uint64_t w0;
+	uint32_t size;
+
+	if (pos + XPROBE_RECORD_HDR_SIZE > c->buf_bytes)
+		return 0;
+	w0 = __atomic_load_n((const uint64_t *)(c->buf + pos), __ATOMIC_ACQUIRE);
+	size = (uint32_t)(w0 & 0xffff);
+	/* written by us: a bad size means corrupted memory; stop there */
+	if (NEVER(size && (size < XPROBE_RECORD_HDR_SIZE || size > XPROBE_RECORD_MAX_SIZE ||
+			   size % 8 || pos + size > c->buf_bytes)))
+		return 0;
+	return size;
+}
+
+int xpl_capture_read_begin(struct xpl_agent_cap *c, uint64_t offset, size_t chunk_max,
+			   struct xpl_capture_read *rd)
+{
+	uint64_t reserved = atomic_load(&c->resv) >> 32, idx, pos;
+	size_t in_chunk = 0;
+	struct xpl_calib now;
+	uint32_t size;
+
+	if (reserved > c->capacity)
+		reserved = c->capacity;
+	memset(rd, 0, sizeof(*rd));
+	rd->c = c;
+	rd->chunk_max = chunk_max;
+	if (offset >= c->cur_idx) {
+		idx = c->cur_idx;
+		pos = c->cur_pos;
+	} else {
+		idx = 0;
+		pos = 0;
+	}
+	while (idx < offset) {
+		if (idx >= reserved || !(size = committed_size(c, pos)))
+			return -XPROBE_E_INVALID_ARGUMENT;
+		pos += size;
+		idx++;
+	}
+	rd->idx = idx;
+	rd->pos = pos;
+	while (idx < reserved && (size = committed_size(c, pos))) {
+		if (!in_chunk || in_chunk + size > chunk_max) {
+			rd->nchunks++;
+			in_chunk = 0;
+		}
+		in_chunk += size;
+		rd->bytes += size;
+		rd->nrecords++;
+		pos += size;
+		idx++;
+	}
+	rd->end_idx = idx;
+	rd->end_pos = pos;
+	c->cur_idx = idx;
+	c->cur_pos = pos;
+	if (c->armed)
+		xpl_calib_now(&now, c->tsc);
+	else
+		now = c->end_cal;
+	xpl_conv_init(&rd->conv, &c->arm_cal, &now, c->tsc);
+	return 0;
+}
+
+size_t xpl_capture_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t cap)
+{
+	size_t filled = 0;
+
+	if (cap > rd->chunk_max)
+		cap = rd->chunk_max;
+	while (rd->idx < rd->end_idx) {
+		const uint8_t *p = rd->c->buf + rd->pos;
+		uint32_t size = committed_size(rd->c, rd->pos);
+		struct xprobe_record *o;
+
+		if (NEVER(!size)) { /* was committed when the read began */
+			rd->idx = rd->end_idx;
+			break;
+		}
+		if (filled + size > cap)
+			break;
+		o = (struct xprobe_record *)(out + filled);
+		memcpy(o, p, size);
+		o->ts = xpl_conv_ns(&rd->conv, o->ts);
+		filled += size;
+		rd->pos += size;
+		rd->idx++;
+	}
+	return filled;
+}

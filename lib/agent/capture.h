@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * capture.h - the Agent's bounded capture: what ARM allocates, what the
+ * NVTX callbacks (lib/nvtx/inject.c) record into while it is armed, and
+ * what SNAPSHOT and STOP read back (capture.c).  The hot path is inline
+ * here so the callbacks compile it in; everything else is capture.c.
+ *
+ * Ownership.
+ *   xpl_agent_hot    global: the armed capture (NULL = none) and its
+ *                    generation.  Written by the server thread only (ARM,
+ *                    disarm); read by every producer.
+ *   struct xpl_agent_cap
+ *                    one capture: filters and bounds fixed at ARM (read by
+ *                    producers while it is published), the reservation
+ *                    word and counters (producers, atomics), the rest the
+ *                    server's.  Freed by the server after it was
+ *                    unpublished and every producer left it.
+ *   xpl_tls.agent_*  per thread: which push levels were recorded in which
+ *                    capture generation, so a pop is admitted only when its
+ *                    push was.
+ *
+ * Producers and the server use the host rings' busy protocol
+ * (producers/sys_trace.h): a producer sets its slot's busy flag, then
+ * (after the light fence) loads the capture pointer, and touches the
+ * capture only while busy; the server unpublishes the pointer, runs
+ * xpl_slots_quiesce (membarrier, wait for every busy flag) and only then
+ * reads the last records or frees the buffer.  A signal handler that
+ * records while its thread is already inside a record finds busy set: it
+ * may still read the capture (the interrupted record holds busy, so the
+ * server cannot free it) but only counts a drop.
+ *
+ * The buffer.  capacity x XPROBE_RECORD_MAX_SIZE bytes of anonymous
+ * memory, so any capacity records fit.  A record is reserved with one
+ * fetch_add on `resv` = index << 32 | byte position, which hands out the
+ * record's index since ARM and its place together; records are packed
+ * (size = 40 + the name rounded to 8).  The producer writes the record and
+ * publishes its first 8 bytes (size, type, tid) last, with a release store:
+ * a zero size means "reserved, not written yet", so readers take the
+ * committed records as the prefix of non-zero sizes.  Index >= capacity:
+ * the capture is full (LIMIT_REACHED), the record is dropped and counted,
+ * and later records are counted as dropped without touching `resv`.
+ *
+ * Filters run before anything is reserved or a timestamp read: a push or
+ * range start is admitted when its ASCII name passes one of the ARM's NVTX
+ * name rules (xpl_agent_name_ok below); a pop when the push at its
+ * level was recorded in this capture (xpl_tls.agent_mask stamped with the
+ * generation); a range end when its id says its start was recorded in
+ * this capture: ids are seq << 1 | recorded, and a start is recorded only
+ * when seq is past the capture's seq_at_arm, so the end of a range begun
+ * before ARM, or in an earlier capture, is never admitted, with no table.
+ */
+#ifndef XPL_AGENT_CAPTURE_H
+#define XPL_AGENT_CAPTURE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "../producers/clock.h"
+#include "../producers/sys_trace.h"
+#include "xprobe/agent.h"
+
+/* Push levels tracked for admission (a deeper admitted push is dropped and
+ * counted). */
+#define XPL_AGENT_LEVELS 64
+
+/* An NVTX name rule, decided at ARM. */
+struct xpl_agent_rule {
+	uint32_t match; /* enum xprobe_agent_name_match */
+	uint32_t len; /* 0 with ANY, else 1..XPROBE_NAME_MAX */
+	char name[XPROBE_NAME_MAX + 1];
+};
+
+struct xpl_agent_cap {
+	/* fixed at ARM, read by producers */
+	uint32_t gen; /* capture generation, never 0 */
+	uint32_t nrules; /* NVTX name rules (0: no NVTX filter) */
+	bool tsc; /* timestamps are raw TSC (converted on the way out) */
+	uint64_t capacity; /* records */
+	uint8_t *buf; /* capacity x XPROBE_RECORD_MAX_SIZE bytes */
+	uint64_t buf_bytes;
+	uint64_t seq_at_arm; /* process range sequence when armed */
+	struct xpl_agent_rule rules[XPROBE_AGENT_MAX_FILTERS];
+
+	/* producers */
+	_Atomic uint64_t resv __attribute__((aligned(64))); /* index << 32 | bytes */
+	_Atomic uint32_t full; /* an index reached capacity */
+	_Atomic uint64_t dropped __attribute__((aligned(64))); /* admitted, not recorded */
+	_Atomic uint64_t unknown; /* malformed NVTX attribute structs while armed */
+
+	/* the server's */
+	struct xpl_calib arm_cal __attribute__((aligned(64))); /* at ARM */
+	struct xpl_calib end_cal; /* at disarm */
+	uint64_t arm_ns; /* CLOCK_MONOTONIC at ARM */
+	bool armed; /* published (ACTIVE or LIMIT_REACHED) */
+	bool stopped; /* STOP, CLOSE or a closed connection ended it */
+	bool leak; /* a producer never left it: the buffer is never unmapped */
+	uint64_t prefaulted; /* bytes of buf prefaulted so far */
+	uint64_t cur_idx, cur_pos; /* a committed record's index and position
+				      (where the last read ended) */
+};
+
+struct xpl_agent_hot {
+	struct xpl_agent_cap *_Atomic cap; /* the armed capture, NULL = none */
+	_Atomic uint32_t gen; /* cap->gen while armed, another value otherwise */
+} __attribute__((aligned(64)));
+
+extern struct xpl_agent_hot xpl_agent_hot;
+/* Process range sequence (lib/nvtx/inject.c hands out ids seq << 1 | bit). */
+extern _Atomic uint64_t xpl_nvtx_range_seq;
+
+/* --- capture.c ------------------------------------------------------------ */
+
+/*
+ * Allocate a capture for @req (a decoded ARM of NVTX filters) and
+ * prefault its first bytes.  Not yet published.  0 or -ENOMEM.
+ */
+int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **out);
+/* Publish @c: producers start admitting into it. */
+void xpl_capture_arm(struct xpl_agent_cap *c);
+/* Unpublish @c and wait until no producer is inside it; its last
+ * calibration point is taken.  Idempotent. */
+void xpl_capture_disarm(struct xpl_agent_cap *c);
+/* Free a disarmed capture (NULL accepted). */
+void xpl_capture_free(struct xpl_agent_cap *c);
+/* Prefault the next stretch of @c's buffer ahead of its writers; true when
+ * more remains to do (the server calls it between polls while armed). */
+bool xpl_capture_prefault_step(struct xpl_agent_cap *c);
+/* Prefaulting still to do: 0 done, 1 soon (within its window), 2 later. */
+int xpl_capture_prefault_pending(const struct xpl_agent_cap *c);
+
+/* Counters as a reply reports them (agent.h). */
+struct xpl_capture_stats {
+	uint32_t state; /* enum xprobe_agent_state */
+	uint32_t stop_reason;
+	uint64_t capacity, observed, retained, dropped, unknown;
+};
+void xpl_capture_stats(const struct xpl_agent_cap *c, struct xpl_capture_stats *st);
+
+/*
+ * A read of committed records [offset, end): xpl_capture_read_begin finds
+ * @offset (index since ARM) and fixes the end at the records committed now;
+ * -XPROBE_E_INVALID_ARGUMENT when @offset is past them.  Then
+ * xpl_capture_read_chunk fills @out (@cap >= XPROBE_RECORD_MAX_SIZE) with
+ * whole records, timestamps CLOCK_MONOTONIC ns, and returns the bytes (0 at
+ * the end).  nrecords, bytes and nchunks say in advance what the chunks of
+ * at most @chunk_max bytes will be.
+ */
+struct xpl_capture_read {
+	struct xpl_agent_cap *c;
+	uint64_t idx, pos, end_idx, end_pos;
+	uint64_t nrecords, bytes;
+	uint32_t nchunks;
+	size_t chunk_max;
+	struct xpl_conv conv;
+};
+int xpl_capture_read_begin(struct xpl_agent_cap *c, uint64_t offset, size_t chunk_max,
+			   struct xpl_capture_read *rd);
+size_t xpl_capture_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t cap);
+
+/* --- the hot path ------------------------------------------------------------ */
+
+static inline __attribute__((always_inline)) bool xpl_agent_armed(void)
+{
+	return atomic_load_explicit(&xpl_agent_hot.cap, memory_order_relaxed) != NULL;
+}
+
+/*
+ * Enter the armed capture: busy held and the capture returned, or NULL
+ * (not armed, or no slot for this thread).  *nested is set when the thread
+ * was already inside a record (a signal handler): the capture may be read
+ * but nothing recorded, and busy is not taken (xpl_agent_leave skips it).
+ */
+static inline __attribute__((always_inline)) struct xpl_agent_cap *
+xpl_agent_enter(struct xpl_tls *t, bool *nested)
+{
+	struct xpl_slot *s = t->slot;
+	struct xpl_agent_cap *c;
+
+	*nested = false;
+	if (unlikely(!s)) {
+		s = xpl_slot_attach(t);
+		if (!s)
+			return NULL;
+	}
+	if (unlikely(atomic_load_explicit(&s->busy, memory_order_relaxed))) {
+		*nested = true;
+		return atomic_load_explicit(&xpl_agent_hot.cap, memory_order_acquire);
+	}
+	atomic_store_explicit(&s->busy, 1, memory_order_relaxed);
+	xpl_light_fence();
+	c = atomic_load_explicit(&xpl_agent_hot.cap, memory_order_acquire);
+	if (unlikely(!c))
+		atomic_store_explicit(&s->busy, 0, memory_order_release);
+	return c;
+}
+
+static inline __attribute__((always_inline)) void xpl_agent_leave(struct xpl_tls *t, bool nested)
+{
+	if (!nested)
+		atomic_store_explicit(&t->slot->busy, 0, memory_order_release);
+}
+
+static inline void xpl_agent_drop(struct xpl_agent_cap *c)
+{
+	atomic_fetch_add_explicit(&c->dropped, 1, memory_order_relaxed);
+}
+
+/*
+ * Reserve and write one record: @n name bytes (0 for plain records; a
+ * named record without a name is never admitted), @flags its name flags.
+ * True when recorded; false when the capture is full (the drop counted).
+ */
+static inline __attribute__((always_inline)) bool
+xpl_agent_put(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const char *name,
+	      uint32_t n, uint32_t flags, uint32_t aux, uint64_t a0)
+{
+	uint32_t size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n), i;
+	uint64_t old, idx;
+	struct xprobe_record *r;
+	uint8_t *dst;
+
+	if (unlikely(atomic_load_explicit(&c->full, memory_order_relaxed)))
+		goto drop;
+	old = atomic_fetch_add_explicit(&c->resv, (1ull << 32) | size, memory_order_relaxed);
+	idx = old >> 32;
+	if (unlikely(idx >= c->capacity)) {
+		atomic_store_explicit(&c->full, 1, memory_order_relaxed);
+		goto drop;
+	}
+	r = (struct xprobe_record *)(c->buf + (uint32_t)old);
+	/* the buffer is zero where it was never written: padding stays 0 */
+	r->ts = likely(c->tsc) ? xpl_rdtsc() : xpl_mono_ns();
+	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48);
+	r->a0 = a0;
+	dst = (uint8_t *)r + XPROBE_RECORD_HDR_SIZE;
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		memcpy(dst + i, &w, 8);
+	}
+	for (; i < n; i++)
+		dst[i] = (uint8_t)name[i];
+	/* size, type, tid last: the record is committed */
+	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
+	return true;
+drop:
+	xpl_agent_drop(c);
+	return false;
+}
+
+/* The name's length (XPROBE_NAME_MAX + 1 when longer) and the bytes a
+ * record keeps of it. */
+static inline __attribute__((always_inline)) uint32_t xpl_agent_name_len(const char *name,
+									  uint32_t *kept,
+									  bool *complete)
+{
+	uint32_t n = 0;
+
+	while (n <= XPROBE_NAME_MAX && name[n])
+		n++;
+	*complete = n <= XPROBE_NAME_MAX;
+	*kept = likely(*complete) ? n : (uint32_t)xpl_name_cut(name, complete);
+	return n;
+}
+
+static inline __attribute__((always_inline)) bool xpl_agent_eq(const char *a, const char *b,
+								uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/*
+ * Does @name pass one of @c's rules?  @n is its length (XPROBE_NAME_MAX + 1
+ * when longer: nothing past that is read), @kept the bytes a record keeps
+ * of it.  exact: the whole name (so never a cut one); prefix: the kept
+ * bytes start with the rule; suffix: a whole name (<= XPROBE_NAME_MAX
+ * bytes) ends with it; contains: the kept bytes hold it.  So whatever is
+ * admitted can be checked again against the record's own name.
+ */
+static inline __attribute__((always_inline)) bool
+xpl_agent_name_ok(const struct xpl_agent_cap *c, const char *name, uint32_t n, uint32_t kept)
+{
+	for (uint32_t i = 0; i < c->nrules; i++) {
+		const struct xpl_agent_rule *r = &c->rules[i];
+
+		switch (r->match) {
+		case XPROBE_AGENT_NAME_ANY:
+			return true;
+		case XPROBE_AGENT_NAME_EXACT:
+			if (n == r->len && xpl_agent_eq(name, r->name, n))
+				return true;
+			break;
+		case XPROBE_AGENT_NAME_PREFIX:
+			if (kept >= r->len && xpl_agent_eq(name, r->name, r->len))
+				return true;
+			break;
+		case XPROBE_AGENT_NAME_SUFFIX:
+			if (n <= XPROBE_NAME_MAX && n >= r->len &&
+			    xpl_agent_eq(name + n - r->len, r->name, r->len))
+				return true;
+			break;
+		case XPROBE_AGENT_NAME_CONTAINS:
+			if (memmem(name, kept, r->name, r->len))
+				return true;
+			break;
+		}
+	}
+	return false;
+}
+
+/* A named range start (push, process range start) through the rules:
+ * true when recorded.  Caller holds the capture (not nested). */
+static inline __attribute__((always_inline)) bool
+xpl_agent_named(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const char *name,
+		uint32_t aux, uint64_t a0)
+{
+	uint32_t n, kept;
+	bool complete;
+
+	n = xpl_agent_name_len(name, &kept, &complete);
+	if (!xpl_agent_name_ok(c, name, n, kept))
+		return false;
+	return xpl_agent_put(t, c, type, name, kept, complete ? XPROBE_RECF_NAME_COMPLETE : 0,
+			     aux, a0);
+}
+
+#endif /* XPL_AGENT_CAPTURE_H */

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * agent_fixture.c - an ordinary NVTX v3 program for the Agent's tests
+ * (tests/unit/test_lib_agent.c): not linked with libxprobe, run under
+ * NVTX_INJECTION64_PATH=libxprobe.so, so its Agent exists only because the
+ * NVTX loader injected the library.  Built on tests/lib/nvtx_loader.c (no
+ * CUDA toolkit).  The test drives it one command per stdin line and reads
+ * one answer line per command on stdout, so it can ARM the Agent between
+ * the fixture's calls and compare the capture with what the fixture says
+ * it did:
+ *
+ *   init            first NVTX call (loads libxprobe, which starts the
+ *                   Agent); "READY <pid> <socket path>"
+ *   names N         N x (push/pop of "step", "stepper", "prestep", "other",
+ *                   and LONGNAME: "step" + 192 x 'x' + "step", 200 bytes)
+ *   nest N          two threads, each N x (push n_a, push n_b, push n_c,
+ *                   pop x 3); "DONE nest <tid1> <tid2>"
+ *   xthread N       thread B starts N process ranges "span"; main ends
+ *                   them; "DONE xthread <tid B> <tid main>"
+ *   open            push "open_push", start "open_span" (left open)
+ *   close_open      pop, end "open_span"; then one more push/pop of
+ *                   "open_push" and start/end of "open_span"
+ *   burst N         N x push/pop "step"
+ *   ex N            N x (PushEx ASCII "step", pop; StartEx ASCII "step",
+ *                   end); then one PushEx wide, pop; one StartEx wide, end;
+ *                   one PushEx(NULL), pop
+ *   levels          "LEVELS ok|bad": push/pop returned the levels NVTX
+ *                   promises in every command so far
+ *   inject          what online injection does after its dlopen: call
+ *                   xprobe_agent_start() of the loaded libxprobe;
+ *                   "DONE inject <rc> <socket path>"
+ *   path            "PATH <socket path or ->"
+ *   quit            exit 0
+ *
+ * Every command but init/levels/inject/path answers "DONE <command>".
+ */
+#include "nvtx_loader.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int levels_ok = 1;
+static char longname[201];
+
+static void push(const char *name, int want)
+{
+	if (nvtxRangePushA(name) != want)
+		levels_ok = 0;
+}
+
+static void pop(int want)
+{
+	if (nvtxRangePop() != want)
+		levels_ok = 0;
+}
+
+static void *lib_sym(const char *name)
+{
+	const char *lib = getenv("NVTX_INJECTION64_PATH");
+	void *h;
+
+	if (!lib)
+		return NULL;
+	h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+	return h ? dlsym(h, name) : NULL;
+}
+
+static void print_path(const char *tag)
+{
+	int (*path)(char *, size_t) = (int (*)(char *, size_t))lib_sym("xprobe_agent_socket_path");
+	char buf[256];
+
+	if (!path || path(buf, sizeof(buf)) != 0)
+		snprintf(buf, sizeof(buf), "-");
+	printf("%s%s%s\n", tag, tag[0] ? " " : "", buf);
+}
+
+struct nest_arg {
+	long n;
+	long tid;
+};
+
+static void *nest_thread(void *p)
+{
+	struct nest_arg *a = p;
+
+	a->tid = syscall(SYS_gettid);
+	for (long i = 0; i < a->n; i++) {
+		push("n_a", 0);
+		push("n_b", 1);
+		push("n_c", 2);
+		pop(2);
+		pop(1);
+		pop(0);
+	}
+	return NULL;
+}
+
+struct span_arg {
+	long n;
+	long tid;
+	nvtxRangeId_t *ids;
+};
+
+static void *span_thread(void *p)
+{
+	struct span_arg *a = p;
+
+	a->tid = syscall(SYS_gettid);
+	for (long i = 0; i < a->n; i++)
+		a->ids[i] = nvtxRangeStartA("span");
+	return NULL;
+}
+
+static nvtxEventAttributes_t attrs(int type, const void *msg)
+{
+	nvtxEventAttributes_t a;
+
+	memset(&a, 0, sizeof(a));
+	a.version = NVTX_VERSION;
+	a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	a.messageType = type;
+	a.message.ascii = msg;
+	return a;
+}
+
+int main(void)
+{
+	char line[256], cmd[32];
+	nvtxRangeId_t open_span = 0;
+	long n;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	memset(longname, 'x', 200);
+	memcpy(longname, "step", 4);
+	memcpy(longname + 196, "step", 4);
+	longname[200] = '\0';
+	while (fgets(line, sizeof(line), stdin)) {
+		n = 0;
+		if (sscanf(line, "%31s %ld", cmd, &n) < 1)
+			continue;
+		if (!strcmp(cmd, "init")) {
+			nvtxMarkA("init");
+			printf("READY %ld ", (long)getpid());
+			print_path("");
+			continue;
+		}
+		if (!strcmp(cmd, "names")) {
+			for (long i = 0; i < n; i++) {
+				push("step", 0);
+				pop(0);
+				push("stepper", 0);
+				pop(0);
+				push("prestep", 0);
+				pop(0);
+				push("other", 0);
+				pop(0);
+				push(longname, 0);
+				pop(0);
+			}
+		} else if (!strcmp(cmd, "nest")) {
+			struct nest_arg a = { n, 0 }, b = { n, 0 };
+			pthread_t ta, tb;
+
+			pthread_create(&ta, NULL, nest_thread, &a);
+			pthread_create(&tb, NULL, nest_thread, &b);
+			pthread_join(ta, NULL);
+			pthread_join(tb, NULL);
+			printf("DONE nest %ld %ld\n", a.tid, b.tid);
+			continue;
+		} else if (!strcmp(cmd, "xthread")) {
+			struct span_arg a = { n, 0, calloc((size_t)n + 1, sizeof(nvtxRangeId_t)) };
+			pthread_t t;
+
+			pthread_create(&t, NULL, span_thread, &a);
+			pthread_join(t, NULL);
+			for (long i = 0; i < n; i++)
+				nvtxRangeEnd(a.ids[i]);
+			free(a.ids);
+			printf("DONE xthread %ld %ld\n", a.tid, (long)syscall(SYS_gettid));
+			continue;
+		} else if (!strcmp(cmd, "open")) {
+			push("open_push", 0);
+			open_span = nvtxRangeStartA("open_span");
+		} else if (!strcmp(cmd, "close_open")) {
+			pop(0);
+			nvtxRangeEnd(open_span);
+			push("open_push", 0);
+			pop(0);
+			nvtxRangeEnd(nvtxRangeStartA("open_span"));
+		} else if (!strcmp(cmd, "burst")) {
+			for (long i = 0; i < n; i++) {
+				push("step", 0);
+				pop(0);
+			}
+		} else if (!strcmp(cmd, "ex")) {
+			nvtxEventAttributes_t a = attrs(NVTX_MESSAGE_TYPE_ASCII, "step");
+
+			for (long i = 0; i < n; i++) {
+				if (nvtxRangePushEx(&a) != 0)
+					levels_ok = 0;
+				pop(0);
+				nvtxRangeEnd(nvtxRangeStartEx(&a));
+			}
+			a = attrs(NVTX_MESSAGE_TYPE_UNICODE, L"step");
+			if (nvtxRangePushEx(&a) != 0)
+				levels_ok = 0;
+			pop(0);
+			nvtxRangeEnd(nvtxRangeStartEx(&a));
+			if (nvtxRangePushEx(NULL) != 0)
+				levels_ok = 0;
+			pop(0);
+		} else if (!strcmp(cmd, "levels")) {
+			printf("LEVELS %s\n", levels_ok ? "ok" : "bad");
+			continue;
+		} else if (!strcmp(cmd, "inject")) {
+			int (*start)(void) = (int (*)(void))lib_sym("xprobe_agent_start");
+
+			printf("DONE inject %d ", start ? start() : -1);
+			print_path("");
+			continue;
+		} else if (!strcmp(cmd, "path")) {
+			print_path("PATH");
+			continue;
+		} else if (!strcmp(cmd, "quit")) {
+			return 0;
+		} else {
+			printf("UNKNOWN %s\n", cmd);
+			continue;
+		}
+		printf("DONE %s\n", cmd);
+	}
+	return 0;
+}
