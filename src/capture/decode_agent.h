@@ -81,15 +81,22 @@ struct xp_agent_dec {
 	uint32_t pid; /* events' pid; also checked against reply.pid */
 	uint64_t start_time; /* events' process_start_time; checked too (0: unchecked) */
 	struct xp_agent_stats st;
-	const char *name; /* for messages ("the Agent of PID 42") */
 	/* the reply being received */
 	bool in_reply;
 	uint32_t op;
-	uint64_t rec_left, bytes_left;
+	uint64_t rec_left, bytes_left; /* announced, not yet received */
 	uint32_t chunks_left;
-	uint64_t events_before; /* c->count + events counted beyond the bound, at reply start */
+	uint64_t events_before; /* c->count when the reply began */
+	uint64_t obs_before; /* map->observed when the reply began */
 	struct xp_rec_map *map; /* NVTX state across pieces (owned) */
 };
+
+/* "hello", "arm", ...; "active", "limit_reached", ...; "requested",
+ * "record_limit", ... ("unknown" outside the enums): for messages and
+ * details (capture_state). */
+const char *xp_agent_op_name(uint32_t op);
+const char *xp_agent_state_name(uint32_t state);
+const char *xp_agent_stop_reason_name(uint32_t reason);
 
 /*
  * Prepare @d for one capture of the Agent of process @pid (as the events
@@ -123,19 +130,20 @@ int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *
 		       struct xp_error *err);
 
 /* One record packet of the open reply: records -> events. */
-int xp_agent_dec_chunk(struct xp_agent_dec *d, const void *buf, size_t len,
-		       struct xp_error *err);
+int xp_agent_dec_chunk(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err);
 
 /* Close the open reply: everything announced arrived; the bound. */
 int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err);
 
 /*
- * Everything at once, for the fuzz target and tests: a reply header
- * (sizeof(struct xprobe_agent_reply) bytes) then its packets, each
- * preceded by its length as a native uint32_t.  Runs
- * xp_agent_reply_check, xp_agent_dec_reply, xp_agent_dec_chunk for each
- * packet and xp_agent_dec_end; bytes after the announced packets are an
- * error.
+ * Everything at once, for the fuzz target and tests: one or more replies,
+ * each a header (sizeof(struct xprobe_agent_reply) bytes) followed by its
+ * packets, each packet preceded by its length as a native uint32_t.  Runs
+ * xp_agent_reply_check (with the op the header names: ARM, SNAPSHOT or
+ * STOP), xp_agent_dec_reply, xp_agent_dec_chunk for each packet and
+ * xp_agent_dec_end, reply after reply, so the continuity checks and the
+ * state across pieces are exercised; a reply with a nonzero status, a
+ * truncated packet or header, or bytes left over is an error.
  */
 int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err);
 

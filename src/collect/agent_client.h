@@ -166,9 +166,8 @@ int xp_agent_filter_from_selector(const struct xp_selector *sel, enum xprobe_age
  * 1..XPROBE_AGENT_CAPACITY_MAX, else SESSION_LIMIT_EXCEEDED.  No Agent
  * endpoint at all is INTERNAL (the caller decides whether to arm).
  */
-int xp_agent_arm_build(const struct xp_selector *const *sels, size_t n,
-		       enum xprobe_agent_mode mode, uint64_t capacity, struct xprobe_agent_req *req,
-		       struct xp_error *err);
+int xp_agent_arm_build(const struct xp_selector *const *sels, size_t n, enum xprobe_agent_mode mode,
+		       uint64_t capacity, struct xprobe_agent_req *req, struct xp_error *err);
 
 /* True when @req has a filter whose kind needs the device backend (any
  * CUDA kind): the Agent refuses it without XPROBE_AGENT_F_DEVICE_BACKEND. */

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * decode_agent.c - the Agent's control-socket replies and record packets
+ * into events (decode_agent.h lists every check).  The peer is another
+ * process, possibly hostile or of another release: nothing in a reply is
+ * used before it is checked, every count is bounded before it sizes a
+ * loop, and records are copied into an aligned buffer before they are
+ * read (a packet has no alignment promise in a fuzz input).
+ *
+ * Records map to events through record_events.c, the mapping .xtf files
+ * use, in commit order: a process range's start registers it and its end
+ * (possibly a snapshot later, on another thread) removes it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/names.h"
+#include "decode_agent.h"
+#include "record_events.h"
+
+#define HINT_SKEW "rebuild xprobe and libxprobe from the same release"
+
+static const char *const op_names[] = {
+	[XPROBE_AGENT_OP_HELLO] = "hello",	 [XPROBE_AGENT_OP_ARM] = "arm",
+	[XPROBE_AGENT_OP_SNAPSHOT] = "snapshot", [XPROBE_AGENT_OP_STOP] = "stop",
+	[XPROBE_AGENT_OP_CLOSE] = "close",
+};
+
+static const char *const state_names[] = {
+	[XPROBE_AGENT_IDLE] = "idle",
+	[XPROBE_AGENT_ACTIVE] = "active",
+	[XPROBE_AGENT_LIMIT_REACHED] = "limit_reached",
+	[XPROBE_AGENT_STOPPED] = "stopped",
+	[XPROBE_AGENT_FAILED] = "failed",
+};
+
+static const char *const stop_names[] = {
+	[XPROBE_AGENT_STOP_NONE] = "none",
+	[XPROBE_AGENT_STOP_REQUESTED] = "requested",
+	[XPROBE_AGENT_STOP_RECORD_LIMIT] = "record_limit",
+	[XPROBE_AGENT_STOP_BACKEND_ERROR] = "backend_error",
+};
+
+const char *xp_agent_op_name(uint32_t op)
+{
+	return XP_NAME_OF(op_names, op, "unknown");
+}
+
+const char *xp_agent_state_name(uint32_t state)
+{
+	return XP_NAME_OF(state_names, state, "unknown");
+}
+
+const char *xp_agent_stop_reason_name(uint32_t reason)
+{
+	return XP_NAME_OF(stop_names, reason, "unknown");
+}
+
+/* A malformed reply header: TRACE_EXPORT_FAILED naming @field. */
+static int __attribute__((format(printf, 4, 5)))
+reply_bad(struct xp_error *err, uint32_t op, const char *field, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	xp_error_detail_str(err, "field", field);
+	xp_error_detail_str(err, "op", xp_agent_op_name(op));
+	xp_error_hint(err, HINT_SKEW);
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+			    "the Agent sent a malformed %s reply: %s", xp_agent_op_name(op), why);
+}
+
+static bool has_records(uint32_t op)
+{
+	return op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP;
+}
+
+int xp_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_error *err)
+{
+	struct xprobe_agent_reply r;
+	uint64_t min_chunks;
+
+	if (len != sizeof(r))
+		return reply_bad(err, op, "size", "%zu bytes, expected %zu", len, sizeof(r));
+	memcpy(&r, buf, sizeof(r));
+	if (memcmp(r.magic, XPROBE_AGENT_REPLY_MAGIC, sizeof(r.magic)))
+		return reply_bad(err, op, "magic", "bad magic");
+	if (r.version != XPROBE_AGENT_PROTO_VERSION)
+		return reply_bad(err, op, "version",
+				 "control protocol version %" PRIu32 ", this xprobe speaks %u",
+				 r.version, XPROBE_AGENT_PROTO_VERSION);
+	if (r.size != sizeof(r))
+		return reply_bad(err, op, "size", "size field %" PRIu32 ", expected %zu", r.size,
+				 sizeof(r));
+	if (r.op != op)
+		return reply_bad(err, op, "op", "answers op %" PRIu32 " (%s)", r.op,
+				 xp_agent_op_name(r.op));
+	if (r.status > 0 || r.status <= -XPROBE_E__LAST)
+		return reply_bad(err, op, "status", "status %" PRId32 " is no error code",
+				 r.status);
+	if (r.features & ~XPROBE_AGENT_F__ALL)
+		return reply_bad(err, op, "features", "unknown feature bits 0x%" PRIx32,
+				 r.features & ~XPROBE_AGENT_F__ALL);
+	if (r.state > XPROBE_AGENT_FAILED)
+		return reply_bad(err, op, "state", "capture state %" PRIu32, r.state);
+	if (r.stop_reason > XPROBE_AGENT_STOP_BACKEND_ERROR)
+		return reply_bad(err, op, "stop_reason", "stop reason %" PRIu32, r.stop_reason);
+	if (r.reserved)
+		return reply_bad(err, op, "reserved", "reserved field is %" PRIu32, r.reserved);
+	if (!memchr(r.message, '\0', sizeof(r.message)))
+		return reply_bad(err, op, "message", "message is not NUL-terminated");
+	if ((r.state == XPROBE_AGENT_ACTIVE || r.state == XPROBE_AGENT_LIMIT_REACHED) &&
+	    (!r.arm_ns || !r.capacity))
+		return reply_bad(err, op, "arm_ns", "an armed capture without %s",
+				 r.arm_ns ? "capacity" : "ARM time");
+	if (r.state == XPROBE_AGENT_ACTIVE && r.stop_reason != XPROBE_AGENT_STOP_NONE)
+		return reply_bad(err, op, "stop_reason", "an active capture with stop reason %s",
+				 xp_agent_stop_reason_name(r.stop_reason));
+	if (r.state == XPROBE_AGENT_LIMIT_REACHED &&
+	    r.stop_reason != XPROBE_AGENT_STOP_RECORD_LIMIT)
+		return reply_bad(err, op, "stop_reason", "a full capture with stop reason %s",
+				 xp_agent_stop_reason_name(r.stop_reason));
+	if (r.capacity > XPROBE_AGENT_CAPACITY_MAX)
+		return reply_bad(err, op, "capacity", "capacity %" PRIu64 " above %u", r.capacity,
+				 XPROBE_AGENT_CAPACITY_MAX);
+	if (r.retained > r.capacity)
+		return reply_bad(err, op, "retained",
+				 "%" PRIu64 " records retained in a capacity of %" PRIu64,
+				 r.retained, r.capacity);
+	if (r.retained > r.observed)
+		return reply_bad(err, op, "observed",
+				 "%" PRIu64 " records retained but %" PRIu64 " observed",
+				 r.retained, r.observed);
+	if (r.nrecords > r.retained || r.offset > r.retained - r.nrecords)
+		return reply_bad(err, op, "offset",
+				 "records %" PRIu64 "+%" PRIu64 " beyond the %" PRIu64 " retained",
+				 r.offset, r.nrecords, r.retained);
+	if ((!has_records(op) || r.status) && (r.nrecords || r.bytes || r.nchunks))
+		return reply_bad(err, op, "nrecords", "%s carries records",
+				 r.status ? "an error reply" : "a reply of this op");
+	/* nrecords <= retained <= 2^24, so neither product wraps */
+	if (r.bytes < r.nrecords * XPROBE_RECORD_HDR_SIZE ||
+	    r.bytes > r.nrecords * XPROBE_RECORD_MAX_SIZE)
+		return reply_bad(err, op, "bytes",
+				 "%" PRIu64 " bytes cannot hold %" PRIu64 " records", r.bytes,
+				 r.nrecords);
+	min_chunks = (r.bytes + XPROBE_AGENT_CHUNK_MAX - 1) / XPROBE_AGENT_CHUNK_MAX;
+	if ((r.nrecords == 0) != (r.nchunks == 0) || r.nchunks < min_chunks ||
+	    r.nchunks > r.nrecords)
+		return reply_bad(err, op, "nchunks",
+				 "%" PRIu32 " packets for %" PRIu64 " records of %" PRIu64 " bytes",
+				 r.nchunks, r.nrecords, r.bytes);
+	return 0;
+}
+
+/* --- the decoder ------------------------------------------------------- */
+
+/* A broken stream or sequence: TRACE_EXPORT_FAILED naming @field. */
+static int __attribute__((format(printf, 4, 5)))
+dec_bad(struct xp_agent_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	xp_error_detail_str(err, "field", field);
+	xp_error_detail_u64(err, "pid", d->pid);
+	xp_error_detail_u64(err, "record_offset", d->st.records);
+	xp_error_hint(err, HINT_SKEW);
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+			    "failed to decode the Agent capture of PID %" PRIu32 ": %s", d->pid,
+			    why);
+}
+
+/* record_events.c's failures (out of memory, push level) */
+struct fail_ctx {
+	struct xp_agent_dec *d;
+	struct xp_error *err;
+};
+
+static int map_fail(void *ctx, const char *what)
+{
+	struct fail_ctx *f = ctx;
+
+	return dec_bad(f->d, f->err, "records", "%s", what);
+}
+
+int xp_agent_dec_init(struct xp_agent_dec *d, struct xp_capture *c, uint32_t pid,
+		      uint64_t start_time)
+{
+	memset(d, 0, sizeof(*d));
+	d->c = c;
+	d->pid = pid;
+	d->start_time = start_time;
+	d->map = malloc(sizeof(*d->map));
+	if (!d->map)
+		return -ENOMEM;
+	xp_rec_map_init(d->map, c, pid, start_time, map_fail, NULL);
+	return 0;
+}
+
+void xp_agent_dec_free(struct xp_agent_dec *d)
+{
+	if (d->map) {
+		xp_rec_map_free(d->map);
+		free(d->map);
+	}
+	d->map = NULL;
+}
+
+int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *rep,
+		       struct xp_error *err)
+{
+	const struct xp_agent_stats *p = &d->st;
+	struct xp_capture *c = d->c;
+
+	if (!d->map)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "agent decoder not initialized");
+	if (d->in_reply)
+		return dec_bad(d, err, "op", "a %s reply before the last one's records ended",
+			       xp_agent_op_name(rep->op));
+	if (rep->status)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "agent decoder given an error reply (status %" PRId32 ")",
+				    rep->status);
+	if (rep->op != XPROBE_AGENT_OP_ARM && !has_records(rep->op))
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "agent decoder given a %s reply",
+				    xp_agent_op_name(rep->op));
+	if (rep->op == XPROBE_AGENT_OP_ARM && p->valid)
+		return dec_bad(d, err, "op", "a second ARM reply in one capture");
+	if (d->pid && rep->pid != d->pid)
+		return dec_bad(d, err, "pid", "the reply comes from PID %" PRIu32, rep->pid);
+	if (d->start_time && rep->start_time != d->start_time)
+		return dec_bad(d, err, "start_time",
+			       "the reply comes from a process started at %" PRIu64
+			       ", not %" PRIu64,
+			       rep->start_time, d->start_time);
+	if (rep->offset != p->records)
+		return dec_bad(d, err, "offset",
+			       "records from %" PRIu64 " follow, %" PRIu64 " were received",
+			       rep->offset, p->records);
+	if (p->valid) {
+		if (rep->capacity != p->capacity)
+			return dec_bad(d, err, "capacity",
+				       "capacity changed from %" PRIu64 " to %" PRIu64, p->capacity,
+				       rep->capacity);
+		if (p->arm_ns && rep->arm_ns != p->arm_ns)
+			return dec_bad(d, err, "arm_ns", "the capture was armed again");
+		if (rep->observed < p->observed || rep->retained < p->retained ||
+		    rep->dropped < p->dropped || rep->unknown < p->unknown)
+			return dec_bad(d, err, "counters",
+				       "a counter went down (observed %" PRIu64 " -> %" PRIu64
+				       ", retained %" PRIu64 " -> %" PRIu64 ", dropped %" PRIu64
+				       " -> %" PRIu64 ", unknown %" PRIu64 " -> %" PRIu64 ")",
+				       p->observed, rep->observed, p->retained, rep->retained,
+				       p->dropped, rep->dropped, p->unknown, rep->unknown);
+	}
+	c->dropped += rep->dropped - p->dropped;
+	c->unknown_records += rep->unknown - p->unknown;
+	if (rep->state == XPROBE_AGENT_LIMIT_REACHED ||
+	    rep->stop_reason == XPROBE_AGENT_STOP_RECORD_LIMIT)
+		c->record_limit_reached = true;
+	c->cupti.present = true;
+	c->cupti.record_capacity = rep->capacity;
+	c->cupti.observed_records = rep->observed;
+	c->cupti.dropped_records = rep->dropped;
+	d->st.valid = true;
+	d->st.features = rep->features;
+	d->st.state = rep->state;
+	d->st.stop_reason = rep->stop_reason;
+	d->st.arm_ns = rep->arm_ns;
+	d->st.capacity = rep->capacity;
+	d->st.observed = rep->observed;
+	d->st.retained = rep->retained;
+	d->st.dropped = rep->dropped;
+	d->st.unknown = rep->unknown;
+	if (rep->op == XPROBE_AGENT_OP_ARM)
+		return 0;
+	d->in_reply = true;
+	d->op = rep->op;
+	d->rec_left = rep->nrecords;
+	d->bytes_left = rep->bytes;
+	d->chunks_left = rep->nchunks;
+	d->events_before = c->count;
+	d->obs_before = d->map->observed;
+	return 0;
+}
+
+static bool type_named(uint32_t type)
+{
+	return type == XPROBE_EV_NVTX_PUSH || type == XPROBE_EV_NVTX_START ||
+	       type == XPROBE_EV_NVTX_MARK || type == XPROBE_EV_EXEC_BEGIN ||
+	       type == XPROBE_EV_EXEC_END || type == XPROBE_EV_DEVICE_ACTIVITY;
+}
+
+/* The NVTX types are what an Agent capture holds in this release. */
+static bool type_capture(uint32_t type)
+{
+	return type >= XPROBE_EV_NVTX_PUSH && type <= XPROBE_EV_NVTX_END;
+}
+
+/* Check one record of @size bytes (copied to @r); 0 or the error. */
+static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, struct xp_error *err)
+{
+	const uint8_t *p = (const uint8_t *)r;
+
+	if (r->type == XPROBE_EV_PAD)
+		return dec_bad(d, err, "type", "a pad record in a capture");
+	if (r->type >= XPROBE_EV__COUNT)
+		return 0; /* a later release's type: counted, not read */
+	if (!type_capture(r->type))
+		return dec_bad(d, err, "type", "record type %u is no capture record", r->type);
+	if (!r->ts)
+		return dec_bad(d, err, "ts", "zero timestamp");
+	if (!r->tid)
+		return dec_bad(d, err, "tid", "NVTX record without a thread");
+	if (r->flags & ~XPROBE_RECF__ALL)
+		return dec_bad(d, err, "flags", "unknown record flags 0x%x", r->flags);
+	if (!type_named(r->type)) {
+		if (r->name_len || r->flags || r->size != XPROBE_RECORD_HDR_SIZE)
+			return dec_bad(d, err, "size",
+				       "record type %u is %u bytes with a %u-byte name", r->type,
+				       r->size, r->name_len);
+		return 0;
+	}
+	if (r->name_len > XPROBE_NAME_MAX ||
+	    r->size != ((XPROBE_RECORD_HDR_SIZE + r->name_len + 7u) & ~7u))
+		return dec_bad(d, err, "name_len", "a %u-byte record with a %u-byte name", r->size,
+			       r->name_len);
+	if (memchr(p + XPROBE_RECORD_HDR_SIZE, 0, r->name_len))
+		return dec_bad(d, err, "name", "NUL inside the name");
+	for (size_t i = XPROBE_RECORD_HDR_SIZE + r->name_len; i < r->size; i++)
+		if (p[i])
+			return dec_bad(d, err, "name", "non-zero padding after the name");
+	if ((r->flags & XPROBE_RECF_NAME_UNSUPPORTED) &&
+	    (r->name_len || (r->flags & XPROBE_RECF_NAME_COMPLETE)))
+		return dec_bad(d, err, "flags", "an unsupported-name record carries a name");
+	return 0;
+}
+
+int xp_agent_dec_chunk(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err)
+{
+	const uint8_t *p = buf;
+	struct fail_ctx fc = { d, err };
+	size_t off = 0;
+	int rc = 0;
+
+	if (!d->in_reply || !d->chunks_left)
+		return dec_bad(d, err, "nchunks", "a record packet beyond those announced");
+	if (!len || len > XPROBE_AGENT_CHUNK_MAX || len > d->bytes_left)
+		return dec_bad(d, err, "bytes",
+			       "a %zu-byte record packet (at most %u, %" PRIu64 " bytes left)", len,
+			       XPROBE_AGENT_CHUNK_MAX, d->bytes_left);
+	d->map->fail_ctx = &fc;
+	while (off < len) {
+		union {
+			struct xprobe_record r;
+			uint8_t b[XPROBE_RECORD_MAX_SIZE];
+		} u;
+		uint16_t size;
+
+		if (len - off < XPROBE_RECORD_HDR_SIZE) {
+			rc = dec_bad(d, err, "size", "a record cut at the packet's end");
+			goto out;
+		}
+		memcpy(&size, p + off, sizeof(size));
+		if (size < XPROBE_RECORD_HDR_SIZE || size % 8 || size > XPROBE_RECORD_MAX_SIZE ||
+		    size > len - off) {
+			rc = dec_bad(d, err, "size", "record of %u bytes (%zu left in the packet)",
+				     size, len - off);
+			goto out;
+		}
+		if (!d->rec_left) {
+			rc = dec_bad(d, err, "nrecords", "more records than announced");
+			goto out;
+		}
+		memcpy(u.b, p + off, size);
+		rc = record_check(d, &u.r, err);
+		if (rc)
+			goto out;
+		if (u.r.type >= XPROBE_EV__COUNT) {
+			d->st.unknown_types++;
+			d->c->unknown_records++;
+		} else {
+			rc = xp_rec_map_host(d->map, &u.r);
+			if (rc)
+				goto out;
+		}
+		off += size;
+		d->rec_left--;
+		d->st.records++;
+	}
+	d->bytes_left -= len;
+	d->chunks_left--;
+out:
+	d->map->fail_ctx = NULL;
+	return rc;
+}
+
+int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err)
+{
+	if (!d->in_reply)
+		return 0;
+	if (d->rec_left || d->bytes_left || d->chunks_left)
+		return dec_bad(d, err, "nchunks",
+			       "%" PRIu64 " records, %" PRIu64 " bytes in %" PRIu32
+			       " packets announced did not arrive",
+			       d->rec_left, d->bytes_left, d->chunks_left);
+	d->in_reply = false;
+	if (d->map->full) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "the Agent capture of PID %" PRIu32, d->pid);
+		return xp_error_event_limit(err, name,
+					    d->events_before + (d->map->observed - d->obs_before),
+					    d->c->max_events);
+	}
+	return 0;
+}
+
+int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err)
+{
+	const uint8_t *p = buf;
+	size_t off = 0;
+	int rc;
+
+	if (len == 0)
+		return dec_bad(d, err, "size", "no reply");
+	while (off < len) {
+		struct xprobe_agent_reply rep;
+		uint32_t op;
+
+		if (len - off < sizeof(rep))
+			return reply_bad(err, 0, "size", "%zu bytes, expected %zu", len - off,
+					 sizeof(rep));
+		memcpy(&rep, p + off, sizeof(rep));
+		op = rep.op;
+		if (op != XPROBE_AGENT_OP_ARM && !has_records(op))
+			return reply_bad(err, op, "op", "op %" PRIu32 " in a capture", op);
+		rc = xp_agent_reply_check(&rep, sizeof(rep), op, err);
+		if (rc)
+			return rc;
+		if (rep.status)
+			return dec_bad(d, err, "status", "the %s reply failed with status %" PRId32,
+				       xp_agent_op_name(op), rep.status);
+		rc = xp_agent_dec_reply(d, &rep, err);
+		if (rc)
+			return rc;
+		off += sizeof(rep);
+		for (uint32_t i = 0; i < rep.nchunks; i++) {
+			uint32_t n;
+
+			if (len - off < sizeof(n))
+				return dec_bad(d, err, "nchunks",
+					       "the capture ends before packet %u", i);
+			memcpy(&n, p + off, sizeof(n));
+			off += sizeof(n);
+			if (n > len - off)
+				return dec_bad(d, err, "bytes",
+					       "packet %u of %" PRIu32 " bytes is cut at %zu", i, n,
+					       len - off);
+			rc = xp_agent_dec_chunk(d, p + off, n, err);
+			if (rc)
+				return rc;
+			off += n;
+		}
+		rc = xp_agent_dec_end(d, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
