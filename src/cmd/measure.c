@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * measure.c - `xprobe measure`: mode selection, early checks, completed
- * inputs, specs, and the tail every exact measurement shares (correlate,
- * write the --events-out artifact, render).  Live collection lives in
- * measure_live.c; the inventories in their own files.
+ * inputs, specs, and everything after collection: correlate, write the
+ * --events-out artifact, render, pick the exit code.  Live collection
+ * (measure_live.c -> src/collect) only returns a capture, its counters
+ * and why it stopped, or an error; the inventories live in their own
+ * files.
  *
  * Early-error order follows the reference (peer-contract-notes.md 1.4):
  * spec -> missing from/to/match -> unknown policy -> mode conflicts
@@ -45,8 +47,10 @@ static void cancel_details(struct xp_error *err, const char *phase)
 	xp_error_detail_str(err, "signal", strsignal(xpc_cancel_signo()));
 }
 
-void xp_measure_artifact_on_error(struct xp_measure_req *req, const struct xp_capture *c,
-				  struct xp_error *err)
+/* Write the artifact for a failed measurement and add its details to
+ * @err (or turn @err into TRACE_EXPORT_FAILED when writing fails). */
+static void artifact_on_error(struct xp_measure_req *req, const struct xp_capture *c,
+			      struct xp_error *err)
 {
 	struct xp_error werr = { 0 };
 	int rc;
@@ -101,8 +105,15 @@ static int host_loss_warning(const struct xp_host_collection *h, const struct xp
 				   h->retained_records, (const char *)NULL);
 }
 
-int xp_measure_cancelled(struct xp_measure_req *req, const char *phase, size_t events,
-			 struct xp_error *err)
+/*
+ * A signal (common/cancel.h) stopped @phase ("decode", "correlate",
+ * "measure") before a result: @err becomes the document the live path
+ * gives a cancelled capture without pairs -- NO_MATCHED_SAMPLES with
+ * details.cancelled true, signal, phase and the events read so far.
+ * Returns -code.
+ */
+static int cancelled(struct xp_measure_req *req, const char *phase, size_t events,
+		     struct xp_error *err)
 {
 	int sig = xpc_cancel_signo();
 	const char *what = strcmp(phase, "decode") == 0	   ? "decoding the inputs" :
@@ -141,8 +152,13 @@ static int export_cancelled(struct xp_measure_req *req, struct xp_error *err)
 			    strsignal(sig));
 }
 
-int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
-		      const struct xp_host_collection *host, const struct xp_warnings *extra)
+/*
+ * Correlate @c, write the artifact, render the result or the error.
+ * @status: "completed", "timed_out" or "cancelled"; @host: live counters
+ * or NULL; @extra: warnings to append (NULL ok).  Returns the exit code.
+ */
+static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
+		  const struct xp_host_collection *host, const struct xp_warnings *extra)
 {
 	struct xp_warnings all = { 0 };
 	struct xp_correlate_opts opts = {
@@ -159,11 +175,11 @@ int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const ch
 	rc = xp_correlate(c, &req->from, &req->to, &opts, &corr, &err);
 	if (rc && xpc_cancel_signo()) {
 		/* stopped: no artifact either, the caller asked to stop */
-		rc = xp_measure_cancelled(req, "correlate", c->count, &err);
+		rc = cancelled(req, "correlate", c->count, &err);
 		goto fail;
 	}
 	if (rc) {
-		xp_measure_artifact_on_error(req, c, &err);
+		artifact_on_error(req, c, &err);
 		goto fail;
 	}
 	if (req->events_out) {
@@ -213,6 +229,249 @@ fail:
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
 	return code;
+}
+
+/* --- live measurements: the answer to how a capture ended ------------ */
+
+static void host_block(const struct xp_live_source_stats *st, struct xp_host_collection *h)
+{
+	h->record_capacity = st->capacity;
+	h->observed_records = st->observed;
+	h->retained_records = st->retained;
+	h->dropped_records = st->dropped;
+	h->buffer_utilization = st->capacity ? (double)st->retained / (double)st->capacity : 0.0;
+}
+
+/* Events of the capture that are host (eBPF) events, and the others. */
+static void count_events(const struct xp_capture *c, uint64_t *host, uint64_t *cuda)
+{
+	size_t i;
+
+	*host = 0;
+	for (i = 0; i < c->count; i++)
+		*host += xp_event_is_host(&c->events[i]);
+	*cuda = c->count - *host;
+}
+
+static void stats_details(struct xp_error *err, const struct xp_live_outcome *lo,
+			  const struct xp_capture *c)
+{
+	uint64_t host, cuda, observed = 0, dropped = 0, capacity = 0;
+
+	count_events(c, &host, &cuda);
+	if (lo->has_host) {
+		observed += lo->host.observed;
+		dropped += lo->host.dropped;
+		capacity = lo->host.capacity;
+	}
+	if (lo->has_agent) {
+		observed += lo->agent.observed;
+		dropped += lo->agent.dropped;
+		capacity = lo->agent.capacity;
+	}
+	xp_error_detail_u64(err, "host_events", host);
+	xp_error_detail_u64(err, "cuda_events", cuda);
+	xp_error_detail_u64(err, "observed_records", observed);
+	xp_error_detail_u64(err, "dropped_events", dropped);
+	xp_error_detail_u64(err, "max_events", capacity);
+}
+
+static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
+{
+	if (req->cli->format && !req->events_out && err->code != XPROBE_E_TRACE_EXPORT_FAILED)
+		xp_error_hint(err, "--format also requires --events-out");
+}
+
+/* The capture ended without the bound being met: the contract's error. */
+static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
+			const struct xp_live_outcome *lo, struct xp_error *err)
+{
+	uint64_t observed = lo->host.observed + lo->agent.observed;
+	uint64_t capacity = lo->has_host ? lo->host.capacity : lo->agent.capacity;
+	int rc;
+
+	switch (lo->res.stop) {
+	case XP_LIVE_STOP_TARGET_EXITED:
+		xp_target_detail(err, &req->target);
+		stats_details(err, lo, c);
+		xp_error_hint(err, "the target exited before the measurement's bound was met; measure a running process");
+		if (c->count)
+			xp_error_hint(err, "the events captured before it exited are in the events-out artifact when --events-out is given");
+		rc = xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
+				  "target process %u exited during the live capture (%zu events captured)",
+				  req->target.pid, c->count);
+		break;
+	case XP_LIVE_STOP_FULL:
+		stats_details(err, lo, c);
+		xp_error_detail_u64(err, "observed_events", observed);
+		xp_error_detail_u64(err, "record_capacity", capacity);
+		xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
+		if (req->samples) {
+			xp_error_detail_u64(err, "samples", req->samples);
+			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+					  "capture reached its configured limit of %llu records before %llu samples matched",
+					  (unsigned long long)capacity,
+					  (unsigned long long)req->samples);
+		} else {
+			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+					  "capture reached its configured limit of %llu records within --duration-ms",
+					  (unsigned long long)capacity);
+		}
+		break;
+	default:
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "live capture ended unexpectedly (%s)",
+				  xp_live_stop_name(lo->res.stop));
+		break;
+	}
+	artifact_on_error(req, c, err);
+	format_hint(req, err);
+	return rc;
+}
+
+/* Pairs the correlator forms in @c (0 when none, or cancelled). */
+static int count_pairs(struct xp_measure_req *req, struct xp_capture *c, uint64_t *matched,
+		       struct xp_error *err)
+{
+	struct xp_live_samples_rule r = {
+		.from = &req->from,
+		.to = &req->to,
+		.opts = { .policy = req->policy,
+			  .samples = req->samples,
+			  .duration_ns = req->duration_ms * 1000000ull,
+			  .max_events = req->max_events },
+	};
+
+	return xp_live_count_pairs(&r, c, matched, err);
+}
+
+/* Timeout or signal with the capture so far: a result when it pairs. */
+static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
+			const struct xp_live_outcome *lo, const struct xp_host_collection *host,
+			const struct xp_warnings *ws, struct xp_error *err)
+{
+	bool timeout = lo->res.stop == XP_LIVE_STOP_TIMEOUT;
+	uint64_t matched = 0, nhost, ncuda;
+	int rc;
+
+	if (!c->dropped) {
+		rc = count_pairs(req, c, &matched, err);
+		if (rc) {
+			artifact_on_error(req, c, err);
+			format_hint(req, err);
+			return rc;
+		}
+	}
+	if (matched || c->dropped)
+		return finish(req, c, timeout ? "timed_out" : "cancelled", host, ws);
+
+	count_events(c, &nhost, &ncuda);
+	xp_error_detail_str(err, "start_selector", req->from_text);
+	xp_error_detail_str(err, "end_selector", req->to_text);
+	xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
+	xp_error_detail_u64(err, "captured_events", c->count);
+	xp_error_detail_u64(err, "host_events", nhost);
+	xp_error_detail_u64(err, "cuda_events", ncuda);
+	if (timeout) {
+		xp_error_detail_bool(err, "timed_out", true);
+		xp_error_detail_u64(err, "timeout_ms", req->timeout_ms);
+		xp_error_hint(err, "make the target execute the selected events while measuring, or raise --timeout-ms");
+		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+				  "no event pairs matched before the live measurement timeout (host events: %llu, CUDA events: %llu)",
+				  (unsigned long long)nhost, (unsigned long long)ncuda);
+	} else {
+		xp_error_detail_bool(err, "cancelled", true);
+		xp_error_detail_str(err, "signal", strsignal(lo->res.signo));
+		xp_error_hint(err, "the measurement was interrupted before any pair matched; run it again");
+		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+				  "measurement cancelled by signal %d before any event pair matched (host events: %llu, CUDA events: %llu)",
+				  lo->res.signo, (unsigned long long)nhost, (unsigned long long)ncuda);
+	}
+	xp_error_hint(err, "inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy");
+	artifact_on_error(req, c, err);
+	format_hint(req, err);
+	return rc;
+}
+
+/*
+ * One live exact measurement: collect (measure_live.c), then turn how the
+ * capture ended into the contract's answer:
+ *   samples / duration      -> result "completed"
+ *   timeout, >= 1 pair      -> result "timed_out"
+ *   timeout, no pair        -> NO_MATCHED_SAMPLES, details timed_out
+ *   SIGINT/SIGTERM, pairs   -> result "cancelled"; none -> NO_MATCHED_SAMPLES
+ *   max_events reached      -> EVENT_RATE_TOO_HIGH (duration capture,
+ *                              or samples not reached within the bound)
+ *   target exited           -> TARGET_EXITED (exit 3)
+ *   losses in the window    -> EVENTS_DROPPED (the correlator's check)
+ * Every failure after collection writes --events-out and names it.
+ * Returns the exit code of an emitted document, or negative: an error in
+ * @err for cmd_measure to emit.
+ */
+static int measure_live(struct xp_measure_req *req, struct xp_error *err)
+{
+	struct xp_host_collection host, *hostp = NULL;
+	struct xp_warnings ws = { 0 };
+	struct xp_live_outcome lo;
+	struct xp_capture c;
+	int rc;
+
+	xp_capture_init(&c, req->max_events);
+	rc = xp_measure_live_collect(req, &c, &lo, &ws, err);
+	if (rc) {
+		if (c.count) {
+			stats_details(err, &lo, &c);
+			artifact_on_error(req, &c, err);
+		}
+		format_hint(req, err);
+		goto out;
+	}
+	if (c.unknown_records) {
+		stats_details(err, &lo, &c);
+		xp_error_detail_u64(err, "unknown_records", c.unknown_records);
+		xp_error_hint(err, "rebuild xprobe: its BPF programs and collector disagree on the record layout");
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "the BPF programs wrote %llu records this collector cannot decode",
+				  (unsigned long long)c.unknown_records);
+		artifact_on_error(req, &c, err);
+		goto out;
+	}
+	if (lo.has_host) {
+		host_block(&lo.host, &host);
+		hostp = &host;
+	}
+	switch (lo.res.stop) {
+	case XP_LIVE_STOP_ENOUGH:
+	case XP_LIVE_STOP_DURATION:
+		rc = finish(req, &c, "completed", hostp, &ws);
+		break;
+	case XP_LIVE_STOP_TIMEOUT:
+	case XP_LIVE_STOP_SIGNAL:
+		rc = live_partial(req, &c, &lo, hostp, &ws, err);
+		break;
+	case XP_LIVE_STOP_FULL:
+	case XP_LIVE_STOP_TARGET_EXITED:
+		rc = live_failure(req, &c, &lo, err);
+		break;
+	}
+out:
+	xp_capture_free(&c);
+	xp_warnings_free(&ws);
+	return rc;
+}
+
+/*
+ * --aggregate (the contract's CUDA activity inventory, AggregateInventory-
+ * Result) needs the in-process CUDA Agent: not in this build.  cmd_measure
+ * refuses it before any other check, so no command line with --aggregate
+ * ever measures something else or produces a document.
+ */
+static int cuda_aggregate(struct xp_error *err)
+{
+	xp_error_detail_str(err, "flag", "--aggregate");
+	xp_error_hint(err, "CUDA activity inventories need the xprobe CUDA Agent, which this build does not drive");
+	xp_error_hint(err, "for host inventories use --cpu-sample or --syscall-aggregate");
+	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
+			    "--aggregate (CUDA activity inventory) is not in this build");
 }
 
 static int check_limits(const struct xp_measure_req *req, struct xp_error *err)
@@ -299,7 +558,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 	xp_capture_init(&c, req->max_events);
 	rc = xp_inputs_load(cli->inputs, cli->ninputs, &c, err);
 	if (rc && xpc_cancel_signo())
-		rc = xp_measure_cancelled(req, "decode", c.count, err);
+		rc = cancelled(req, "decode", c.count, err);
 	if (rc) {
 		xp_capture_free(&c);
 		return rc;
@@ -309,11 +568,11 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 		xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
 		rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
 				  "capture reached its configured limit of %zu records", c.count);
-		xp_measure_artifact_on_error(req, &c, err);
+		artifact_on_error(req, &c, err);
 		xp_capture_free(&c);
 		return rc;
 	}
-	code = xp_measure_finish(req, &c, "completed", NULL, NULL);
+	code = finish(req, &c, "completed", NULL, NULL);
 	xp_capture_free(&c);
 	return code;
 }
@@ -367,7 +626,7 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 				    "trace specification target identity no longer matches the process");
 	}
 	req->has_target = true;
-	return xp_measure_live(req, err);
+	return measure_live(req, err);
 }
 
 int cmd_measure(const struct xp_cli *cli)
@@ -395,7 +654,7 @@ int cmd_measure(const struct xp_cli *cli)
 	}
 	if (cli->aggregate) {
 		/* not in this build, whatever else the command line says */
-		rc = xp_measure_cuda_aggregate(cli, &err);
+		rc = cuda_aggregate(&err);
 		goto out;
 	}
 	if (cli->cpu_sample || cli->syscall_aggregate) {
@@ -467,7 +726,7 @@ int cmd_measure(const struct xp_cli *cli)
 		if (rc)
 			goto out;
 		req.has_target = true;
-		rc = xp_measure_live(&req, &err);
+		rc = measure_live(&req, &err);
 		goto out;
 	}
 	if (!cli->ninputs) {
@@ -480,7 +739,7 @@ int cmd_measure(const struct xp_cli *cli)
 out:
 	/* a phase without its own cancelled document stopped on a signal */
 	if (rc == -ECANCELED)
-		rc = xp_measure_cancelled(&req, "measure", 0, &err);
+		rc = cancelled(&req, "measure", 0, &err);
 	/* Sub-paths that emitted their own document return a positive exit code. */
 	if (rc < 0)
 		code = xp_cli_fail(cli, &err);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * measure.h - what the measure command's source modes share: the parsed
- * request and the common tail (correlate -> artifact -> render).
+ * measure.h - what measure.c shares with its collection halves: the
+ * parsed request, what a live collection returns, the inventories.
  */
 #ifndef XP_CMD_MEASURE_H
 #define XP_CMD_MEASURE_H
@@ -11,6 +11,7 @@
 #include "../report/report.h"
 #include "../selector/selector.h"
 #include "../process/identity.h"
+#include "../collect/live_source.h"
 
 struct xp_measure_req {
 	const struct xp_cli *cli;
@@ -32,38 +33,35 @@ struct xp_measure_req {
 };
 
 /*
- * Correlate @c, write the artifact, render the result or the error.
- * @status: "completed" or "timed_out"; @host: live counters or NULL;
- * @extra: warnings to append (NULL ok).  Returns the exit code.
+ * What the live collection (measure_live.c) hands back: how the capture
+ * ended, and each source's counters (the eBPF ring: host; the Agent:
+ * agent).
  */
-int xp_measure_finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
-		      const struct xp_host_collection *host, const struct xp_warnings *extra);
+struct xp_live_outcome {
+	struct xp_live_result res;
+	bool has_host;
+	struct xp_live_source_stats host;
+	bool has_agent;
+	struct xp_live_source_stats agent;
+};
 
 /*
- * A signal (common/cancel.h) stopped @phase ("decode", "correlate",
- * "measure") before a result: @err becomes the document the live path
- * gives a cancelled capture without pairs -- NO_MATCHED_SAMPLES with
- * details.cancelled true, signal, phase and the events read so far.
- * A cancelled artifact write is TRACE_EXPORT_FAILED with the same details
- * (phase "export").  Returns -code.
+ * Collect the live capture @req describes into @c (initialized with
+ * max_events): validate, resolve, the sources, xp_live_run.  Returns 0
+ * with @out saying how it ended, or a negative code with @err filled
+ * (out->res.collected: @c holds what came before the failure).  @ws gets
+ * the warnings that reach the result (--unsafe-offset's).  Never emits.
  */
-int xp_measure_cancelled(struct xp_measure_req *req, const char *phase, size_t events,
-			 struct xp_error *err);
-
-/* Write the artifact for a failed measurement and add its details to
- * @err (or turn @err into TRACE_EXPORT_FAILED when writing fails). */
-void xp_measure_artifact_on_error(struct xp_measure_req *req, const struct xp_capture *c,
-				  struct xp_error *err);
+int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
+			    struct xp_live_outcome *out, struct xp_warnings *ws,
+			    struct xp_error *err);
 
 /*
- * Convention of the sub-paths below: a negative return is an error recorded
- * in @err that the caller still has to emit; a return >= 0 is the exit code
- * of a path that already emitted its document (success or error).
+ * Inventories (their own files): a negative return is an error recorded
+ * in @err that cmd_measure still has to emit; a return >= 0 is the exit
+ * code of a path that already emitted its document.
  */
-/* Live modes (measure_live.c and the inventories). */
-int xp_measure_live(struct xp_measure_req *req, struct xp_error *err);
 int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err);
 int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err);
-int xp_measure_cuda_aggregate(const struct xp_cli *cli, struct xp_error *err);
 
 #endif /* XP_CMD_MEASURE_H */

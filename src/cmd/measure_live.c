@@ -1,140 +1,37 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * measure_live.c - live measurement modes of `measure --pid` / `--spec`.
+ * measure_live.c - the collection half of `measure --pid` / `--spec`:
+ * from the request to a bounded capture of the live target, nothing else.
+ * It never correlates for the result, writes the artifact, renders or
+ * picks an exit code: measure.c does all of that with what this returns
+ * (the path is one-way: measure.c -> here -> src/collect).
  *
- * xp_measure_live orchestrates one live exact measurement; the work is in
- * src/collect (plan, BPF, capture loop) and src/correlate:
  *   1. CUDA endpoints -> CUPTI_NOT_AVAILABLE (the Agent is not in this
  *      build); then validate runs on the pair and its first issue becomes
  *      the error before anything is attached (recommended_policy,
  *      compatible_policies in details, as the reference does);
  *   2. resolve both selectors against the target (src/resolve), and the
  *      target's PID namespace into the BPF filter;
- *   3. one bounded capture (xp_live_capture): --samples stops once the
- *      correlator pairs enough events (the samples rule below), then the
- *      capture is cut at the event that completed the N-th pair, so what a
- *      capture holds never depends on poll timing; --duration-ms stops on
- *      time from arming; --timeout-ms bounds the whole wait;
- *   4. turn how the capture ended into the contract's answer:
- *        samples / duration      -> result "completed"
- *        timeout, >= 1 pair      -> result "timed_out"
- *        timeout, no pair        -> NO_MATCHED_SAMPLES, details timed_out
- *        SIGINT/SIGTERM, pairs   -> result "cancelled"; none -> NO_MATCHED_SAMPLES
- *        max_events reached      -> EVENT_RATE_TOO_HIGH (duration capture,
- *                                   or samples not reached within the bound)
- *        target exited           -> TARGET_EXITED (exit 3)
- *        ring drops              -> EVENTS_DROPPED (the correlator's check)
- *      Every failure after collection writes --events-out and names it.
- *   A ring loss makes the capture EVENTS_DROPPED unless, for a samples
- *   capture, every lost record came after the stopping point (the BPF
- *   side records the earliest loss's timestamp): then no event of the
- *   capture was lost, and collection.host still counts the losses.
- *   The startup slack of the contract: a target already inside an event
- *   when probes arm leaves an end without a start (or a start without an
- *   end); the policies count those as unmatched, never as pairs, and the
- *   samples rule only counts pairs.
- *
- * --cpu-sample and --syscall-aggregate live in their own files; --aggregate
- * (CUDA activity inventory) needs the Agent: refused, not in this build
- * (below).
+ *   3. the sources (the eBPF collectors of the host endpoints) and one
+ *      bounded capture (xp_live_run: the stopping, cut and loss rules of
+ *      src/collect/live_source.h); --samples stops once the correlator
+ *      pairs enough events of the merged capture, --duration-ms on time
+ *      from arming, --timeout-ms bounds the whole wait.
+ * The startup slack of the contract: a target already inside an event
+ * when probes arm leaves an end without a start (or a start without an
+ * end); the policies count those as unmatched, never as pairs, and the
+ * samples rule only counts pairs.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../common/env_hooks.h"
 #include "../../common/parse.h"
 #include "../collect/live.h"
-#include "../resolve/resolve.h"
 #include "../checks/validate_checks.h"
 #include "measure.h"
 #include "../process/namespaces.h"
-
-/* Below this many events the samples rule correlates every round. */
-#define LIVE_CHEAP_EVENTS 4096
-/* Otherwise it waits for 1/8 more events or this long, whichever first. */
-#define LIVE_RECHECK_NS 20000000ull
-
-struct live_ctx {
-	struct xp_measure_req *req;
-	int to_ep;
-	size_t last_count;
-	uint64_t last_ns;
-};
-
-static struct xp_correlate_opts corr_opts(const struct xp_measure_req *req)
-{
-	struct xp_correlate_opts o = {
-		.policy = req->policy,
-		.samples = req->samples,
-		.duration_ns = req->duration_ms * 1000000ull,
-		.max_events = req->max_events,
-	};
-	return o;
-}
-
-/* Pairs the correlator forms in @c now (0 when none). */
-static int count_pairs(struct xp_measure_req *req, struct xp_capture *c, uint64_t *matched,
-		       struct xp_error *err)
-{
-	struct xp_correlate_opts opts = corr_opts(req);
-	struct xp_correlation corr;
-	struct xp_error lerr = { 0 };
-	int rc;
-
-	*matched = 0;
-	rc = xp_correlate(c, &req->from, &req->to, &opts, &corr, &lerr);
-	if (!rc)
-		*matched = corr.matched;
-	else if (rc == -XPROBE_E_NO_MATCHED_SAMPLES || rc == -ECANCELED)
-		rc = 0; /* cancelled before the window: live_partial says so */
-	else
-		xp_error_move(err, &lerr);
-	xp_correlation_free(&corr);
-	xp_error_clear(&lerr);
-	return rc;
-}
-
-/* The samples rule (xp_live_opts.enough). */
-static int live_enough(void *ctx, struct xp_capture *c, const uint64_t *per_endpoint,
-		       struct xp_error *err)
-{
-	struct live_ctx *x = ctx;
-	struct xp_measure_req *req = x->req;
-	bool full = c->count >= req->max_events;
-	uint64_t now = xp_live_now_ns(), matched;
-	int rc;
-
-	if (!req->samples)
-		return 0;
-	/* every pair uses its own end event */
-	if (per_endpoint[x->to_ep] < req->samples)
-		return 0;
-	if (!full && c->count >= LIVE_CHEAP_EVENTS && c->count < x->last_count + x->last_count / 8 &&
-	    now - x->last_ns < LIVE_RECHECK_NS)
-		return 0;
-	x->last_count = c->count;
-	x->last_ns = now;
-	rc = count_pairs(req, c, &matched, err);
-	if (rc)
-		return rc;
-	return matched >= req->samples;
-}
-
-/* xp_live_trim's predicate: the prefix already holds --samples pairs. */
-static int trim_ok(void *ctx, struct xp_capture *c)
-{
-	struct live_ctx *x = ctx;
-	struct xp_error err = { 0 };
-	uint64_t matched;
-	int rc = count_pairs(x->req, c, &matched, &err);
-
-	xp_error_clear(&err);
-	if (rc)
-		return rc;
-	return matched >= x->req->samples;
-}
 
 /*
  * Test hook (sqlite3FaultSim style, inert unless set, and compiled in only
@@ -169,55 +66,6 @@ static uint32_t test_first_read_delay_ms(void)
 }
 
 /*
- * Samples capture: cut it at its stopping point, then decide whether ring
- * losses touched it.  Returns 0, or negative from the trim's predicate.
- */
-static int cut_at_stop(struct xp_capture *c, const struct xp_live_stats *st, struct live_ctx *x)
-{
-	size_t full = c->count;
-	long n;
-
-	c->dropped = 0;
-	n = xp_live_trim(c, (size_t)x->req->samples, trim_ok, x);
-	if (n < 0) {
-		c->dropped = st->dropped;
-		return (int)n;
-	}
-	if (st->dropped && (!c->count || st->first_drop_ts <= c->events[c->count - 1].timestamp_ns)) {
-		/* a loss inside the window: keep everything for the artifact */
-		c->count = full;
-		c->dropped = st->dropped;
-	}
-	return 0;
-}
-
-static void host_block(const struct xp_live_stats *st, const struct xp_capture *c,
-		       struct xp_host_collection *h)
-{
-	h->record_capacity = st->capacity;
-	h->observed_records = st->observed;
-	h->retained_records = c->count;
-	h->dropped_records = st->dropped;
-	h->buffer_utilization = st->capacity ? (double)c->count / (double)st->capacity : 0.0;
-}
-
-static void stats_details(struct xp_error *err, const struct xp_live_stats *st,
-			  const struct xp_capture *c)
-{
-	xp_error_detail_u64(err, "host_events", c->count);
-	xp_error_detail_u64(err, "cuda_events", 0);
-	xp_error_detail_u64(err, "observed_records", st->observed);
-	xp_error_detail_u64(err, "dropped_events", st->dropped);
-	xp_error_detail_u64(err, "max_events", st->capacity);
-}
-
-static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
-{
-	if (req->cli->format && !req->events_out && err->code != XPROBE_E_TRACE_EXPORT_FAILED)
-		xp_error_hint(err, "--format also requires --events-out");
-}
-
-/*
  * Step 1b: measure runs validate (read-only) and turns its first issue into
  * the error, as the contract says ("Callers must stop on valid: false"):
  * the issue's code and message, recoverable, with recommended_policy
@@ -226,8 +74,7 @@ static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
  * PERMISSION_DENIED (exit 4), a policy the strict validate-time rules
  * refuse INVALID_CORRELATION_POLICY, before anything touches the target.
  */
-static int validate_first(struct xp_measure_req *req, struct xp_warnings *ws,
-			  struct xp_error *err)
+static int validate_first(struct xp_measure_req *req, struct xp_warnings *ws, struct xp_error *err)
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
 				       .unsafe_offset = req->cli->unsafe_offset };
@@ -272,114 +119,25 @@ out:
 	return rc;
 }
 
-/* The capture ended without the bound being met: the contract's error. */
-static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
-			const struct xp_live_stats *st, struct xp_error *err)
-{
-	int rc;
-
-	switch (st->stop) {
-	case XP_LIVE_STOP_TARGET_EXITED:
-		xp_target_detail(err, &req->target);
-		stats_details(err, st, c);
-		xp_error_hint(err, "the target exited before the measurement's bound was met; measure a running process");
-		if (c->count)
-			xp_error_hint(err, "the events captured before it exited are in the events-out artifact when --events-out is given");
-		rc = xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
-				  "target process %u exited during the live capture (%zu events captured)",
-				  req->target.pid, c->count);
-		break;
-	case XP_LIVE_STOP_FULL:
-		stats_details(err, st, c);
-		xp_error_detail_u64(err, "observed_events", st->observed);
-		xp_error_detail_u64(err, "record_capacity", st->capacity);
-		xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
-		if (req->samples) {
-			xp_error_detail_u64(err, "samples", req->samples);
-			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-					  "capture reached its configured limit of %llu records before %llu samples matched",
-					  (unsigned long long)st->capacity,
-					  (unsigned long long)req->samples);
-		} else {
-			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-					  "capture reached its configured limit of %llu records within --duration-ms",
-					  (unsigned long long)st->capacity);
-		}
-		break;
-	default:
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "live capture ended unexpectedly (%s)",
-				  xp_live_stop_name(st->stop));
-		break;
-	}
-	xp_measure_artifact_on_error(req, c, err);
-	format_hint(req, err);
-	return rc;
-}
-
-/* Timeout or signal with the capture so far: a result when it pairs. */
-static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
-			const struct xp_live_stats *st, const struct xp_host_collection *host,
-			const struct xp_warnings *ws, struct xp_error *err)
-{
-	bool timeout = st->stop == XP_LIVE_STOP_TIMEOUT;
-	uint64_t matched = 0;
-	int rc;
-
-	if (!c->dropped) {
-		rc = count_pairs(req, c, &matched, err);
-		if (rc) {
-			xp_measure_artifact_on_error(req, c, err);
-			format_hint(req, err);
-			return rc;
-		}
-	}
-	if (matched || c->dropped)
-		return xp_measure_finish(req, c, timeout ? "timed_out" : "cancelled", host, ws);
-
-	xp_error_detail_str(err, "start_selector", req->from_text);
-	xp_error_detail_str(err, "end_selector", req->to_text);
-	xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
-	xp_error_detail_u64(err, "captured_events", c->count);
-	xp_error_detail_u64(err, "host_events", c->count);
-	xp_error_detail_u64(err, "cuda_events", 0);
-	if (timeout) {
-		xp_error_detail_bool(err, "timed_out", true);
-		xp_error_detail_u64(err, "timeout_ms", req->timeout_ms);
-		xp_error_hint(err, "make the target execute the selected events while measuring, or raise --timeout-ms");
-		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
-				  "no event pairs matched before the live measurement timeout (host events: %zu, CUDA events: 0)",
-				  c->count);
-	} else {
-		xp_error_detail_bool(err, "cancelled", true);
-		xp_error_detail_str(err, "signal", strsignal(st->signo));
-		xp_error_hint(err, "the measurement was interrupted before any pair matched; run it again");
-		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
-				  "measurement cancelled by signal %d before any event pair matched (host events: %zu, CUDA events: 0)",
-				  st->signo, c->count);
-	}
-	xp_error_hint(err, "inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy");
-	xp_measure_artifact_on_error(req, c, err);
-	format_hint(req, err);
-	return rc;
-}
-
-int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
+int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
+			    struct xp_live_outcome *out, struct xp_warnings *ws,
+			    struct xp_error *err)
 {
 	uint64_t t0 = xp_live_now_ns();
-	struct xp_host_collection host;
-	struct xp_live_stats st;
-	struct xp_warnings ws = { 0 };
+	struct xp_live_source *src[XP_LIVE_MAX_SOURCES] = { 0 };
+	struct xp_live_samples_rule rule;
+	struct xp_live_ebpf_opts eo;
+	struct xp_live_run_opts ro;
 	struct xp_live_plan plan;
-	struct xp_live_opts o;
 	struct xp_target_ns ns;
-	struct xp_capture c;
-	struct live_ctx x;
+	size_t nsrc = 0, i;
 	int rc;
 
+	memset(out, 0, sizeof(*out));
 	memset(&plan, 0, sizeof(plan));
-	memset(&o, 0, sizeof(o));
-	memset(&x, 0, sizeof(x));
-	xp_capture_init(&c, req->max_events);
+	memset(&eo, 0, sizeof(eo));
+	memset(&ro, 0, sizeof(ro));
+	memset(&rule, 0, sizeof(rule));
 
 	/* 1. what this build can collect; the policy */
 	if (!xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to)) {
@@ -388,7 +146,7 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "CUDA endpoint planned");
 		goto out;
 	}
-	rc = validate_first(req, &ws, err);
+	rc = validate_first(req, ws, err);
 	if (rc)
 		goto out;
 
@@ -410,8 +168,8 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 	rc = xp_target_namespaces(&req->target, &ns, err);
 	if (rc)
 		goto out;
-	o.target = &req->target;
-	rc = xp_live_filter_init(&o.filter, &req->target, ns.same_pidns, ns.pidns_dev,
+	eo.target = &req->target;
+	rc = xp_live_filter_init(&eo.filter, &req->target, ns.same_pidns, ns.pidns_dev,
 				 ns.pidns_ino, ns.ns_pid);
 	if (rc) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
@@ -419,83 +177,44 @@ int xp_measure_live(struct xp_measure_req *req, struct xp_error *err)
 		goto out;
 	}
 
-	/* 3. the capture */
-	x.req = req;
-	x.to_ep = plan.to_ep;
-	o.endpoints = plan.ep;
-	o.nendpoints = plan.n;
-	o.max_events = req->max_events;
-	o.samples = req->samples;
-	o.ring_bytes = test_ring_bytes();
-	o.first_read_delay_ms = test_first_read_delay_ms();
-	o.duration_ns = req->duration_ms * 1000000ull;
-	o.deadline_ns = t0 + req->timeout_ms * 1000000ull;
-	o.enough = live_enough;
-	o.enough_ctx = &x;
-	o.enough_endpoint = plan.to_ep;
-	rc = xp_live_capture(&o, &c, &st, err);
-	if (rc) {
-		if (c.count) {
-			stats_details(err, &st, &c);
-			xp_measure_artifact_on_error(req, &c, err);
-		}
-		format_hint(req, err);
+	/* 3. the sources and the capture */
+	eo.endpoints = plan.ep;
+	eo.nendpoints = plan.n;
+	eo.end_ep = plan.to_ep;
+	eo.max_events = req->max_events;
+	eo.samples = req->samples;
+	eo.ring_bytes = test_ring_bytes();
+	rc = xp_live_ebpf_source_new(&eo, &src[nsrc], err);
+	if (rc)
 		goto out;
-	}
-	if (st.unknown) {
-		stats_details(err, &st, &c);
-		xp_error_detail_u64(err, "unknown_records", st.unknown);
-		xp_error_hint(err, "rebuild xprobe: its BPF programs and collector disagree on the record layout");
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-				  "the BPF programs wrote %llu records this collector cannot decode",
-				  (unsigned long long)st.unknown);
-		xp_measure_artifact_on_error(req, &c, err);
-		goto out;
-	}
+	nsrc++;
 
-	/* 4. the answer */
-	switch (st.stop) {
-	case XP_LIVE_STOP_ENOUGH:
-		rc = cut_at_stop(&c, &st, &x);
-		if (rc) {
-			rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-					  "cutting the capture at its stopping point failed (%d)", rc);
-			goto out;
+	rule.from = &req->from;
+	rule.to = &req->to;
+	rule.opts.policy = req->policy;
+	rule.opts.samples = req->samples;
+	rule.opts.duration_ns = req->duration_ms * 1000000ull;
+	rule.opts.max_events = req->max_events;
+	ro.target = &req->target;
+	ro.event_pid = eo.filter.event_pid;
+	ro.max_events = req->max_events;
+	ro.duration_ns = req->duration_ms * 1000000ull;
+	ro.deadline_ns = t0 + req->timeout_ms * 1000000ull;
+	ro.first_read_delay_ms = test_first_read_delay_ms();
+	ro.samples = req->samples ? &rule : NULL;
+	rc = xp_live_run(&ro, src, nsrc, c, &out->res, err);
+	for (i = 0; i < nsrc; i++) {
+		if (src[i]->kind == XP_LIVE_SRC_EBPF) {
+			out->has_host = true;
+			out->host = src[i]->st;
+		} else {
+			out->has_agent = true;
+			out->agent = src[i]->st;
 		}
-		/* fall through */
-	case XP_LIVE_STOP_DURATION:
-		host_block(&st, &c, &host);
-		rc = xp_measure_finish(req, &c, "completed", &host, &ws);
-		break;
-	case XP_LIVE_STOP_TIMEOUT:
-	case XP_LIVE_STOP_SIGNAL:
-		host_block(&st, &c, &host);
-		rc = live_partial(req, &c, &st, &host, &ws, err);
-		break;
-	case XP_LIVE_STOP_FULL:
-	case XP_LIVE_STOP_TARGET_EXITED:
-		rc = live_failure(req, &c, &st, err);
-		break;
 	}
 out:
+	for (i = 0; i < nsrc; i++)
+		xp_live_source_destroy(src[i]);
 	xp_live_plan_free(&plan);
-	xp_capture_free(&c);
-	xp_warnings_free(&ws);
 	return rc;
-}
-
-/*
- * --aggregate (the contract's CUDA activity inventory, AggregateInventory-
- * Result) needs the in-process CUDA Agent: not in this build.  cmd_measure
- * refuses it before any other check, so no command line with --aggregate
- * ever measures something else or produces a document.
- */
-int xp_measure_cuda_aggregate(const struct xp_cli *cli, struct xp_error *err)
-{
-	(void)cli;
-	xp_error_detail_str(err, "flag", "--aggregate");
-	xp_error_hint(err, "CUDA activity inventories need the xprobe CUDA Agent, which this build does not drive");
-	xp_error_hint(err, "for host inventories use --cpu-sample or --syscall-aggregate");
-	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
-			    "--aggregate (CUDA activity inventory) is not in this build");
 }

@@ -9,10 +9,9 @@
  *   live_bpf.c     the BPF object: open, filters, load, one link per
  *                  endpoint, arm, consume the ring, drops, destroy
  *   live_events.c  ring records -> struct xp_event (pure; unit-tested)
- *   live_run.c     the capture loop: stopping rules, target exit,
- *                  SIGINT/SIGTERM, cleanup on every path
- * The correlator is not a dependency of this module: the samples stopping
- * rule is a callback the measure command provides.
+ *   live_ebpf.c    the above as a live source (live_source.h): what one
+ *                  measurement's loop (live_run.c) prepares, arms, polls
+ *                  and stops
  *
  * Bounds.  A capture holds at most max_events events (memory follows the
  * bound); the ring is sized from it (xp_live_ring_bytes); records that
@@ -34,9 +33,8 @@
 #include "../selector/selector.h"
 #include "../process/identity.h"
 #include "../process/namespaces.h"
+#include "live_source.h"
 
-#define XP_LIVE_POLL_US_DEFAULT 2000 /* ring consume period */
-#define XP_LIVE_POLL_US_BUSY 250    /* ... after a round that found the ring busy */
 #define XP_LIVE_RING_MIN (4096u)     /* one page */
 #define XP_LIVE_RING_MAX (64u << 20) /* 64 MiB */
 /*
@@ -47,9 +45,6 @@
  */
 #define XP_LIVE_RING_SAMPLES_RECORDS 4096u
 #define XP_LIVE_RING_SAMPLES_FACTOR 8u
-/* A capture without a samples rule turns staged records into events once
- * this many are staged (bounds the staging array's memory). */
-#define XP_LIVE_FLUSH_RECORDS 65536u
 
 enum xp_live_kind {
 	XP_LIVE_UPROBE = 0, /* uprobe or uretprobe by file offset */
@@ -226,81 +221,30 @@ size_t xp_live_bpf_nlinks(const struct xp_live_obj *b);
 /* Detach and free everything; NULL is fine. */
 void xp_live_bpf_destroy(struct xp_live_obj *b);
 
-/* --- the capture loop (live_run.c) ---------------------------------- */
+/* --- the eBPF source (live_ebpf.c) ---------------------------------- */
 
-enum xp_live_stop {
-	XP_LIVE_STOP_ENOUGH = 0,   /* the samples rule said enough */
-	XP_LIVE_STOP_DURATION,     /* duration elapsed since arming */
-	XP_LIVE_STOP_TIMEOUT,      /* the deadline passed first */
-	XP_LIVE_STOP_FULL,         /* the capture reached max_events */
-	XP_LIVE_STOP_TARGET_EXITED,
-	XP_LIVE_STOP_SIGNAL,       /* SIGINT/SIGTERM/SIGHUP to xprobe */
-};
-const char *xp_live_stop_name(enum xp_live_stop s);
-
-struct xp_live_opts {
+struct xp_live_ebpf_opts {
 	const struct xp_target *target;
 	struct xp_live_filter filter;
-	const struct xp_live_endpoint *endpoints;
+	const struct xp_live_endpoint *endpoints; /* owned by the caller, outlive the source */
 	size_t nendpoints;
-	uint64_t max_events;      /* capture bound (> 0) */
+	int end_ep;               /* the end selector's endpoint (samples rule), -1 none */
+	uint64_t max_events;      /* capture bound (ring sizing; the capacity reported) */
 	uint64_t samples;         /* the samples bound (ring sizing), 0 = none */
 	uint64_t ring_bytes;      /* 0 = xp_live_ring_bytes(); tests shrink it */
-	uint64_t duration_ns;     /* 0 = no duration rule */
-	uint64_t deadline_ns;     /* CLOCK_MONOTONIC; the timeout */
-	uint32_t poll_us;         /* 0 = XP_LIVE_POLL_US_DEFAULT */
-	uint32_t first_read_delay_ms; /* tests: wait after arming before the first read */
-	/*
-	 * Samples rule, called after a round that added events once the end
-	 * endpoint (@enough_endpoint) has at least @samples records, and when
-	 * the capture is full; staged records are events by then.  Returns 1
-	 * to stop, 0 to go on, negative to fail the capture with @err filled.
-	 */
-	int (*enough)(void *ctx, struct xp_capture *c, const uint64_t *per_endpoint,
-		      struct xp_error *err);
-	void *enough_ctx;
-	int enough_endpoint;
-};
-
-struct xp_live_stats {
-	enum xp_live_stop stop;
-	int signo;                /* XP_LIVE_STOP_SIGNAL */
-	uint64_t capacity;        /* max_events */
-	uint64_t observed;        /* records the programs emitted (consumed + dropped) */
-	uint64_t retained;        /* events in the capture */
-	uint64_t dropped;         /* ring reservation / register read failures */
-	uint64_t first_drop_ts;   /* timestamp of the earliest loss, 0 = none */
-	uint64_t beyond;          /* records refused by the full capture */
-	uint64_t unknown;         /* malformed records */
-	uint64_t ring_bytes;
-	uint64_t per_endpoint[XP_LIVE_MAX_ENDPOINTS];
-	uint64_t t_start_ns;      /* CLOCK_MONOTONIC at entry */
-	uint64_t t_armed_ns;      /* when the armed flag flipped (0 = never) */
-	uint64_t t_stop_ns;       /* when collection stopped */
 };
 
 /*
- * Run one bounded live capture into @c (initialized by the caller with
- * max_events).  Returns 0 with @st->stop saying why it ended (the capture
- * is sorted and sequenced, c->dropped set), or a negative code with @err
- * filled when collection could not run (load, attach, identity).  Every
- * link and map is gone when it returns, on every path.
+ * A live source (live_source.h) of the host endpoints @o names.  Its
+ * events carry source ebpf; its losses are dated (the BPF side records
+ * the earliest loss's timestamp).  Returns 0 or INTERNAL.
  */
-int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct xp_live_stats *st,
-		    struct xp_error *err);
-
-/*
- * Shrink a sorted capture to its shortest prefix (in timestamp order) for
- * which @ok holds, knowing it holds for the whole capture and not for
- * fewer than @lo events: the stopping point of a samples capture, so that
- * poll timing never changes what a capture contains.  @ok returns 1, 0 or
- * negative (error, propagated).  Returns the new count or negative.
- */
-long xp_live_trim(struct xp_capture *c, size_t lo,
-		  int (*ok)(void *ctx, struct xp_capture *c), void *ctx);
-
-/* CLOCK_MONOTONIC now, ns. */
-uint64_t xp_live_now_ns(void);
+int xp_live_ebpf_source_new(const struct xp_live_ebpf_opts *o, struct xp_live_source **out,
+			    struct xp_error *err);
+/* The ring's size in bytes. */
+uint64_t xp_live_ebpf_ring_bytes(const struct xp_live_source *s);
+/* Well-formed records endpoint @i produced (final once stopped). */
+uint64_t xp_live_ebpf_endpoint_records(const struct xp_live_source *s, size_t i);
 
 /* --- planning from selectors (live_plan.c) --------------------------- */
 

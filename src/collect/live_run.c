@@ -1,36 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * live_run.c - one bounded live capture: set up, arm, consume on a short
- * timer, stop by rule, clean up on every path.
+ * live_run.c - one bounded live capture from one or more sources
+ * (live_source.h): set up, arm, poll on a short timer, stop by rule, clean
+ * up on every path, then sort, cut and decide losses.
  *
  * Steps (numbered as in the code):
- *   1. decoder templates; SIGINT/SIGTERM/SIGHUP blocked and handled by a
- *      handler that only records the signal; a pidfd on the target
- *   2. identity check, load, attach every link, identity check again
- *   3. arm (one store into the object's .bss)
- *   4. loop: ppoll(pidfd) for at most poll_us with the signals unblocked,
- *      consume the ring, then test in this order: signal, samples rule
- *      (enough), capture full, target exited, duration, deadline
- *   5. stop: disarm, detach every link (the kernel waits out programs in
- *      flight), consume what is left, read the drop counters, free the
- *      object; restore the signal mask, then the handlers
- *   6. sort by timestamp and renumber
+ *   1. SIGINT/SIGTERM/SIGHUP blocked and handled by a handler that only
+ *      records the signal; a pidfd on the target; a stop request that
+ *      came earlier (common/cancel.h) ends here, nothing attached
+ *   2. identity check, prepare every source (attach, connect), identity
+ *      check again
+ *   3. arm every source, back to back
+ *   4. loop: ppoll(pidfd) for at most the poll period with the signals
+ *      unblocked, poll every source, then test in this order: signal,
+ *      samples rule, capture full, target exited, duration, deadline
+ *   5. stop every prepared source (whatever happened above); restore the
+ *      signal mask, then the handlers
+ *   6. sort by timestamp and renumber; a samples capture is cut at its
+ *      stopping point and its losses decided (live_rules.c)
  *
- * Why a timer and not epoll on the ring: records are submitted with
- * BPF_RB_NO_WAKEUP, which never signals the ring's epoll
- * (docs/live-measurement.md, "Arming, consuming, stopping");
- * a wakeup per record would cost the target microseconds.  The default
- * period (2 ms) bounds the ring occupancy to what a target emits in 2 ms
- * and a round that finds the ring a quarter full polls again after 250
- * us until the burst passes.  Consuming in batches rather than as fast as
- * records come keeps the consumer off the cache lines the producing CPU
- * writes.
- *
- * Cleanup: every path after step 2 goes through step 5; links and maps
- * are file descriptors of this process, so even SIGKILL cannot leave a
- * probe behind (the kernel closes them).  The target is never stopped,
- * traced or written to: uprobe breakpoints are the kernel's, removed when
- * their link goes.
+ * Sources poll on the loop's period; one that wants a slower pace (the
+ * Agent: a SNAPSHOT costs the target a wakeup) skips polls itself.  The
+ * period shortens to XP_LIVE_POLL_US_BUSY after a round a source found
+ * busy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +36,7 @@
 #include <unistd.h>
 
 #include "../../common/cancel.h"
-#include "live.h"
+#include "live_source.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -88,38 +80,10 @@ const char *xp_live_stop_name(enum xp_live_stop s)
 	return "unknown";
 }
 
-struct run {
-	struct xp_live_decoder dec;
-	bool nomem;
-};
-
-static int on_record(void *ctx, void *data, size_t size)
+void xp_live_source_destroy(struct xp_live_source *s)
 {
-	struct run *r = ctx;
-
-	if (xp_live_stage(&r->dec, data, size) == -ENOMEM)
-		r->nomem = true;
-	return 0;
-}
-
-static int flush(struct run *r, struct xp_error *err)
-{
-	if (xp_live_flush(&r->dec)) {
-		r->nomem = true;
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "out of memory while decoding the capture");
-	}
-	return 0;
-}
-
-static uint64_t decoded_total(const struct xp_live_decoder *d)
-{
-	uint64_t n = 0;
-	size_t i;
-
-	for (i = 0; i < d->ntmpl; i++)
-		n += d->per_endpoint[i];
-	return n;
+	if (s)
+		s->ops->destroy(s);
 }
 
 /* How long to wait this round: the poll period, cut short by the
@@ -139,45 +103,56 @@ static void wait_for(uint64_t now, uint64_t period_ns, uint64_t duration_end, ui
 	ts->tv_nsec = (long)(w % 1000000000ull);
 }
 
-int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct xp_live_stats *st,
-		    struct xp_error *err)
+static int flush_all(struct xp_live_source **src, size_t n, struct xp_error *err)
 {
-	struct sigaction sa, old_sa[NSIG_LIVE];
-	struct xp_live_obj *b = NULL;
-	sigset_t block, orig_mask;
-	uint64_t period_ns, duration_end = 0, last_total = 0, last_verify = 0, slot = 0;
-	uint64_t busy_records;
-	struct run *r;
-	int pidfd = -1, rc;
-	bool stopped = false, busy = false, own_pidfd = true;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		if (!src[i]->staged)
+			continue;
+		rc = src[i]->ops->flush(src[i], err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Each source's events in the (cut) capture. */
+static void count_retained(const struct xp_capture *c, struct xp_live_source **src, size_t n)
+{
+	uint64_t host = 0;
 	size_t i;
 
-	memset(st, 0, sizeof(*st));
-	st->t_start_ns = xp_live_now_ns();
-	st->capacity = o->max_events;
-	st->ring_bytes = xp_live_ring_bytes(o->max_events, o->samples, o->endpoints, o->nendpoints,
-					    &slot);
-	if (o->ring_bytes)
-		st->ring_bytes = o->ring_bytes;
-	busy_records = st->ring_bytes / slot / 4;
-	period_ns = (uint64_t)(o->poll_us ? o->poll_us : XP_LIVE_POLL_US_DEFAULT) * 1000ull;
+	for (i = 0; i < c->count; i++)
+		host += xp_event_is_host(&c->events[i]);
+	for (i = 0; i < n; i++)
+		src[i]->st.retained = src[i]->kind == XP_LIVE_SRC_EBPF ? host : c->count - host;
+}
 
-	/* 1. templates, signals, pidfd */
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-	rc = xp_live_decoder_init(&r->dec, c, o->endpoints, o->nendpoints,
-				  o->target->start_time);
-	if (rc) {
-		free(r);
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "cannot prepare the capture's event templates (%d)", rc);
-	}
+int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, size_t n,
+		struct xp_capture *c, struct xp_live_result *res, struct xp_error *err)
+{
+	const struct xp_live_source_stats *stv[XP_LIVE_MAX_SOURCES];
+	struct sigaction sa, old_sa[NSIG_LIVE];
+	sigset_t block, orig_mask;
+	uint64_t period_ns, duration_end = 0, last_verify = 0, unknown = 0;
+	size_t i, prepared = 0;
+	int pidfd = -1, rc;
+	bool busy = false, own_pidfd = true;
+
+	memset(res, 0, sizeof(*res));
+	res->t_start_ns = xp_live_now_ns();
+	if (!n || n > XP_LIVE_MAX_SOURCES)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "live capture of %zu sources",
+				    n);
+	period_ns = (uint64_t)(o->poll_us ? o->poll_us : XP_LIVE_POLL_US_DEFAULT) * 1000ull;
 	c->has_pid = true;
-	c->pid = o->filter.event_pid;
+	c->pid = o->event_pid;
 	c->has_start_time = true;
 	c->process_start_time = o->target->start_time;
 
+	/* 1. signals, pidfd, an earlier stop request */
 	live_signal = 0;
 	sigemptyset(&block);
 	for (i = 0; i < NSIG_LIVE; i++)
@@ -206,49 +181,40 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 				  o->target->pid);
 		goto out;
 	}
-
-	/*
-	 * A stop request that came before this window (common/cancel.h: the
-	 * handlers above take over from here on): attach nothing, end as a
-	 * signal during the window would.
-	 */
+	/* a stop request before this window: attach nothing, end as a
+	 * signal during the window would */
 	if (xpc_cancel_signo()) {
-		st->stop = XP_LIVE_STOP_SIGNAL;
-		st->signo = xpc_cancel_signo();
+		res->stop = XP_LIVE_STOP_SIGNAL;
+		res->signo = xpc_cancel_signo();
+		res->collected = true;
 		rc = 0;
 		goto out;
 	}
 
-	/* 2. identity, load, attach, identity */
+	/* 2. identity, prepare, identity */
 	rc = xp_target_verify(o->target, err);
 	if (rc)
 		goto out;
-	rc = xp_live_bpf_open(&o->filter, o->endpoints, o->nendpoints, st->ring_bytes, on_record,
-			      r, &b, err);
-	if (rc)
-		goto out;
-	rc = xp_live_bpf_attach(b, o->target->pid, err);
-	if (rc) {
-		struct xp_error verr = { 0 };
-
-		/* a target that went away explains the failure better */
-		if (xp_target_verify(o->target, &verr)) {
-			xp_error_move(err, &verr);
-			rc = -err->code;
-		}
-		xp_error_clear(&verr);
-		goto out;
+	for (i = 0; i < n; i++) {
+		prepared = i + 1;
+		rc = src[i]->ops->prepare(src[i], c, err);
+		if (rc)
+			goto out;
 	}
 	rc = xp_target_verify(o->target, err);
 	if (rc)
 		goto out;
 
 	/* 3. arm */
-	xp_live_bpf_arm(b, true);
-	st->t_armed_ns = xp_live_now_ns();
+	for (i = 0; i < n; i++) {
+		rc = src[i]->ops->arm(src[i], err);
+		if (rc)
+			goto out;
+	}
+	res->t_armed_ns = xp_live_now_ns();
 	if (o->duration_ns)
-		duration_end = st->t_armed_ns + o->duration_ns;
-	last_verify = st->t_armed_ns;
+		duration_end = res->t_armed_ns + o->duration_ns;
+	last_verify = res->t_armed_ns;
 	if (o->first_read_delay_ms) {
 		/* tests: let a small ring overflow before anything is read */
 		struct timespec d = { o->first_read_delay_ms / 1000,
@@ -260,56 +226,60 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 	/* 4. the loop */
 	for (;;) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-		bool exited = false, full;
+		bool exited = false, full = false, added = false;
+		uint64_t now = xp_live_now_ns(), held = c->count, end_records = 0;
 		struct timespec ts;
-		uint64_t now = xp_live_now_ns(), total;
-		int n, got;
+		int got;
 
 		wait_for(now, busy ? XP_LIVE_POLL_US_BUSY * 1000ull : period_ns, duration_end,
 			 o->deadline_ns, &ts);
-		n = ppoll(pidfd >= 0 ? &pfd : NULL, pidfd >= 0 ? 1 : 0, &ts, &orig_mask);
-		if (n > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+		got = ppoll(pidfd >= 0 ? &pfd : NULL, pidfd >= 0 ? 1 : 0, &ts, &orig_mask);
+		if (got > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
 			exited = true;
-		got = xp_live_bpf_consume(b);
-		if (got < 0 && got != -EINTR) {
-			rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-					  "reading the BPF ring buffer failed (%d)", got);
-			goto out;
+		now = xp_live_now_ns();
+		busy = false;
+		for (i = 0; i < n; i++) {
+			got = src[i]->ops->poll(src[i], now, err);
+			if (got < 0) {
+				rc = got;
+				goto out;
+			}
+			added |= got > 0;
+			busy |= src[i]->busy;
 		}
-		if (r->nomem) {
-			rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-					  "out of memory while decoding the capture");
-			goto out;
+		held = c->count;
+		for (i = 0; i < n; i++) {
+			held += src[i]->staged;
+			end_records += src[i]->st.end_records;
+			full |= src[i]->st.full;
 		}
+		full |= o->max_events && held >= o->max_events;
 		now = xp_live_now_ns();
 		if (live_signal) {
-			st->stop = XP_LIVE_STOP_SIGNAL;
-			st->signo = live_signal;
+			res->stop = XP_LIVE_STOP_SIGNAL;
+			res->signo = live_signal;
 			break;
 		}
-		total = decoded_total(&r->dec);
-		full = o->max_events && xp_live_held(&r->dec) >= o->max_events;
-		if (o->enough && o->samples &&
-		    (full || (total != last_total &&
-			      r->dec.per_endpoint[o->enough_endpoint] >= o->samples))) {
-			last_total = total;
-			rc = flush(r, err);
+		if (o->samples && (full || (added && end_records >= o->samples->opts.samples))) {
+			rc = flush_all(src, n, err);
 			if (rc)
 				goto out;
-			rc = o->enough(o->enough_ctx, c, r->dec.per_endpoint, err);
+			rc = xp_live_samples_enough(o->samples, c, end_records, full, now, err);
 			if (rc < 0)
 				goto out;
 			if (rc > 0) {
-				st->stop = XP_LIVE_STOP_ENOUGH;
+				res->stop = XP_LIVE_STOP_ENOUGH;
 				break;
 			}
 		}
 		if (full) {
-			st->stop = XP_LIVE_STOP_FULL;
+			res->stop = XP_LIVE_STOP_FULL;
 			break;
 		}
-		if (!o->samples && r->dec.nstaged >= XP_LIVE_FLUSH_RECORDS) {
-			rc = flush(r, err);
+		for (i = 0; !o->samples && i < n; i++) {
+			if (src[i]->staged < XP_LIVE_FLUSH_RECORDS)
+				continue;
+			rc = src[i]->ops->flush(src[i], err);
 			if (rc)
 				goto out;
 		}
@@ -321,95 +291,55 @@ int xp_live_capture(const struct xp_live_opts *o, struct xp_capture *c, struct x
 			xp_error_clear(&verr);
 		}
 		if (exited) {
-			st->stop = XP_LIVE_STOP_TARGET_EXITED;
+			res->stop = XP_LIVE_STOP_TARGET_EXITED;
 			break;
 		}
 		if (duration_end && now >= duration_end) {
-			st->stop = XP_LIVE_STOP_DURATION;
+			res->stop = XP_LIVE_STOP_DURATION;
 			break;
 		}
 		if (now >= o->deadline_ns) {
-			st->stop = XP_LIVE_STOP_TIMEOUT;
+			res->stop = XP_LIVE_STOP_TIMEOUT;
 			break;
 		}
-		busy = got > 0 && (uint64_t)got >= busy_records;
 	}
-	stopped = true;
+	res->collected = true;
 	rc = 0;
 out:
-	/* 5. stop and clean up, whatever happened above */
-	st->t_stop_ns = xp_live_now_ns();
-	if (b) {
-		uint64_t dropped = 0, first_ts = 0;
+	/* 5. stop every prepared source, whatever happened above */
+	res->t_stop_ns = xp_live_now_ns();
+	for (i = 0; i < prepared; i++) {
+		struct xp_error serr = { 0 };
+		int src_rc = src[i]->ops->stop(src[i], res->collected, rc ? &serr : err);
 
-		xp_live_bpf_detach(b);
-		if (stopped) {
-			if (xp_live_bpf_consume(b) < 0 && !rc)
-				rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-						  "reading the BPF ring buffer failed at stop");
-			if (xp_live_bpf_dropped(b, &dropped, &first_ts) && !rc)
-				rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-						  "reading the drop counters failed");
-			st->dropped = dropped;
-			st->first_drop_ts = first_ts;
-		}
-		xp_live_bpf_destroy(b);
+		if (!rc)
+			rc = src_rc;
+		xp_error_clear(&serr);
 	}
 	if (pidfd >= 0 && own_pidfd)
 		close(pidfd);
 	sigprocmask(SIG_SETMASK, &orig_mask, NULL);
 	for (i = 0; i < NSIG_LIVE; i++)
 		sigaction(live_signals[i], &old_sa[i], NULL);
-	if (r->dec.nstaged) {
-		/* also after a failure: the artifact gets what was captured */
-		struct xp_error ferr = { 0 };
-		int frc = flush(r, rc ? &ferr : err);
 
-		xp_error_clear(&ferr);
-		if (!rc)
-			rc = frc;
+	/* 6. order, cut, losses */
+	for (i = 0; i < n; i++) {
+		stv[i] = &src[i]->st;
+		unknown += src[i]->st.unknown;
 	}
-	if (r->nomem && !rc)
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-				  "out of memory while decoding the capture");
-	xp_live_decoder_free(&r->dec);
-
-	/* 6. order */
-	for (i = 0; i < r->dec.ntmpl && i < XP_LIVE_MAX_ENDPOINTS; i++)
-		st->per_endpoint[i] = r->dec.per_endpoint[i];
-	st->beyond = r->dec.beyond;
-	st->unknown = r->dec.unknown;
-	st->observed = decoded_total(&r->dec) + st->unknown + st->dropped;
-	c->dropped = st->dropped;
-	c->unknown_records = st->unknown;
+	c->unknown_records = unknown;
+	xp_live_losses(c, stv, n);
 	if (!rc)
 		xp_capture_sort_and_sequence(c);
-	st->retained = c->count;
-	free(r);
-	return rc;
-}
+	/* (a capture with records nobody can read is refused whole) */
+	if (!rc && res->stop == XP_LIVE_STOP_ENOUGH && !unknown) {
+		int cut = xp_live_cut_at_stop(o->samples, c, stv, n);
 
-long xp_live_trim(struct xp_capture *c, size_t lo, int (*ok)(void *ctx, struct xp_capture *c),
-		  void *ctx)
-{
-	size_t full = c->count, hi = full, a = lo < full ? lo : full;
-
-	/* invariant: ok(hi) holds; the answer lies in [a, hi] */
-	while (a < hi) {
-		size_t mid = a + (hi - a) / 2;
-		int rc;
-
-		c->count = mid;
-		rc = ok(ctx, c);
-		if (rc < 0) {
-			c->count = full;
-			return rc;
-		}
-		if (rc)
-			hi = mid;
-		else
-			a = mid + 1;
+		if (cut)
+			rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+					  "cutting the capture at its stopping point failed (%d)",
+					  cut);
 	}
-	c->count = hi;
-	return (long)hi;
+	count_retained(c, src, n);
+	return rc;
 }

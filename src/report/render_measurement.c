@@ -6,7 +6,7 @@
  * The contract's schema is closed: the live eBPF ring's counters
  * (struct xp_host_collection) are not a JSON field; the human summary
  * prints them, and losses after a samples capture's stopping point are
- * the warning HOST_RECORDS_LOST_AFTER_STOP (src/cmd/measure_live.c).
+ * the warning HOST_RECORDS_LOST_AFTER_STOP (src/cmd/measure.c).
  */
 #include <inttypes.h>
 

@@ -2,8 +2,9 @@
 /*
  * test_collect_live.c - the live collector below the CLI: ring sizing,
  * record decoding (layouts, malformed records, the capture bound), the
- * stopping-point trim, the target filter, and one real capture of this
- * test's own getppid calls through raw sys_enter/sys_exit (as root).
+ * target filter, and one real capture of this test's own getppid calls
+ * through raw sys_enter/sys_exit (as root): the eBPF source run by the
+ * live loop (xp_live_run).  The stopping rules: test_collect_rules.c.
  */
 #include <errno.h>
 #include <linux/types.h>
@@ -231,27 +232,6 @@ static void test_stage_flush(void)
 	xp_capture_free(&c);
 }
 
-static int ok_at_least_7(void *ctx, struct xp_capture *c)
-{
-	(*(int *)ctx)++;
-	return c->count >= 7;
-}
-
-static void test_trim(void)
-{
-	struct xp_capture c;
-	int calls = 0, err, i;
-
-	xp_capture_init(&c, 100);
-	for (i = 0; i < 20; i++)
-		xp_capture_add(&c, &err)->timestamp_ns = (uint64_t)i;
-	CHECK(xp_live_trim(&c, 2, ok_at_least_7, &calls) == 7);
-	CHECK_EQ_U64(c.count, 7);
-	CHECK(calls <= 5); /* binary search, not a scan */
-	CHECK(xp_live_trim(&c, 7, ok_at_least_7, &calls) == 7);
-	xp_capture_free(&c);
-}
-
 static void test_filter(void)
 {
 	struct xp_target t = { .pid = 1234, .start_time = 1 };
@@ -293,8 +273,10 @@ static void test_live_capture(void)
 {
 	struct xp_live_endpoint ep[2] = { ep_sys(false, SYS_getppid), ep_sys(true, SYS_getppid) };
 	struct xp_error err = { 0 };
-	struct xp_live_stats st;
-	struct xp_live_opts o;
+	struct xp_live_source *src = NULL;
+	struct xp_live_result res;
+	struct xp_live_ebpf_opts eo;
+	struct xp_live_run_opts o;
 	struct xp_target self;
 	struct xp_capture c;
 	pthread_t th;
@@ -307,27 +289,34 @@ static void test_live_capture(void)
 		return;
 	}
 	CHECK(xp_target_identify((uint32_t)getpid(), &self, &err) == 0);
+	memset(&eo, 0, sizeof(eo));
 	memset(&o, 0, sizeof(o));
+	eo.target = &self;
+	CHECK(xp_live_filter_init(&eo.filter, &self, true, 0, 0, self.pid) == 0);
+	eo.endpoints = ep;
+	eo.nendpoints = 2;
+	eo.end_ep = 1;
+	eo.max_events = 1000;
+	CHECK(xp_live_ebpf_source_new(&eo, &src, &err) == 0);
 	o.target = &self;
-	CHECK(xp_live_filter_init(&o.filter, &self, true, 0, 0, self.pid) == 0);
-	o.endpoints = ep;
-	o.nendpoints = 2;
+	o.event_pid = eo.filter.event_pid;
 	o.max_events = 1000;
 	o.duration_ns = 900 * 1000000ull;
 	o.deadline_ns = xp_live_now_ns() + 10ull * 1000000000ull;
 	xp_capture_init(&c, o.max_events);
 	pthread_create(&th, NULL, worker, NULL);
-	rc = xp_live_capture(&o, &c, &st, &err);
+	rc = xp_live_run(&o, &src, 1, &c, &res, &err);
 	pthread_join(th, NULL);
 	if (rc)
 		fprintf(stderr, "capture failed: %s\n", err.message);
 	CHECK(rc == 0);
-	CHECK(st.stop == XP_LIVE_STOP_DURATION);
-	CHECK(st.t_armed_ns > st.t_start_ns);
-	CHECK(st.t_armed_ns - st.t_start_ns < 300 * 1000000ull);
-	CHECK_EQ_U64(st.dropped, 0);
-	CHECK_EQ_U64(st.unknown, 0);
-	CHECK_EQ_U64(st.ring_bytes, 128u << 10);
+	CHECK(res.collected);
+	CHECK(res.stop == XP_LIVE_STOP_DURATION);
+	CHECK(res.t_armed_ns > res.t_start_ns);
+	CHECK(res.t_armed_ns - res.t_start_ns < 300 * 1000000ull);
+	CHECK_EQ_U64(src->st.dropped, 0);
+	CHECK_EQ_U64(src->st.unknown, 0);
+	CHECK_EQ_U64(xp_live_ebpf_ring_bytes(src), 128u << 10);
 	for (i = 0; i < c.count; i++) {
 		const struct xp_event *e = &c.events[i];
 
@@ -343,8 +332,11 @@ static void test_live_capture(void)
 	}
 	CHECK_EQ_U64(n_enter, CALLS);
 	CHECK_EQ_U64(n_exit, CALLS);
-	CHECK_EQ_U64(st.observed, c.count);
-	CHECK_EQ_U64(st.retained, c.count);
+	CHECK_EQ_U64(src->st.observed, c.count);
+	CHECK_EQ_U64(src->st.retained, c.count);
+	CHECK_EQ_U64(src->st.end_records, xp_live_ebpf_endpoint_records(src, 1));
+	CHECK_EQ_U64(src->st.end_records + xp_live_ebpf_endpoint_records(src, 0), c.count);
+	xp_live_source_destroy(src);
 	xp_error_clear(&err);
 	xp_capture_free(&c);
 }
@@ -355,7 +347,6 @@ int main(void)
 	test_decode();
 	test_decode_uprobe();
 	test_stage_flush();
-	test_trim();
 	test_filter();
 	test_live_capture();
 	TEST_MAIN_END();

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * live_rules.c - when a live capture stops and what it keeps: the samples
+ * rule, the cut at the stopping point, and the loss rule (live_source.h
+ * states them).  Pure functions of a capture and counters, so the unit
+ * tests (tests/unit/test_collect_rules.c) drive them with made-up
+ * captures; the loop (live_run.c) calls them.
+ *
+ * Why the cut: the loop notices "enough" a poll period after the N-th
+ * pair completed, and whatever arrived meanwhile is in the capture; cut
+ * at the event that completed the N-th pair, the capture holds the same
+ * events however fast this machine polled.
+ *
+ * Why losses after the cut do not count: a samples capture's ring is
+ * sized for the capture plus a burst, not for everything a fast target
+ * emits until the loop notices; a loss dated after the last kept event
+ * lost nothing the measurement uses.  A loss that cannot be dated (the
+ * Agent counts drops, not their times) is treated as inside.
+ */
+#include <errno.h>
+
+#include "live_source.h"
+
+int xp_live_count_pairs(struct xp_live_samples_rule *r, const struct xp_capture *c,
+			uint64_t *matched, struct xp_error *err)
+{
+	struct xp_correlation corr;
+	struct xp_error lerr = { 0 };
+	int rc;
+
+	*matched = 0;
+	rc = xp_correlate(c, r->from, r->to, &r->opts, &corr, &lerr);
+	if (!rc)
+		*matched = corr.matched;
+	else if (rc == -XPROBE_E_NO_MATCHED_SAMPLES || rc == -ECANCELED)
+		rc = 0; /* none yet, or cancelled: the stop reason says which */
+	else
+		xp_error_move(err, &lerr);
+	xp_correlation_free(&corr);
+	xp_error_clear(&lerr);
+	return rc;
+}
+
+int xp_live_samples_enough(struct xp_live_samples_rule *r, struct xp_capture *c,
+			   uint64_t end_records, bool full, uint64_t now, struct xp_error *err)
+{
+	uint64_t samples = r->opts.samples, matched;
+	int rc;
+
+	if (!samples)
+		return 0;
+	/* every pair uses its own end event */
+	if (end_records < samples)
+		return 0;
+	if (!full && c->count >= XP_LIVE_RULE_CHEAP_EVENTS &&
+	    c->count < r->last_count + r->last_count / 8 &&
+	    now - r->last_ns < XP_LIVE_RULE_RECHECK_NS)
+		return 0;
+	r->last_count = c->count;
+	r->last_ns = now;
+	rc = xp_live_count_pairs(r, c, &matched, err);
+	if (rc)
+		return rc;
+	return matched >= samples;
+}
+
+long xp_live_trim(struct xp_capture *c, size_t lo, int (*ok)(void *ctx, struct xp_capture *c),
+		  void *ctx)
+{
+	size_t full = c->count, hi = full, a = lo < full ? lo : full;
+
+	/* invariant: ok(hi) holds; the answer lies in [a, hi] */
+	while (a < hi) {
+		size_t mid = a + (hi - a) / 2;
+		int rc;
+
+		c->count = mid;
+		rc = ok(ctx, c);
+		if (rc < 0) {
+			c->count = full;
+			return rc;
+		}
+		if (rc)
+			hi = mid;
+		else
+			a = mid + 1;
+	}
+	c->count = hi;
+	return (long)hi;
+}
+
+/* xp_live_trim's predicate: the prefix already holds the samples. */
+static int trim_ok(void *ctx, struct xp_capture *c)
+{
+	struct xp_live_samples_rule *r = ctx;
+	struct xp_error err = { 0 };
+	uint64_t matched;
+	int rc = xp_live_count_pairs(r, c, &matched, &err);
+
+	xp_error_clear(&err);
+	if (rc)
+		return rc;
+	return matched >= r->opts.samples;
+}
+
+static uint64_t all_losses(const struct xp_live_source_stats *const *st, size_t n)
+{
+	uint64_t d = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		d += st[i]->dropped;
+	return d;
+}
+
+void xp_live_losses(struct xp_capture *c, const struct xp_live_source_stats *const *st, size_t n)
+{
+	c->dropped = all_losses(st, n);
+}
+
+int xp_live_cut_at_stop(struct xp_live_samples_rule *r, struct xp_capture *c,
+			const struct xp_live_source_stats *const *st, size_t n)
+{
+	size_t full = c->count, i;
+	uint64_t last;
+	long cut;
+
+	/* the correlator refuses a lossy capture: count pairs without them */
+	c->dropped = 0;
+	cut = xp_live_trim(c, (size_t)r->opts.samples, trim_ok, r);
+	if (cut < 0) {
+		c->dropped = all_losses(st, n);
+		return (int)cut;
+	}
+	last = c->count ? c->events[c->count - 1].timestamp_ns : 0;
+	for (i = 0; i < n; i++) {
+		if (!st[i]->dropped)
+			continue;
+		if (!c->count || st[i]->first_drop_ts <= last) {
+			/* a loss inside the window: keep everything for the artifact */
+			c->count = full;
+			c->dropped = all_losses(st, n);
+			return 0;
+		}
+	}
+	return 0;
+}
