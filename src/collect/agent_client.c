@@ -655,6 +655,8 @@ static int recv_pkt(struct xp_agent_conn *c, void *buf, size_t cap, size_t *len,
 		if (n > 0) {
 			if (mh.msg_flags & MSG_CTRUNC) { /* descriptors were passed */
 				xp_error_detail_str(err, "field", "ancillary");
+				xp_error_hint(err, "rebuild xprobe and libxprobe from the same "
+						   "release");
 				xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
 					     "the Agent sent ancillary data with its %s reply",
 					     what);
