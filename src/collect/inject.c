@@ -1,0 +1,1672 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * inject.c - online injection of the Agent into a running process
+ * (sequence and API in inject.h; the user-facing rules in docs/agent.md,
+ * "Online injection").
+ *
+ * Why each step is what it is:
+ *
+ * One thread, not the process.  PTRACE_SEIZE + PTRACE_INTERRUPT stop the
+ * one thread that makes the calls; the others run on.  The call runs
+ * dlopen and the Agent's constructor on that thread, at whatever point it
+ * was stopped, much as a signal handler would: if the thread held a lock
+ * dlopen needs (the loader lock, its malloc arena), the call deadlocks
+ * or corrupts.  So the thread is chosen by what it was doing
+ * (/proc/<pid>/task/<tid>/syscall), best first:
+ *   waiting   blocked in a restartable waiting syscall (read, poll,
+ *             nanosleep, accept, wait4 ...): at a syscall boundary, in
+ *             application code, holding no libc lock in all but odd cases;
+ *   syscall   blocked in any other syscall but a futex wait;
+ *   eintr     in a syscall Linux ends with EINTR after any stop, handler
+ *             or not (epoll_wait, semop, sigtimedwait, io_getevents): the
+ *             application sees an EINTR it must already tolerate (SIGSTOP
+ *             or a debugger cause the same);
+ *   futex     a futex wait: often inside a lock, possibly holding another;
+ *   running   running user code: stopped, then refused and retried a few
+ *             ms later while its rip is inside libc or ld.so (it may hold
+ *             malloc's or the loader's lock) or inside an rseq critical
+ *             section (a restored rip would skip the abort rseq promises);
+ *   other     blocked outside a syscall (a page fault).
+ * Within a kind, a thread that blocks a signal the process catches (it may
+ * be inside that handler) comes after one that does not, then by tid.
+ * Excluded: a thread that blocks SIGSEGV (see the trap below), zombies, a
+ * thread whose stack has no room.  What stays a risk: a thread blocked in
+ * read() *inside* dlopen or malloc (a syscall made while holding the
+ * loader or arena lock), a handler that interrupted malloc; both need the
+ * thread to be caught in a few microseconds of its life.
+ *
+ * The trap.  Each remote call returns to address 0: the fetch faults,
+ * the kernel raises SIGSEGV, ptrace reports the signal-delivery-stop
+ * before anything is delivered, and the signal is discarded.  A SIGSEGV
+ * forced on a thread that blocks or ignores it resets its disposition to
+ * SIG_DFL (force_sig_info_to_task), so such threads are never used and a
+ * process that ignores SIGSEGV is refused.  rsp must be ret_slot + 8 at
+ * that stop, or the fault is not ours.  Other signals that arrive during
+ * a call are passed on at once (PTRACE_CONT with the signal): the
+ * application's handler runs on top of the call, as it would on top of
+ * a dlopen of its own.
+ *
+ * Syscall restart.  A thread stopped in a blocking syscall is stopped in
+ * get_signal() with rax = -ERESTARTSYS / -ERESTARTNOHAND /
+ * -ERESTARTNOINTR / -ERESTART_RESTARTBLOCK and orig_rax = the syscall.
+ * Each call sets orig_rax = -1 so the kernel does not "restart" our
+ * registers; the final restore puts orig_rax and rax back, and the detach
+ * (from an interrupt-stop, or from the SIGSEGV stop with the signal
+ * discarded) lets the kernel restart the syscall exactly as after a stop
+ * without a handler (nanosleep's remaining time kept in restart_block).
+ * A handler that ran during the call makes the syscall see EINTR where
+ * SA_RESTART says so: the handler did run.
+ *
+ * Memory.  The path strings and the return slot go on the thread's stack
+ * below the red zone (rsp - 128 - 128 and down); those bytes are saved
+ * first and written back.  The callee's own frames further down are
+ * below the red zone, which the ABI leaves undefined (signal frames land
+ * there too), and are not restored.  errno is saved through a remote
+ * __errno_location() and written back; dlopen's error state is read and
+ * cleared by a remote dlerror() when dlopen fails.  The FPU/SSE/AVX state
+ * (NT_X86_XSTATE, or the FXSAVE area where XSAVE is missing) and every
+ * general register including fs_base are restored.
+ *
+ * Bounded waits and the tracer thread.  Every ptrace request runs on a
+ * thread of our own created for one injection; every wait on the tracee
+ * is a WNOHANG poll against a deadline.  A thread that never stops
+ * (uninterruptible sleep) cannot be detached by PTRACE_DETACH; the
+ * tracer thread then exits and the kernel detaches its tracees
+ * (exit_ptrace), which leaves a thread that we never changed unchanged.
+ * The one case that cannot be made whole: a call that neither returns
+ * nor stops before its timeouts (the thread is left running the call).
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../common/parse.h"
+#include "../model/names.h"
+#include "../process/namespaces.h"
+#include "../process/procfs.h"
+#include "../resolve/target_files.h"
+#include "../resolve/xelf.h"
+#include "inject.h"
+
+#define RED_ZONE 128u
+#define STACK_SLACK 128u /* more than the red zone, as the peer leaves */
+#define STACK_ROOM_MIN (64u * 1024u) /* what dlopen + the Agent's start may use */
+#define MAX_THREADS 4096u
+#define MAX_TRIES 8u /* threads stopped before giving up */
+#define BUSY_RETRIES 25u /* a running thread caught inside libc: tries of it */
+#define BUSY_RETRY_NS 2000000ull
+#define XSTATE_MAX (64u * 1024u)
+#define DLERROR_MAX 512u
+#define START_SYMBOL "xprobe_agent_start"
+#define RTLD_NOW_ 0x2
+#define RTLD_NODELETE_ 0x1000
+#ifndef PTRACE_GET_RSEQ_CONFIGURATION
+#define PTRACE_GET_RSEQ_CONFIGURATION 0x420f
+#endif
+#define EFLAGS_TF 0x100ull
+#define EFLAGS_DF 0x400ull
+#define USER_CS_64 0x33ull
+/* the kernel's restart codes a stopped syscall shows in rax */
+#define ERESTARTSYS_ 512
+#define ERESTARTNOINTR_ 513
+#define ERESTARTNOHAND_ 514
+#define ERESTART_RESTARTBLOCK_ 516
+
+static const char *const kind_names[XP_INJECT_THREAD__COUNT] = {
+	[XP_INJECT_THREAD_WAITING] = "waiting", [XP_INJECT_THREAD_SYSCALL] = "syscall",
+	[XP_INJECT_THREAD_EINTR] = "eintr",	[XP_INJECT_THREAD_FUTEX] = "futex",
+	[XP_INJECT_THREAD_RUNNING] = "running", [XP_INJECT_THREAD_OTHER] = "other",
+};
+
+const char *xp_inject_thread_kind_name(enum xp_inject_thread_kind k)
+{
+	return XP_NAME_OF(kind_names, k, "unknown");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- pure parts ------------------------------------------------------------ */
+
+int xp_inject_parse_syscall(const char *text, int32_t *nr)
+{
+	int64_t v;
+	char w[24];
+	size_t n = 0;
+
+	while (*text == ' ')
+		text++;
+	if (strncmp(text, "running", 7) == 0 && (text[7] == '\n' || text[7] == '\0')) {
+		*nr = -2;
+		return 0;
+	}
+	while (text[n] && text[n] != ' ' && text[n] != '\n' && n < sizeof(w) - 1) {
+		w[n] = text[n];
+		n++;
+	}
+	w[n] = '\0';
+	if (n == 0 || (text[n] != ' ' && text[n] != '\n' && text[n] != '\0'))
+		return -EINVAL;
+	if (xpc_parse_i64(w, -1, INT32_MAX, &v))
+		return -EINVAL;
+	*nr = (int32_t)v;
+	return 0;
+}
+
+enum xp_inject_thread_kind xp_inject_classify(int32_t nr)
+{
+	switch (nr) {
+	case -2:
+		return XP_INJECT_THREAD_RUNNING;
+	case -1:
+		return XP_INJECT_THREAD_OTHER;
+	/* restartable after a stop without a handler: -ERESTART* codes */
+	case 0: /* read */
+	case 1: /* write (full pipe) */
+	case 2: /* open (FIFO) */
+	case 7: /* poll */
+	case 17: /* pread64 */
+	case 19: /* readv */
+	case 20: /* writev */
+	case 23: /* select */
+	case 34: /* pause */
+	case 35: /* nanosleep */
+	case 42: /* connect */
+	case 43: /* accept */
+	case 44: /* sendto */
+	case 45: /* recvfrom */
+	case 46: /* sendmsg */
+	case 47: /* recvmsg */
+	case 61: /* wait4 */
+	case 70: /* msgrcv */
+	case 73: /* flock */
+	case 130: /* rt_sigsuspend */
+	case 230: /* clock_nanosleep */
+	case 247: /* waitid */
+	case 257: /* openat (FIFO) */
+	case 270: /* pselect6 */
+	case 271: /* ppoll */
+	case 288: /* accept4 */
+	case 295: /* preadv */
+	case 327: /* preadv2 */
+		return XP_INJECT_THREAD_WAITING;
+	/* EINTR after any stop (signal(7): "interfaces never restarted") */
+	case 65: /* semop */
+	case 128: /* rt_sigtimedwait */
+	case 208: /* io_getevents */
+	case 220: /* semtimedop */
+	case 232: /* epoll_wait */
+	case 281: /* epoll_pwait */
+	case 333: /* io_pgetevents */
+	case 441: /* epoll_pwait2 */
+		return XP_INJECT_THREAD_EINTR;
+	case 202: /* futex */
+	case 449: /* futex_waitv */
+	case 455: /* futex_wait */
+		return XP_INJECT_THREAD_FUTEX;
+	default:
+		return nr < 0 ? XP_INJECT_THREAD_OTHER : XP_INJECT_THREAD_SYSCALL;
+	}
+}
+
+static bool ids_equal(uint32_t id, const uint32_t t[3])
+{
+	return id == t[0] && id == t[1] && id == t[2];
+}
+
+enum xp_ptrace_verdict xp_inject_ptrace_verdict(const struct xp_ptrace_facts *f,
+						 const char **reason, char *msg, size_t size)
+{
+	bool cap = xp_cap_has(f->cap_eff, XP_CAP_SYS_PTRACE);
+
+	*reason = "";
+	msg[0] = '\0';
+	if (f->tracer_pid) {
+		*reason = "already_traced";
+		snprintf(msg, size, "the target is already traced by pid %u (a debugger or tracer)",
+			 f->tracer_pid);
+		return XP_PTRACE_DENIED;
+	}
+	if (f->yama_scope >= 3) {
+		*reason = "ptrace_scope";
+		snprintf(msg, size,
+			 "kernel.yama.ptrace_scope is %d: no process may use ptrace attach",
+			 f->yama_scope);
+		return XP_PTRACE_DENIED;
+	}
+	if ((!ids_equal(f->uid, f->tuid) || !ids_equal(f->gid, f->tgid)) && !cap) {
+		*reason = "uid";
+		snprintf(msg, size,
+			 "ptrace needs our uid %u and gid %u to equal the target's (uids %u/%u/%u, gids %u/%u/%u) or CAP_SYS_PTRACE, which we lack",
+			 f->uid, f->gid, f->tuid[0], f->tuid[1], f->tuid[2], f->tgid[0],
+			 f->tgid[1], f->tgid[2]);
+		return XP_PTRACE_DENIED;
+	}
+	if (!f->target_dumpable && !cap) {
+		*reason = "not_dumpable";
+		snprintf(msg, size,
+			 "the target is not dumpable (setuid/setgid, file capabilities or prctl(PR_SET_DUMPABLE, 0)) and we lack CAP_SYS_PTRACE");
+		return XP_PTRACE_DENIED;
+	}
+	if (f->yama_scope == 2 && !cap) {
+		*reason = "capability";
+		snprintf(msg, size,
+			 "kernel.yama.ptrace_scope is 2 (admin-only attach) and we lack CAP_SYS_PTRACE");
+		return XP_PTRACE_DENIED;
+	}
+	if (f->yama_scope == 1 && !cap && !f->descendant) {
+		*reason = "ptrace_scope";
+		snprintf(msg, size,
+			 "kernel.yama.ptrace_scope is 1: only an ancestor of the target, a tracer it named with PR_SET_PTRACER, or CAP_SYS_PTRACE may attach");
+		return XP_PTRACE_UNSURE;
+	}
+	return XP_PTRACE_ALLOWED;
+}
+
+/* ---- /proc readers ------------------------------------------------------- */
+
+struct task_status {
+	char state;
+	uint32_t tracer_pid;
+	uint32_t uid[3], gid[3];
+	uint64_t sigblk, sigign, sigcgt;
+	int seccomp; /* -1 unknown */
+	bool has_ids, has_sig;
+};
+
+static int words_u32(const char *s, uint32_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char w[16];
+		size_t k = 0;
+		uint64_t x;
+
+		while (*s == ' ' || *s == '\t')
+			s++;
+		while (*s && *s != ' ' && *s != '\t' && *s != '\n' && k < sizeof(w) - 1)
+			w[k++] = *s++;
+		w[k] = '\0';
+		if (xpc_parse_u64(w, 0, UINT32_MAX, &x))
+			return -EINVAL;
+		v[i] = (uint32_t)x;
+	}
+	return 0;
+}
+
+static int hex_field(const char *s, uint64_t *v)
+{
+	char w[24] = "0x";
+	size_t k = 2;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (*s && *s != '\n' && k < sizeof(w) - 1)
+		w[k++] = *s++;
+	w[k] = '\0';
+	return xpc_parse_hex_u64(w, v) ? -EINVAL : 0;
+}
+
+static int parse_task_status(const char *text, struct task_status *st)
+{
+	const char *line = text;
+
+	memset(st, 0, sizeof(*st));
+	st->seccomp = -1;
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		uint32_t v[3];
+
+		if (strncmp(line, "State:", 6) == 0) {
+			const char *p = line + 6;
+
+			while (*p == ' ' || *p == '\t')
+				p++;
+			st->state = *p;
+		} else if (strncmp(line, "TracerPid:", 10) == 0) {
+			if (words_u32(line + 10, v, 1))
+				return -EINVAL;
+			st->tracer_pid = v[0];
+		} else if (strncmp(line, "Uid:", 4) == 0) {
+			if (words_u32(line + 4, st->uid, 3))
+				return -EINVAL;
+			st->has_ids = true;
+		} else if (strncmp(line, "Gid:", 4) == 0) {
+			if (words_u32(line + 4, st->gid, 3))
+				return -EINVAL;
+		} else if (strncmp(line, "SigBlk:", 7) == 0) {
+			if (hex_field(line + 7, &st->sigblk))
+				return -EINVAL;
+			st->has_sig = true;
+		} else if (strncmp(line, "SigIgn:", 7) == 0) {
+			if (hex_field(line + 7, &st->sigign))
+				return -EINVAL;
+		} else if (strncmp(line, "SigCgt:", 7) == 0) {
+			if (hex_field(line + 7, &st->sigcgt))
+				return -EINVAL;
+		} else if (strncmp(line, "Seccomp:", 8) == 0) {
+			if (words_u32(line + 8, v, 1))
+				return -EINVAL;
+			st->seccomp = (int)v[0];
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return st->has_ids ? 0 : -EINVAL;
+}
+
+/* @tid 0: the process's status; @pid 0: ours. */
+static int read_task_status(uint32_t pid, uint32_t tid, struct task_status *st)
+{
+	char path[80], *text;
+	int rc;
+
+	if (!pid)
+		snprintf(path, sizeof(path), "/proc/self/status");
+	else if (tid)
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/status", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	rc = xp_read_file(path, 1 << 16, &text, NULL);
+	if (rc)
+		return rc;
+	rc = parse_task_status(text, st);
+	free(text);
+	return rc;
+}
+
+static int read_thread_syscall(uint32_t pid, uint32_t tid, int32_t *nr)
+{
+	char path[80], *text;
+	int rc;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", pid, tid);
+	rc = xp_read_file(path, 4096, &text, NULL);
+	if (rc)
+		return rc;
+	rc = xp_inject_parse_syscall(text, nr);
+	free(text);
+	return rc;
+}
+
+static int yama_scope(void)
+{
+	char *text;
+	uint64_t v;
+	size_t n;
+	int rc = xp_read_file("/proc/sys/kernel/yama/ptrace_scope", 64, &text, &n);
+
+	if (rc)
+		return -1;
+	while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
+		text[--n] = '\0';
+	rc = xpc_parse_u64(text, 0, 3, &v);
+	free(text);
+	return rc ? 3 : (int)v; /* unreadable value: assume the strictest */
+}
+
+/* Whether @pid descends from us (Yama's relational scope). */
+static bool descends_from_us(uint32_t pid)
+{
+	uint32_t self = (uint32_t)getpid();
+	int depth;
+
+	for (depth = 0; depth < 64 && pid > 1; depth++) {
+		struct xp_proc_stat ps;
+
+		if (xp_proc_stat_read(pid, 0, &ps))
+			return false;
+		if (ps.ppid == self)
+			return true;
+		pid = ps.ppid;
+	}
+	return false;
+}
+
+/* ---- the context ----------------------------------------------------------- */
+
+struct cand {
+	uint32_t tid;
+	enum xp_inject_thread_kind kind;
+	int32_t nr;
+	bool suspect; /* blocks a caught signal: may be inside its handler */
+};
+
+struct fns {
+	uint64_t dlopen, dlsym, dlerror, errno_loc, start;
+};
+
+struct inj {
+	/* set before the tracer thread starts, read-only there */
+	const struct xp_target *t;
+	pid_t pid;
+	char path[PATH_MAX]; /* the Agent, canonical */
+	bool mapped; /* an Agent is mapped: only call start */
+	struct fns fn;
+	struct xp_maps maps;
+	uint64_t stop_ns, call_ns;
+	struct cand *cands;
+	size_t ncands;
+	bool forced; /* opts.tid */
+	/* the tracer thread's state for the thread in hand */
+	pid_t tid;
+	bool seized;
+	bool stopped; /* in a ptrace stop, registers readable */
+	bool gone; /* the thread or process exited */
+	bool stuck; /* would not stop: left for the kernel to detach */
+	bool rerun; /* restart_block may no longer be the saved syscall's */
+	struct user_regs_struct saved;
+	bool regs_saved;
+	uint8_t *xstate;
+	size_t xstate_len;
+	bool has_xstate;
+	struct user_fpregs_struct fpregs;
+	bool has_fpregs;
+	uint64_t scratch_lo; /* = ret_slot */
+	size_t scratch_len;
+	uint8_t scratch_orig[PATH_MAX + 256];
+	bool scratch_dirty;
+	uint64_t str_path, str_sym;
+	uint64_t errno_addr;
+	int32_t errno_val;
+	bool errno_saved;
+	uint64_t t_interrupt;
+	/* results */
+	struct xp_inject_result *out;
+	struct xp_error *err;
+	int rc;
+	char why[512]; /* a failure's words, for err (filled by the tracer thread) */
+	int code; /* its contract code */
+	const char *reason;
+	char ptrace_reason[32]; /* check_ptrace's doubt, for a refused SEIZE */
+	char ptrace_why[512];
+};
+
+static int fail(struct inj *x, int code, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Record a failure of the tracer thread (the caller turns it into err). */
+static int fail(struct inj *x, int code, const char *reason, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (x->code) /* the first failure is the one reported */
+		return -x->code;
+	va_start(ap, fmt);
+	vsnprintf(x->why, sizeof(x->why), fmt, ap);
+	va_end(ap);
+	x->code = code;
+	x->reason = reason;
+	return -code;
+}
+
+/* ---- target memory ----------------------------------------------------------- */
+
+static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t n)
+{
+	struct iovec l = { buf, n }, r = { (void *)(uintptr_t)addr, n };
+	ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+
+	if (got < 0)
+		return -errno;
+	return (size_t)got == n ? 0 : -EFAULT;
+}
+
+static int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t n)
+{
+	struct iovec l = { (void *)buf, n }, r = { (void *)(uintptr_t)addr, n };
+	ssize_t put = process_vm_writev(pid, &l, 1, &r, 1, 0);
+
+	if (put < 0)
+		return -errno;
+	return (size_t)put == n ? 0 : -EFAULT;
+}
+
+/* ---- stops ------------------------------------------------------------------ */
+
+/*
+ * waitpid(@tid) polled until @deadline, sleeping 10 us, then longer up to
+ * 200 us between looks: a stop usually comes within tens of microseconds,
+ * and a tracer that yields in a loop would compete for the CPU with the
+ * very thread it waits for.  Returns 0 with *status, -ETIMEDOUT, -errno.
+ */
+static int wait_tid(pid_t tid, uint64_t deadline, int *status)
+{
+	long ns = 10000;
+
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+
+		if (r == tid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (now_ns() >= deadline)
+			return -ETIMEDOUT;
+		nanosleep(&(struct timespec){ 0, ns }, NULL);
+		if (ns < 200000)
+			ns += ns / 2;
+	}
+}
+
+static bool exited(struct inj *x, int status)
+{
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		x->gone = true;
+		x->seized = false;
+		x->stopped = false;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the signal-delivery-stop of @sig is a fault of the code the
+ * thread runs (kernel-generated SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP:
+ * si_code > 0), not a signal someone sent (si_code <= 0) or SIGCHLD.
+ */
+static bool is_fault(struct inj *x, int sig)
+{
+	siginfo_t si;
+
+	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGTRAP)
+		return false;
+	if (ptrace(PTRACE_GETSIGINFO, x->tid, 0, &si) < 0)
+		return true;
+	return si.si_code > 0;
+}
+
+/*
+ * Bring the seized thread to an interrupt stop (PTRACE_EVENT_STOP): the
+ * only stop remote calls start from and the one a timeout returns to.
+ * A signal-delivery-stop met on the way is handed on (PTRACE_CONT with
+ * the signal, delivered as it would have been) and the interrupt
+ * re-requested, since any stop consumes a pending interrupt.  @in_call:
+ * the thread runs an abandoned remote call, whose faults are stops too
+ * (delivering them would crash or enter a handler on our frames).
+ */
+static int acquire_stop(struct inj *x, uint64_t timeout_ns, bool in_call)
+{
+	uint64_t deadline = now_ns() + timeout_ns;
+	int status, rc;
+
+	if (ptrace(PTRACE_INTERRUPT, x->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		rc = wait_tid(x->tid, deadline, &status);
+		if (rc)
+			return rc;
+		if (exited(x, status))
+			return -ESRCH;
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 16) == PTRACE_EVENT_STOP ||
+		    (in_call && (status >> 16) == 0 && is_fault(x, WSTOPSIG(status)))) {
+			x->stopped = true; /* a fault of the abandoned call: discarded at detach */
+			return 0;
+		}
+		/* a signal-delivery-stop: deliver it, stop again */
+		if (in_call)
+			x->rerun = true;
+		if (ptrace(PTRACE_CONT, x->tid, 0, (void *)(uintptr_t)WSTOPSIG(status)) < 0 ||
+		    ptrace(PTRACE_INTERRUPT, x->tid, 0, 0) < 0)
+			return -errno;
+	}
+}
+
+/* ---- save and restore ------------------------------------------------------ */
+
+static int save_state(struct inj *x)
+{
+	struct iovec iov;
+
+	if (ptrace(PTRACE_GETREGS, x->tid, 0, &x->saved) < 0)
+		return -errno;
+	x->regs_saved = true;
+	if (!x->xstate) {
+		x->xstate = calloc(1, XSTATE_MAX);
+		if (!x->xstate)
+			return -ENOMEM;
+	}
+	iov.iov_base = x->xstate;
+	iov.iov_len = XSTATE_MAX;
+	if (ptrace(PTRACE_GETREGSET, x->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+		x->xstate_len = iov.iov_len;
+		x->has_xstate = true;
+		return 0;
+	}
+	if (ptrace(PTRACE_GETFPREGS, x->tid, 0, &x->fpregs) < 0)
+		return -errno;
+	x->has_fpregs = true;
+	return 0;
+}
+
+/*
+ * Put back everything touched, in a stop: errno, the stack bytes, the
+ * vector state, the registers.  Every step is tried; the first error is
+ * returned.
+ *
+ * A syscall stopped with -ERESTART_RESTARTBLOCK (nanosleep, poll or a
+ * futex wait with a timeout) is resumed from current->restart_block,
+ * which only the kernel holds.  A call we abandoned may have left its own
+ * there, and so may a syscall of the call that a passing signal
+ * interrupted (rt_sigreturn resets it too); in those cases (x->rerun) the
+ * saved syscall is restarted from its own registers instead
+ * (-ERESTARTNOINTR): it runs again from the start, a sleep for its whole
+ * length once more, rather than resuming someone else's.
+ */
+static int restore_state(struct inj *x)
+{
+	int rc = 0, e;
+
+	if (x->errno_saved) {
+		e = mem_write(x->pid, x->errno_addr, &x->errno_val, sizeof(x->errno_val));
+		rc = rc ? rc : e;
+		x->errno_saved = false;
+	}
+	if (x->scratch_dirty) {
+		e = mem_write(x->pid, x->scratch_lo, x->scratch_orig, x->scratch_len);
+		rc = rc ? rc : e;
+		x->scratch_dirty = false;
+	}
+	if (x->has_xstate) {
+		struct iovec iov = { x->xstate, x->xstate_len };
+
+		if (ptrace(PTRACE_SETREGSET, x->tid, (void *)NT_X86_XSTATE, &iov) < 0 && !rc)
+			rc = -errno;
+	} else if (x->has_fpregs) {
+		if (ptrace(PTRACE_SETFPREGS, x->tid, 0, &x->fpregs) < 0 && !rc)
+			rc = -errno;
+	}
+	if (x->regs_saved) {
+		struct user_regs_struct r = x->saved;
+
+		if (x->rerun && (int64_t)r.rax == -ERESTART_RESTARTBLOCK_)
+			r.rax = (unsigned long long)-ERESTARTNOINTR_;
+		if (ptrace(PTRACE_SETREGS, x->tid, 0, &r) < 0 && !rc)
+			rc = -errno;
+	}
+	return rc;
+}
+
+/* Restore (when anything was saved) and detach; account the stop. */
+static int release(struct inj *x)
+{
+	int rc = 0;
+
+	if (x->seized && x->stopped && !x->gone) {
+		rc = restore_state(x);
+		if (ptrace(PTRACE_DETACH, x->tid, 0, 0) < 0 && !rc)
+			rc = -errno;
+		x->seized = false;
+		x->stopped = false;
+	}
+	if (x->t_interrupt) {
+		x->out->stopped_ns += now_ns() - x->t_interrupt;
+		x->t_interrupt = 0;
+	}
+	x->regs_saved = false;
+	x->has_xstate = false;
+	x->has_fpregs = false;
+	x->rerun = false;
+	return rc;
+}
+
+/* ---- the remote call ------------------------------------------------------- */
+
+/*
+ * Call @fn(@a0, @a1) on the stopped thread; *ret = rax.  On a fault or a
+ * timeout the thread is left in a stop (the caller restores); on exit
+ * x->gone is set.
+ */
+static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint64_t a1,
+		 uint64_t *ret)
+{
+	struct user_regs_struct r = x->saved;
+	uint64_t t0 = now_ns(), deadline = t0 + x->call_ns;
+	int status, rc;
+
+	r.rip = fn;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = r.rcx = r.r8 = r.r9 = 0;
+	r.rax = 0;
+	r.orig_rax = (unsigned long long)-1; /* no syscall restart of these registers */
+	r.rsp = x->scratch_lo; /* holds the return address 0 */
+	r.eflags &= ~(EFLAGS_DF | EFLAGS_TF);
+	if (ptrace(PTRACE_SETREGS, x->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, x->tid, 0, 0) < 0)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+			    "ptrace could not start the remote call of %s: %s", what,
+			    strerror(errno));
+	x->stopped = false;
+	x->out->remote_calls++;
+	for (;;) {
+		rc = wait_tid(x->tid, deadline, &status);
+		if (rc == -ETIMEDOUT)
+			break;
+		if (rc)
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+				    "waiting for the remote call of %s: %s", what, strerror(-rc));
+		if (exited(x, status))
+			return fail(x, XPROBE_E_TARGET_EXITED, "exited",
+				    "the target exited during the remote call of %s", what);
+		if (!WIFSTOPPED(status))
+			continue;
+		if ((status >> 16) == 0 && is_fault(x, WSTOPSIG(status))) {
+			x->stopped = true;
+			if (ptrace(PTRACE_GETREGS, x->tid, 0, &r) < 0)
+				return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+					    "ptrace(GETREGS) after %s: %s", what, strerror(errno));
+			x->out->call_ns += now_ns() - t0;
+			if (WSTOPSIG(status) == SIGSEGV && r.rip == 0 &&
+			    r.rsp == x->scratch_lo + 8) {
+				*ret = r.rax;
+				return 0;
+			}
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_fault",
+				    "the remote call of %s faulted at rip 0x%llx (%s, discarded); the thread was restored",
+				    what, (unsigned long long)r.rip, strsignal(WSTOPSIG(status)));
+		}
+		/* group-stop or another event: go on; a signal: deliver it now */
+		if (!(status >> 16))
+			x->rerun = true;
+		if (ptrace(PTRACE_CONT, x->tid, 0,
+			   (void *)(uintptr_t)((status >> 16) ? 0 : WSTOPSIG(status))) < 0)
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+				    "ptrace(CONT) during %s: %s", what, strerror(errno));
+	}
+	/* timed out: take the thread back to restore it */
+	x->out->call_ns += now_ns() - t0;
+	x->rerun = true;
+	rc = acquire_stop(x, x->stop_ns, true);
+	if (rc == -ESRCH)
+		return fail(x, XPROBE_E_TARGET_EXITED, "exited",
+			    "the target exited during the remote call of %s", what);
+	if (rc) {
+		x->stuck = true;
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
+			    "the remote call of %s did not return within %llu ms and the thread did not stop again; it is left running the call",
+			    what, (unsigned long long)(x->call_ns / 1000000));
+	}
+	if (ptrace(PTRACE_GETREGS, x->tid, 0, &r) == 0)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
+			    "the remote call of %s did not return within %llu ms; it was abandoned at rip 0x%llx and the thread restored (a lock it took stays taken)",
+			    what, (unsigned long long)(x->call_ns / 1000000),
+			    (unsigned long long)r.rip);
+	return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
+		    "the remote call of %s did not return within %llu ms", what,
+		    (unsigned long long)(x->call_ns / 1000000));
+}
+
+/* dlerror() in the target, read back; "" when it has nothing. */
+static void remote_dlerror(struct inj *x, char *buf, size_t size)
+{
+	uint64_t p = 0;
+	size_t i;
+
+	buf[0] = '\0';
+	if (!x->fn.dlerror || rcall(x, "dlerror", x->fn.dlerror, 0, 0, &p) || !p)
+		return;
+	/* read in small steps: the string may end near the end of a mapping */
+	for (i = 0; i + 1 < size; i += 64) {
+		size_t n = size - 1 - i < 64 ? size - 1 - i : 64;
+
+		if (mem_read(x->pid, p + i, buf + i, n)) {
+			buf[i] = '\0';
+			break;
+		}
+		buf[i + n] = '\0';
+		if (memchr(buf + i, '\0', n))
+			break;
+	}
+	buf[size - 1] = '\0';
+}
+
+/* ---- one thread ------------------------------------------------------------- */
+
+static const struct xp_map_entry *map_of(const struct xp_maps *m, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (addr >= m->v[i].start && addr < m->v[i].end)
+			return &m->v[i];
+	return NULL;
+}
+
+/* libc, the dynamic loader and the old libpthread/libdl: code that holds the
+ * locks dlopen takes. */
+static bool libc_file(const char *path)
+{
+	const char *b = xp_path_base(path);
+
+	return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0 ||
+	       strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld-musl", 7) == 0 ||
+	       strncmp(b, "libc.musl", 9) == 0 || strncmp(b, "libpthread", 10) == 0 ||
+	       strncmp(b, "libdl", 5) == 0;
+}
+
+/* Whether @rip lies in a critical section the thread registered with rseq. */
+static bool in_rseq_cs(struct inj *x, uint64_t rip)
+{
+	struct {
+		uint64_t abi_pointer;
+		uint32_t abi_size, signature, flags, pad;
+	} conf;
+	struct {
+		uint32_t version, flags;
+		uint64_t start_ip, post_commit_offset, abort_ip;
+	} cs;
+	uint64_t cs_ptr;
+
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, x->tid, (void *)sizeof(conf), &conf) <= 0 ||
+	    !conf.abi_pointer)
+		return false;
+	if (mem_read(x->pid, conf.abi_pointer + 8, &cs_ptr, sizeof(cs_ptr)) || !cs_ptr)
+		return false;
+	if (mem_read(x->pid, cs_ptr, &cs, sizeof(cs)))
+		return true; /* cannot tell: not this time */
+	return rip >= cs.start_ip && rip - cs.start_ip < cs.post_commit_offset;
+}
+
+enum fit { FIT = 0, BUSY, UNFIT };
+
+/*
+ * Judge the stopped thread: the trap must work (SIGSEGV neither blocked
+ * nor ignored), the stack must hold the scratch and the calls, a thread
+ * not in a syscall must not be inside libc or an rseq section.
+ */
+static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *nr)
+{
+	const struct user_regs_struct *r = &x->saved;
+	const struct xp_map_entry *m;
+	struct task_status st;
+	int64_t ax = (int64_t)r->rax;
+	uint64_t need;
+
+	if (r->cs != USER_CS_64) {
+		fail(x, XPROBE_E_UNSUPPORTED_CUDA_VERSION, "architecture",
+		     "thread %d runs 32-bit code (cs 0x%llx); online injection needs Linux x86_64 code",
+		     x->tid, (unsigned long long)r->cs);
+		return UNFIT;
+	}
+	if (read_task_status((uint32_t)x->pid, (uint32_t)x->tid, &st) == 0 &&
+	    ((st.sigblk | st.sigign) >> (SIGSEGV - 1) & 1))
+		return UNFIT;
+	/* where it stands: an interrupted syscall shows a restart code */
+	if ((int64_t)r->orig_rax >= 0 &&
+	    (ax == -ERESTARTSYS_ || ax == -ERESTARTNOINTR_ || ax == -ERESTARTNOHAND_ ||
+	     ax == -ERESTART_RESTARTBLOCK_ || ax == -EINTR)) {
+		*nr = (int32_t)r->orig_rax;
+		*kind = xp_inject_classify(*nr);
+	} else {
+		*nr = -1;
+		*kind = XP_INJECT_THREAD_RUNNING;
+		m = map_of(&x->maps, r->rip);
+		if (m && xp_map_is_file(m) && libc_file(m->path))
+			return BUSY;
+		if (in_rseq_cs(x, r->rip))
+			return BUSY;
+	}
+	m = map_of(&x->maps, r->rsp);
+	need = RED_ZONE + STACK_SLACK + sizeof(x->scratch_orig) + STACK_ROOM_MIN;
+	if (!m || m->perms[0] != 'r' || m->perms[1] != 'w')
+		return UNFIT;
+	if (m->path && strcmp(m->path, "[stack]") == 0) {
+		/* grows on demand; the scratch itself must lie in it */
+		if (r->rsp - m->start < RED_ZONE + STACK_SLACK + sizeof(x->scratch_orig) + 64)
+			return UNFIT;
+	} else if ((m->path && strncmp(m->path, "[anon:", 6) != 0) || r->rsp - m->start < need) {
+		return UNFIT; /* a file, the heap (an alternate stack?), or too little room */
+	}
+	return FIT;
+}
+
+/* Lay out and write the scratch: return slot (0) and strings. */
+static int write_scratch(struct inj *x)
+{
+	uint8_t buf[sizeof(x->scratch_orig)];
+	size_t plen = strlen(x->path) + 1, slen = sizeof(START_SYMBOL);
+	uint64_t top = x->saved.rsp - RED_ZONE - STACK_SLACK, lo;
+	int rc;
+
+	lo = (top - plen - slen) & ~15ull;
+	x->scratch_lo = lo - 8; /* rsp at the callee's entry: 8 mod 16, as after a call */
+	x->scratch_len = (size_t)(top - x->scratch_lo);
+	if (x->scratch_len > sizeof(buf))
+		return -ENAMETOOLONG;
+	x->str_path = lo;
+	x->str_sym = lo + plen;
+	rc = mem_read(x->pid, x->scratch_lo, x->scratch_orig, x->scratch_len);
+	if (rc)
+		return rc;
+	memset(buf, 0, x->scratch_len);
+	memcpy(buf + 8, x->path, plen);
+	memcpy(buf + 8 + plen, START_SYMBOL, slen);
+	x->scratch_dirty = true; /* a partial write must be undone too */
+	return mem_write(x->pid, x->scratch_lo, buf, x->scratch_len);
+}
+
+/* The calls, on a fit stopped thread. */
+static int run_calls(struct inj *x)
+{
+	char dlerr[DLERROR_MAX];
+	uint64_t v;
+	int rc;
+
+	rc = write_scratch(x);
+	if (rc)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "target_memory",
+			    "writing the call's arguments onto thread %d's stack: %s", x->tid,
+			    strerror(-rc));
+	rc = rcall(x, "__errno_location", x->fn.errno_loc, 0, 0, &v);
+	if (rc)
+		return rc;
+	if (v && mem_read(x->pid, v, &x->errno_val, sizeof(x->errno_val)) == 0) {
+		x->errno_addr = v;
+		x->errno_saved = true;
+	}
+	if (!x->mapped) {
+		rc = rcall(x, "dlopen", x->fn.dlopen, x->str_path, RTLD_NOW_ | RTLD_NODELETE_, &v);
+		if (rc)
+			return rc;
+		if (!v) {
+			remote_dlerror(x, dlerr, sizeof(dlerr));
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "dlopen",
+				    "dlopen(\"%s\") failed in the target: %s", x->path,
+				    dlerr[0] ? dlerr : "no reason given");
+		}
+		x->out->handle = v;
+		x->out->injected = true;
+		rc = rcall(x, "dlsym", x->fn.dlsym, v, x->str_sym, &v);
+		if (rc)
+			return rc;
+		if (!v) {
+			remote_dlerror(x, dlerr, sizeof(dlerr));
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "dlsym",
+				    "%s was loaded but exports no " START_SYMBOL ": %s", x->path,
+				    dlerr[0] ? dlerr : "no reason given");
+		}
+		x->fn.start = v;
+	}
+	x->out->start_address = x->fn.start;
+	rc = rcall(x, START_SYMBOL, x->fn.start, 0, 0, &v);
+	if (rc)
+		return rc;
+	x->out->start_status = (int32_t)(uint32_t)v;
+	return 0;
+}
+
+/* Seize, stop, judge, call, restore, detach: one thread. 0, 1 (try another), <0. */
+static int try_thread(struct inj *x, const struct cand *c)
+{
+	enum xp_inject_thread_kind kind = c->kind;
+	int32_t nr = c->nr;
+	unsigned busy;
+	int rc;
+
+	x->tid = (pid_t)c->tid;
+	x->gone = false;
+	for (busy = 0;; busy++) {
+		if (ptrace(PTRACE_SEIZE, x->tid, 0, 0) < 0) {
+			if (errno == ESRCH)
+				return 1; /* the thread ended */
+			return fail(x, XPROBE_E_PERMISSION_DENIED,
+				    x->ptrace_reason[0] ? x->ptrace_reason : "kernel",
+				    "ptrace(PTRACE_SEIZE) of thread %d refused (%s): %s", x->tid,
+				    strerror(errno),
+				    x->ptrace_why[0] ? x->ptrace_why :
+						       "by the kernel or a security module");
+		}
+		x->seized = true;
+		x->t_interrupt = now_ns();
+		rc = acquire_stop(x, x->stop_ns, false);
+		if (rc == -ESRCH) {
+			release(x);
+			return 1;
+		}
+		if (rc) {
+			/* never stopped: leave it to the kernel (exit_ptrace) */
+			x->stuck = true;
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "thread_stop",
+				    "thread %d did not stop within %llu ms: %s", x->tid,
+				    (unsigned long long)(x->stop_ns / 1000000), strerror(-rc));
+		}
+		x->out->threads_tried++;
+		rc = save_state(x);
+		if (rc) {
+			release(x);
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "registers",
+				    "reading thread %d's registers: %s", x->tid, strerror(-rc));
+		}
+		switch (judge(x, &kind, &nr)) {
+		case FIT:
+			goto fit;
+		case UNFIT:
+			release(x);
+			return x->code ? -x->code : 1;
+		case BUSY:
+			release(x);
+			if (busy + 1 >= BUSY_RETRIES)
+				return 1;
+			nanosleep(&(struct timespec){ 0, BUSY_RETRY_NS }, NULL);
+			break;
+		}
+	}
+fit:
+	x->out->tid = (uint32_t)x->tid;
+	x->out->thread_kind = kind;
+	x->out->syscall_nr = nr;
+	rc = run_calls(x);
+	if (x->gone || x->stuck)
+		return rc ? rc : -ESRCH;
+	{
+		int rrc = release(x);
+
+		if (rrc && !rc)
+			rc = fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "restore",
+				  "restoring thread %d: %s", x->tid, strerror(-rrc));
+	}
+	return rc;
+}
+
+static void *tracer_main(void *arg)
+{
+	struct inj *x = arg;
+	size_t i;
+	int rc = 1;
+
+	for (i = 0; i < x->ncands && i < MAX_TRIES && rc == 1; i++)
+		rc = try_thread(x, &x->cands[i]);
+	if (rc == 1)
+		rc = fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "no_thread",
+			  "no thread of the target was fit to run the call (each blocked SIGSEGV, had no stack room, or stayed inside libc)");
+	x->rc = rc;
+	if (x->t_interrupt) /* left stuck */
+		x->out->stopped_ns += now_ns() - x->t_interrupt;
+	free(x->xstate);
+	x->xstate = NULL;
+	/* a thread that never stopped is detached by the kernel as we exit */
+	return NULL;
+}
+
+/* ---- checks ---------------------------------------------------------------- */
+
+static int denied(struct inj *x, const char *reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int denied(struct inj *x, const char *reason, const char *fmt, ...)
+{
+	char msg[XP_ERR_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	xp_error_detail_str(x->err, "reason", reason);
+	return xp_error_set(x->err, XPROBE_E_PERMISSION_DENIED, false, "%s", msg);
+}
+
+static bool owner_ok(uid_t o, const struct task_status *ts)
+{
+	return o == 0 || o == ts->uid[0] || o == ts->uid[1];
+}
+
+/*
+ * The Agent file: canonical, regular, an x86_64 ELF shared object that
+ * exports xprobe_agent_start, owned by root or the target's uid, not
+ * writable by group or others, in directories that pass the same test
+ * (a sticky directory may be writable by others, as /tmp is).
+ */
+static int check_agent(struct inj *x, const char *agent_path, const struct task_status *ts,
+		       struct stat *st)
+{
+	char dir[PATH_MAX];
+	struct xp_elf elf = { .fd = -1 };
+	uint64_t v, sz;
+	struct stat ds;
+	size_t i;
+	int rc;
+
+	if (!agent_path || !agent_path[0]) {
+		xp_error_hint(x->err, "name the Agent with --agent PATH or XPROBE_CUPTI_AGENT_PATH");
+		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				    "no Agent library to inject");
+	}
+	if (!realpath(agent_path, x->path)) {
+		rc = errno;
+		xp_error_detail_str(x->err, "agent_path", agent_path);
+		xp_error_hint(x->err, "build libxprobe.so or name it with --agent PATH");
+		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				    "the Agent %s cannot be used: %s", agent_path, strerror(rc));
+	}
+	xp_error_detail_str(x->err, "agent_path", x->path);
+	if (lstat(x->path, st) < 0)
+		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				    "the Agent %s cannot be used: %s", x->path, strerror(errno));
+	if (!S_ISREG(st->st_mode))
+		return denied(x, "agent_untrusted", "the Agent %s is not a regular file", x->path);
+	if (!owner_ok(st->st_uid, ts))
+		return denied(x, "agent_untrusted",
+			      "refused to make the target execute %s: it is owned by uid %u, neither root nor the target's uid %u",
+			      x->path, (unsigned)st->st_uid, ts->uid[1]);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return denied(x, "agent_untrusted",
+			      "refused to make the target execute %s: it is writable by group or others (mode %04o)",
+			      x->path, (unsigned)(st->st_mode & 07777));
+	for (i = strlen(x->path); i > 0; i--) {
+		if (x->path[i - 1] != '/')
+			continue;
+		if (i == 1) {
+			memcpy(dir, "/", 2);
+		} else {
+			memcpy(dir, x->path, i - 1);
+			dir[i - 1] = '\0';
+		}
+		if (lstat(dir, &ds) < 0)
+			return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+					    "the Agent's directory %s: %s", dir, strerror(errno));
+		if (!owner_ok(ds.st_uid, ts) ||
+		    ((ds.st_mode & (S_IWGRP | S_IWOTH)) && !(ds.st_mode & S_ISVTX)))
+			return denied(x, "agent_untrusted",
+				      "refused to make the target execute %s: directory %s (uid %u, mode %04o) lets another user replace it",
+				      x->path, dir, (unsigned)ds.st_uid,
+				      (unsigned)(ds.st_mode & 07777));
+	}
+	rc = xp_elf_open(x->path, &elf);
+	if (rc)
+		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				    "the Agent %s is not a readable ELF file: %s", x->path,
+				    strerror(rc == -ENOEXEC ? ENOEXEC : -rc));
+	if (elf.elf_class != ELFCLASS64 || elf.e_machine != EM_X86_64 || elf.e_type != ET_DYN) {
+		xp_elf_close(&elf);
+		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				    "the Agent %s is not an x86_64 shared object", x->path);
+	}
+	rc = xp_elf_lookup_any(&elf, START_SYMBOL, &v, &sz);
+	xp_elf_close(&elf);
+	if (rc) {
+		xp_error_hint(x->err, "use the libxprobe.so of this build (build/lib/libxprobe.so)");
+		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				    "%s exports no " START_SYMBOL ": it is not an xprobe Agent",
+				    x->path);
+	}
+	return 0;
+}
+
+/* A function's runtime address in the target, from a mapped file. */
+static int runtime_addr(struct xp_elf *elf, const struct xp_maps *maps,
+			const struct xp_map_entry *file, const char *name, uint64_t *addr)
+{
+	struct xp_sym_matches ms = { 0 };
+	const struct xp_map_entry *m;
+	uint64_t off;
+	int rc;
+
+	*addr = 0;
+	rc = xp_elf_lookup(elf, name, &ms);
+	if (rc || ms.n != 1 || xp_elf_va_to_offset(elf, ms.v[0].value, &off)) {
+		xp_sym_matches_free(&ms);
+		return rc ? rc : -ENOENT;
+	}
+	xp_sym_matches_free(&ms);
+	m = xp_maps_find_offset(maps, file, off);
+	if (!m || !xp_map_is_exec(m))
+		return -ENOENT;
+	*addr = m->start + (off - m->offset);
+	return 0;
+}
+
+static bool agent_file(const struct xp_map_entry *m, const struct stat *st, const char *path)
+{
+	const char *b;
+
+	if (!xp_map_is_file(m))
+		return false;
+	if (m->inode == (uint64_t)st->st_ino && m->dev_major == major(st->st_dev) &&
+	    m->dev_minor == minor(st->st_dev))
+		return true;
+	if (strcmp(m->path, path) == 0)
+		return true;
+	b = xp_path_base(m->path);
+	return strncmp(b, "libxprobe", 9) == 0 && strstr(b, ".so");
+}
+
+/*
+ * The functions: dlopen/dlsym/dlerror/__errno_location from the first
+ * mapped C library (or libdl) that has them, or __libc_dlopen_mode where
+ * dlopen is not in libc (glibc < 2.34 without libdl mapped); an Agent
+ * already mapped gives xprobe_agent_start.
+ */
+static int resolve_fns(struct inj *x, const struct stat *agent)
+{
+	struct xp_target_fs fs;
+	size_t *idx = NULL, i;
+	ssize_t nf;
+	int rc;
+
+	rc = xp_target_fs_open(x->t, &fs, x->err);
+	if (rc)
+		return rc;
+	nf = xp_maps_files(&x->maps, &idx);
+	if (nf < 0) {
+		xp_target_fs_close(&fs);
+		return xp_error_set(x->err, XPROBE_E_INTERNAL, false, "out of memory");
+	}
+	for (i = 0; i < (size_t)nf; i++) {
+		const struct xp_map_entry *f = &x->maps.v[idx[i]];
+		bool is_libc = libc_file(f->path), is_agent = agent_file(f, agent, x->path);
+		struct xp_elf elf = { .fd = -1 };
+		char *access = NULL;
+		uint64_t a;
+
+		if (!is_libc && !is_agent)
+			continue;
+		if (is_agent && x->mapped)
+			continue;
+		if (xp_target_fs_access(&fs, f, &access) || xp_elf_open(access, &elf)) {
+			free(access);
+			continue;
+		}
+		free(access);
+		if (is_agent) {
+			if (runtime_addr(&elf, &x->maps, f, START_SYMBOL, &a) == 0) {
+				x->mapped = true;
+				x->fn.start = a;
+				snprintf(x->path, sizeof(x->path), "%s", f->path);
+				x->out->agent_ino = f->inode;
+				x->out->agent_dev = makedev(f->dev_major, f->dev_minor);
+			} else {
+				xp_error_detail_str(x->err, "mapped_agent", f->path);
+				xp_elf_close(&elf);
+				free(idx);
+				xp_target_fs_close(&fs);
+				return xp_error_set(
+					x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
+					"the target maps %s, which exports no " START_SYMBOL
+					" (a libxprobe without the Agent); loading a second copy is refused",
+					f->path);
+			}
+		}
+		if (is_libc) {
+			if (!x->fn.dlopen && runtime_addr(&elf, &x->maps, f, "dlopen", &a) == 0) {
+				x->fn.dlopen = a;
+				runtime_addr(&elf, &x->maps, f, "dlsym", &x->fn.dlsym);
+				runtime_addr(&elf, &x->maps, f, "dlerror", &x->fn.dlerror);
+			}
+			if (!x->fn.errno_loc)
+				runtime_addr(&elf, &x->maps, f, "__errno_location", &x->fn.errno_loc);
+		}
+		xp_elf_close(&elf);
+	}
+	free(idx);
+	xp_target_fs_close(&fs);
+	if (!x->fn.errno_loc || (!x->mapped && (!x->fn.dlopen || !x->fn.dlsym))) {
+		xp_error_hint(x->err, "start the target with LD_PRELOAD=<libxprobe.so> instead");
+		return xp_error_set(
+			x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
+			"the target maps no C library exporting dlopen, dlsym and __errno_location (statically linked?); it cannot load the Agent");
+	}
+	return 0;
+}
+
+static int check_ptrace(struct inj *x, const struct task_status *ts)
+{
+	struct xp_ptrace_facts f = { 0 };
+	struct stat ps;
+	char path[64], msg[512];
+	const char *reason;
+
+	f.uid = (uint32_t)getuid();
+	f.gid = (uint32_t)getgid();
+	{
+		struct xp_proc_status ours;
+
+		if (xp_proc_status_read(0, &ours) == 0 && ours.has_cap_eff)
+			f.cap_eff = ours.cap_eff;
+	}
+	memcpy(f.tuid, ts->uid, sizeof(f.tuid));
+	memcpy(f.tgid, ts->gid, sizeof(f.tgid));
+	snprintf(path, sizeof(path), "/proc/%u/stat", x->t->pid);
+	/* procfs shows a non-dumpable process's files (not its directory) as root's */
+	f.target_dumpable = !(stat(path, &ps) == 0 && ps.st_uid == 0 && ts->uid[1] != 0);
+	f.yama_scope = yama_scope();
+	f.descendant = descends_from_us(x->t->pid);
+	f.tracer_pid = ts->tracer_pid;
+	if (xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED) {
+		if (f.yama_scope >= 0)
+			xp_error_detail_i64(x->err, "ptrace_scope", f.yama_scope);
+		xp_error_hint(x->err,
+			      "run xprobe as the target's user or as root (CAP_SYS_PTRACE), or restart the target with LD_PRELOAD=<libxprobe.so>");
+		return denied(x, reason, "cannot ptrace the target: %s", msg);
+	}
+	if (f.yama_scope >= 0) {
+		/* kept for the kernel's refusal, if it comes */
+		xp_error_detail_i64(x->err, "ptrace_scope", f.yama_scope);
+	}
+	if (reason[0]) {
+		snprintf(x->ptrace_reason, sizeof(x->ptrace_reason), "%s", reason);
+		snprintf(x->ptrace_why, sizeof(x->ptrace_why), "%s", msg);
+	}
+	return 0;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->suspect != y->suspect)
+		return x->suspect ? 1 : -1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* The threads, best first (the rules at the top of this file). */
+static int list_candidates(struct inj *x, uint32_t forced, const struct task_status *proc)
+{
+	uint32_t *tids = NULL;
+	size_t n, total, i;
+	int rc;
+
+	if (forced) {
+		tids = malloc(sizeof(*tids));
+		if (!tids)
+			return xp_error_set(x->err, XPROBE_E_INTERNAL, false, "out of memory");
+		tids[0] = forced;
+		n = 1;
+	} else {
+		rc = xp_proc_threads(x->t->pid, MAX_THREADS, &tids, &n, &total);
+		if (rc)
+			return xp_proc_fail(x->t, "task", rc, x->err);
+	}
+	x->cands = calloc(n ? n : 1, sizeof(*x->cands));
+	if (!x->cands) {
+		free(tids);
+		return xp_error_set(x->err, XPROBE_E_INTERNAL, false, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		struct task_status st;
+		struct cand *c = &x->cands[x->ncands];
+
+		rc = read_task_status(x->t->pid, tids[i], &st);
+		if (rc) {
+			if (forced) {
+				free(tids);
+				xp_error_detail_u64(x->err, "tid", forced);
+				return xp_error_set(x->err, XPROBE_E_TARGET_NOT_FOUND, false,
+						    "thread %u is not a thread of process %u",
+						    forced, x->t->pid);
+			}
+			continue;
+		}
+		if (st.state == 'Z' || st.state == 'X')
+			continue;
+		if (st.tracer_pid) {
+			uint32_t tid = tids[i];
+
+			free(tids);
+			xp_error_detail_u64(x->err, "tid", tid);
+			xp_error_detail_u64(x->err, "tracer_pid", st.tracer_pid);
+			return denied(x, "already_traced",
+				      "cannot ptrace the target: thread %u is already traced by pid %u (a debugger or tracer)",
+				      tid, st.tracer_pid);
+		}
+		if (((st.sigblk | proc->sigign) >> (SIGSEGV - 1)) & 1) {
+			if (forced) {
+				free(tids);
+				xp_error_detail_u64(x->err, "tid", forced);
+				return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+						    "thread %u blocks SIGSEGV, which the remote call's return needs",
+						    forced);
+			}
+			continue;
+		}
+		c->tid = tids[i];
+		if (read_thread_syscall(x->t->pid, tids[i], &c->nr))
+			c->nr = -1;
+		c->kind = xp_inject_classify(c->nr);
+		c->suspect = (st.sigblk & proc->sigcgt) != 0;
+		x->ncands++;
+	}
+	free(tids);
+	qsort(x->cands, x->ncands, sizeof(*x->cands), cand_cmp);
+	if (!x->ncands)
+		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				    "no thread of the target can run the remote call (each blocks SIGSEGV)");
+	return 0;
+}
+
+/* The target's executable must be x86_64 ELF64. */
+static int check_arch(struct inj *x)
+{
+#if !defined(__x86_64__)
+	return xp_error_set(x->err, XPROBE_E_UNSUPPORTED_CUDA_VERSION, false,
+			    "online injection is supported on Linux x86_64 only");
+#else
+	unsigned char h[20];
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", x->t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return xp_proc_fail(x->t, "exe", -errno, x->err);
+	n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG) != 0 ||
+	    h[EI_CLASS] != ELFCLASS64 || (h[18] | h[19] << 8) != EM_X86_64)
+		return xp_error_set(x->err, XPROBE_E_UNSUPPORTED_CUDA_VERSION, false,
+				    "online injection needs a Linux x86_64 (64-bit ELF) target; %s is not one",
+				    path);
+	return 0;
+#endif
+}
+
+/* After the detach: the file the target maps is the one checked. */
+static int verify_mapping(struct inj *x, const struct stat *st)
+{
+	struct xp_maps maps = { 0 };
+	bool same = false, other = false;
+	size_t i;
+	int rc;
+
+	rc = xp_maps_read(x->t, &maps, x->err);
+	if (rc)
+		return rc;
+	for (i = 0; i < maps.n; i++) {
+		const struct xp_map_entry *m = &maps.v[i];
+
+		if (!xp_map_is_file(m))
+			continue;
+		if (m->inode == (uint64_t)st->st_ino && m->dev_major == major(st->st_dev) &&
+		    m->dev_minor == minor(st->st_dev))
+			same = true;
+		else if (strcmp(m->path, x->path) == 0)
+			other = true;
+	}
+	xp_maps_free(&maps);
+	if (same)
+		return 0;
+	if (other)
+		return denied(x, "agent_replaced",
+			      "the target mapped %s, but not the file checked before (replaced meanwhile)",
+			      x->path);
+	return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
+			    "dlopen succeeded but the target maps no %s", x->path);
+}
+
+int xp_inject_agent(const struct xp_target *t, const char *agent_path,
+		    const struct xp_inject_opts *opts, struct xp_inject_result *out,
+		    struct xp_error *err)
+{
+	uint64_t t0 = now_ns();
+	struct inj *x;
+	struct task_status ts;
+	struct xp_target_ns ns;
+	struct stat st, rst;
+	struct xp_target_fs fs;
+	pthread_t th;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->syscall_nr = -1;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	x->t = t;
+	x->pid = (pid_t)t->pid;
+	x->out = out;
+	x->err = err;
+	x->stop_ns = 1000000ull *
+		     (opts && opts->stop_timeout_ms ? opts->stop_timeout_ms : XP_INJECT_STOP_TIMEOUT_MS);
+	x->call_ns = 1000000ull *
+		     (opts && opts->call_timeout_ms ? opts->call_timeout_ms : XP_INJECT_CALL_TIMEOUT_MS);
+	x->forced = opts && opts->tid;
+
+	rc = xp_target_verify(t, err);
+	if (rc)
+		goto out;
+	if (t->pid == (uint32_t)getpid()) {
+		rc = denied(x, "self", "xprobe cannot inject the Agent into itself");
+		goto out;
+	}
+	rc = read_task_status(t->pid, 0, &ts);
+	if (rc) {
+		rc = xp_proc_fail(t, "status", rc, err);
+		goto out;
+	}
+	if (ts.state == 'T' || ts.state == 't') {
+		xp_error_detail_str(err, "state", "stopped");
+		rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				  "the target is stopped (SIGSTOP or a debugger); continue it first");
+		goto out;
+	}
+	if (ts.seccomp > 0) {
+		xp_error_detail_i64(err, "seccomp", ts.seccomp);
+		rc = denied(x, "seccomp",
+			    "the target runs under a seccomp filter (mode %d), which may kill it for a syscall dlopen or the Agent makes",
+			    ts.seccomp);
+		goto out;
+	}
+	if ((ts.sigign >> (SIGSEGV - 1)) & 1) {
+		rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
+				  "the target ignores SIGSEGV; the remote call's return would reset that");
+		goto out;
+	}
+	rc = check_ptrace(x, &ts);
+	if (rc)
+		goto out;
+	rc = check_arch(x);
+	if (rc)
+		goto out;
+	/* the mount namespace and root: the path must name the same file */
+	rc = xp_target_namespaces(t, &ns, err);
+	if (rc)
+		goto out;
+	if (!ns.same_mntns) {
+		xp_error_hint(err, "start the target with LD_PRELOAD=<libxprobe.so> inside its namespace");
+		rc = denied(x, "mount_namespace",
+			    "the target runs in another mount namespace; the Agent's path would not name the same file there");
+		goto out;
+	}
+	rc = check_agent(x, agent_path, &ts, &st);
+	if (rc)
+		goto out;
+	rc = xp_target_fs_open(t, &fs, err);
+	if (rc)
+		goto out;
+	rc = xp_target_fs_stat(&fs, x->path, &rst);
+	xp_target_fs_close(&fs);
+	if (rc || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino) {
+		xp_error_hint(err, "start the target with LD_PRELOAD=<libxprobe.so> instead");
+		rc = denied(x, "root_directory",
+			    "%s names another file (or none) under the target's root directory (/proc/%u/root)",
+			    x->path, t->pid);
+		goto out;
+	}
+	out->agent_dev = st.st_dev;
+	out->agent_ino = st.st_ino;
+	rc = xp_maps_read(t, &x->maps, err);
+	if (rc)
+		goto out;
+	if (map_of(&x->maps, 0)) {
+		rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
+				  "the target maps address 0, where the remote call's return must fault");
+		goto out;
+	}
+	rc = resolve_fns(x, &st);
+	if (rc)
+		goto out;
+	rc = list_candidates(x, opts ? opts->tid : 0, &ts);
+	if (rc)
+		goto out;
+
+	rc = pthread_create(&th, NULL, tracer_main, x);
+	if (rc) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "pthread_create: %s", strerror(rc));
+		goto out;
+	}
+	pthread_join(th, NULL);
+	rc = x->rc;
+	if (rc < 0 && x->code) {
+		xp_error_detail_str(err, "reason", x->reason ? x->reason : "");
+		if (x->tid)
+			xp_error_detail_u64(err, "tid", (uint64_t)x->tid);
+		if (x->code == XPROBE_E_PERMISSION_DENIED)
+			xp_error_hint(err,
+				      "run xprobe as the target's user or as root (CAP_SYS_PTRACE), or restart the target with LD_PRELOAD=<libxprobe.so>");
+		rc = xp_error_set(err, x->code, x->code == XPROBE_E_CUPTI_AGENT_NOT_LOADED, "%s",
+				  x->why);
+		goto out;
+	}
+	if (out->start_status) {
+		xp_error_detail_i64(err, "start_status", out->start_status);
+		if (out->start_status == -XPROBE_E_PERMISSION_DENIED)
+			rc = denied(x, "agent_refused",
+				    "the Agent refused to serve in the target (AT_SECURE, or XPROBE_AGENT=0 in its environment)");
+		else
+			rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+					  "the Agent's " START_SYMBOL " returned %d (%s) in the target",
+					  out->start_status, xprobe_errname(out->start_status));
+		goto out;
+	}
+	if (out->injected) {
+		rc = verify_mapping(x, &st);
+		if (rc)
+			goto out;
+	}
+	rc = xp_target_verify(t, err);
+out:
+	snprintf(out->agent_path, sizeof(out->agent_path), "%s", x->path);
+	if (rc && err && err->code)
+		xp_target_detail(err, t);
+	xp_maps_free(&x->maps);
+	free(x->cands);
+	free(x);
+	out->total_ns = now_ns() - t0;
+	return rc;
+}
