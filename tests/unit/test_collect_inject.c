@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -253,6 +254,47 @@ static bool has_reason(const struct xp_error *err, const char *reason)
 	return false;
 }
 
+/*
+ * The bytes injection borrows on a blocked thread's stack: from the
+ * return slot up to its sp (/proc/.../syscall gives sp), laid out as
+ * inject.c does (path and symbol below rsp - 256, then the slot).
+ * White-box on purpose: the callee's frames below the slot are the ABI's
+ * free area and not compared.  Returns the byte count, 0 on failure.
+ */
+static size_t stack_window(pid_t pid, uint32_t tid, uint8_t *buf, size_t size)
+{
+	char path[96], text[512];
+	uint64_t sp, top, slot;
+	size_t plen = strlen(agent) + 1, n;
+	struct iovec l, r;
+	char *last;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/syscall", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	text[strcspn(text, "\n")] = '\0';
+	last = strrchr(text, ' '); /* pc */
+	if (!last)
+		return 0;
+	*last = '\0';
+	last = strrchr(text, ' '); /* sp */
+	if (!last || xpc_parse_hex_u64(last + 1, &sp))
+		return 0;
+	top = sp - 256;
+	slot = ((top - plen - sizeof("xprobe_agent_start")) & ~15ull) - 8;
+	n = (size_t)(sp - slot);
+	if (n > size)
+		return 0;
+	l = (struct iovec){ buf, n };
+	r = (struct iovec){ (void *)(uintptr_t)slot, n };
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? n : 0;
+}
+
 /* ---- pure parts ------------------------------------------------------------ */
 
 static void test_parse(void)
@@ -373,8 +415,20 @@ static void test_blocked(void)
 	CHECK(fact(line, "agent_starts") == 1);
 	/* each thread in turn, in whatever call it is blocked: start only */
 	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
+		bool is_main = strcmp(roles[i], "main") == 0;
+		uint8_t before[8192], after[8192];
+		size_t nb = 0, na = 0;
+
+		/* main stays in read(0) until the next command: the stack bytes
+		 * the call borrowed read the same afterwards */
+		if (is_main)
+			nb = stack_window(g.pid, tgt_tid(&g, "main"), before, sizeof(before));
 		rc = inject(&g, tgt_tid(&g, roles[i]), &r, &err);
 		show(roles[i], rc, &r, &err);
+		if (is_main) {
+			na = stack_window(g.pid, tgt_tid(&g, "main"), after, sizeof(after));
+			CHECK(nb > 0 && na == nb && memcmp(before, after, nb) == 0);
+		}
 		CHECK(rc == 0 && !r.injected && r.start_status == 0 && r.remote_calls == 2);
 		CHECK(r.tid == tgt_tid(&g, roles[i]));
 		CHECK(tgt_ok(&g, line, sizeof(line)));
