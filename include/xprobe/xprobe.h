@@ -9,6 +9,7 @@
  *   trace.h    direct recording calls (NVTX arrives by injection)
  *   record.h   the record layout of rings, .xtf blobs and fetch
  *   xtf.h      the .xtf and session-directory reader
+ *   agent.h    the Agent's control socket (xprobe_agent_start) and wire ABI
  *
  * Link with -lxprobe.  docs/libxprobe.md is the reference.
  */
@@ -22,5 +23,6 @@
 #include "trace.h"
 #include "record.h"
 #include "xtf.h"
+#include "agent.h"
 
 #endif /* XPROBE_XPROBE_H */

@@ -123,6 +123,30 @@ static int at_path(struct sockaddr_un *a, int dirfd, const char *name)
 	return xpl_snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d/%s", dirfd, name);
 }
 
+/* A runtime directory we may serve in: a directory (not a link), ours,
+ * mode exactly 0700. */
+static int dir_ok(const char *dir, const struct stat *st, uid_t uid)
+{
+	if (S_ISLNK(st->st_mode))
+		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
+				"agent: %s is a symbolic link, not a directory: refusing to serve "
+				"through it",
+				dir);
+	if (!S_ISDIR(st->st_mode))
+		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
+				"agent: %s exists and is not a directory", dir);
+	if (st->st_uid != uid)
+		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
+				"agent: %s is owned by uid %u, not by this process's uid %u: "
+				"refusing to serve in it (remove it)",
+				dir, (unsigned)st->st_uid, (unsigned)uid);
+	if ((st->st_mode & 07777) != 0700)
+		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
+				"agent: %s has mode 0%o, not 0700: refusing to serve in it", dir,
+				(unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
 /*
  * Create (0700) or check the runtime directory and open it; 0 and the
  * descriptor in *dirfd, or an error filled in saying what is wrong with it.
@@ -130,52 +154,37 @@ static int at_path(struct sockaddr_un *a, int dirfd, const char *name)
 static int dir_open(const char *dir, uid_t uid, int *dirfd)
 {
 	struct stat ls, fs;
-	bool created = false;
-	int fd;
+	int fd, rc;
 
 	*dirfd = -1;
-	if (mkdir(dir, 0700) == 0)
-		created = true;
-	else if (errno != EEXIST)
+	if (mkdir(dir, 0700) == 0) {
+		/* our umask may have taken bits away; nobody else can replace a
+		 * directory we own in sticky /tmp meanwhile */
+		chmod(dir, 0700);
+	} else if (errno != EEXIST) {
 		return xpl_fail(-XPROBE_E_PERMISSION_DENIED, "agent: cannot create %s: %s", dir,
 				strerror(errno));
+	}
 	if (lstat(dir, &ls) != 0)
 		return xpl_fail(-XPROBE_E_PERMISSION_DENIED, "agent: cannot stat %s: %s", dir,
 				strerror(errno));
-	if (S_ISLNK(ls.st_mode))
-		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
-				"agent: %s is a symbolic link, not a directory: refusing to serve "
-				"through it",
-				dir);
-	if (!S_ISDIR(ls.st_mode))
-		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
-				"agent: %s exists and is not a directory", dir);
+	rc = dir_ok(dir, &ls, uid);
+	if (rc)
+		return rc;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return xpl_fail(-XPROBE_E_PERMISSION_DENIED, "agent: cannot open %s: %s", dir,
 				strerror(errno));
+	/* the directory opened is the one checked, and still passes */
 	if (fstat(fd, &fs) != 0 || fs.st_dev != ls.st_dev || fs.st_ino != ls.st_ino) {
 		close(fd);
 		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
 				"agent: %s changed while it was being checked", dir);
 	}
-	if (fs.st_uid != uid) {
+	rc = dir_ok(dir, &fs, uid);
+	if (rc) {
 		close(fd);
-		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
-				"agent: %s is owned by uid %u, not by this process's uid %u: "
-				"refusing to serve in it (remove it)",
-				dir, (unsigned)fs.st_uid, (unsigned)uid);
-	}
-	if (created && (fs.st_mode & 07777) != 0700) {
-		/* our umask took bits away from the directory we just made */
-		if (fchmod(fd, 0700) == 0)
-			fs.st_mode = (fs.st_mode & ~07777u) | 0700;
-	}
-	if ((fs.st_mode & 07777) != 0700) {
-		close(fd);
-		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
-				"agent: %s has mode 0%o, not 0700: refusing to serve in it", dir,
-				(unsigned)(fs.st_mode & 07777));
+		return rc;
 	}
 	*dirfd = fd;
 	return 0;

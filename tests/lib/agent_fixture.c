@@ -29,6 +29,7 @@
  *   inject          what online injection does after its dlopen: call
  *                   xprobe_agent_start() of the loaded libxprobe;
  *                   "DONE inject <rc> <socket path>"
+ *   fork            fork a child that sleeps 5 s and exits; "DONE fork <pid>"
  *   path            "PATH <socket path or ->"
  *   quit            exit 0
  *
@@ -223,6 +224,27 @@ int main(void)
 
 			printf("DONE inject %d ", start ? start() : -1);
 			print_path("");
+			continue;
+		} else if (!strcmp(cmd, "fork")) {
+			int p[2];
+			pid_t kid;
+			char c = 0;
+
+			if (pipe(p) != 0)
+				return 1;
+			kid = fork();
+			if (kid == 0) {
+				/* fork() has returned here: the atfork handlers ran */
+				if (write(p[1], "k", 1) != 1)
+					_exit(1);
+				sleep(5);
+				_exit(0);
+			}
+			if (read(p[0], &c, 1) != 1)
+				return 1;
+			close(p[0]);
+			close(p[1]);
+			printf("DONE fork %d\n", (int)kid);
 			continue;
 		} else if (!strcmp(cmd, "path")) {
 			print_path("PATH");

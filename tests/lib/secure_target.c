@@ -10,8 +10,9 @@
  *   secure_target LIBXPROBE_SO
  *
  * Prints "AT_SECURE n", "EUID n", "ACTIVE n" (xprobe_inspect_is_active
- * after the load) on stdout; exits 0, or 2 when the library cannot be
- * loaded.
+ * after the load), "AGENT n" (1 when the library's constructor serves an
+ * Agent control socket: xprobe_agent_socket_path) on stdout; exits 0, or 2
+ * when the library cannot be loaded.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 {
 	int (*is_active)(void);
 	int (*close_session)(void);
+	int (*agent_path)(char *, size_t);
+	char path[256];
 	void *h;
 
 	if (argc != 2)
@@ -44,9 +47,11 @@ int main(int argc, char **argv)
 	}
 	*(void **)&is_active = dlsym(h, "xprobe_inspect_is_active");
 	*(void **)&close_session = dlsym(h, "xprobe_inspect_close");
-	if (!is_active || !close_session)
+	*(void **)&agent_path = dlsym(h, "xprobe_agent_socket_path");
+	if (!is_active || !close_session || !agent_path)
 		return 2;
 	printf("ACTIVE %d\n", is_active());
+	printf("AGENT %d\n", agent_path(path, sizeof(path)) == 0);
 	fflush(stdout);
 	close_session();
 	return 0;

@@ -7,7 +7,8 @@
  *                nobody, and once with a file capability, run by another
  *                unprivileged user with XPROBE_INSPECT_ENABLE=1 and an
  *                output dir anyone may write: the process is AT_SECURE, so
- *                no session begins and nothing is created.  The same copy
+ *                no session begins, nothing is created and no Agent control
+ *                socket is served.  The same copy
  *                without the setuid bit, run the same way, does begin (the
  *                control: the environment door is open to a plain process);
  *   links        a symbolic link planted at the output base, at the
@@ -37,7 +38,7 @@ static char scratch[PATH_MAX];
 /* --- privileged processes ----------------------------------------------------- */
 
 struct target_out {
-	long at_secure, euid, active;
+	long at_secure, euid, active, agent;
 };
 
 static int run_as_runner(const char *exe, const char *lib, const char *outdir, const char *out_path,
@@ -47,7 +48,7 @@ static int run_as_runner(const char *exe, const char *lib, const char *outdir, c
 	pid_t pid;
 	int st = -1, fd;
 
-	t->at_secure = t->euid = t->active = -1;
+	t->at_secure = t->euid = t->active = t->agent = -1;
 	fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0)
 		return -1;
@@ -79,6 +80,8 @@ static int run_as_runner(const char *exe, const char *lib, const char *outdir, c
 		t->euid = strtol(p + 5, NULL, 10);
 	if ((p = strstr(buf, "ACTIVE ")))
 		t->active = strtol(p + 7, NULL, 10);
+	if ((p = strstr(buf, "AGENT ")))
+		t->agent = strtol(p + 6, NULL, 10);
 	return 0;
 }
 
@@ -126,6 +129,7 @@ static void test_privileged(void)
 	CHECK(run_as_runner(exe, lib, outdir, out, &t) == 0);
 	CHECK(t.at_secure == 1 && t.euid == OWNER_UID);
 	CHECK(t.active == 0);
+	CHECK(t.agent == 0); /* no Agent control socket either */
 	CHECK(lt_count_names(outdir, "-") == 0); /* no <instance>-<pid> */
 	CHECK(lt_count_names(outdir, "") == 2); /* only . and .. */
 
@@ -134,6 +138,7 @@ static void test_privileged(void)
 	CHECK(run_as_runner(capexe, lib, outdir, out, &t) == 0);
 	CHECK(t.at_secure == 1 && t.euid == RUNNER_UID);
 	CHECK(t.active == 0);
+	CHECK(t.agent == 0);
 	CHECK(lt_count_names(outdir, "") == 2);
 
 	/* the control: the same copy, no setuid bit: the session begins */
@@ -141,6 +146,7 @@ static void test_privileged(void)
 	CHECK(run_as_runner(exe, lib, outdir, out, &t) == 0);
 	CHECK(t.at_secure == 0 && t.euid == RUNNER_UID);
 	CHECK(t.active == 1);
+	CHECK(t.agent == 1);
 	CHECK(lt_count_names(outdir, "-") == 1);
 	lt_tmpfs_umount(mnt);
 }
