@@ -13,8 +13,12 @@
  *
  * Driver mode, for tests/live/test_inject.py and bench/bench_inject.sh:
  *   test_collect_inject --inject PID AGENT [--tid TID] [--call-timeout-ms MS]
+ *                       [--cycles N]
  * prints one line "ok key=value ..." (exit 0) or "error CODE reason=...
- * message" (exit: the contract's exit code).
+ * message" (exit: the contract's exit code).  --cycles N (the real Agent):
+ * N times inject, connect (src/collect/agent_client.h), HELLO must carry
+ * XPROBE_AGENT_F_INJECTED, ARM an NVTX capture, CLOSE, and the socket
+ * must be gone; then "cycles N failures F ..." with medians.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +37,7 @@
 #include <unistd.h>
 
 #include "../../common/parse.h"
+#include "collect/agent_client.h"
 #include "collect/inject.h"
 #include "process/procfs.h"
 #include "target_spawn.h"
@@ -893,13 +898,96 @@ static void test_cycles(void)
 
 /* ---- driver ------------------------------------------------------------------ */
 
+/* One inject / HELLO / ARM / CLOSE against the real Agent. */
+static int cycle(struct xp_target *t, const char *agent_path, const struct xp_inject_opts *o,
+		 struct xp_inject_result *r, uint32_t *features, struct xp_error *err)
+{
+	struct xp_agent_conn conn = { .fd = -1 };
+	struct xprobe_agent_req req;
+	struct xprobe_agent_reply rep;
+	char path[XP_AGENT_PATH_MAX];
+	struct stat st;
+	int rc, i;
+
+	rc = xp_inject_agent(t, agent_path, o, r, err);
+	if (rc)
+		return rc;
+	rc = xp_agent_connect(t, 0, &conn, err);
+	if (rc)
+		return rc;
+	*features = conn.hello.features;
+	if (!(conn.hello.features & XPROBE_AGENT_F_INJECTED)) {
+		xp_agent_disconnect(&conn);
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "HELLO features 0x%x lack XPROBE_AGENT_F_INJECTED",
+				    conn.hello.features);
+	}
+	xp_agent_req_init(&req, XPROBE_AGENT_OP_ARM);
+	req.mode = XPROBE_AGENT_MODE_EXACT;
+	req.capacity = 64;
+	req.nfilters = 1;
+	req.filters[0].kind = XPROBE_AGENT_KIND_NVTX_RANGE;
+	req.filters[0].name_match = XPROBE_AGENT_NAME_ANY;
+	rc = xp_agent_arm(&conn, &req, &rep, err);
+	if (!rc)
+		rc = xp_agent_close(&conn, &rep, err);
+	xp_agent_disconnect(&conn);
+	if (rc)
+		return rc;
+	/* an injected Agent's CLOSE removes its socket before replying */
+	rc = xp_agent_socket_path(t, path, sizeof(path), err);
+	if (rc)
+		return rc;
+	for (i = 0; i < 100 && stat(path, &st) == 0; i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	if (i == 100)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "%s is still there after CLOSE",
+				    path);
+	return 0;
+}
+
+static int cycles(struct xp_target *t, const char *agent_path, const struct xp_inject_opts *o,
+		  unsigned n)
+{
+	uint64_t *stopped = calloc(n, sizeof(*stopped)), *total = calloc(n, sizeof(*total));
+	struct xp_inject_result r;
+	struct xp_error err = { 0 };
+	unsigned i, failures = 0, injected = 0;
+	uint32_t features = 0;
+
+	if (!stopped || !total)
+		return 1;
+	for (i = 0; i < n; i++) {
+		int rc;
+
+		xp_error_clear(&err);
+		rc = cycle(t, agent_path, o, &r, &features, &err);
+		if (rc) {
+			failures++;
+			fprintf(stderr, "cycle %u: %s: %s\n", i, xprobe_errname(rc), err.message);
+		}
+		injected += r.injected;
+		stopped[i] = r.stopped_ns;
+		total[i] = r.total_ns;
+	}
+	qsort(stopped, n, sizeof(*stopped), u64_cmp);
+	qsort(total, n, sizeof(*total), u64_cmp);
+	printf("cycles %u failures %u injected %u features=0x%x stopped_median_ns=%llu stopped_max_ns=%llu total_median_ns=%llu\n",
+	       n, failures, injected, features, (unsigned long long)stopped[n / 2],
+	       (unsigned long long)stopped[n - 1], (unsigned long long)total[n / 2]);
+	free(stopped);
+	free(total);
+	xp_error_clear(&err);
+	return failures ? 1 : 0;
+}
+
 static int driver(int argc, char **argv)
 {
 	struct xp_inject_opts o = { 0 };
 	struct xp_inject_result r;
 	struct xp_error err = { 0 };
 	struct xp_target t;
-	uint64_t v;
+	uint64_t v, ncycles = 0;
 	int i, rc;
 
 	if (argc < 4 || xpc_parse_u64(argv[2], 1, UINT32_MAX, &v)) {
@@ -916,10 +1004,17 @@ static int driver(int argc, char **argv)
 			o.tid = (uint32_t)n;
 		else if (strcmp(argv[i], "--call-timeout-ms") == 0)
 			o.call_timeout_ms = (uint32_t)n;
+		else if (strcmp(argv[i], "--cycles") == 0)
+			ncycles = n;
 		else
 			return 2;
 	}
 	rc = xp_target_identify((uint32_t)v, &t, &err);
+	if (!rc && ncycles) {
+		rc = cycles(&t, argv[3], &o, (unsigned)ncycles);
+		xp_target_release(&t);
+		return rc;
+	}
 	if (!rc)
 		rc = xp_inject_agent(&t, argv[3], &o, &r, &err);
 	if (rc) {
