@@ -812,6 +812,50 @@ static void test_buf(void)
 	dec_close(&d, &c);
 }
 
+/* The fuzz seeds (tests/fuzz/gen_agent_seeds.py): the good ones decode,
+ * the bad_ ones fail, so the corpus starts on both sides of every check. */
+static void test_seeds(void)
+{
+	static const char *const good[] = { "conversation",  "packets", "limit",
+					    "limit_reached", "odd",	"empty" };
+	static const char *const bad[] = { "bad_cut", "bad_pad", "bad_mark", "bad_trailing",
+					   "bad_status" };
+	static const size_t events[] = { 6, 6, 3, 3, 2, 0 };
+	static uint8_t buf[64 * 1024];
+
+	for (size_t k = 0; k < 2; k++) {
+		size_t n = k ? sizeof(bad) / sizeof(bad[0]) : sizeof(good) / sizeof(good[0]);
+
+		for (size_t i = 0; i < n; i++) {
+			const char *name = k ? bad[i] : good[i];
+			struct xp_agent_dec d;
+			struct xp_capture c;
+			struct xp_error err = { 0 };
+			char path[256];
+			size_t len = 0;
+			FILE *f;
+			int rc;
+
+			snprintf(path, sizeof(path), "fuzz/corpus/fuzz_agent_capture/%s", name);
+			f = fopen(path, "rb");
+			CHECK(f != NULL);
+			if (!f)
+				continue;
+			len = fread(buf, 1, sizeof(buf), f);
+			fclose(f);
+			dec_open(&d, &c, 100);
+			rc = xp_agent_dec_buf(&d, buf, len, &err);
+			if ((rc == 0) == (k == 1))
+				fprintf(stderr, "seed %s: rc %d %s\n", name, rc, err.message);
+			CHECK((rc == 0) == (k == 0));
+			if (!k)
+				CHECK_EQ_U64(c.count, events[i]);
+			xp_error_clear(&err);
+			dec_close(&d, &c);
+		}
+	}
+}
+
 int main(void)
 {
 	test_pieces();
@@ -824,5 +868,6 @@ int main(void)
 	test_bad_sequences();
 	test_bad_records();
 	test_buf();
+	test_seeds();
 	TEST_MAIN_END();
 }
