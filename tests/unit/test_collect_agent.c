@@ -901,6 +901,260 @@ static void test_filters(void)
 	CHECK_EQ_U64(q.filters[1].reserved, 0);
 }
 
+/* --- the real Agent -------------------------------------------------- */
+
+/*
+ * tests/lib/agent_fixture under NVTX_INJECTION64_PATH=<build>/lib/
+ * libxprobe.so: the Agent lib/agent/ serves, driven by the client, the
+ * capture decoded; the fixture says what it did.
+ */
+struct real {
+	pid_t pid;
+	FILE *in, *out;
+	char path[256]; /* the socket path the Agent reports */
+	struct xp_target t;
+};
+
+static void build_path(char *out, size_t size, const char *rel)
+{
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/'); /* <build>/tests/test_collect_agent */
+	if (slash)
+		*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(out, size, "%s/%s", exe, rel);
+}
+
+static bool real_cmd(struct real *r, const char *cmd, char *ans, size_t size)
+{
+	fprintf(r->in, "%s\n", cmd);
+	fflush(r->in);
+	if (!fgets(ans, (int)size, r->out))
+		return false;
+	ans[strcspn(ans, "\n")] = '\0';
+	return true;
+}
+
+static int real_start(struct real *r)
+{
+	char exe[600], lib[600], env[700], ans[512];
+	struct xp_error err = { 0 };
+	int in[2], out[2];
+	long pid = 0;
+
+	memset(r, 0, sizeof(*r));
+	build_path(exe, sizeof(exe), "tests/lib/agent_fixture");
+	build_path(lib, sizeof(lib), "lib/libxprobe.so");
+	if (access(exe, X_OK) || access(lib, R_OK)) {
+		fprintf(stderr, "%s or %s missing: build xpl_agent_fixture and libxprobe\n", exe,
+			lib);
+		return -1;
+	}
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
+		return -1;
+	r->pid = fork();
+	if (r->pid == 0) {
+		char *argv[] = { exe, NULL };
+		char *envp[] = { env, NULL };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		snprintf(env, sizeof(env), "NVTX_INJECTION64_PATH=%s", lib);
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execve(exe, argv, envp);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	r->in = fdopen(in[1], "w");
+	r->out = fdopen(out[0], "r");
+	if (!real_cmd(r, "init", ans, sizeof(ans)) ||
+	    sscanf(ans, "READY %ld %255s", &pid, r->path) != 2 || pid != r->pid) {
+		fprintf(stderr, "agent_fixture: \"%s\"\n", ans);
+		return -1;
+	}
+	if (xp_target_identify((uint32_t)r->pid, &r->t, &err)) {
+		xp_error_clear(&err);
+		return -1;
+	}
+	return 0;
+}
+
+static void real_stop(struct real *r)
+{
+	char ans[64];
+
+	real_cmd(r, "quit", ans, sizeof(ans));
+	fclose(r->in);
+	fclose(r->out);
+	waitpid(r->pid, NULL, 0);
+	xp_target_release(&r->t);
+}
+
+/* One capture of the NVTX ranges named @name while @cmds run, with
+ * snapshots after each command. */
+static int real_capture(struct real *r, struct xp_agent_conn *conn, const char *name,
+			uint64_t capacity, const char *const *cmds, size_t ncmds,
+			struct xp_capture *cap, struct xp_agent_dec *dec, char *last, size_t lsize)
+{
+	struct xprobe_agent_req req;
+	struct xprobe_agent_reply rep;
+	struct xp_error err = { 0 };
+	char a[128], b[128];
+	int rc;
+
+	snprintf(a, sizeof(a), "cuda:nvtx_range_start:name~^%s$", name);
+	snprintf(b, sizeof(b), "cuda:nvtx_range_end:name~^%s$", name);
+	CHECK(parse2(a, b) == 0);
+	{
+		const struct xp_selector *v[2] = { &sel_from, &sel_to };
+
+		CHECK(xp_agent_arm_build(v, 2, XPROBE_AGENT_MODE_EXACT, capacity, &req, &err) == 0);
+	}
+	xp_capture_init(cap, 100000);
+	CHECK(xp_agent_dec_init(dec, cap, conn->ns_pid, r->t.start_time) == 0);
+	rc = xp_agent_arm(conn, &req, &rep, &err);
+	if (!rc)
+		rc = xp_agent_dec_reply(dec, &rep, &err);
+	for (size_t i = 0; !rc && i < ncmds; i++) {
+		CHECK(real_cmd(r, cmds[i], last, lsize));
+		rc = xp_agent_snapshot(conn, dec, &rep, &err);
+	}
+	if (!rc)
+		rc = xp_agent_stop(conn, dec, &rep, &err);
+	if (rc)
+		fprintf(stderr, "real capture of %s: %s\n", name, err.message);
+	xp_error_clear(&err);
+	return rc;
+}
+
+/* Every end has its start before it (same range id, name, start thread). */
+static size_t unpaired(const struct xp_capture *c, const char *name)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < c->count; i++) {
+		const struct xp_event *e = &c->events[i];
+		bool found = e->event_type == XP_EV_NVTX_RANGE_START;
+
+		if (strcmp(xp_capture_str(c, e->nvtx.name), name))
+			bad++;
+		for (size_t k = 0; !found && k < i; k++)
+			found = c->events[k].event_type == XP_EV_NVTX_RANGE_START &&
+				c->events[k].nvtx.range_id == e->nvtx.range_id &&
+				c->events[k].tid == e->nvtx.start_tid;
+		bad += !found;
+	}
+	return bad;
+}
+
+static void test_real_agent(void)
+{
+	static const char *const names[] = { "names 3", "burst 2" };
+	static const char *const span[] = { "xthread 4" };
+	static const char *const burst[] = { "burst 5" };
+	struct xp_agent_conn conn, other;
+	struct xp_error err = { 0 };
+	struct xp_agent_dec dec;
+	struct xp_capture cap;
+	struct xprobe_agent_req req;
+	struct xprobe_agent_reply rep;
+	char last[256];
+	long tb = 0, tm = 0;
+	struct real r;
+	int rc;
+
+	CHECK(real_start(&r) == 0);
+	if (!r.pid)
+		return;
+	CHECK(xp_agent_connect(&r.t, 2000, &conn, &err) == 0);
+	CHECK_STR(err.message, "");
+	CHECK_STR(conn.path, r.path);
+	CHECK(xp_agent_require_nvtx(&conn, NULL, &err) == 0);
+	CHECK(!(conn.hello.features & XPROBE_AGENT_F_INJECTED));
+	CHECK_EQ_U64(conn.hello.state, XPROBE_AGENT_IDLE);
+
+	/* "step" exactly: stepper, prestep, other and the long name rejected
+	 * in the hot path (observed counts only what passed) */
+	CHECK(real_capture(&r, &conn, "step", 1000, names, 2, &cap, &dec, last, sizeof(last)) == 0);
+	CHECK_EQ_U64(cap.count, 10);
+	CHECK_EQ_U64(dec.st.records, 10);
+	CHECK_EQ_U64(dec.st.observed, 10);
+	CHECK_EQ_U64(dec.st.state, XPROBE_AGENT_STOPPED);
+	CHECK_EQ_U64(dec.st.stop_reason, XPROBE_AGENT_STOP_REQUESTED);
+	CHECK(dec.st.features & XPROBE_AGENT_F_HOST_MONOTONIC);
+	CHECK_EQ_U64(cap.dropped, 0);
+	CHECK_EQ_U64(unpaired(&cap, "step"), 0);
+	CHECK_EQ_U64(cap.events[0].pid, (uint32_t)r.pid);
+	CHECK(cap.events[0].timestamp_ns >= dec.st.arm_ns);
+	xp_agent_dec_free(&dec);
+	xp_capture_free(&cap);
+
+	/* process ranges started on one thread, ended on another */
+	CHECK(real_capture(&r, &conn, "span", 1000, span, 1, &cap, &dec, last, sizeof(last)) == 0);
+	CHECK(sscanf(last, "DONE xthread %ld %ld", &tb, &tm) == 2);
+	CHECK_EQ_U64(cap.count, 8);
+	CHECK_EQ_U64(unpaired(&cap, "span"), 0);
+	for (size_t i = 0; i < cap.count; i++) {
+		const struct xp_event *e = &cap.events[i];
+
+		CHECK_EQ_U64(e->nvtx.range_kind, XP_NVTX_PROCESS);
+		CHECK_EQ_U64(e->tid, e->event_type == XP_EV_NVTX_RANGE_START ? tb : tm);
+		CHECK_EQ_U64(e->nvtx.start_tid, tb);
+	}
+	xp_agent_dec_free(&dec);
+	xp_capture_free(&cap);
+
+	/* a capture that fills: frozen at its capacity, the rest dropped */
+	CHECK(real_capture(&r, &conn, "step", 3, burst, 1, &cap, &dec, last, sizeof(last)) == 0);
+	CHECK_EQ_U64(cap.count, 3);
+	CHECK(cap.record_limit_reached);
+	CHECK_EQ_U64(dec.st.stop_reason, XPROBE_AGENT_STOP_RECORD_LIMIT);
+	CHECK(cap.dropped > 0);
+	CHECK_EQ_U64(dec.st.observed, dec.st.retained + dec.st.dropped);
+	xp_agent_dec_free(&dec);
+	xp_capture_free(&cap);
+
+	/* one capture at a time: a second client is refused while armed ... */
+	req.op = 0;
+	CHECK(parse2("cuda:nvtx_range_start:name~^step$", "cuda:nvtx_range_end:name~^step$") == 0);
+	{
+		const struct xp_selector *v[2] = { &sel_from, &sel_to };
+
+		CHECK(xp_agent_arm_build(v, 2, XPROBE_AGENT_MODE_EXACT, 10, &req, &err) == 0);
+	}
+	CHECK(xp_agent_arm(&conn, &req, &rep, &err) == 0);
+	CHECK(xp_agent_connect(&r.t, 2000, &other, &err) == 0);
+	rc = xp_agent_arm(&other, &req, &rep, &err);
+	CHECK_EQ_U64(rc, -XPROBE_E_CUPTI_NOT_AVAILABLE);
+	CHECK(xpt_contains(err.message, "already running a capture"));
+	CHECK(xpt_hint_contains(&err, "one measurement at a time"));
+	CHECK(other.fd >= 0); /* a refusal keeps the connection */
+	xp_error_clear(&err);
+	/* ... until the first one goes away (a killed xprobe): disarmed */
+	xp_agent_disconnect(&conn);
+	for (int i = 0; i < 50; i++) {
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+		xp_error_clear(&err);
+		rc = xp_agent_arm(&other, &req, &rep, &err);
+		if (rc != -XPROBE_E_CUPTI_NOT_AVAILABLE)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	CHECK_EQ_U64(rc, 0);
+	CHECK(xp_agent_close(&other, &rep, &err) == 0);
+	xp_agent_disconnect(&other);
+	xp_error_clear(&err);
+	real_stop(&r);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -916,6 +1170,7 @@ int main(void)
 	test_connect_path();
 	test_other_uid();
 	test_bad_replies();
+	test_real_agent();
 	xp_selector_free(&sel_from);
 	xp_selector_free(&sel_to);
 	TEST_MAIN_END();
