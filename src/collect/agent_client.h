@@ -65,6 +65,20 @@
  * Every error carries the Agent's message (details.agent_message) when the
  * reply had one, and details.agent_status (the code's name).
  *
+ * After an error.  A refusal (a reply status), an ARM that did not arm, or
+ * a capture bound crossed after every packet arrived (EVENT_RATE_TOO_HIGH
+ * from the decoder) leave the connection usable.  A timeout, a closed
+ * connection or a protocol violation close it (fd -1): what is still in
+ * flight cannot be told from the next reply; the Agent disarms when it
+ * sees the close.
+ *
+ * Timeouts.  Every wait (for the socket to take a request, for a reply,
+ * for each record packet, for a busy listener to accept) is a poll()
+ * bounded by timeout_ms, in slices of at most 100 ms that test the stop
+ * request (common/cancel.h: -ECANCELED, xp_error_cancelled()).  A large
+ * snapshot therefore takes as long as its packets need, but a silent
+ * Agent never holds the CLI longer than timeout_ms per wait.
+ *
  * Not thread-safe: one struct xp_agent_conn is driven by one thread.
  */
 #ifndef XP_COLLECT_AGENT_CLIENT_H
@@ -82,7 +96,7 @@
 
 struct xp_agent_dec; /* src/capture/decode_agent.h */
 
-/* Default bound of one request: send, reply and every record packet. */
+/* Default bound of each wait on the socket (header comment, Timeouts). */
 #define XP_AGENT_TIMEOUT_MS 2000
 /* Longest socket path kept for messages (the /proc/<pid>/root form). */
 #define XP_AGENT_PATH_MAX 256
