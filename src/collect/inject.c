@@ -237,7 +237,7 @@ static bool ids_equal(uint32_t id, const uint32_t t[3])
 }
 
 enum xp_ptrace_verdict xp_inject_ptrace_verdict(const struct xp_ptrace_facts *f,
-						 const char **reason, char *msg, size_t size)
+						const char **reason, char *msg, size_t size)
 {
 	bool cap = xp_cap_has(f->cap_eff, XP_CAP_SYS_PTRACE);
 
@@ -258,28 +258,32 @@ enum xp_ptrace_verdict xp_inject_ptrace_verdict(const struct xp_ptrace_facts *f,
 	}
 	if ((!ids_equal(f->uid, f->tuid) || !ids_equal(f->gid, f->tgid)) && !cap) {
 		*reason = "uid";
-		snprintf(msg, size,
-			 "ptrace needs our uid %u and gid %u to equal the target's (uids %u/%u/%u, gids %u/%u/%u) or CAP_SYS_PTRACE, which we lack",
-			 f->uid, f->gid, f->tuid[0], f->tuid[1], f->tuid[2], f->tgid[0],
-			 f->tgid[1], f->tgid[2]);
+		snprintf(
+			msg, size,
+			"ptrace needs our uid %u and gid %u to equal the target's (uids %u/%u/%u, gids %u/%u/%u) or CAP_SYS_PTRACE, which we lack",
+			f->uid, f->gid, f->tuid[0], f->tuid[1], f->tuid[2], f->tgid[0], f->tgid[1],
+			f->tgid[2]);
 		return XP_PTRACE_DENIED;
 	}
 	if (!f->target_dumpable && !cap) {
 		*reason = "not_dumpable";
-		snprintf(msg, size,
-			 "the target is not dumpable (setuid/setgid, file capabilities or prctl(PR_SET_DUMPABLE, 0)) and we lack CAP_SYS_PTRACE");
+		snprintf(
+			msg, size,
+			"the target is not dumpable (setuid/setgid, file capabilities or prctl(PR_SET_DUMPABLE, 0)) and we lack CAP_SYS_PTRACE");
 		return XP_PTRACE_DENIED;
 	}
 	if (f->yama_scope == 2 && !cap) {
 		*reason = "capability";
-		snprintf(msg, size,
-			 "kernel.yama.ptrace_scope is 2 (admin-only attach) and we lack CAP_SYS_PTRACE");
+		snprintf(
+			msg, size,
+			"kernel.yama.ptrace_scope is 2 (admin-only attach) and we lack CAP_SYS_PTRACE");
 		return XP_PTRACE_DENIED;
 	}
 	if (f->yama_scope == 1 && !cap && !f->descendant) {
 		*reason = "ptrace_scope";
-		snprintf(msg, size,
-			 "kernel.yama.ptrace_scope is 1: only an ancestor of the target, a tracer it named with PR_SET_PTRACER, or CAP_SYS_PTRACE may attach");
+		snprintf(
+			msg, size,
+			"kernel.yama.ptrace_scope is 1: only an ancestor of the target, a tracer it named with PR_SET_PTRACER, or CAP_SYS_PTRACE may attach");
 		return XP_PTRACE_UNSURE;
 	}
 	return XP_PTRACE_ALLOWED;
@@ -785,9 +789,10 @@ static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint
 				*ret = r.rax;
 				return 0;
 			}
-			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_fault",
-				    "the remote call of %s faulted at rip 0x%llx (%s, discarded); the thread was restored",
-				    what, (unsigned long long)r.rip, strsignal(WSTOPSIG(status)));
+			return fail(
+				x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_fault",
+				"the remote call of %s faulted at rip 0x%llx (%s, discarded); the thread was restored",
+				what, (unsigned long long)r.rip, strsignal(WSTOPSIG(status)));
 		}
 		/* group-stop or another event: go on; a signal: deliver it now */
 		if (!(status >> 16))
@@ -806,15 +811,17 @@ static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint
 			    "the target exited during the remote call of %s", what);
 	if (rc) {
 		x->stuck = true;
-		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
-			    "the remote call of %s did not return within %llu ms and the thread did not stop again; it is left running the call",
-			    what, (unsigned long long)(x->call_ns / 1000000));
+		return fail(
+			x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
+			"the remote call of %s did not return within %llu ms and the thread did not stop again; it is left running the call",
+			what, (unsigned long long)(x->call_ns / 1000000));
 	}
 	if (ptrace(PTRACE_GETREGS, x->tid, 0, &r) == 0)
-		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
-			    "the remote call of %s did not return within %llu ms; it was abandoned at rip 0x%llx and the thread restored (a lock it took stays taken)",
-			    what, (unsigned long long)(x->call_ns / 1000000),
-			    (unsigned long long)r.rip);
+		return fail(
+			x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
+			"the remote call of %s did not return within %llu ms; it was abandoned at rip 0x%llx and the thread restored (a lock it took stays taken)",
+			what, (unsigned long long)(x->call_ns / 1000000),
+			(unsigned long long)r.rip);
 	return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
 		    "the remote call of %s did not return within %llu ms", what,
 		    (unsigned long long)(x->call_ns / 1000000));
@@ -1101,8 +1108,9 @@ static void *tracer_main(void *arg)
 	for (i = 0; i < x->ncands && i < MAX_TRIES && rc == 1; i++)
 		rc = try_thread(x, &x->cands[i]);
 	if (rc == 1)
-		rc = fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "no_thread",
-			  "no thread of the target was fit to run the call (each blocked SIGSEGV, had no stack room, or stayed inside libc)");
+		rc = fail(
+			x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "no_thread",
+			"no thread of the target was fit to run the call (each blocked SIGSEGV, had no stack room, or stayed inside libc)");
 	x->rc = rc;
 	if (x->t_interrupt) /* left stuck */
 		x->out->stopped_ns += now_ns() - x->t_interrupt;
@@ -1151,7 +1159,8 @@ static int check_agent(struct inj *x, const char *agent_path, const struct task_
 	int rc;
 
 	if (!agent_path || !agent_path[0]) {
-		xp_error_hint(x->err, "name the Agent with --agent PATH or XPROBE_CUPTI_AGENT_PATH");
+		xp_error_hint(x->err,
+			      "name the Agent with --agent PATH or XPROBE_CUPTI_AGENT_PATH");
 		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
 				    "no Agent library to inject");
 	}
@@ -1169,13 +1178,15 @@ static int check_agent(struct inj *x, const char *agent_path, const struct task_
 	if (!S_ISREG(st->st_mode))
 		return denied(x, "agent_untrusted", "the Agent %s is not a regular file", x->path);
 	if (!owner_ok(st->st_uid, ts))
-		return denied(x, "agent_untrusted",
-			      "refused to make the target execute %s: it is owned by uid %u, neither root nor the target's uid %u",
-			      x->path, (unsigned)st->st_uid, ts->uid[1]);
+		return denied(
+			x, "agent_untrusted",
+			"refused to make the target execute %s: it is owned by uid %u, neither root nor the target's uid %u",
+			x->path, (unsigned)st->st_uid, ts->uid[1]);
 	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return denied(x, "agent_untrusted",
-			      "refused to make the target execute %s: it is writable by group or others (mode %04o)",
-			      x->path, (unsigned)(st->st_mode & 07777));
+		return denied(
+			x, "agent_untrusted",
+			"refused to make the target execute %s: it is writable by group or others (mode %04o)",
+			x->path, (unsigned)(st->st_mode & 07777));
 	for (i = strlen(x->path); i > 0; i--) {
 		if (x->path[i - 1] != '/')
 			continue;
@@ -1190,10 +1201,10 @@ static int check_agent(struct inj *x, const char *agent_path, const struct task_
 					    "the Agent's directory %s: %s", dir, strerror(errno));
 		if (!owner_ok(ds.st_uid, ts) ||
 		    ((ds.st_mode & (S_IWGRP | S_IWOTH)) && !(ds.st_mode & S_ISVTX)))
-			return denied(x, "agent_untrusted",
-				      "refused to make the target execute %s: directory %s (uid %u, mode %04o) lets another user replace it",
-				      x->path, dir, (unsigned)ds.st_uid,
-				      (unsigned)(ds.st_mode & 07777));
+			return denied(
+				x, "agent_untrusted",
+				"refused to make the target execute %s: directory %s (uid %u, mode %04o) lets another user replace it",
+				x->path, dir, (unsigned)ds.st_uid, (unsigned)(ds.st_mode & 07777));
 	}
 	rc = xp_elf_open(x->path, &elf);
 	if (rc)
@@ -1208,7 +1219,8 @@ static int check_agent(struct inj *x, const char *agent_path, const struct task_
 	rc = xp_elf_lookup_any(&elf, START_SYMBOL, &v, &sz);
 	xp_elf_close(&elf);
 	if (rc) {
-		xp_error_hint(x->err, "use the libxprobe.so of this build (build/lib/libxprobe.so)");
+		xp_error_hint(x->err,
+			      "use the libxprobe.so of this build (build/lib/libxprobe.so)");
 		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
 				    "%s exports no " START_SYMBOL ": it is not an xprobe Agent",
 				    x->path);
@@ -1317,7 +1329,8 @@ static int resolve_fns(struct inj *x, const struct stat *agent)
 				runtime_addr(&elf, &x->maps, f, "dlerror", &x->fn.dlerror);
 			}
 			if (!x->fn.errno_loc)
-				runtime_addr(&elf, &x->maps, f, "__errno_location", &x->fn.errno_loc);
+				runtime_addr(&elf, &x->maps, f, "__errno_location",
+					     &x->fn.errno_loc);
 		}
 		xp_elf_close(&elf);
 	}
@@ -1358,8 +1371,9 @@ static int check_ptrace(struct inj *x, const struct task_status *ts)
 	if (xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED) {
 		if (f.yama_scope >= 0)
 			xp_error_detail_i64(x->err, "ptrace_scope", f.yama_scope);
-		xp_error_hint(x->err,
-			      "run xprobe as the target's user or as root (CAP_SYS_PTRACE), or restart the target with LD_PRELOAD=<libxprobe.so>");
+		xp_error_hint(
+			x->err,
+			"run xprobe as the target's user or as root (CAP_SYS_PTRACE), or restart the target with LD_PRELOAD=<libxprobe.so>");
 		return denied(x, reason, "cannot ptrace the target: %s", msg);
 	}
 	if (f.yama_scope >= 0) {
@@ -1430,17 +1444,19 @@ static int list_candidates(struct inj *x, uint32_t forced, const struct task_sta
 			free(tids);
 			xp_error_detail_u64(x->err, "tid", tid);
 			xp_error_detail_u64(x->err, "tracer_pid", st.tracer_pid);
-			return denied(x, "already_traced",
-				      "cannot ptrace the target: thread %u is already traced by pid %u (a debugger or tracer)",
-				      tid, st.tracer_pid);
+			return denied(
+				x, "already_traced",
+				"cannot ptrace the target: thread %u is already traced by pid %u (a debugger or tracer)",
+				tid, st.tracer_pid);
 		}
 		if (((st.sigblk | proc->sigign) >> (SIGSEGV - 1)) & 1) {
 			if (forced) {
 				free(tids);
 				xp_error_detail_u64(x->err, "tid", forced);
-				return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
-						    "thread %u blocks SIGSEGV, which the remote call's return needs",
-						    forced);
+				return xp_error_set(
+					x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+					"thread %u blocks SIGSEGV, which the remote call's return needs",
+					forced);
 			}
 			continue;
 		}
@@ -1454,8 +1470,9 @@ static int list_candidates(struct inj *x, uint32_t forced, const struct task_sta
 	free(tids);
 	qsort(x->cands, x->ncands, sizeof(*x->cands), cand_cmp);
 	if (!x->ncands)
-		return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
-				    "no thread of the target can run the remote call (each blocks SIGSEGV)");
+		return xp_error_set(
+			x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+			"no thread of the target can run the remote call (each blocks SIGSEGV)");
 	return 0;
 }
 
@@ -1479,9 +1496,10 @@ static int check_arch(struct inj *x)
 	close(fd);
 	if (n != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG) != 0 ||
 	    h[EI_CLASS] != ELFCLASS64 || (h[18] | h[19] << 8) != EM_X86_64)
-		return xp_error_set(x->err, XPROBE_E_UNSUPPORTED_CUDA_VERSION, false,
-				    "online injection needs a Linux x86_64 (64-bit ELF) target; %s is not one",
-				    path);
+		return xp_error_set(
+			x->err, XPROBE_E_UNSUPPORTED_CUDA_VERSION, false,
+			"online injection needs a Linux x86_64 (64-bit ELF) target; %s is not one",
+			path);
 	return 0;
 #endif
 }
@@ -1512,17 +1530,19 @@ static int verify_mapping(struct inj *x, const struct stat *st)
 	if (same)
 		return 0;
 	if (other)
-		return denied(x, "agent_replaced",
-			      "the target mapped %s, but not the file checked before (replaced meanwhile)",
-			      x->path);
+		return denied(
+			x, "agent_replaced",
+			"the target mapped %s, but not the file checked before (replaced meanwhile)",
+			x->path);
 	return xp_error_set(x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
 			    "dlopen succeeded but the target maps no %s", x->path);
 }
 
 int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 		    const struct xp_inject_opts *opts, struct xp_inject_result *out,
-		    struct xp_error *err)
+		    struct xp_error *errp)
 {
+	struct xp_error err_local = { 0 }, *err = &err_local; /* errp gets it on failure only */
 	uint64_t t0 = now_ns();
 	struct inj *x;
 	struct task_status ts;
@@ -1536,15 +1556,15 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	out->syscall_nr = -1;
 	x = calloc(1, sizeof(*x));
 	if (!x)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		return xp_error_set(errp, XPROBE_E_INTERNAL, false, "out of memory");
 	x->t = t;
 	x->pid = (pid_t)t->pid;
 	x->out = out;
 	x->err = err;
-	x->stop_ns = 1000000ull *
-		     (opts && opts->stop_timeout_ms ? opts->stop_timeout_ms : XP_INJECT_STOP_TIMEOUT_MS);
-	x->call_ns = 1000000ull *
-		     (opts && opts->call_timeout_ms ? opts->call_timeout_ms : XP_INJECT_CALL_TIMEOUT_MS);
+	x->stop_ns = 1000000ull * (opts && opts->stop_timeout_ms ? opts->stop_timeout_ms :
+								   XP_INJECT_STOP_TIMEOUT_MS);
+	x->call_ns = 1000000ull * (opts && opts->call_timeout_ms ? opts->call_timeout_ms :
+								   XP_INJECT_CALL_TIMEOUT_MS);
 	x->forced = opts && opts->tid;
 
 	rc = xp_target_verify(t, err);
@@ -1561,20 +1581,23 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	}
 	if (ts.state == 'T' || ts.state == 't') {
 		xp_error_detail_str(err, "state", "stopped");
-		rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
-				  "the target is stopped (SIGSTOP or a debugger); continue it first");
+		rc = xp_error_set(
+			err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+			"the target is stopped (SIGSTOP or a debugger); continue it first");
 		goto out;
 	}
 	if (ts.seccomp > 0) {
 		xp_error_detail_i64(err, "seccomp", ts.seccomp);
-		rc = denied(x, "seccomp",
-			    "the target runs under a seccomp filter (mode %d), which may kill it for a syscall dlopen or the Agent makes",
-			    ts.seccomp);
+		rc = denied(
+			x, "seccomp",
+			"the target runs under a seccomp filter (mode %d), which may kill it for a syscall dlopen or the Agent makes",
+			ts.seccomp);
 		goto out;
 	}
 	if ((ts.sigign >> (SIGSEGV - 1)) & 1) {
-		rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
-				  "the target ignores SIGSEGV; the remote call's return would reset that");
+		rc = xp_error_set(
+			err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
+			"the target ignores SIGSEGV; the remote call's return would reset that");
 		goto out;
 	}
 	rc = check_ptrace(x, &ts);
@@ -1588,9 +1611,12 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	if (rc)
 		goto out;
 	if (!ns.same_mntns) {
-		xp_error_hint(err, "start the target with LD_PRELOAD=<libxprobe.so> inside its namespace");
-		rc = denied(x, "mount_namespace",
-			    "the target runs in another mount namespace; the Agent's path would not name the same file there");
+		xp_error_hint(
+			err,
+			"start the target with LD_PRELOAD=<libxprobe.so> inside its namespace");
+		rc = denied(
+			x, "mount_namespace",
+			"the target runs in another mount namespace; the Agent's path would not name the same file there");
 		goto out;
 	}
 	rc = check_agent(x, agent_path, &ts, &st);
@@ -1603,9 +1629,10 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	xp_target_fs_close(&fs);
 	if (rc || rst.st_dev != st.st_dev || rst.st_ino != st.st_ino) {
 		xp_error_hint(err, "start the target with LD_PRELOAD=<libxprobe.so> instead");
-		rc = denied(x, "root_directory",
-			    "%s names another file (or none) under the target's root directory (/proc/%u/root)",
-			    x->path, t->pid);
+		rc = denied(
+			x, "root_directory",
+			"%s names another file (or none) under the target's root directory (/proc/%u/root)",
+			x->path, t->pid);
 		goto out;
 	}
 	out->agent_dev = st.st_dev;
@@ -1614,8 +1641,9 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	if (rc)
 		goto out;
 	if (map_of(&x->maps, 0)) {
-		rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
-				  "the target maps address 0, where the remote call's return must fault");
+		rc = xp_error_set(
+			err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
+			"the target maps address 0, where the remote call's return must fault");
 		goto out;
 	}
 	rc = resolve_fns(x, &st);
@@ -1627,7 +1655,8 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 
 	rc = pthread_create(&th, NULL, tracer_main, x);
 	if (rc) {
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "pthread_create: %s", strerror(rc));
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "pthread_create: %s",
+				  strerror(rc));
 		goto out;
 	}
 	pthread_join(th, NULL);
@@ -1637,8 +1666,9 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 		if (x->tid)
 			xp_error_detail_u64(err, "tid", (uint64_t)x->tid);
 		if (x->code == XPROBE_E_PERMISSION_DENIED)
-			xp_error_hint(err,
-				      "run xprobe as the target's user or as root (CAP_SYS_PTRACE), or restart the target with LD_PRELOAD=<libxprobe.so>");
+			xp_error_hint(
+				err,
+				"run xprobe as the target's user or as root (CAP_SYS_PTRACE), or restart the target with LD_PRELOAD=<libxprobe.so>");
 		rc = xp_error_set(err, x->code, x->code == XPROBE_E_CUPTI_AGENT_NOT_LOADED, "%s",
 				  x->why);
 		goto out;
@@ -1646,11 +1676,13 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	if (out->start_status) {
 		xp_error_detail_i64(err, "start_status", out->start_status);
 		if (out->start_status == -XPROBE_E_PERMISSION_DENIED)
-			rc = denied(x, "agent_refused",
-				    "the Agent refused to serve in the target (AT_SECURE, or XPROBE_AGENT=0 in its environment)");
+			rc = denied(
+				x, "agent_refused",
+				"the Agent refused to serve in the target (AT_SECURE, or XPROBE_AGENT=0 in its environment)");
 		else
 			rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
-					  "the Agent's " START_SYMBOL " returned %d (%s) in the target",
+					  "the Agent's " START_SYMBOL
+					  " returned %d (%s) in the target",
 					  out->start_status, xprobe_errname(out->start_status));
 		goto out;
 	}
@@ -1662,8 +1694,16 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	rc = xp_target_verify(t, err);
 out:
 	snprintf(out->agent_path, sizeof(out->agent_path), "%s", x->path);
-	if (rc && err && err->code)
-		xp_target_detail(err, t);
+	if (rc) {
+		if (err->code)
+			xp_target_detail(err, t);
+		if (errp)
+			xp_error_move(errp, err);
+		else
+			xp_error_clear(err);
+	} else {
+		xp_error_clear(err);
+	}
 	xp_maps_free(&x->maps);
 	free(x->cands);
 	free(x);

@@ -145,6 +145,6 @@ enum xp_ptrace_verdict {
  * not_dumpable, already_traced; "" when allowed) and @msg a sentence.
  */
 enum xp_ptrace_verdict xp_inject_ptrace_verdict(const struct xp_ptrace_facts *f,
-						 const char **reason, char *msg, size_t size);
+						const char **reason, char *msg, size_t size);
 
 #endif /* XP_COLLECT_INJECT_H */

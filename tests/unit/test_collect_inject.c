@@ -238,7 +238,8 @@ static void show(const char *what, int rc, const struct xp_inject_result *r,
 	if (rc)
 		fprintf(stderr, "  %s: error %s: %s (reason %s)\n", what, xprobe_errname(rc),
 			err->message,
-			xp_error_detail_get(err, "reason") ? xp_error_detail_get(err, "reason") : "-");
+			xp_error_detail_get(err, "reason") ? xp_error_detail_get(err, "reason") :
+							     "-");
 	else
 		fprintf(stderr,
 			"  %s: ok tid %u (%s, syscall %d) injected %d, %u calls, %u stops, stopped %.3f ms (calls %.3f), total %.3f ms\n",
@@ -337,8 +338,11 @@ static void test_parse(void)
 
 static void test_verdict(void)
 {
-	struct xp_ptrace_facts same = { .uid = 1000, .gid = 1000, .tuid = { 1000, 1000, 1000 },
-					.tgid = { 1000, 1000, 1000 }, .target_dumpable = true,
+	struct xp_ptrace_facts same = { .uid = 1000,
+					.gid = 1000,
+					.tuid = { 1000, 1000, 1000 },
+					.tgid = { 1000, 1000, 1000 },
+					.target_dumpable = true,
 					.yama_scope = -1 };
 	struct xp_ptrace_facts f;
 	const char *reason;
@@ -393,7 +397,7 @@ static void test_verdict(void)
 static void test_blocked(void)
 {
 	static const char *const roles[] = { "reader", "sleeper", "absleeper", "poller",
-					     "futex", "feeder", "main" };
+					     "futex",  "feeder",  "main" };
 	struct xp_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
@@ -442,6 +446,7 @@ static void test_blocked(void)
 	}
 	CHECK(tgt_quiet(&g));
 	tgt_stop(&g);
+	xp_error_clear(&err);
 }
 
 static void test_spin(void)
@@ -471,6 +476,7 @@ static void test_spin(void)
 	CHECK(fact(line, "agent_maps") == 1 && fact(line, "agent_starts") == 7);
 	CHECK(tgt_quiet(&g));
 	tgt_stop(&g);
+	xp_error_clear(&err);
 }
 
 static void test_signal(void)
@@ -500,6 +506,7 @@ static void test_signal(void)
 	CHECK(hs >= 3);
 	CHECK(tgt_quiet(&g));
 	tgt_stop(&g);
+	xp_error_clear(&err);
 }
 
 /* ---- failures restore the target ------------------------------------------ */
@@ -715,6 +722,7 @@ static void test_untrusted(void)
 	CHECK(fact(line, "agent_maps") == 1); /* the sticky-directory copy */
 	tgt_stop(&g);
 	rmdir(dir);
+	xp_error_clear(&err);
 }
 
 static void test_mount_ns(void)
@@ -735,6 +743,7 @@ static void test_mount_ns(void)
 	CHECK(r.stopped_ns == 0);
 	CHECK(tgt_ok(&g, line, sizeof(line)));
 	tgt_stop(&g);
+	xp_error_clear(&err);
 }
 
 static void test_seccomp(void)
@@ -757,8 +766,7 @@ static void test_seccomp(void)
  * Inject as @uid (a forked child that dropped root) into @g; the child
  * reports the code and the reason through a pipe.
  */
-static int inject_as(uid_t uid, struct itgt *g, const char *agent_path, char *reason,
-		     size_t size)
+static int inject_as(uid_t uid, struct itgt *g, const char *agent_path, char *reason, size_t size)
 {
 	int p[2], st, rc = 0;
 	pid_t c;
@@ -889,11 +897,13 @@ static void test_cycles(void)
 	}
 	CHECK(failures == 0);
 	qsort(stopped + 1, 199, sizeof(stopped[0]), u64_cmp);
-	fprintf(stderr, "  first (dlopen) stopped %.3f ms; start-only median %.3f ms, max %.3f ms\n",
+	fprintf(stderr,
+		"  first (dlopen) stopped %.3f ms; start-only median %.3f ms, max %.3f ms\n",
 		stopped[0] / 1e6, stopped[100] / 1e6, stopped[199] / 1e6);
 	CHECK(stopped[100] < 5000000ull); /* the goal: at most 5 ms */
 	CHECK(tgt_quiet(&g));
 	tgt_stop(&g);
+	xp_error_clear(&err);
 }
 
 /* ---- driver ------------------------------------------------------------------ */
