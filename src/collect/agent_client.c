@@ -54,7 +54,7 @@ struct target_view {
 	uint32_t uid; /* effective uid as we see it (ownership checks) */
 	uint32_t inner_uid; /* as the target sees it (the directory name) */
 	uint32_t ns_pid;
-	bool same_mntns;
+	bool via_proc; /* another mount namespace or root: reach it through /proc/<pid>/root */
 };
 
 /* --- errors ------------------------------------------------------------ */
@@ -226,7 +226,16 @@ static int target_view(const struct xp_target *t, struct target_view *v, struct 
 	v->uid = st.uid[1];
 	v->inner_uid = inner_uid(t->pid, v->uid);
 	v->ns_pid = ns.ns_pid;
-	v->same_mntns = ns.same_mntns;
+	v->via_proc = !ns.same_mntns;
+	if (!v->via_proc) {
+		/* one mount namespace, but a chroot'ed target has its own /tmp */
+		struct stat a, b;
+		char path[48];
+
+		snprintf(path, sizeof(path), "/proc/%" PRIu32 "/root", t->pid);
+		if (stat(path, &a) == 0 && stat("/", &b) == 0)
+			v->via_proc = a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+	}
 	return 0;
 }
 
@@ -249,7 +258,7 @@ static void display_path(const struct xp_target *t, const struct target_view *v,
 
 	sock_names(t, v, dir, sizeof(dir), name, sizeof(name));
 	snprintf(full, sizeof(full), XPROBE_AGENT_DIR_FMT, (unsigned)v->inner_uid);
-	if (v->same_mntns)
+	if (!v->via_proc)
 		snprintf(buf, size, "%s/%s", full, name);
 	else
 		snprintf(buf, size, "/proc/%" PRIu32 "/root%s/%s", t->pid, full, name);
@@ -445,7 +454,7 @@ int xp_agent_connect(const struct xp_target *t, int timeout_ms, struct xp_agent_
 	conn->uid = v.uid;
 	display_path(t, &v, conn->path, sizeof(conn->path));
 	sock_names(t, &v, dname, sizeof(dname), sname, sizeof(sname));
-	if (v.same_mntns)
+	if (!v.via_proc)
 		snprintf(root, sizeof(root), "/");
 	else
 		snprintf(root, sizeof(root), "/proc/%" PRIu32 "/root", t->pid);

@@ -19,8 +19,8 @@
  * effective uid (/proc/<pid>/status, translated through
  * /proc/<pid>/uid_map when it runs in another user namespace), its PID in
  * its own namespace (the last NSpid entry) and field 22 of its stat file.
- * A target in another mount namespace is reached through
- * /proc/<pid>/root.  Every component after that root is opened with
+ * A target in another mount namespace, or with another root directory
+ * (chroot), is reached through /proc/<pid>/root.  Every component after that root is opened with
  * openat(O_PATH | O_NOFOLLOW): /tmp must be a directory, the runtime
  * directory a directory (not a link) owned by the target's uid with mode
  * exactly 0700, the socket a socket owned by that uid.  connect() then
@@ -118,7 +118,8 @@ struct xp_agent_conn {
 /*
  * The socket path of @t's Agent, for messages and validate (nothing is
  * opened): "/tmp/xprobe-agent-<euid>/agent-<nspid>-<start>.sock", or
- * "/proc/<pid>/root/tmp/..." when @t is in another mount namespace.
+ * "/proc/<pid>/root/tmp/..." when @t is in another mount namespace or
+ * has another root directory.
  * Reads /proc/<pid>/status (and uid_map).  Return 0 or a negative code
  * with @err filled (TARGET_EXITED, PERMISSION_DENIED, INTERNAL).
  */

@@ -45,6 +45,7 @@
 enum setup {
 	SET_GOOD = 0,
 	SET_SAME_NS, /* no private /tmp: the real runtime directory */
+	SET_CHROOT, /* our mount namespace, another root with its own /tmp */
 	SET_NO_DIR,
 	SET_NO_SOCKET,
 	SET_DIR_MODE, /* 0755 */
@@ -73,6 +74,7 @@ static enum setup g_setup;
 static script_fn g_script;
 static uint64_t g_cap = 64; /* the capacity asked and armed */
 static bool g_multi; /* serve connection after connection */
+static char g_chroot[64]; /* SET_CHROOT's root, made by the child */
 static struct xpt_pkt g_pkt;
 
 static void send_pkt(struct srv *s, const void *buf, size_t len)
@@ -193,15 +195,21 @@ static void child(int ready)
 	int lfd = -1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (g_setup != SET_SAME_NS) {
-		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-		    mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777"))
-			_exit(8);
-	}
 	s.pid = (uint32_t)getpid();
 	if (xp_proc_stat_read(s.pid, 0, &st))
 		_exit(9);
 	s.start_time = st.start_time;
+	if (g_setup == SET_CHROOT) {
+		if (mkdir(g_chroot, 0755) && errno != EEXIST)
+			_exit(8);
+		snprintf(tmp, sizeof(tmp), "%s/tmp", g_chroot);
+		if ((mkdir(tmp, 01777) && errno != EEXIST) || chroot(g_chroot) || chdir("/"))
+			_exit(8);
+	} else if (g_setup != SET_SAME_NS) {
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777"))
+			_exit(8);
+	}
 	snprintf(dir, sizeof(dir), XPROBE_AGENT_DIR_FMT, (unsigned)geteuid());
 	snprintf(sock, sizeof(sock), "%s/" XPROBE_AGENT_SOCK_FMT, dir, (unsigned)s.pid,
 		 (unsigned long long)s.start_time);
@@ -349,6 +357,7 @@ static void test_good(enum setup setup)
 	fake_start(&f, setup, NULL);
 	CHECK(xp_agent_socket_path(&f.t, path, sizeof(path), &err) == 0);
 	CHECK(xpt_contains(path, setup == SET_SAME_NS ? "/tmp/xprobe-agent-" : "/root/tmp/"));
+	CHECK(setup == SET_SAME_NS || !strncmp(path, "/proc/", 6));
 	CHECK(setup != SET_SAME_NS || !strncmp(path, "/tmp/", 5));
 	CHECK(xp_agent_connect(&f.t, 1000, &conn, &err) == 0);
 	CHECK_STR(err.message, "");
@@ -1165,6 +1174,14 @@ int main(void)
 	CHECK(parse2("cuda:nvtx_range_start:name~^step$", "cuda:nvtx_range_end:name~^step$") == 0);
 	test_good(SET_GOOD);
 	test_good(SET_SAME_NS);
+	snprintf(g_chroot, sizeof(g_chroot), "/tmp/agentcli-chroot-%d", (int)getpid());
+	test_good(SET_CHROOT);
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", g_chroot);
+		CHECK(system(cmd) == 0);
+	}
 	test_socket_checks();
 	test_require_nvtx();
 	test_connect_path();
