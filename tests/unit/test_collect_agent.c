@@ -46,6 +46,7 @@ enum setup {
 	SET_GOOD = 0,
 	SET_SAME_NS, /* no private /tmp: the real runtime directory */
 	SET_CHROOT, /* our mount namespace, another root with its own /tmp */
+	SET_PIDNS, /* PID 1 of a PID namespace of its own (and a private /tmp) */
 	SET_NO_DIR,
 	SET_NO_SOCKET,
 	SET_DIR_MODE, /* 0755 */
@@ -186,26 +187,71 @@ static int listen_at(const char *path)
 	return fd;
 }
 
-/* The child: become the target, plant the setup, serve. */
+/* Our start time from /proc/self/stat (our PID may not be procfs's). */
+static uint64_t self_start_time(void)
+{
+	struct xp_proc_stat st;
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		_exit(9);
+	buf[n] = '\0';
+	if (xp_proc_stat_parse(buf, &st))
+		_exit(9);
+	return st.start_time;
+}
+
+/*
+ * The child: become the target, plant the setup, serve.  Readiness is one
+ * byte on @ready: 'r' (the child is the target) or 'p' and the target's
+ * PID as a u32 (SET_PIDNS: a grandchild in its own PID namespace).
+ */
 static void child(int ready)
 {
 	char dir[64], sock[256], tmp[256];
-	struct xp_proc_stat st;
 	struct srv s = { 0 };
 	int lfd = -1;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (g_setup == SET_PIDNS) {
+		int inner[2], status = 0;
+		char msg[5] = { 'p' };
+		uint32_t gp32;
+		pid_t gp;
+
+		if (pipe(inner) || unshare(CLONE_NEWNS | CLONE_NEWPID) ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777"))
+			_exit(8);
+		gp = fork();
+		if (gp < 0)
+			_exit(8);
+		if (gp > 0) { /* tell the test whom to look at, then wait */
+			if (read(inner[0], msg + 1, 1) != 1)
+				_exit(8);
+			gp32 = (uint32_t)gp;
+			memcpy(msg + 1, &gp32, 4);
+			if (write(ready, msg, 5) != 5)
+				_exit(11);
+			waitpid(gp, &status, 0);
+			_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 13);
+		}
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		ready = inner[1];
+	}
 	s.pid = (uint32_t)getpid();
-	if (xp_proc_stat_read(s.pid, 0, &st))
-		_exit(9);
-	s.start_time = st.start_time;
+	s.start_time = self_start_time();
 	if (g_setup == SET_CHROOT) {
 		if (mkdir(g_chroot, 0755) && errno != EEXIST)
 			_exit(8);
 		snprintf(tmp, sizeof(tmp), "%s/tmp", g_chroot);
 		if ((mkdir(tmp, 01777) && errno != EEXIST) || chroot(g_chroot) || chdir("/"))
 			_exit(8);
-	} else if (g_setup != SET_SAME_NS) {
+	} else if (g_setup != SET_SAME_NS && g_setup != SET_PIDNS) {
 		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 		    mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777"))
 			_exit(8);
@@ -269,15 +315,16 @@ static void child(int ready)
 }
 
 struct fake {
-	pid_t pid;
-	struct xp_target t;
+	pid_t pid; /* the child to wait for */
+	struct xp_target t; /* the target: the child or its grandchild */
 };
 
 static void fake_start(struct fake *f, enum setup setup, script_fn script)
 {
 	struct xp_error err = { 0 };
+	uint32_t target;
 	int p[2];
-	char c;
+	char c = 0;
 
 	g_setup = setup;
 	g_script = script;
@@ -290,10 +337,13 @@ static void fake_start(struct fake *f, enum setup setup, script_fn script)
 		_exit(12);
 	}
 	close(p[1]);
+	target = (uint32_t)f->pid;
 	if (read(p[0], &c, 1) != 1)
 		fprintf(stderr, "fake agent (setup %d) did not start\n", setup);
+	if (c == 'p' && read(p[0], &target, 4) != 4)
+		fprintf(stderr, "fake agent (setup %d) did not name its target\n", setup);
 	close(p[0]);
-	CHECK(xp_target_identify((uint32_t)f->pid, &f->t, &err) == 0);
+	CHECK(xp_target_identify(target, &f->t, &err) == 0);
 	xp_error_clear(&err);
 }
 
@@ -363,11 +413,12 @@ static void test_good(enum setup setup)
 	CHECK_STR(err.message, "");
 	CHECK(conn.fd >= 0);
 	CHECK_STR(conn.path, path);
-	CHECK_EQ_U64(conn.ns_pid, (uint32_t)f.pid);
+	CHECK_EQ_U64(conn.pid, f.t.pid);
+	CHECK_EQ_U64(conn.ns_pid, setup == SET_PIDNS ? 1 : f.t.pid);
 	CHECK(conn.hello.features & XPROBE_AGENT_F_NVTX_ROUTED);
 	CHECK(xp_agent_require_nvtx(&conn, "/x/libxprobe.so", &err) == 0);
 	xp_capture_init(&cap, 100);
-	CHECK(xp_agent_dec_init(&dec, &cap, (uint32_t)f.pid, f.t.start_time) == 0);
+	CHECK(xp_agent_dec_init(&dec, &cap, conn.ns_pid, f.t.start_time) == 0);
 	build_arm(&req);
 	CHECK(xp_agent_arm(&conn, &req, &rep, &err) == 0);
 	CHECK(conn.armed);
@@ -383,7 +434,8 @@ static void test_good(enum setup setup)
 	if (cap.count == 4) {
 		CHECK_STR(xp_capture_str(&cap, cap.events[2].nvtx.name), "step");
 		CHECK_EQ_U64(cap.events[3].event_type, XP_EV_NVTX_RANGE_END);
-		CHECK_EQ_U64(cap.events[3].nvtx.range_id, ((uint64_t)f.pid << 32) | 2);
+		CHECK_EQ_U64(cap.events[3].nvtx.range_id, ((uint64_t)conn.ns_pid << 32) | 2);
+		CHECK_EQ_U64(cap.events[3].pid, conn.ns_pid);
 	}
 	CHECK(xp_agent_close(&conn, &rep, &err) == 0);
 	xp_agent_disconnect(&conn);
@@ -1176,6 +1228,7 @@ int main(void)
 	test_good(SET_SAME_NS);
 	snprintf(g_chroot, sizeof(g_chroot), "/tmp/agentcli-chroot-%d", (int)getpid());
 	test_good(SET_CHROOT);
+	test_good(SET_PIDNS);
 	{
 		char cmd[128];
 
