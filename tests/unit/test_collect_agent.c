@@ -47,6 +47,7 @@ enum setup {
 	SET_SAME_NS, /* no private /tmp: the real runtime directory */
 	SET_CHROOT, /* our mount namespace, another root with its own /tmp */
 	SET_PIDNS, /* PID 1 of a PID namespace of its own (and a private /tmp) */
+	SET_USERNS, /* uid 1000 of a user namespace of its own, 0 outside */
 	SET_NO_DIR,
 	SET_NO_SOCKET,
 	SET_DIR_MODE, /* 0755 */
@@ -187,6 +188,15 @@ static int listen_at(const char *path)
 	return fd;
 }
 
+static void put(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		_exit(14);
+	close(fd);
+}
+
 /* Our start time from /proc/self/stat (our PID may not be procfs's). */
 static uint64_t self_start_time(void)
 {
@@ -250,6 +260,15 @@ static void child(int ready)
 			_exit(8);
 		snprintf(tmp, sizeof(tmp), "%s/tmp", g_chroot);
 		if ((mkdir(tmp, 01777) && errno != EEXIST) || chroot(g_chroot) || chdir("/"))
+			_exit(8);
+	} else if (g_setup == SET_USERNS) {
+		if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+			_exit(8);
+		put("/proc/self/uid_map", "1000 0 1");
+		put("/proc/self/setgroups", "deny");
+		put("/proc/self/gid_map", "1000 0 1");
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") || geteuid() != 1000)
 			_exit(8);
 	} else if (g_setup != SET_SAME_NS && g_setup != SET_PIDNS) {
 		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
@@ -1229,6 +1248,7 @@ int main(void)
 	snprintf(g_chroot, sizeof(g_chroot), "/tmp/agentcli-chroot-%d", (int)getpid());
 	test_good(SET_CHROOT);
 	test_good(SET_PIDNS);
+	test_good(SET_USERNS);
 	{
 		char cmd[128];
 
