@@ -573,8 +573,32 @@ static void test_failures(void)
 	CHECK(rc == -XPROBE_E_CUPTI_AGENT_NOT_LOADED && has_reason(&err, "timeout"));
 	CHECK(strstr(err.message, "abandoned") != NULL);
 	CHECK((uint64_t)time(NULL) - t0 < 3);
-	ctl_file(ctl, "hang", false);
 	CHECK(tgt_ok(&g, line, sizeof(line)));
+
+	/* the target is killed while the call hangs: TARGET_EXITED at once */
+	{
+		struct itgt k;
+		pid_t killer;
+
+		CHECK(tgt_start(&k, "blocked", &so) == 0);
+		o.tid = tgt_tid(&k, "reader");
+		o.call_timeout_ms = 5000;
+		killer = fork();
+		if (killer == 0) {
+			nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+			kill(k.pid, SIGKILL);
+			_exit(0);
+		}
+		t0 = (uint64_t)time(NULL);
+		xp_error_clear(&err);
+		rc = xp_inject_agent(&k.t, agent, &o, &r, &err);
+		show("killed", rc, &r, &err);
+		CHECK(rc == -XPROBE_E_TARGET_EXITED);
+		CHECK((uint64_t)time(NULL) - t0 < 4);
+		waitpid(killer, NULL, 0);
+		tgt_stop(&k);
+	}
+	ctl_file(ctl, "hang", false);
 
 	/* start says no */
 	ctl_file(ctl, "fail", true);
