@@ -34,6 +34,7 @@
 #include "../resolve/target_files.h"
 #include "../process/procfs.h"
 #include "validate_checks.h"
+#include "agent_path.h"
 #include "../resolve/xelf.h"
 #include "../resolve/tracefs.h"
 #include "../model/names.h"
@@ -78,11 +79,14 @@ const char *xp_python_status_name(enum xp_python_status s)
 
 bool xp_endpoint_collectable(const struct xp_selector *sel)
 {
-	/* host endpoints: the eBPF collectors (src/collect).  CUDA
-	 * endpoints need the in-process Agent, which this build does not
-	 * drive yet (docs/selectors-live.md, "CUDA endpoints"): recognized,
-	 * not collected. */
-	return xp_selector_is_host(sel);
+	/* host endpoints: the eBPF collectors (src/collect); NVTX, CUDA API
+	 * and activity endpoints: the in-process Agent (src/collect/
+	 * agent_source.c), activated as requirements.agent_activation says.
+	 * Whether the Agent then has a device backend for CUDA API and
+	 * activity records is known only at ARM (CUPTI_NOT_AVAILABLE), never
+	 * by a read-only validation. */
+	(void)sel;
+	return true;
 }
 
 void xp_issue_add(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
@@ -344,9 +348,10 @@ static void offset_warning(struct xp_validation *v, const struct xp_endpoint_che
 
 /*
  * TARGET_PROCESS_WILL_BE_MODIFIED.  The contract's requirements object is
- * closed, so the CUDA majors the target maps (which Agent measure would
- * inject) travel in this warning's details: cuda_major (the one supported
- * major, or null) and mapped_cuda_majors (sorted keys).
+ * closed, so what measure would inject travels in this warning's details:
+ * agent_path (the Agent library, agent_path.h; null when none is found),
+ * cuda_major (the one supported major, or null) and mapped_cuda_majors
+ * (sorted keys).
  */
 static void injection_warning(struct xp_validation *v)
 {
@@ -356,6 +361,7 @@ static void injection_warning(struct xp_validation *v)
 
 	xpc_json_init_buf(&w, &b, 0);
 	xpc_json_obj_begin(&w);
+	xpc_json_kstr(&w, "agent_path", v->agent_library[0] ? v->agent_library : NULL);
 	xpc_json_kopt_u64(&w, "cuda_major", v->has_cuda_major, (uint64_t)v->cuda_major);
 	xpc_json_karr_begin(&w, "mapped_cuda_majors");
 	for (i = 0; i < v->cuda.nmajors; i++)
@@ -366,6 +372,19 @@ static void injection_warning(struct xp_validation *v)
 			"measure must inject the xprobe CUPTI agent into the target process",
 			xpc_json_finish(&w) ? NULL : xpc_buf_str(&b));
 	xpc_buf_free(&b);
+}
+
+/* The Agent library for the hint and the warning ("" when none is found:
+ * measure then says where it looked). */
+static void agent_library(struct xp_validation *v, const struct xp_validate_opts *opts)
+{
+	enum xp_agent_origin origin;
+	struct xp_error lerr = { 0 };
+
+	if (xp_agent_library_find(opts ? opts->agent_path : NULL, v->agent_library,
+				  sizeof(v->agent_library), &origin, &lerr))
+		v->agent_library[0] = '\0';
+	xp_error_clear(&lerr);
 }
 
 static bool broad_kernel(const struct xp_selector *s)
@@ -426,6 +445,7 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 			return rc;
 		xp_cuda_mapped_scan(&maps, &v->cuda);
 		xp_maps_free(&maps);
+		agent_library(v, opts);
 		if (v->cuda.agent)
 			v->activation = XP_AGENT_ALREADY_LOADED;
 		else if (v->needs_nvtx)
@@ -442,18 +462,23 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 	for (i = 0; i < 2; i++) {
 		const struct xp_endpoint_check *ep = i == 0 ? &v->start : &v->end;
 
-		if (!ep->collectable)
-			xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
-			      "%s selector %s is recognized but not collected by this build (live CUDA collection needs the xprobe Agent, which this build does not drive yet)",
-			      i == 0 ? "start" : "end", sels[i]->text);
 		offset_issue(v, ep, i == 0 ? "start" : "end", opts && opts->unsafe_offset);
 	}
 	if (v->needs_ebpf && !xp_host_ebpf_capable(why, sizeof(why)))
 		xp_issue_add(v->issues, &v->nissues, XPROBE_E_PERMISSION_DENIED,
 		      "required eBPF probe capability is unavailable (%s)", why);
-	if (v->activation == XP_AGENT_STARTUP_REQUIRED)
+	if (v->activation == XP_AGENT_STARTUP_REQUIRED) {
+		const char *lib = v->agent_library[0] ? v->agent_library : "<path of libxprobe.so>";
+		struct xp_issue *is = &v->issues[v->nissues];
+		size_t before = v->nissues;
+
 		xp_issue_add(v->issues, &v->nissues, XPROBE_E_CUPTI_AGENT_NOT_LOADED,
-		      "NVTX ranges cannot be enabled by online attach after NVTX initialization; restart the target with NVTX_INJECTION64_PATH set to the xprobe CUPTI agent");
+		      "NVTX ranges cannot be enabled by online attach after NVTX initialization, and no xprobe Agent is mapped in the target; restart the target with NVTX_INJECTION64_PATH=%s set before its first NVTX call",
+		      lib);
+		if (v->nissues > before)
+			snprintf(is->hint, sizeof(is->hint),
+				 "restart the target with NVTX_INJECTION64_PATH=%s in its environment", lib);
+	}
 	if (v->needs_cupti && v->cuda.nmajors > 1) {
 		char list[64] = "";
 		size_t off = 0;

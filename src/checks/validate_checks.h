@@ -94,6 +94,9 @@ struct xp_validation {
 	bool needs_nvtx, needs_clock_alignment, target_mutation;
 	enum xp_agent_activation activation;
 	struct xp_cuda_mapped cuda; /* read when needs_cupti */
+	/* the Agent library measure would inject, or name in the
+	 * NVTX_INJECTION64_PATH hint (agent_path.h); "" = none found */
+	char agent_library[PATH_MAX];
 	bool has_cuda_major; /* exactly one supported major mapped */
 	int cuda_major;
 	struct xp_issue issues[XP_MAX_ISSUES];
@@ -108,6 +111,9 @@ struct xp_validate_opts {
 	 * checked (resolve/insn.h) is accepted with an
 	 * UNVERIFIED_INSTRUCTION_BOUNDARY warning instead of an issue */
 	bool unsafe_offset;
+	/* --agent (measure), or NULL: the Agent library is looked up
+	 * (agent_path.h) when the pair needs the Agent */
+	const char *agent_path;
 };
 
 #define XP_WARN_UNVERIFIED_BOUNDARY "UNVERIFIED_INSTRUCTION_BOUNDARY"

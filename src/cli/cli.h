@@ -120,6 +120,13 @@ int xp_cli_fail(const struct xp_cli *cli, const struct xp_error *err);
 int xp_cli_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *ctx),
 		void (*render_human)(FILE *out, void *ctx), void *ctx);
 
+/*
+ * A diagnostic line on stderr, "xprobe: warning: <message>", whatever the
+ * output mode (the contract: diagnostics, including the online-injection
+ * warning, go to stderr).
+ */
+void xp_cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Session id of this invocation: "xp_<kind>_<xprobe pid>". */
 void xp_cli_session_id(const char *kind, char *buf, size_t size);
 

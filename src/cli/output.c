@@ -3,6 +3,7 @@
  * output.c - the one place that writes a command's result or error, so
  * that "exactly one document on stdout" holds by construction.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -12,6 +13,18 @@
 void xp_cli_session_id(const char *kind, char *buf, size_t size)
 {
 	snprintf(buf, size, "xp_%s_%d", kind, (int)getpid());
+}
+
+void xp_cli_warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "xprobe: warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
 }
 
 int xp_cli_fail(const struct xp_cli *cli, const struct xp_error *err)

@@ -12,8 +12,8 @@
  * (--pid with --input is INVALID_EVENT_SELECTOR, exit 1, not a usage
  * error) -> limits; "--format without --events-out" is reported after the
  * run.  What this build does not have is refused, never ignored:
- * --aggregate first of all, --agent / --cupti-socket in live modes
- * (CUPTI_NOT_AVAILABLE: no CUDA Agent is driven by this build).
+ * --aggregate first of all; --agent / --cupti-socket are used by live
+ * measurements with a cuda: endpoint and refused without one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -518,23 +518,26 @@ static int parse_endpoints(struct xp_measure_req *req, const char *policy_text,
 }
 
 /*
- * --agent and --cupti-socket name a CUDA Agent for CUDA endpoints; this
- * build collects none, so in a live mode they are refused rather than
- * silently unused.  (With --input the reference's "requires --pid" error
- * stands: measure_completed.)
+ * --agent (the Agent library to inject) and --cupti-socket (the socket of
+ * an Agent already serving in the target) are used by live measurements
+ * with a cuda: endpoint; with host endpoints only there is nothing to use
+ * them for, and they are refused rather than silently unused.  (With
+ * --input the reference's "requires --pid" error stands:
+ * measure_completed.)
  */
-static int refuse_agent_flags(const struct xp_cli *cli, struct xp_error *err)
+static int check_agent_flags(const struct xp_measure_req *req, struct xp_error *err)
 {
+	const struct xp_cli *cli = req->cli;
 	const char *flag = cli->agent ? "--agent" : cli->cupti_socket ? "--cupti-socket" : NULL;
 
-	if (!flag)
+	if (!flag || !xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to))
 		return 0;
 	xp_error_detail_str(err, "flag", flag);
 	xp_error_detail_str(err, "path", cli->agent ? cli->agent : cli->cupti_socket);
-	xp_error_hint(err, "drop %s: this build measures host endpoints, which need no CUDA Agent",
+	xp_error_hint(err, "drop %s: host endpoints (uprobe:, syscall:, tracepoint:, python:) need no Agent",
 		      flag);
-	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
-			    "%s is not supported by this build: it drives no CUDA Agent", flag);
+	return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+			    "%s applies to measurements with a cuda: endpoint", flag);
 }
 
 static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
@@ -585,8 +588,6 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 	rc = xp_spec_load(cli->spec, spec, err);
 	if (rc)
 		return rc;
-	if ((rc = refuse_agent_flags(cli, err)))
-		return rc;
 	if (!spec->has_max_events && !spec->aggregate) {
 		xp_error_hint(err, "add max_events to the spec");
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
@@ -614,6 +615,8 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 	}
 	rc = parse_endpoints(req, xp_policy_kebab(req->policy), err);
 	if (rc)
+		return rc;
+	if ((rc = check_agent_flags(req, err)))
 		return rc;
 	rc = xp_target_identify(spec->pid, &req->target, err);
 	if (rc)
@@ -718,7 +721,7 @@ int cmd_measure(const struct xp_cli *cli)
 	if (rc)
 		goto out;
 	if (cli->has_pid) {
-		if ((rc = refuse_agent_flags(cli, &err)))
+		if ((rc = check_agent_flags(&req, &err)))
 			goto out;
 		if ((rc = check_limits(&req, &err)))
 			goto out;

@@ -43,6 +43,7 @@ struct xp_live_outcome {
 	struct xp_live_source_stats host;
 	bool has_agent;
 	struct xp_live_source_stats agent;
+	bool agent_injected; /* this run loaded the Agent into the target */
 };
 
 /*

@@ -23,12 +23,20 @@
  * samples rule only counts pairs.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "../../common/cancel.h"
 #include "../../common/env_hooks.h"
 #include "../../common/parse.h"
+#include "../collect/agent_client.h"
+#include "../collect/agent_source.h"
+#include "../collect/inject.h"
 #include "../collect/live.h"
+#include "../checks/agent_path.h"
 #include "../checks/validate_checks.h"
 #include "measure.h"
 #include "../process/namespaces.h"
@@ -65,6 +73,14 @@ static uint32_t test_first_read_delay_ms(void)
 	return (uint32_t)n;
 }
 
+/* What the measurement needs of the Agent (validate's answer). */
+struct agent_plan {
+	bool needed; /* a cuda: endpoint */
+	bool nvtx; /* an NVTX endpoint among them */
+	enum xp_agent_activation activation;
+	char library[PATH_MAX]; /* the Agent library, "" none found */
+};
+
 /*
  * Step 1b: measure runs validate (read-only) and turns its first issue into
  * the error, as the contract says ("Callers must stop on valid: false"):
@@ -74,10 +90,12 @@ static uint32_t test_first_read_delay_ms(void)
  * PERMISSION_DENIED (exit 4), a policy the strict validate-time rules
  * refuse INVALID_CORRELATION_POLICY, before anything touches the target.
  */
-static int validate_first(struct xp_measure_req *req, struct xp_warnings *ws, struct xp_error *err)
+static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, struct xp_warnings *ws,
+			  struct xp_error *err)
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
-				       .unsafe_offset = req->cli->unsafe_offset };
+				       .unsafe_offset = req->cli->unsafe_offset,
+				       .agent_path = req->cli->agent };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
 	struct xp_validation v;
@@ -99,6 +117,8 @@ static int validate_first(struct xp_measure_req *req, struct xp_warnings *ws, st
 			goto out;
 		}
 	}
+	ap->activation = v.activation;
+	memcpy(ap->library, v.agent_library, sizeof(ap->library));
 	if (v.nissues == 0)
 		goto out;
 	n = xp_policy_list(v.compatible, list);
@@ -119,6 +139,70 @@ out:
 	return rc;
 }
 
+/* A socket of @t's Agent exists (an Agent mapped but not serving: an
+ * injected one whose socket CLOSE removed). */
+static bool agent_socket_exists(const struct xp_target *t)
+{
+	char path[XP_AGENT_PATH_MAX];
+	struct xp_error lerr = { 0 };
+	struct stat st;
+	bool yes;
+
+	yes = xp_agent_socket_path(t, path, sizeof(path), &lerr) == 0 && lstat(path, &st) == 0 &&
+	      S_ISSOCK(st.st_mode);
+	xp_error_clear(&lerr);
+	return yes;
+}
+
+/*
+ * Step 2b: online injection, when validate said injection_required (or
+ * the Agent is mapped but serves no socket) for CUDA API / activity
+ * endpoints and no --cupti-socket names a socket: stderr says the target
+ * is being modified, then xp_inject_agent (src/collect/inject.h) loads and
+ * starts the Agent.  The run that loaded it carries CUPTI_AGENT_INJECTED
+ * (a warning of the result, or details.agent_injected of an error after
+ * it).  NVTX endpoints never inject: NVTX's dispatch is fixed at its first
+ * call (validate's startup_required).
+ */
+static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp_warnings *ws,
+		    struct xp_live_outcome *out, struct xp_error *err)
+{
+	struct xp_inject_result res;
+	enum xp_agent_origin origin;
+	char msg[PATH_MAX + 160];
+	int rc;
+
+	if (!ap->needed || ap->nvtx || req->cli->cupti_socket)
+		return 0;
+	if (ap->activation != XP_AGENT_INJECTION_REQUIRED &&
+	    (ap->activation != XP_AGENT_ALREADY_LOADED || agent_socket_exists(&req->target)))
+		return 0;
+	if (!ap->library[0]) {
+		rc = xp_agent_library_find(req->cli->agent, ap->library, sizeof(ap->library),
+					   &origin, err);
+		if (rc)
+			return rc;
+	}
+	xp_cli_warning(
+		"injecting the xprobe Agent %s into target PID %u: the target process is being modified",
+		ap->library, req->target.pid);
+	memset(&res, 0, sizeof(res));
+	rc = xp_inject_agent(&req->target, ap->library, NULL, &res, err);
+	if (rc) {
+		xp_error_detail_str(err, "agent_path", ap->library);
+		return rc;
+	}
+	out->agent_injected = res.injected;
+	if (!res.injected)
+		return 0;
+	snprintf(msg, sizeof(msg), "the xprobe Agent %s was injected into target PID %u",
+		 res.agent_path, req->target.pid);
+	if (xp_warnings_add_u64(ws, "CUPTI_AGENT_INJECTED", msg, "pid", (uint64_t)req->target.pid,
+				"stopped_ns", res.stopped_ns, (const char *)NULL))
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	return 0;
+}
+
 int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_live_outcome *out, struct xp_warnings *ws,
 			    struct xp_error *err)
@@ -126,40 +210,50 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	uint64_t t0 = xp_live_now_ns();
 	struct xp_live_source *src[XP_LIVE_MAX_SOURCES] = { 0 };
 	struct xp_live_samples_rule rule;
+	struct xp_agent_source_opts ao;
 	struct xp_live_ebpf_opts eo;
 	struct xp_live_run_opts ro;
 	struct xp_live_plan plan;
+	struct agent_plan ap;
 	struct xp_target_ns ns;
 	size_t nsrc = 0, i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&plan, 0, sizeof(plan));
+	memset(&ao, 0, sizeof(ao));
 	memset(&eo, 0, sizeof(eo));
 	memset(&ro, 0, sizeof(ro));
 	memset(&rule, 0, sizeof(rule));
+	memset(&ap, 0, sizeof(ap));
+	ap.needed = !xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to);
+	ap.nvtx = req->from.kind == XP_SEL_NVTX || req->to.kind == XP_SEL_NVTX;
 
-	/* 1. what this build can collect; the policy */
-	if (!xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to)) {
-		rc = xp_live_plan_build(&req->target, &req->from, &req->to, &plan, err);
-		if (!rc)
-			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "CUDA endpoint planned");
-		goto out;
+	/* 0. a stop request already: nothing is loaded, attached or touched
+	 * (validate's capability probe attaches a BPF link too); the capture
+	 * ends empty, as a signal during the window would end it */
+	if (xpc_cancel_signo()) {
+		out->res.stop = XP_LIVE_STOP_SIGNAL;
+		out->res.signo = xpc_cancel_signo();
+		out->res.collected = true;
+		return 0;
 	}
-	rc = validate_first(req, ws, err);
+
+	/* 1. validate: the policy, the capabilities, the Agent's activation */
+	rc = validate_first(req, &ap, ws, err);
 	if (rc)
 		goto out;
 
-	/* 2. resolution and the target filter */
+	/* 2. resolution of the host endpoints and the target filter */
 	rc = xp_live_plan_build(&req->target, &req->from, &req->to, &plan, err);
 	if (rc)
 		goto out;
-	if (plan.ep[plan.from_ep].kind == XP_LIVE_UPROBE &&
+	if (plan.from_ep >= 0 && plan.ep[plan.from_ep].kind == XP_LIVE_UPROBE &&
 	    xp_selector_set_match_binary(&req->from, plan.ep[plan.from_ep].binary_path)) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
 	}
-	if (plan.ep[plan.to_ep].kind == XP_LIVE_UPROBE &&
+	if (plan.to_ep >= 0 && plan.ep[plan.to_ep].kind == XP_LIVE_UPROBE &&
 	    xp_selector_set_match_binary(&req->to, plan.ep[plan.to_ep].binary_path)) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
@@ -177,17 +271,39 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 		goto out;
 	}
 
-	/* 3. the sources and the capture */
-	eo.endpoints = plan.ep;
-	eo.nendpoints = plan.n;
-	eo.end_ep = plan.to_ep;
-	eo.max_events = req->max_events;
-	eo.samples = req->samples;
-	eo.ring_bytes = test_ring_bytes();
-	rc = xp_live_ebpf_source_new(&eo, &src[nsrc], err);
+	/* 2b. the Agent, loaded into the target when it must be */
+	rc = activate(req, &ap, ws, out, err);
 	if (rc)
 		goto out;
-	nsrc++;
+
+	/* 3. the sources (the Agent first: its connection fails fast, before
+	 * any BPF program loads), then the capture */
+	if (ap.needed) {
+		ao.target = &req->target;
+		ao.socket_path = req->cli->cupti_socket;
+		ao.agent_path = ap.library[0] ? ap.library : NULL;
+		ao.sels[0] = &req->from;
+		ao.sels[1] = &req->to;
+		ao.nsels = 2;
+		ao.end_sel = xp_selector_is_host(&req->to) ? -1 : 1;
+		ao.max_events = req->max_events;
+		rc = xp_agent_source_new(&ao, &src[nsrc], err);
+		if (rc)
+			goto out;
+		nsrc++;
+	}
+	if (plan.n) {
+		eo.endpoints = plan.ep;
+		eo.nendpoints = plan.n;
+		eo.end_ep = plan.to_ep;
+		eo.max_events = req->max_events;
+		eo.samples = req->samples;
+		eo.ring_bytes = test_ring_bytes();
+		rc = xp_live_ebpf_source_new(&eo, &src[nsrc], err);
+		if (rc)
+			goto out;
+		nsrc++;
+	}
 
 	rule.from = &req->from;
 	rule.to = &req->to;
@@ -213,6 +329,8 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 		}
 	}
 out:
+	if (rc && out->agent_injected)
+		xp_error_detail_bool(err, "agent_injected", true);
 	for (i = 0; i < nsrc; i++)
 		xp_live_source_destroy(src[i]);
 	xp_live_plan_free(&plan);

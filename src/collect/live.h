@@ -251,18 +251,18 @@ uint64_t xp_live_ebpf_endpoint_records(const struct xp_live_source *s, size_t i)
 struct xp_live_plan {
 	struct xp_live_endpoint ep[XP_LIVE_MAX_ENDPOINTS];
 	size_t n;
-	int from_ep;              /* index of the start selector's endpoint */
-	int to_ep;                /* index of the end selector's endpoint */
+	int from_ep;              /* index of the start selector's endpoint, -1: not host */
+	int to_ep;                /* index of the end selector's endpoint, -1: not host */
 	char *owned[24];          /* strings the plan owns */
 	size_t nowned;
 };
 
 /*
- * Resolve @from and @to against the live target @t (read-only) into
- * endpoints.  Identical selector texts share one endpoint.  Errors come
- * from resolution (BINARY_NOT_MAPPED, SYMBOL_NOT_FOUND, AMBIGUOUS_TARGET,
- * INVALID_EVENT_SELECTOR, TARGET_*, PERMISSION_DENIED) or name a
- * selector this collector does not take (CUDA: CUPTI_NOT_AVAILABLE).
+ * Resolve the host selectors among @from and @to against the live target
+ * @t (read-only) into endpoints (cuda: ones are the Agent's and get -1).
+ * Identical selector texts share one endpoint.  Errors come from
+ * resolution (BINARY_NOT_MAPPED, SYMBOL_NOT_FOUND, AMBIGUOUS_TARGET,
+ * INVALID_EVENT_SELECTOR, TARGET_*, PERMISSION_DENIED).
  */
 int xp_live_plan_build(const struct xp_target *t, const struct xp_selector *from,
 		       const struct xp_selector *to, struct xp_live_plan *plan, struct xp_error *err);

@@ -14,8 +14,8 @@
  * endpoint's events say (peer notes 2.1): the attach path is
  * access_path, the reported path binary_path.
  *
- * CUDA endpoints need the in-process Agent, which this build does not
- * drive: CUPTI_NOT_AVAILABLE, never a fake result.
+ * cuda: endpoints are collected by the in-process Agent (agent_source.h):
+ * the plan holds the host endpoints only and says -1 for the others.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -170,11 +170,10 @@ static int plan_one(const struct xp_target *t, const struct xp_selector *sel,
 	case XP_SEL_MEMCPY:
 	case XP_SEL_MEMSET:
 	case XP_SEL_NVTX:
+		/* the Agent's (xp_live_plan_build never plans them) */
 		xp_error_detail_str(&lerr, "selector", sel->text);
-		xp_error_hint(&lerr, "measure host endpoints live (uprobe:, syscall:, tracepoint:, python:), or a completed CUDA capture with --input");
-		xp_error_hint(&lerr, "run xprobe validate to see what the target needs for CUDA endpoints");
-		rc = xp_error_set(&lerr, XPROBE_E_CUPTI_NOT_AVAILABLE, false,
-				  "CUDA endpoint %s needs the xprobe CUPTI Agent, which this build of xprobe cannot activate",
+		rc = xp_error_set(&lerr, XPROBE_E_INTERNAL, false,
+				  "cuda: endpoint %s is collected by the Agent, not planned for eBPF",
 				  sel->text);
 		break;
 	}
@@ -195,25 +194,25 @@ int xp_live_plan_build(const struct xp_target *t, const struct xp_selector *from
 	int rc;
 
 	memset(plan, 0, sizeof(*plan));
-	/* CUDA first: no host resolution for a pair that cannot run */
-	if (!xp_selector_is_host(from) || !xp_selector_is_host(to)) {
-		const struct xp_selector *cuda = !xp_selector_is_host(from) ? from : to;
-
-		plan->n = 0;
-		return plan_one(t, cuda, plan, err);
+	plan->from_ep = -1;
+	plan->to_ep = -1;
+	/* cuda: endpoints are the Agent's (agent_source.h), not planned here */
+	if (xp_selector_is_host(from)) {
+		rc = plan_one(t, from, plan, err);
+		if (rc)
+			goto fail;
+		plan->from_ep = 0;
 	}
-	rc = plan_one(t, from, plan, err);
-	if (rc)
-		goto fail;
-	plan->from_ep = 0;
-	if (!strcmp(from->text, to->text)) {
+	if (!xp_selector_is_host(to))
+		return 0;
+	if (plan->from_ep == 0 && !strcmp(from->text, to->text)) {
 		plan->to_ep = 0;
 		return 0;
 	}
 	rc = plan_one(t, to, plan, err);
 	if (rc)
 		goto fail;
-	plan->to_ep = 1;
+	plan->to_ep = (int)plan->n - 1;
 	return 0;
 fail:
 	xp_live_plan_free(plan);

@@ -299,6 +299,8 @@ void xp_render_validation_human(FILE *out, const struct xp_validation *v)
 			fprintf(out, ", major %d", v->cuda_major);
 		if (v->cuda.agent)
 			fprintf(out, ", Agent mapped: %s", v->cuda.agent_path);
+		else if (v->agent_library[0])
+			fprintf(out, ", Agent library: %s", v->agent_library);
 		fprintf(out, "\n");
 	}
 	human_findings(out, v->issues, v->nissues, &v->warnings);

@@ -255,18 +255,19 @@ def test_help_does_not_promise_an_aggregate_document(xprobe):
 
 
 @pytest.mark.parametrize("flag", ["--agent", "--cupti-socket"])
-def test_agent_flags_with_pid_are_refused(xprobe, flag):
-    """This build drives no CUDA Agent: --agent / --cupti-socket with a live
-    target are refused, not silently unused (host endpoints need none)."""
+def test_agent_flags_without_a_cuda_endpoint_are_refused(xprobe, flag):
+    """--agent / --cupti-socket are used by measurements with a cuda:
+    endpoint (tests/live/test_measure_nvtx.py, test_measure_cuda_agent.py);
+    with host endpoints only they are refused, not silently unused."""
     r = xprobe.run("measure", "--pid", "1", *SEL, "--samples", "1", flag, "/tmp/agent.so")
     assert r.rc == 1, r
-    assert r.code == "CUPTI_NOT_AVAILABLE"
-    assert r.error["message"] == "%s is not supported by this build: it drives no CUDA Agent" % flag
+    assert r.code == "INVALID_EVENT_SELECTOR"
+    assert r.error["message"] == "%s applies to measurements with a cuda: endpoint" % flag
     assert r.error["details"] == {"flag": flag, "path": "/tmp/agent.so"}
     assert r.error["hints"]
 
 
-def test_agent_flag_with_a_spec_is_refused(xprobe, tmp_path):
+def test_agent_flag_with_a_host_spec_is_refused(xprobe, tmp_path):
     spec = tmp_path / "spec.json"
     spec.write_text(json.dumps({
         "schema_version": "2.0", "name": None, "target": {"pid": 1, "process_start_time": 1},
@@ -274,7 +275,7 @@ def test_agent_flag_with_a_spec_is_refused(xprobe, tmp_path):
         "match_policy": "exact", "samples": 1, "duration_ms": None, "timeout_ms": 1000,
         "max_events": 10}))
     r = xprobe.run("measure", "--spec", spec, "--agent", "/tmp/agent.so")
-    assert r.rc == 1 and r.code == "CUPTI_NOT_AVAILABLE", r
+    assert r.rc == 1 and r.code == "INVALID_EVENT_SELECTOR", r
     assert r.error["details"]["flag"] == "--agent"
 
 

@@ -383,14 +383,19 @@ def test_python_gc_policies(xprobe):
 
 # ---- CUDA ------------------------------------------------------------------------------
 
+# The Agent library validate names (src/checks/agent_path.h): the build's,
+# next to its bin/xprobe.
+AGENT_LIB = os.path.realpath(os.path.join(xprobe_test.build_dir(), "lib", "libxprobe.so"))
+
 
 def test_cuda_injection_required(xprobe, funcs):
     r = validate(xprobe, funcs.pid, "cuda:runtime_api:cudaLaunchKernel:exit", "cuda:kernel_start",
                  "exact")
     assert r.rc == 0, r
     d = r.doc
-    assert d["valid"] is False
-    assert d["start"]["source"] == "cuda" and d["start"]["collectable"] is False
+    # the contract's answer: valid, the Agent to be injected by measure
+    assert d["valid"] is True
+    assert d["start"]["source"] == "cuda" and d["start"]["collectable"] is True
     assert d["start"]["cuda"] == {"event_type": "cuda_api_exit", "api_domain": "runtime_api",
                                   "api_name": "cudaLaunchKernel", "kernel_name_regex": None,
                                   "nvtx_name_regex": None, "memcpy_kind": None}
@@ -399,14 +404,15 @@ def test_cuda_injection_required(xprobe, funcs):
     assert req["needs_cupti"] and req["needs_cupti_callback"] and req["needs_cupti_activity"]
     assert req["needs_clock_alignment"] is True
     assert req["agent_activation"] == "injection_required" and req["target_mutation"] is True
-    assert [i["code"] for i in d["issues"]] == ["INVALID_EVENT_SELECTOR"] * 2
-    assert "recognized but not collected by this build" in d["issues"][0]["message"]
+    assert d["issues"] == []
     codes = [w["code"] for w in d["warnings"]]
     assert codes == ["TARGET_PROCESS_WILL_BE_MODIFIED", "BROAD_EVENT_SELECTOR"]
     assert d["warnings"][0]["message"] == \
         "measure must inject the xprobe CUPTI agent into the target process"
-    # the CUDA majors travel here (the contract's requirements are closed)
-    assert d["warnings"][0]["details"] == {"cuda_major": None, "mapped_cuda_majors": []}
+    # the Agent library and the CUDA majors travel here (the contract's
+    # requirements are closed)
+    assert d["warnings"][0]["details"] == {"agent_path": AGENT_LIB, "cuda_major": None,
+                                           "mapped_cuda_majors": []}
     assert d["warnings"][1]["message"] == "end selector matches every CUDA kernel activity"
     assert d["policy_recommendation"]["policy"] == "exact"
 
@@ -419,7 +425,7 @@ def test_cuda_nvtx_startup_required(xprobe, funcs):
     assert req["agent_activation"] == "startup_required" and req["needs_nvtx"] is True
     assert req["target_mutation"] is False
     issues = [i for i in r.doc["issues"] if i["code"] == "CUPTI_AGENT_NOT_LOADED"]
-    assert issues and "NVTX_INJECTION64_PATH" in issues[0]["message"]
+    assert issues and ("NVTX_INJECTION64_PATH=%s " % AGENT_LIB) in issues[0]["message"]
     assert r.doc["start"]["cuda"]["nvtx_name_regex"] == "^step$"
 
 
@@ -464,7 +470,8 @@ def test_unsupported_cuda_version(xprobe, libs, message):
             (w,) = [w for w in r.doc["warnings"]
                     if w["code"] == "TARGET_PROCESS_WILL_BE_MODIFIED"]
             majors = sorted(int(n.split(".so.")[1].split(".")[0]) for n in libs)
-            assert w["details"] == {"cuda_major": None, "mapped_cuda_majors": majors}
+            assert w["details"] == {"agent_path": AGENT_LIB, "cuda_major": None,
+                                    "mapped_cuda_majors": majors}
             assert len(r.doc["warnings"]) == 3  # injection + two broad kernels
 
 
@@ -474,7 +481,7 @@ def test_host_to_gpu_pair_needs_clock_alignment(xprobe, funcs):
     assert r.rc == 0, r
     req = r.doc["requirements"]
     assert req["needs_ebpf"] and req["needs_cupti_activity"] and req["needs_clock_alignment"]
-    assert [i["code"] for i in r.doc["issues"]] == ["INVALID_EVENT_SELECTOR"]
+    assert r.doc["issues"] == [] and r.doc["valid"] is True
 
 
 # ---- identity and permissions ---------------------------------------------------------
@@ -730,6 +737,7 @@ def test_real_cuda13_libraries_give_the_major(xprobe):
         req = r.doc["requirements"]
         assert req["agent_activation"] == "injection_required"
         (w,) = [w for w in r.doc["warnings"] if w["code"] == "TARGET_PROCESS_WILL_BE_MODIFIED"]
-        assert w["details"] == {"cuda_major": 13, "mapped_cuda_majors": [13]}
+        assert w["details"] == {"agent_path": AGENT_LIB, "cuda_major": 13,
+                                "mapped_cuda_majors": [13]}
         assert "UNSUPPORTED_CUDA_VERSION" not in [i["code"] for i in r.doc["issues"]]
         assert "BROAD_EVENT_SELECTOR" not in [w["code"] for w in r.doc["warnings"]]
