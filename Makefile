@@ -54,15 +54,18 @@ test-fuzz: build-fuzz
 	@./scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_SECONDS)
 
 # libxprobe's multi-threaded recorder (and the session lifecycle) under
-# ThreadSanitizer, in its own build directory (tests/unit/test_lib_threads.c).
+# ThreadSanitizer, in its own build directory (tests/unit/test_lib_threads.c);
+# the Agent's server and producers too (test_lib_agent: its fixture loads
+# the TSan-built libxprobe.so and aborts on a report).
 build-tsan: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DXPROBE_TSAN=ON >/dev/null
-	@cmake --build build-tsan -j $(JOBS) --target test_lib_threads test_lib_session
+	@cmake --build build-tsan -j $(JOBS) --target test_lib_threads test_lib_session \
+		test_lib_agent libxprobe xpl_agent_fixture
 
 test-tsan: build-tsan
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
-		-R '^test_lib_(threads|session)$$'
+		-R '^test_lib_(threads|session|agent)$$'
 
 # The layering rule and the banned functions (scripts/check-layering.py),
 # then the checker's own test against planted violations.  Needs no build:

@@ -29,6 +29,9 @@
  *   inject          what online injection does after its dlopen: call
  *                   xprobe_agent_start() of the loaded libxprobe;
  *                   "DONE inject <rc> <socket path>"
+ *   spin N          N (<= 4) threads loop push "step", start + end "step",
+ *                   pop (a 50 us sleep every 32 loops) until unspin
+ *   unspin          stop and join them
  *   fork            fork a child that sleeps 5 s and exits; "DONE fork <pid>"
  *   path            "PATH <socket path or ->"
  *   quit            exit 0
@@ -45,19 +48,24 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int levels_ok = 1;
+static int levels_ok = 1; /* any thread clears it (__atomic builtins) */
+
+static void bad_level(void)
+{
+	__atomic_store_n(&levels_ok, 0, __ATOMIC_RELAXED);
+}
 static char longname[201];
 
 static void push(const char *name, int want)
 {
 	if (nvtxRangePushA(name) != want)
-		levels_ok = 0;
+		bad_level();
 }
 
 static void pop(int want)
 {
 	if (nvtxRangePop() != want)
-		levels_ok = 0;
+		bad_level();
 }
 
 static void *lib_sym(const char *name)
@@ -98,6 +106,25 @@ static void *nest_thread(void *p)
 		pop(2);
 		pop(1);
 		pop(0);
+	}
+	return NULL;
+}
+
+/* spin: threads looping push "step", start/end "step", pop until told */
+#define MAX_SPIN 4
+static int spinning; /* __atomic builtins */
+static pthread_t spin_threads[MAX_SPIN];
+static long spin_n;
+
+static void *spin_thread(void *p)
+{
+	(void)p;
+	for (unsigned i = 0; __atomic_load_n(&spinning, __ATOMIC_RELAXED); i++) {
+		push("step", 0);
+		nvtxRangeEnd(nvtxRangeStartA("step"));
+		pop(0);
+		if (i % 32 == 31)
+			usleep(50); /* a few million records a second, not a flood */
 	}
 	return NULL;
 }
@@ -204,20 +231,20 @@ int main(void)
 
 			for (long i = 0; i < n; i++) {
 				if (nvtxRangePushEx(&a) != 0)
-					levels_ok = 0;
+					bad_level();
 				pop(0);
 				nvtxRangeEnd(nvtxRangeStartEx(&a));
 			}
 			a = attrs(NVTX_MESSAGE_TYPE_UNICODE, L"step");
 			if (nvtxRangePushEx(&a) != 0)
-				levels_ok = 0;
+				bad_level();
 			pop(0);
 			nvtxRangeEnd(nvtxRangeStartEx(&a));
 			if (nvtxRangePushEx(NULL) != 0)
-				levels_ok = 0;
+				bad_level();
 			pop(0);
 		} else if (!strcmp(cmd, "levels")) {
-			printf("LEVELS %s\n", levels_ok ? "ok" : "bad");
+			printf("LEVELS %s\n", __atomic_load_n(&levels_ok, __ATOMIC_RELAXED) ? "ok" : "bad");
 			continue;
 		} else if (!strcmp(cmd, "inject")) {
 			int (*start)(void) = (int (*)(void))lib_sym("xprobe_agent_start");
@@ -225,6 +252,16 @@ int main(void)
 			printf("DONE inject %d ", start ? start() : -1);
 			print_path("");
 			continue;
+		} else if (!strcmp(cmd, "spin")) {
+			spin_n = n < 1 ? 1 : n > MAX_SPIN ? MAX_SPIN : n;
+			__atomic_store_n(&spinning, 1, __ATOMIC_RELAXED);
+			for (long i = 0; i < spin_n; i++)
+				pthread_create(&spin_threads[i], NULL, spin_thread, NULL);
+		} else if (!strcmp(cmd, "unspin")) {
+			__atomic_store_n(&spinning, 0, __ATOMIC_RELAXED);
+			for (long i = 0; i < spin_n; i++)
+				pthread_join(spin_threads[i], NULL);
+			spin_n = 0;
 		} else if (!strcmp(cmd, "fork")) {
 			int p[2];
 			pid_t kid;
