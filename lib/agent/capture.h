@@ -252,6 +252,7 @@ drop:
 	return false;
 }
 
+
 /* The name's length (XPROBE_NAME_MAX + 1 when longer) and the bytes a
  * record keeps of it. */
 static inline __attribute__((always_inline)) uint32_t xpl_agent_name_len(const char *name,
@@ -277,28 +278,45 @@ static inline __attribute__((always_inline)) bool xpl_agent_eq(const char *a, co
 }
 
 /*
- * Does @name pass one of @c's rules?  @n is its length (XPROBE_NAME_MAX + 1
- * when longer: nothing past that is read), @kept the bytes a record keeps
- * of it.  exact: the whole name (so never a cut one); prefix: the kept
- * bytes start with the rule; suffix: a whole name (<= XPROBE_NAME_MAX
- * bytes) ends with it; contains: the kept bytes hold it.  So whatever is
- * admitted can be checked again against the record's own name.
+ * Does @name pass one of @c's rules?  exact: the whole name (so never a
+ * cut one); prefix: the bytes a record keeps start with the rule; suffix:
+ * a whole name (<= XPROBE_NAME_MAX bytes) ends with it; contains: the kept
+ * bytes hold it.  So whatever is admitted can be checked again against the
+ * record's own name.  Exact and prefix rules compare the rule's bytes
+ * first (a rule holds no NUL, so a shorter name differs at its end and
+ * nothing past it is read) and measure the name only when they must; the
+ * usual rejection is one byte compare.  Nothing past the first
+ * XPROBE_NAME_MAX + 1 bytes of @name is read.
  */
-static inline __attribute__((always_inline)) bool
-xpl_agent_name_ok(const struct xpl_agent_cap *c, const char *name, uint32_t n, uint32_t kept)
+static inline __attribute__((always_inline)) bool xpl_agent_name_ok(const struct xpl_agent_cap *c,
+								     const char *name)
 {
+	uint32_t n = UINT32_MAX, kept = 0;
+	bool complete;
+
 	for (uint32_t i = 0; i < c->nrules; i++) {
 		const struct xpl_agent_rule *r = &c->rules[i];
 
-		switch (r->match) {
-		case XPROBE_AGENT_NAME_ANY:
-			return true;
-		case XPROBE_AGENT_NAME_EXACT:
-			if (n == r->len && xpl_agent_eq(name, r->name, n))
+		if (r->match == XPROBE_AGENT_NAME_EXACT) {
+			if (name[0] == r->name[0] && xpl_agent_eq(name, r->name, r->len) &&
+			    !name[r->len])
 				return true;
-			break;
+			continue;
+		}
+		if (r->match == XPROBE_AGENT_NAME_ANY)
+			return true;
+		if (r->match == XPROBE_AGENT_NAME_PREFIX) {
+			if (name[0] != r->name[0] || !xpl_agent_eq(name, r->name, r->len))
+				continue;
+			/* a cut keeps at least XPROBE_NAME_MAX - 3 bytes */
+			if (r->len <= XPROBE_NAME_MAX - 3)
+				return true;
+		}
+		if (n == UINT32_MAX)
+			n = xpl_agent_name_len(name, &kept, &complete);
+		switch (r->match) {
 		case XPROBE_AGENT_NAME_PREFIX:
-			if (kept >= r->len && xpl_agent_eq(name, r->name, r->len))
+			if (kept >= r->len)
 				return true;
 			break;
 		case XPROBE_AGENT_NAME_SUFFIX:
@@ -313,22 +331,6 @@ xpl_agent_name_ok(const struct xpl_agent_cap *c, const char *name, uint32_t n, u
 		}
 	}
 	return false;
-}
-
-/* A named range start (push, process range start) through the rules:
- * true when recorded.  Caller holds the capture (not nested). */
-static inline __attribute__((always_inline)) bool
-xpl_agent_named(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const char *name,
-		uint32_t aux, uint64_t a0)
-{
-	uint32_t n, kept;
-	bool complete;
-
-	n = xpl_agent_name_len(name, &kept, &complete);
-	if (!xpl_agent_name_ok(c, name, n, kept))
-		return false;
-	return xpl_agent_put(t, c, type, name, kept, complete ? XPROBE_RECF_NAME_COMPLETE : 0,
-			     aux, a0);
 }
 
 #endif /* XPL_AGENT_CAPTURE_H */

@@ -130,19 +130,17 @@ static __attribute__((noinline)) void agent_push(const char *message, int level)
 		t->agent_gen = c->gen;
 	}
 	t->agent_mask &= ~bit;
-	if (message) {
-		uint32_t n, kept;
+	if (message && xpl_agent_name_ok(c, message)) {
+		uint32_t kept;
 		bool complete;
 
-		n = xpl_agent_name_len(message, &kept, &complete);
-		if (xpl_agent_name_ok(c, message, n, kept)) {
-			if (nested || !bit)
-				xpl_agent_drop(c);
-			else if (xpl_agent_put(t, c, XPROBE_EV_NVTX_PUSH, message, kept,
-					       complete ? XPROBE_RECF_NAME_COMPLETE : 0,
-					       (uint32_t)level, 0))
-				t->agent_mask |= bit;
-		}
+		xpl_agent_name_len(message, &kept, &complete);
+		if (nested || !bit)
+			xpl_agent_drop(c);
+		else if (xpl_agent_put(t, c, XPROBE_EV_NVTX_PUSH, message, kept,
+				       complete ? XPROBE_RECF_NAME_COMPLETE : 0, (uint32_t)level,
+				       0))
+			t->agent_mask |= bit;
 	}
 	xpl_agent_leave(t, nested);
 }
@@ -187,19 +185,16 @@ static __attribute__((noinline)) uint64_t agent_start(const char *message)
 	id = seq << 1;
 	if (!c)
 		return id;
-	if (message && seq > c->seq_at_arm) {
-		uint32_t n, kept;
+	if (message && seq > c->seq_at_arm && xpl_agent_name_ok(c, message)) {
+		uint32_t kept;
 		bool complete;
 
-		n = xpl_agent_name_len(message, &kept, &complete);
-		if (xpl_agent_name_ok(c, message, n, kept)) {
-			if (nested)
-				xpl_agent_drop(c);
-			else if (xpl_agent_put(t, c, XPROBE_EV_NVTX_START, message, kept,
-					       complete ? XPROBE_RECF_NAME_COMPLETE : 0, 0,
-					       id | 1))
-				id |= 1;
-		}
+		xpl_agent_name_len(message, &kept, &complete);
+		if (nested)
+			xpl_agent_drop(c);
+		else if (xpl_agent_put(t, c, XPROBE_EV_NVTX_START, message, kept,
+				       complete ? XPROBE_RECF_NAME_COMPLETE : 0, 0, id | 1))
+			id |= 1;
 	}
 	xpl_agent_leave(t, nested);
 	return id;

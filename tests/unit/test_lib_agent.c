@@ -8,6 +8,8 @@
  *
  *   decoder      every field of a request, refused one at a time (in
  *                process, the decoder alone);
+ *   name rules   exact / prefix / suffix / contains at their edges: short,
+ *                long (cut) names, a character across the cut (in process);
  *   hello        versions, pid + start time, features (NVTX routed, host
  *                monotonic; not injected, no device backend); without the
  *                NVTX injection (preloaded only) NVTX is not routed;
@@ -54,6 +56,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "../../lib/agent/capture.h"
 #include "../../lib/agent/request.h"
 #include "../lib/agent_peer.h"
 #include "../lib/libtest.h"
@@ -389,6 +392,80 @@ static void test_decoder(void)
 		}
 		CHECK(((uint8_t *)&out)[0] == 0xa5); /* nothing handed out */
 	}
+}
+
+/* --- the name rules alone ---------------------------------------------------------------------- */
+
+static bool rule_ok(uint32_t match, const char *rule, const char *name)
+{
+	static struct xpl_agent_cap c;
+
+	memset(&c, 0, sizeof(c));
+	c.nrules = 1;
+	c.rules[0].match = match;
+	c.rules[0].len = rule ? (uint32_t)strlen(rule) : 0;
+	if (rule)
+		memcpy(c.rules[0].name, rule, c.rules[0].len);
+	return xpl_agent_name_ok(&c, name);
+}
+
+static void test_name_rules(void)
+{
+	char lng[300], cut[300], rule127[128], rule126[127];
+	struct xpl_agent_cap two;
+
+	/* "step" + 192 x 'x' + "tep!" (200 bytes: kept 127) */
+	memset(lng, 'x', 200);
+	memcpy(lng, "step", 4);
+	memcpy(lng + 196, "tep!", 4);
+	lng[200] = '\0';
+	CHECK(rule_ok(XPROBE_AGENT_NAME_EXACT, "step", "step"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_EXACT, "step", "ste"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_EXACT, "step", "steps"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_EXACT, "step", ""));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_EXACT, "step", "Step"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_EXACT, "step", lng));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_PREFIX, "step", "stepper"));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_PREFIX, "step", "step"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_PREFIX, "step", "ste"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_PREFIX, "step", "xstep"));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_PREFIX, "step", lng));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_SUFFIX, "step", "prestep"));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_SUFFIX, "step", "step"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_SUFFIX, "step", "tep"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_SUFFIX, "step", "steps"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_SUFFIX, "tep!", lng)); /* a cut name has no end */
+	CHECK(rule_ok(XPROBE_AGENT_NAME_CONTAINS, "tep", "xtepx"));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_CONTAINS, "tep", "tep"));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_CONTAINS, "tep", "te"));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_CONTAINS, "stepx", lng));
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_CONTAINS, "tep!", lng)); /* only past the kept bytes */
+	CHECK(rule_ok(XPROBE_AGENT_NAME_ANY, NULL, ""));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_ANY, NULL, lng));
+	/* a 2-byte character across the cut: 126 x 'a', then U+00E9, then
+	 * more; the record keeps 126 bytes, so a 127-byte prefix ending in the
+	 * character's first byte is not admitted, a 126-byte one is */
+	memset(cut, 'a', 126);
+	cut[126] = (char)0xc3;
+	cut[127] = (char)0xa9;
+	memset(cut + 128, 'b', 20);
+	cut[148] = '\0';
+	memcpy(rule127, cut, 127);
+	rule127[127] = '\0';
+	memcpy(rule126, cut, 126);
+	rule126[126] = '\0';
+	CHECK(!rule_ok(XPROBE_AGENT_NAME_PREFIX, rule127, cut));
+	CHECK(rule_ok(XPROBE_AGENT_NAME_PREFIX, rule126, cut));
+	/* two rules: either */
+	memset(&two, 0, sizeof(two));
+	two.nrules = 2;
+	two.rules[0] = (struct xpl_agent_rule){ XPROBE_AGENT_NAME_EXACT, 5, "other" };
+	two.rules[1] = (struct xpl_agent_rule){ XPROBE_AGENT_NAME_SUFFIX, 3, "per" };
+	CHECK(xpl_agent_name_ok(&two, "other"));
+	CHECK(xpl_agent_name_ok(&two, "stepper"));
+	CHECK(!xpl_agent_name_ok(&two, "step"));
+	two.nrules = 0;
+	CHECK(!xpl_agent_name_ok(&two, "step")); /* no NVTX rule: nothing */
 }
 
 /* --- hello ------------------------------------------------------------------------------------ */
@@ -1534,6 +1611,7 @@ int main(void)
 	}
 	lt_scratch(scratch, sizeof(scratch), "agent");
 	test_decoder();
+	test_name_rules();
 	test_hello();
 	test_filters();
 	test_nesting();
