@@ -49,7 +49,8 @@ int main(int argc, char **argv)
 
 	if (argc != 3)
 		return 2;
-	mode = !strcmp(argv[1], "match") ? 1 : !strcmp(argv[1], "reject") ? 2 :
+	mode = !strcmp(argv[1], "match")  ? 1 :
+	       !strcmp(argv[1], "reject") ? 2 :
 	       !strcmp(argv[1], "off")	  ? 3 :
 					    0;
 	n = bench_count(argv[2]);
@@ -65,7 +66,8 @@ int main(int argc, char **argv)
 	fd = ap_connect(path);
 	if (fd < 0 || ap_simple(fd, XPROBE_AGENT_OP_HELLO, 0, &r) != 0 ||
 	    !(r.h.features & XPROBE_AGENT_F_NVTX_ROUTED)) {
-		fprintf(stderr, "bench_agent_nvtx: the Agent does not answer or NVTX is not routed\n");
+		fprintf(stderr,
+			"bench_agent_nvtx: the Agent does not answer or NVTX is not routed\n");
 		return 2;
 	}
 	if (mode != 3) {

@@ -252,12 +252,10 @@ drop:
 	return false;
 }
 
-
 /* The name's length (XPROBE_NAME_MAX + 1 when longer) and the bytes a
  * record keeps of it. */
-static inline __attribute__((always_inline)) uint32_t xpl_agent_name_len(const char *name,
-									  uint32_t *kept,
-									  bool *complete)
+static inline __attribute__((always_inline)) uint32_t
+xpl_agent_name_len(const char *name, uint32_t *kept, bool *complete)
 {
 	uint32_t n = 0;
 
@@ -269,7 +267,7 @@ static inline __attribute__((always_inline)) uint32_t xpl_agent_name_len(const c
 }
 
 static inline __attribute__((always_inline)) bool xpl_agent_eq(const char *a, const char *b,
-								uint32_t n)
+							       uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
 		if (a[i] != b[i])
@@ -289,7 +287,7 @@ static inline __attribute__((always_inline)) bool xpl_agent_eq(const char *a, co
  * XPROBE_NAME_MAX + 1 bytes of @name is read.
  */
 static inline __attribute__((always_inline)) bool xpl_agent_name_ok(const struct xpl_agent_cap *c,
-								     const char *name)
+								    const char *name)
 {
 	uint32_t n = UINT32_MAX, kept = 0;
 	bool complete;

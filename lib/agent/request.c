@@ -83,14 +83,18 @@ static int check_filter(const struct xprobe_agent_filter *f, unsigned i, char *w
 		return refuse(why, whylen, "filter %u: api_domain %u is not one of 0..2", i,
 			      f->api_domain);
 	if (f->api_domain && f->kind != XPROBE_AGENT_KIND_CUDA_API)
-		return refuse(why, whylen, "filter %u: api_domain %u given for a kind %u filter "
-			      "(only CUDA_API filters have one)", i, f->api_domain, f->kind);
+		return refuse(why, whylen,
+			      "filter %u: api_domain %u given for a kind %u filter "
+			      "(only CUDA_API filters have one)",
+			      i, f->api_domain, f->kind);
 	if (f->memcpy_kind > XPROBE_AGENT_MEMCPY_PTOP)
 		return refuse(why, whylen, "filter %u: memcpy_kind %u is not one of 0..5", i,
 			      f->memcpy_kind);
 	if (f->memcpy_kind && f->kind != XPROBE_AGENT_KIND_MEMCPY)
-		return refuse(why, whylen, "filter %u: memcpy_kind %u given for a kind %u filter "
-			      "(only MEMCPY filters have one)", i, f->memcpy_kind, f->kind);
+		return refuse(why, whylen,
+			      "filter %u: memcpy_kind %u given for a kind %u filter "
+			      "(only MEMCPY filters have one)",
+			      i, f->memcpy_kind, f->kind);
 	if (f->name_match > XPROBE_AGENT_NAME_CONTAINS)
 		return refuse(why, whylen, "filter %u: name_match %u is not one of 0..4", i,
 			      f->name_match);
@@ -108,11 +112,12 @@ static int check_filter(const struct xprobe_agent_filter *f, unsigned i, char *w
 		return refuse(why, whylen, "filter %u: kind %u records have no name to match", i,
 			      f->kind);
 	if (memchr(f->name, '\0', f->name_len))
-		return refuse(why, whylen, "filter %u: the name holds a NUL byte within its %u bytes",
-			      i, f->name_len);
-	if (!all_zero(f->name + f->name_len, sizeof(f->name) - f->name_len))
-		return refuse(why, whylen, "filter %u: bytes after the %u-byte name are not zero", i,
+		return refuse(why, whylen,
+			      "filter %u: the name holds a NUL byte within its %u bytes", i,
 			      f->name_len);
+	if (!all_zero(f->name + f->name_len, sizeof(f->name) - f->name_len))
+		return refuse(why, whylen, "filter %u: bytes after the %u-byte name are not zero",
+			      i, f->name_len);
 	if (f->reserved)
 		return refuse(why, whylen, "filter %u: reserved is %u, not 0", i, f->reserved);
 	return 0;
@@ -156,15 +161,18 @@ int xpl_agent_req_decode(const void *buf, size_t len, struct xprobe_agent_req *r
 				      op_name(r.op), r.mode, (unsigned long long)r.capacity,
 				      r.nfilters);
 		if (r.offset && r.op != XPROBE_AGENT_OP_SNAPSHOT && r.op != XPROBE_AGENT_OP_STOP)
-			return refuse(why, whylen, "%s takes no offset (offset %llu)", op_name(r.op),
-				      (unsigned long long)r.offset);
+			return refuse(why, whylen, "%s takes no offset (offset %llu)",
+				      op_name(r.op), (unsigned long long)r.offset);
 		if (!all_zero(r.filters, sizeof(r.filters)))
-			return refuse(why, whylen, "%s takes no filters: the filter bytes are not "
-				      "zero", op_name(r.op));
+			return refuse(why, whylen,
+				      "%s takes no filters: the filter bytes are not "
+				      "zero",
+				      op_name(r.op));
 		goto ok;
 	}
 	if (r.mode != XPROBE_AGENT_MODE_EXACT && r.mode != XPROBE_AGENT_MODE_AGGREGATE)
-		return refuse(why, whylen, "ARM: mode %u is not EXACT (0) or AGGREGATE (1)", r.mode);
+		return refuse(why, whylen, "ARM: mode %u is not EXACT (0) or AGGREGATE (1)",
+			      r.mode);
 	if (r.capacity < 1 || r.capacity > XPROBE_AGENT_CAPACITY_MAX)
 		return refuse(why, whylen, "ARM: capacity %llu is not in 1..%u",
 			      (unsigned long long)r.capacity, XPROBE_AGENT_CAPACITY_MAX);
@@ -185,9 +193,10 @@ int xpl_agent_req_decode(const void *buf, size_t len, struct xprobe_agent_req *r
 		if (rc)
 			return rc;
 		if (r.mode == XPROBE_AGENT_MODE_AGGREGATE && !device_kind(r.filters[i].kind))
-			return refuse(why, whylen, "ARM: aggregate mode groups device activity "
-				      "(KERNEL, MEMCPY, MEMSET); filter %u is kind %u", i,
-				      r.filters[i].kind);
+			return refuse(why, whylen,
+				      "ARM: aggregate mode groups device activity "
+				      "(KERNEL, MEMCPY, MEMSET); filter %u is kind %u",
+				      i, r.filters[i].kind);
 	}
 ok:
 	if (req)

@@ -611,8 +611,9 @@ static bool handle(struct srv *s, struct conn *cn)
 	if (n == 0)
 		return false; /* the peer closed (or sent an empty packet: the same) */
 	if (xpl_agent_req_decode(buf, (size_t)n, &q, why, sizeof(why)) != 0) {
-		reply_init(s, &r, xpl_agent_req_op(buf, (size_t)n < sizeof(buf) ? (size_t)n :
-										   sizeof(buf)));
+		reply_init(
+			s, &r,
+			xpl_agent_req_op(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf)));
 		reply_err(&r, -XPROBE_E_INVALID_ARGUMENT, "malformed request: %s", why);
 		return send_reply(s, cn->fd, &r, NULL) == 0;
 	}
@@ -809,8 +810,8 @@ static int agent_serve(bool on_request)
 				"capabilities): no control socket is served in it");
 	rc = env_allows();
 	if (rc <= 0)
-		return xpl_fail(-XPROBE_E_PERMISSION_DENIED,
-				"agent: XPROBE_AGENT=%s: %s", secure_getenv("XPROBE_AGENT"),
+		return xpl_fail(-XPROBE_E_PERMISSION_DENIED, "agent: XPROBE_AGENT=%s: %s",
+				secure_getenv("XPROBE_AGENT"),
 				rc == 0 ? "the control socket is switched off" :
 					  "expected 0 or 1; the control socket is not served");
 	pthread_once(&hooks_once, install_hooks);
@@ -867,11 +868,13 @@ XPROBE_API int xprobe_agent_socket_path(char *buf, size_t size)
 	if (!ag.srv || ag.pid != getpid()) {
 		pthread_mutex_unlock(&ag.lock);
 		buf[0] = '\0';
-		return xpl_fail(-XPROBE_E_NOT_ACTIVE, "no control socket is served by this process");
+		return xpl_fail(-XPROBE_E_NOT_ACTIVE,
+				"no control socket is served by this process");
 	}
 	rc = xpl_snprintf(buf, size, "%s", ag.path);
 	if (rc < 0)
-		rc = xpl_fail(-XPROBE_E_TRUNCATED, "the socket path needs %zu bytes, buffer has %zu",
+		rc = xpl_fail(-XPROBE_E_TRUNCATED,
+			      "the socket path needs %zu bytes, buffer has %zu",
 			      strlen(ag.path) + 1, size);
 	else
 		rc = 0;

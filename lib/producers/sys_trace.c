@@ -438,8 +438,7 @@ static unsigned slots_wait(struct xpl_slot *own, uint64_t max_wait_ns)
 	uint64_t deadline;
 	unsigned stuck = 0;
 
-	if (atomic_load(&xpl_hot.need_fence) ||
-	    atomic_load(&membarrier_ready) <= 0 ||
+	if (atomic_load(&xpl_hot.need_fence) || atomic_load(&membarrier_ready) <= 0 ||
 	    membarrier_cmd(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
 		atomic_thread_fence(memory_order_seq_cst);
 	deadline = xpl_mono_ns() + max_wait_ns;

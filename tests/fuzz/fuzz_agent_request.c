@@ -40,8 +40,9 @@ static void check_accepted(const struct xprobe_agent_req *q)
 	struct xprobe_agent_req again;
 	char why[256];
 
-	if (memcmp(q->magic, XPROBE_AGENT_REQ_MAGIC, 8) || q->version != XPROBE_AGENT_PROTO_VERSION ||
-	    q->size != sizeof(*q) || q->reserved || q->op < 1 || q->op > 5)
+	if (memcmp(q->magic, XPROBE_AGENT_REQ_MAGIC, 8) ||
+	    q->version != XPROBE_AGENT_PROTO_VERSION || q->size != sizeof(*q) || q->reserved ||
+	    q->op < 1 || q->op > 5)
 		abort();
 	if (q->op != XPROBE_AGENT_OP_ARM) {
 		if (q->mode || q->capacity || q->nfilters || !zero(q->filters, sizeof(q->filters)))

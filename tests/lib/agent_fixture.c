@@ -244,7 +244,8 @@ int main(void)
 				bad_level();
 			pop(0);
 		} else if (!strcmp(cmd, "levels")) {
-			printf("LEVELS %s\n", __atomic_load_n(&levels_ok, __ATOMIC_RELAXED) ? "ok" : "bad");
+			printf("LEVELS %s\n",
+			       __atomic_load_n(&levels_ok, __ATOMIC_RELAXED) ? "ok" : "bad");
 			continue;
 		} else if (!strcmp(cmd, "inject")) {
 			int (*start)(void) = (int (*)(void))lib_sym("xprobe_agent_start");

@@ -182,11 +182,10 @@ static __attribute__((unused)) int ap_simple(int fd, uint32_t op, uint64_t offse
 }
 
 /* Walk the records of @r (stops at a record whose size is impossible). */
-#define AP_FOR_EACH(r, rec)                                                                  \
-	for (size_t ap_o_ = 0;                                                               \
-	     ap_o_ + XPROBE_RECORD_HDR_SIZE <= (r)->len &&                                   \
-	     ((rec) = (const struct xprobe_record *)((r)->recs + ap_o_),                     \
-	      (rec)->size >= XPROBE_RECORD_HDR_SIZE);                                        \
+#define AP_FOR_EACH(r, rec)                                                                \
+	for (size_t ap_o_ = 0; ap_o_ + XPROBE_RECORD_HDR_SIZE <= (r)->len &&               \
+			       ((rec) = (const struct xprobe_record *)((r)->recs + ap_o_), \
+			       (rec)->size >= XPROBE_RECORD_HDR_SIZE);                     \
 	     ap_o_ += (rec)->size)
 
 static __attribute__((unused)) const char *ap_name(const struct xprobe_record *rec, char *buf,

@@ -169,7 +169,8 @@ static uint64_t count(const struct ap_reply *r, uint32_t type, const char *name)
 	char buf[256];
 
 	AP_FOR_EACH(r, rec)
-	if ((!type || rec->type == type) && (!name || !strcmp(ap_name(rec, buf, sizeof(buf)), name)))
+	if ((!type || rec->type == type) &&
+	    (!name || !strcmp(ap_name(rec, buf, sizeof(buf)), name)))
 		n++;
 	return n;
 }
@@ -223,7 +224,7 @@ struct bad {
 	uint32_t op; /* the request's op before mutation */
 };
 
-#define BAD(name, op, body)                                       \
+#define BAD(name, op, body)                                      \
 	static void mut_##name(struct xprobe_agent_req *q) body; \
 	static const uint32_t op_##name = op
 BAD(magic, XPROBE_AGENT_OP_HELLO, { q->magic[2] = 'X'; });
@@ -280,7 +281,10 @@ BAD(filter_reserved, XPROBE_AGENT_OP_ARM, { q->filters[0].reserved = 7; });
 BAD(unused_slot, XPROBE_AGENT_OP_ARM, { q->filters[1].kind = 1; });
 BAD(aggregate_nvtx, XPROBE_AGENT_OP_ARM, { q->mode = XPROBE_AGENT_MODE_AGGREGATE; });
 
-#define B(name, word) { word, mut_##name, op_##name }
+#define B(name, word)                       \
+	{                                   \
+		word, mut_##name, op_##name \
+	}
 static const struct bad bads[] = {
 	B(magic, "magic"),
 	B(version, "version"),
@@ -587,7 +591,8 @@ static void check_rule(int fd, struct ap_fixture *fx, const struct rule_case *c,
 		if (rec->name_len == XPROBE_NAME_MAX) { /* the long name, cut */
 			longs++;
 			ap_name(rec, buf, sizeof(buf));
-			if ((rec->flags & XPROBE_RECF_NAME_COMPLETE) || strncmp(buf, "stepxxx", 7) ||
+			if ((rec->flags & XPROBE_RECF_NAME_COMPLETE) ||
+			    strncmp(buf, "stepxxx", 7) ||
 			    strspn(buf + 4, "x") != XPROBE_NAME_MAX - 4)
 				longs_ok = false;
 		} else if (!(rec->flags & XPROBE_RECF_NAME_COMPLETE)) {
@@ -920,8 +925,9 @@ static void test_snapshot(void)
 			a = (const struct xprobe_record *)(r1.recs + oa);
 			b = (const struct xprobe_record *)(r3.recs + ob);
 			if (a->size != b->size || a->type != b->type || a->tid != b->tid ||
-			    a->aux != b->aux || memcmp((const uint8_t *)a + 16, (const uint8_t *)b + 16,
-						       a->size - 16) ||
+			    a->aux != b->aux ||
+			    memcmp((const uint8_t *)a + 16, (const uint8_t *)b + 16,
+				   a->size - 16) ||
 			    (a->ts > b->ts ? a->ts - b->ts : b->ts - a->ts) > 1000)
 				same = false;
 			oa += a->size;
@@ -1104,7 +1110,8 @@ static void test_malformed_socket(void)
 	CHECK(r.h.op == XPROBE_AGENT_OP_ARM);
 	memset(raw, 0, sizeof(raw));
 	memcpy(raw, &q, sizeof(q));
-	CHECK(ap_rpc_raw(fd, raw, sizeof(raw), &r) == 0 && r.h.status == -XPROBE_E_INVALID_ARGUMENT);
+	CHECK(ap_rpc_raw(fd, raw, sizeof(raw), &r) == 0 &&
+	      r.h.status == -XPROBE_E_INVALID_ARGUMENT);
 	CHECK(ap_rpc_raw(fd, raw, 3, &r) == 0 && r.h.status == -XPROBE_E_INVALID_ARGUMENT);
 	CHECK(r.h.op == 0);
 	CHECK(state_of(fd) == XPROBE_AGENT_IDLE);
