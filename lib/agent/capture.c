@@ -24,7 +24,7 @@ _Atomic uint64_t xpl_nvtx_range_seq;
 /* Prefault this much synchronously at ARM, then keep this window ahead of
  * the writers (server.c calls xpl_capture_prefault_step between polls),
  * one step at a time so the server answers its socket in between. */
-#define PREFAULT_FIRST (1ull << 20)
+#define PREFAULT_FIRST (256ull << 10)
 #define PREFAULT_WINDOW (32ull << 20)
 #define PREFAULT_STEP (1ull << 20)
 /* How long a disarm waits for a thread inside a record (it only ever runs

@@ -23,8 +23,10 @@
  * and whose socket refuses a connection (so the socket of a live process
  * in another PID namespace sharing /tmp is kept).
  *
- * The thread.  Detached, every signal blocked, blocked in poll() on the
- * listening socket and the open connections: nothing wakes it while idle.
+ * The thread.  Detached, every signal blocked; first it registers the
+ * process for membarrier (what disarming needs, slow in a multi-threaded
+ * process), then it blocks in poll() on the listening socket and the open
+ * connections: nothing wakes it while idle.
  * While a capture is armed it also prefaults the capture ahead of its
  * writers (a poll timeout of 0 or 10 ms until that is done).  A peer is
  * checked with SO_PEERCRED as soon as it is accepted: our euid or root,
@@ -663,6 +665,10 @@ static void *srv_main(void *arg)
 	struct pollfd pfd[1 + MAX_CONNS];
 
 	pthread_setname_np(pthread_self(), "xprobe-agent");
+	/* the membarrier registration takes a synchronize_rcu() in a
+	 * multi-threaded process (6 to 20 ms here): paid now, on this thread,
+	 * not by the first ARM (nor by the application's threads) */
+	xpl_trace_fences();
 	while (!s->quit) {
 		int n = 0, timeout = -1, pending = xpl_capture_prefault_pending(s->cap), rc;
 
