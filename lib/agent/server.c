@@ -36,6 +36,10 @@
  * capture with it: disarmed, freed.  Replies are sent blocking with a
  * send timeout (SEND_TIMEOUT_MS); a peer that stops reading is dropped.
  *
+ * Never unloaded.  Before the first thread starts, the library pins
+ * itself (RTLD_NODELETE): a dlclose() of it is then a no-op, so the thread
+ * never runs in unmapped code.
+ *
  * Injected or not.  The constructor starts the socket through
  * agent_serve(false).  xprobe_agent_start(), the exported entry point, is
  * what online injection calls after its remote dlopen (the constructor
@@ -58,6 +62,7 @@
  * only if it calls xprobe_agent_start().
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -782,8 +787,24 @@ static void fork_child(void)
 	pthread_mutex_unlock(&ag.lock);
 }
 
+/*
+ * Pin libxprobe in memory: once the server thread runs code in it, a
+ * dlclose() must not unmap it (the NVTX loader dlcloses an injection whose
+ * InitializeInjectionNvtx2 returns 0; a program may dlclose what it
+ * dlopened).  RTLD_NODELETE on our own file makes every dlclose a no-op.
+ * In a static link the address is the executable's: nothing to pin.
+ */
+static void pin_library(void)
+{
+	Dl_info di;
+
+	if (dladdr((void *)pin_library, &di) && di.dli_fname && di.dli_fname[0])
+		(void)dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 static void install_hooks(void)
 {
+	pin_library();
 	atexit(agent_atexit);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

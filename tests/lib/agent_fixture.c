@@ -33,6 +33,8 @@
  *                   pop (a 50 us sleep every 32 loops) until unspin
  *   unspin          stop and join them
  *   fork            fork a child that sleeps 5 s and exits; "DONE fork <pid>"
+ *   loadclose       dlopen $AGENT_FIXTURE_LIB, dlclose it;
+ *                   "DONE loadclose <loaded> <still mapped>"
  *   path            "PATH <socket path or ->"
  *   quit            exit 0
  *
@@ -283,6 +285,25 @@ int main(void)
 			close(p[0]);
 			close(p[1]);
 			printf("DONE fork %d\n", (int)kid);
+			continue;
+		} else if (!strcmp(cmd, "loadclose")) {
+			/* a program that dlopens libxprobe and dlcloses it */
+			const char *lib = getenv("AGENT_FIXTURE_LIB");
+			void *h = lib ? dlopen(lib, RTLD_NOW) : NULL;
+			char maps[1 << 16];
+			FILE *f;
+			size_t got = 0;
+
+			if (h)
+				dlclose(h);
+			f = fopen("/proc/self/maps", "r");
+			if (f) {
+				got = fread(maps, 1, sizeof(maps) - 1, f);
+				fclose(f);
+			}
+			maps[got] = '\0';
+			printf("DONE loadclose %d %d\n", h != NULL,
+			       strstr(maps, "libxprobe.so") != NULL);
 			continue;
 		} else if (!strcmp(cmd, "path")) {
 			print_path("PATH");

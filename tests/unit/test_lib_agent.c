@@ -44,6 +44,8 @@
  *   injected     xprobe_agent_start() marks the Agent injected; its CLOSE
  *                removes the socket, the library stays mapped, a new start
  *                serves again; a CLOSE of a non-injected Agent keeps it;
+ *   dlclose      a program dlopens libxprobe and dlcloses it: still mapped,
+ *                the Agent still answers;
  *   sweep        a stale socket of a dead process is removed at start, a
  *                live one (another PID namespace) kept;
  *   coexistence  an inspect session and an armed capture both record;
@@ -1483,6 +1485,33 @@ static void test_injected(void)
 	CHECK(access(path, F_OK) != 0);
 }
 
+/* A program that dlopens libxprobe and dlcloses it: the Agent's thread
+ * runs in it, so it stays mapped and keeps answering. */
+static void test_dlclose(void)
+{
+	static char env_lib[PATH_MAX + 32];
+	const char *env[] = { env_lib, NULL };
+	struct ap_fixture fx;
+	struct ap_reply r = { 0 };
+	char path[256], line[256];
+	int loaded = 0, mapped = 0, fd;
+
+	snprintf(env_lib, sizeof(env_lib), "AGENT_FIXTURE_LIB=%s", libso);
+	if (fx_start_env(&fx, path, sizeof(path), env, false)) {
+		CHECK(!"fixture started");
+		return;
+	}
+	cmd(&fx, "loadclose", line, sizeof(line));
+	CHECK(sscanf(line, "DONE loadclose %d %d", &loaded, &mapped) == 2);
+	CHECK(loaded == 1 && mapped == 1);
+	expected_path(fx.pid, path, sizeof(path));
+	usleep(20000); /* the thread would wake into unmapped code by now */
+	fd = ap_connect(path);
+	CHECK(fd >= 0 && hello(fd, &r) == 0 && r.h.pid == (uint32_t)fx.pid);
+	close(fd);
+	fx_stop(&fx);
+}
+
 static void test_sweep(void)
 {
 	struct ap_fixture fx;
@@ -1634,6 +1663,7 @@ int main(void)
 	test_other_uid();
 	test_directory();
 	test_injected();
+	test_dlclose();
 	test_sweep();
 	test_coexist();
 	test_fork_child();
