@@ -16,7 +16,7 @@
  * NUL-terminated) and hands nothing out; an accepted request is 352 bytes
  * that obey agent.h field by field, and decoding it again gives the same
  * bytes.  xpl_agent_req_op answers 0..5 for any prefix.  Seeds:
- * tests/fuzz/gen_agent_seeds.py.
+ * tests/fuzz/gen_agent_request_seeds.py.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,64 +1,87 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""gen_agent_seeds.py - the seed corpus of tests/fuzz/fuzz_agent_request.c:
-well-formed requests of every op (and a few near misses) in both of the
-target's input forms (a leading even byte: the raw packet; odd: op byte +
-the bytes from offset 20 on).  Written from include/xprobe/agent.h.
+# gen_agent_seeds.py - the seed corpus of fuzz_agent_capture: Agent
+# captures in the layout xp_agent_dec_buf() reads (one or more replies,
+# each a struct xprobe_agent_reply of include/xprobe/agent.h followed by
+# its record packets, each behind its length as a u32), with the records of
+# include/xprobe/record.h.  Valid captures of each shape (ARM then
+# snapshots then STOP; ranges ending a snapshot after they began, on
+# another thread; several packets per reply; a full capture; a record type
+# of a later release) and a few broken ones.
+#
+#   tests/fuzz/gen_agent_seeds.py tests/fuzz/corpus/fuzz_agent_capture
+import os, struct, sys
 
-    tests/fuzz/gen_agent_seeds.py [DIR]   (default: corpus/fuzz_agent_request)
-"""
-import os
-import struct
-import sys
-
+OUT = sys.argv[1]
+PID, START = 4242, 777
 HELLO, ARM, SNAPSHOT, STOP, CLOSE = 1, 2, 3, 4, 5
+IDLE, ACTIVE, LIMIT, STOPPED = 0, 1, 2, 3
+F_NVTX, F_MONO = 1, 4
+PUSH, POP, RSTART, REND = 1, 2, 3, 4
 
 
-def filt(kind, match=0, name=b"", domain=0, memcpy=0):
-    b = bytearray(152)
-    struct.pack_into("<IIIIII", b, 0, kind, domain, memcpy, match, len(name), 0)
-    b[24:24 + len(name)] = name
-    return bytes(b)
+def rec(typ, tid, ts, aux=0, a0=0, name=None, flags=None):
+    nb = name.encode() if name is not None else b""
+    if flags is None:
+        flags = 1 if name is not None else 0
+    size = (40 + len(nb) + 7) & ~7
+    hdr = struct.pack("<HHIQIHHQQ", size, typ, tid, ts, aux, flags, len(nb), a0, 0)
+    return hdr + nb + b"\0" * (size - 40 - len(nb))
 
 
-def req(op, mode=0, cap=0, off=0, filters=()):
-    b = bytearray(352)
-    b[0:8] = b"XPAGREQ\0"
-    struct.pack_into("<IIIIQQII", b, 8, 1, op, 352, mode, cap, off, len(filters), 0)
-    for i, f in enumerate(filters):
-        b[48 + 152 * i:48 + 152 * (i + 1)] = f
-    return bytes(b)
+def reply(op, state=ACTIVE, stop=0, capacity=64, observed=0, retained=0, dropped=0,
+          unknown=0, offset=0, packets=(), nrecords=0, status=0, features=F_NVTX | F_MONO,
+          arm_ns=1000, message=b""):
+    nbytes = sum(len(p) for p in packets)
+    h = struct.pack("<8sIIIiIIIIQIIQQQQQQQQQII256s", b"XPAGREP\0", 1, op, 392, status,
+                    features, state, stop, PID, START, 0, 0, arm_ns, capacity, observed,
+                    retained, dropped, unknown, offset, nrecords, nbytes, len(packets), 0,
+                    message)
+    assert len(h) == 392
+    return h + b"".join(struct.pack("<I", len(p)) + p for p in packets)
 
 
-def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "corpus",
-                                                             "fuzz_agent_request")
-    os.makedirs(out, exist_ok=True)
-    seeds = {
-        "hello": req(HELLO),
-        "arm_exact": req(ARM, 0, 100000, 0, [filt(1, 1, b"step")]),
-        "arm_two": req(ARM, 0, 16 * 1024 * 1024, 0,
-                       [filt(1, 2, b"forward"), filt(1, 3, b"backward")]),
-        "arm_any": req(ARM, 0, 1, 0, [filt(1, 0)]),
-        "arm_contains_long": req(ARM, 0, 1000, 0, [filt(1, 4, b"k" * 127)]),
-        "arm_cuda": req(ARM, 0, 500, 0, [filt(2, 1, b"cudaLaunchKernel", domain=2),
-                                         filt(4, memcpy=1)]),
-        "arm_aggregate": req(ARM, 1, 64, 0, [filt(3, 2, b"gemm"), filt(5)]),
-        "snapshot": req(SNAPSHOT, off=12345),
-        "stop": req(STOP, off=7),
-        "close": req(CLOSE),
-        "bad_garbage_after_name": req(ARM, 0, 10, 0, [filt(1, 1, b"ab") [:30] + b"z" +
-                                                      bytes(121)]),
-    }
-    for name, r in seeds.items():
-        with open(os.path.join(out, name + ".raw"), "wb") as f:
-            f.write(b"\0" + r)
-        with open(os.path.join(out, name + ".ovl"), "wb") as f:
-            f.write(b"\1" + bytes([r[12]]) + r[20:])
-    with open(os.path.join(out, "short.raw"), "wb") as f:
-        f.write(b"\0" + req(HELLO)[:100])
+def write(name, data):
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)
 
 
-if __name__ == "__main__":
-    main()
+os.makedirs(OUT, exist_ok=True)
+# a whole conversation: ARM, two snapshots, STOP
+a = rec(PUSH, 11, 2000, 0, name="step") + rec(RSTART, 11, 2100, a0=0x99, name="proc")
+b = rec(POP, 11, 3000, 0) + rec(REND, 13, 3100, a0=0x99) + rec(PUSH, 12, 3200, 2, name="x" * 127)
+c = rec(POP, 12, 4000, 2)
+write("conversation",
+      reply(ARM) +
+      reply(SNAPSHOT, observed=2, retained=2, packets=[a], nrecords=2) +
+      reply(SNAPSHOT, observed=5, retained=5, offset=2, packets=[b], nrecords=3, dropped=1) +
+      reply(STOP, state=STOPPED, stop=1, observed=6, retained=6, offset=5, packets=[c],
+            nrecords=1, dropped=1))
+# one snapshot in three packets, nested thread ranges
+p1 = rec(PUSH, 5, 10, 0, name="outer") + rec(PUSH, 5, 11, 1, name="inner")
+p2 = rec(POP, 5, 12, 1)
+p3 = rec(POP, 5, 13, 0) + rec(RSTART, 6, 14, a0=7, name="r") + rec(REND, 6, 15, a0=7)
+write("packets", reply(SNAPSHOT, observed=6, retained=6, packets=[p1, p2, p3], nrecords=6))
+# a full capture stopped at its limit
+full = rec(PUSH, 5, 10, 0, name="a") + rec(POP, 5, 11, 0) + rec(PUSH, 5, 12, 0, name="a")
+write("limit", reply(ARM, capacity=3) +
+      reply(STOP, state=STOPPED, stop=2, capacity=3, observed=9, retained=3, dropped=6,
+            packets=[full], nrecords=3))
+write("limit_reached", reply(SNAPSHOT, state=LIMIT, stop=2, capacity=3, observed=3,
+                             retained=3, packets=[full], nrecords=3))
+# an unmatched end, an unsupported-name push, a type of a later release
+odd = (rec(REND, 5, 10, a0=1234) + rec(POP, 5, 11, 4) +
+       rec(PUSH, 5, 12, 0, name="", flags=2) + rec(POP, 5, 13, 0) +
+       rec(200, 5, 14, name="future", flags=0))
+write("odd", reply(SNAPSHOT, observed=5, retained=5, unknown=1, packets=[odd], nrecords=5))
+# empty replies
+write("empty", reply(ARM) + reply(SNAPSHOT) + reply(STOP, state=STOPPED, stop=1))
+# broken: a record cut short, a pad, a mark, bytes left over
+write("bad_cut", reply(SNAPSHOT, observed=1, retained=1, packets=[rec(POP, 5, 10)[:32]],
+                       nrecords=1))
+write("bad_pad", reply(SNAPSHOT, observed=1, retained=1, packets=[struct.pack("<HH", 40, 0) +
+                                                                  b"\0" * 36], nrecords=1))
+write("bad_mark", reply(SNAPSHOT, observed=1, retained=1,
+                        packets=[rec(5, 5, 10, name="m")], nrecords=1))
+write("bad_trailing", reply(ARM) + b"\0\0\0")
+write("bad_status", reply(ARM, status=-4104, message=b"busy"))
