@@ -26,7 +26,9 @@
  * xprobe_agent_reply, followed, for SNAPSHOT and STOP, by
  * reply.nchunks packets of records (struct xprobe_record stream, the
  * layout of include/xprobe/record.h, at most XPROBE_AGENT_CHUNK_MAX bytes
- * each, whole records only, timestamps in CLOCK_MONOTONIC ns).  A
+ * each, whole records only, timestamps in CLOCK_MONOTONIC ns).  In
+ * MODE_AGGREGATE the packets hold groups instead (struct
+ * xprobe_agent_group, fixed size, whole groups only).  A
  * malformed request gets a reply with status -XPROBE_E_INVALID_ARGUMENT
  * and changes nothing.  One connection drives one capture: if it closes
  * while armed, the Agent disarms (within 100 ms) and the capture is gone.
@@ -73,7 +75,9 @@ enum xprobe_agent_op {
 
 enum xprobe_agent_mode {
 	XPROBE_AGENT_MODE_EXACT = 0, /* every admitted record, up to capacity */
-	XPROBE_AGENT_MODE_AGGREGATE = 1, /* device activity grouped (CUPTI backend) */
+	XPROBE_AGENT_MODE_AGGREGATE = 1, /* device activity grouped (CUPTI backend):
+					    capacity = groups; replies carry
+					    struct xprobe_agent_group */
 };
 
 /*
@@ -83,6 +87,15 @@ enum xprobe_agent_mode {
  * began before ARM or was not admitted never is.  The CUDA kinds are the
  * device backend's (docs/agent.md); without a backend an ARM naming one
  * fails with -XPROBE_E_BACKEND_UNAVAILABLE.
+ *
+ * CUDA_API: entry and exit records (XPROBE_EV_CUDA_API_*) of the calls whose
+ * callback name (CUPTI's, a trailing _v<N> stripped) passes the name rule,
+ * in api_domain (ANY: driver and runtime); the ARM fails when no callback
+ * of the domain passes.  KERNEL: kernel records whose name passes the name
+ * rule (as for NVTX: exact on the whole name, prefix/contains on the bytes
+ * kept, suffix on a whole name).  MEMCPY: memcpy records of memcpy_kind
+ * (ANY: every one).  MEMSET: every memset record.  Activity that began
+ * before ARM is never admitted.
  */
 enum xprobe_agent_kind {
 	XPROBE_AGENT_KIND_NONE = 0, /* unused filter slot: admits nothing */
@@ -141,10 +154,21 @@ struct xprobe_agent_req {
 	struct xprobe_agent_filter filters[XPROBE_AGENT_MAX_FILTERS]; /* @48 */
 };
 
-/* Features (reply.features): what this Agent can do now. */
+/*
+ * Features (reply.features): what this Agent can do now.
+ * HOST_MONOTONIC: every timestamp of the capture is CLOCK_MONOTONIC ns.
+ * Host records (NVTX, CUDA API) always are; CUDA activity records are
+ * normalized by the CUPTI backend (its timestamp callback, or an offset
+ * calibrated at ARM), and the flag is cleared for the whole capture as soon
+ * as one admitted activity record fails the backend's sanity check (a start
+ * outside [ARM - 1 s, now + 1 s], or a kernel that starts over 1 ms before
+ * the API entry with its correlation id): then activity times may only be
+ * compared with each other, never with host times.
+ */
 #define XPROBE_AGENT_F_NVTX_ROUTED 0x1u /* NVTX calls reach libxprobe (injection active) */
-#define XPROBE_AGENT_F_DEVICE_BACKEND 0x2u /* a CUDA device backend (CUPTI) is loaded */
-#define XPROBE_AGENT_F_HOST_MONOTONIC 0x4u /* record timestamps are CLOCK_MONOTONIC */
+#define XPROBE_AGENT_F_DEVICE_BACKEND 0x2u /* the CUDA device backend (CUPTI) is loaded:
+					      cuda_major, cupti_major are set */
+#define XPROBE_AGENT_F_HOST_MONOTONIC 0x4u /* record timestamps are CLOCK_MONOTONIC (above) */
 #define XPROBE_AGENT_F_INJECTED 0x8u /* loaded by online injection (CLOSE removes the socket) */
 #define XPROBE_AGENT_F__ALL 0xfu
 
@@ -178,19 +202,53 @@ struct xprobe_agent_reply {
 	uint32_t cupti_major; /* @52 CUPTI major the backend uses, 0 none */
 	uint64_t arm_ns; /* @56 CLOCK_MONOTONIC at ARM; 0 when never armed */
 	uint64_t capacity; /* @64 records (groups) the capture holds */
-	uint64_t observed; /* @72 records that passed the filters while armed */
-	uint64_t retained; /* @80 records held (<= capacity) */
-	uint64_t dropped; /* @88 records admitted but lost (no slot, backend drops) */
-	uint64_t unknown; /* @96 records the Agent could not interpret */
-	uint64_t offset; /* @104 index of the first record that follows */
-	uint64_t nrecords; /* @112 records that follow */
+	uint64_t observed; /* @72 records (aggregate: activities) that passed the
+			      filters while armed */
+	uint64_t retained; /* @80 records held (aggregate: groups in use), <= capacity */
+	uint64_t dropped; /* @88 records (activities) admitted but lost: no slot, a
+			     full group table, CUPTI's dropped records */
+	uint64_t unknown; /* @96 records the Agent could not interpret (malformed NVTX
+			     attributes, CUPTI activity kinds it does not read) */
+	uint64_t offset; /* @104 index of the first record (group) that follows */
+	uint64_t nrecords; /* @112 records (groups) that follow */
 	uint64_t bytes; /* @120 bytes of the record packets that follow */
 	uint32_t nchunks; /* @128 record packets that follow */
 	uint32_t reserved; /* @132 zero */
 	char message[256]; /* @136 NUL-terminated; an error's reason, else empty */
 };
 
+/*
+ * One group of an aggregate capture (MODE_AGGREGATE; docs/agent.md,
+ * "Aggregate captures"): the device activities of one key (kind, device,
+ * memcpy kind, kernel name bytes and completeness) seen while armed.
+ * SNAPSHOT and STOP send groups [offset, groups in use) in the order their
+ * first activity was grouped, each with its totals as of the reply (a group
+ * sent before may have grown since: read from offset 0 for the totals).
+ * Durations are end - start of CLOCK_MONOTONIC-normalized times (a
+ * difference, so valid whatever XPROBE_AGENT_F_HOST_MONOTONIC says).  A
+ * full table makes the capture LIMIT_REACHED (stop_reason RECORD_LIMIT):
+ * activities of a new key are then counted in dropped; existing groups
+ * still grow.  Every byte not named here is zero.
+ */
+struct xprobe_agent_group {
+	uint64_t count; /* @0 activities in the group, >= 1 */
+	uint64_t total_ns; /* @8 sum of their durations */
+	uint64_t min_ns; /* @16 shortest duration (<= total_ns / count) */
+	uint64_t max_ns; /* @24 longest duration (>= total_ns / count) */
+	uint64_t bytes; /* @32 MEMCPY, MEMSET: sum of their bytes; KERNEL: 0 */
+	uint32_t kind; /* @40 XPROBE_AGENT_KIND_KERNEL, _MEMCPY or _MEMSET */
+	uint32_t device; /* @44 device id; XPROBE_CUDA_UNKNOWN when CUPTI gave none */
+	uint32_t memcpy_kind; /* @48 MEMCPY: enum xprobe_agent_memcpy_kind (0: another
+				 kind); else 0 */
+	uint16_t flags; /* @52 KERNEL: XPROBE_RECF_NAME_COMPLETE when the whole name fit
+			   (a name of 128 bytes or more is cut at 127 on a UTF-8
+			   boundary and lacks it); else 0 */
+	uint16_t name_len; /* @54 KERNEL: 0..127 name bytes (0: CUPTI gave no name); else 0 */
+	char name[XPROBE_NAME_MAX + 1]; /* @56 the kernel name, name_len bytes, then zeros */
+};
+
 #ifndef __cplusplus
+_Static_assert(sizeof(struct xprobe_agent_group) == 184, "agent group");
 _Static_assert(sizeof(struct xprobe_agent_filter) == 152, "agent filter");
 _Static_assert(sizeof(struct xprobe_agent_req) == 352, "agent request");
 _Static_assert(sizeof(struct xprobe_agent_reply) == 392, "agent reply");

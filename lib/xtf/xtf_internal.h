@@ -180,6 +180,11 @@ void xpl_xtf_free(struct xprobe_xtf *x);
  */
 int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_t *records,
 			 char *err, size_t errlen);
+/* XPROBE_EV_CUDA_KERNEL / _MEMCPY / _MEMSET. */
+bool xpl_cuda_activity_type(uint32_t type);
+/* Check one CUDA activity record of @size bytes (its whole layout, record.h).
+ * 0 or -XPROBE_E_FORMAT with @err saying what. */
+int xpl_check_cuda_activity(const uint8_t *p, size_t size, char *err, size_t errlen);
 
 /* --- host_rings.live: the ring file (lib/producers/sys_trace.c) -----------------
  *

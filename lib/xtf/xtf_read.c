@@ -44,6 +44,11 @@ static const char *const event_type_names[XPROBE_EV__COUNT] = {
 	[XPROBE_EV_DEVICE_ACTIVITY] = "device_activity",
 	[XPROBE_EV_CPU_SAMPLE] = "cpu_sample",
 	[XPROBE_EV_MEM_SAMPLE] = "mem_sample",
+	[XPROBE_EV_CUDA_API_ENTRY] = "cuda_api_entry",
+	[XPROBE_EV_CUDA_API_EXIT] = "cuda_api_exit",
+	[XPROBE_EV_CUDA_KERNEL] = "cuda_kernel",
+	[XPROBE_EV_CUDA_MEMCPY] = "cuda_memcpy",
+	[XPROBE_EV_CUDA_MEMSET] = "cuda_memset",
 };
 
 XPROBE_API const char *xprobe_event_type_name(uint32_t type)
@@ -160,7 +165,7 @@ static bool type_allowed(uint32_t kind, uint32_t type)
 		return type == XPROBE_EV_PAD ||
 		       (type >= XPROBE_EV_NVTX_PUSH && type <= XPROBE_EV_SIGNAL);
 	case XPROBE_XTF_DEVICE_PROFILE:
-		return type == XPROBE_EV_DEVICE_ACTIVITY;
+		return type == XPROBE_EV_DEVICE_ACTIVITY || xpl_cuda_activity_type(type);
 	case XPROBE_XTF_CPU_UTIL:
 		return type == XPROBE_EV_CPU_SAMPLE;
 	case XPROBE_XTF_HOST_MEM:
@@ -181,6 +186,63 @@ static bool type_named(uint32_t type)
 		return true;
 	}
 	return false;
+}
+
+bool xpl_cuda_activity_type(uint32_t type)
+{
+	return type == XPROBE_EV_CUDA_KERNEL || type == XPROBE_EV_CUDA_MEMCPY ||
+	       type == XPROBE_EV_CUDA_MEMSET;
+}
+
+/*
+ * One CUDA activity record (record.h, struct xprobe_cuda_activity) of
+ * @size bytes at @p: a fixed 104-byte part, then for kernels the name.
+ * Everything record.h leaves zero must be zero, so a record has one
+ * encoding.
+ */
+int xpl_check_cuda_activity(const uint8_t *p, size_t size, char *err, size_t errlen)
+{
+	struct xprobe_cuda_activity a;
+	bool kernel;
+
+	if (size < XPROBE_CUDA_ACTIVITY_SIZE)
+		return xpl_xtf_reject(err, errlen, "CUDA activity record of %zu bytes, under %u",
+				      size, XPROBE_CUDA_ACTIVITY_SIZE);
+	memcpy(&a, p, sizeof(a));
+	kernel = a.hdr.type == XPROBE_EV_CUDA_KERNEL;
+	if (!a.hdr.ts)
+		return xpl_xtf_reject(err, errlen, "zero timestamp");
+	if (a.hdr.a0 < a.hdr.ts)
+		return xpl_xtf_reject(err, errlen, "activity ends before it starts");
+	if (a.hdr.tid)
+		return xpl_xtf_reject(err, errlen, "device record with tid %u", a.hdr.tid);
+	if (a.hdr.flags & ~(kernel ? XPROBE_RECF_NAME_COMPLETE : 0u))
+		return xpl_xtf_reject(err, errlen, "flags 0x%x not allowed on this type",
+				      a.hdr.flags);
+	if (a.hdr.name_len > (kernel ? XPROBE_NAME_MAX : 0u))
+		return xpl_xtf_reject(err, errlen, "name length %u on this type", a.hdr.name_len);
+	if (size != XPL_ALIGN8(XPROBE_CUDA_ACTIVITY_SIZE + a.hdr.name_len))
+		return xpl_xtf_reject(err, errlen, "size %zu does not fit a %u-byte name", size,
+				      a.hdr.name_len);
+	if (memchr(p + XPROBE_CUDA_ACTIVITY_SIZE, 0, a.hdr.name_len))
+		return xpl_xtf_reject(err, errlen, "NUL inside the name");
+	for (size_t i = XPROBE_CUDA_ACTIVITY_SIZE + a.hdr.name_len; i < size; i++)
+		if (p[i])
+			return xpl_xtf_reject(err, errlen, "non-zero padding after the name");
+	if (a.reserved)
+		return xpl_xtf_reject(err, errlen, "reserved is %u", a.reserved);
+	if (a.memcpy_kind > 5 ||
+	    (a.hdr.type != XPROBE_EV_CUDA_MEMCPY &&
+	     (a.memcpy_kind || a.raw_copy_kind || a.runtime_correlation_id)))
+		return xpl_xtf_reject(err, errlen, "memcpy fields on this type or kind %u",
+				      a.memcpy_kind);
+	if (a.hdr.type != XPROBE_EV_CUDA_MEMSET && a.memset_value)
+		return xpl_xtf_reject(err, errlen, "memset value on this type");
+	if (kernel && a.bytes)
+		return xpl_xtf_reject(err, errlen, "kernel with bytes");
+	if (!kernel && (a.grid_x | a.grid_y | a.grid_z | a.block_x | a.block_y | a.block_z))
+		return xpl_xtf_reject(err, errlen, "grid or block dimensions on this type");
+	return 0;
 }
 
 int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_t *records,
@@ -222,6 +284,18 @@ int xpl_xtf_check_stream(uint32_t kind, const uint8_t *data, size_t len, uint64_
 					      "record at stream offset %zu: %u bytes, header is 40",
 					      off, size);
 		memcpy(&r, p, sizeof(r));
+		if (xpl_cuda_activity_type(type)) {
+			int rc = xpl_check_cuda_activity(p, size, err, errlen);
+
+			if (rc) {
+				xpl_xtf_err_append(err, errlen, " (record at stream offset %zu)",
+						   off);
+				return rc;
+			}
+			n++;
+			off += size;
+			continue;
+		}
 		if (r.ts == 0)
 			return xpl_xtf_reject(err, errlen,
 					      "record at stream offset %zu: zero timestamp", off);
