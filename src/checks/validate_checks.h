@@ -13,10 +13,12 @@
  * target are errors with their codes; everything that makes a resolvable
  * measurement impossible to run here is an issue, and `valid` is false.
  *
- * Issue order (peer notes 0.7): INVALID_EVENT_SELECTOR (recognized but
- * not collected by this build), PERMISSION_DENIED (no eBPF), CUPTI_AGENT_
- * NOT_LOADED (NVTX without a mapped Agent), UNSUPPORTED_CUDA_VERSION,
- * INVALID_CORRELATION_POLICY.
+ * Issue order (peer notes 0.7): INVALID_EVENT_SELECTOR (an offset that is
+ * no instruction boundary), PERMISSION_DENIED (no eBPF), CUPTI_AGENT_
+ * NOT_LOADED (NVTX without a mapped Agent: startup_required, naming the
+ * Agent library of agent_path.h), UNSUPPORTED_CUDA_VERSION,
+ * INVALID_CORRELATION_POLICY.  Every recognized endpoint is collectable
+ * (host ones by eBPF, cuda: ones by the Agent).
  *
  * Policy compatibility here is stricter than the correlator's, and the
  * caller may narrow it further with the correlator's own mask
