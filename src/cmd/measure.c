@@ -426,11 +426,19 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 		goto out;
 	}
 	if (c.unknown_records) {
+		bool agent = lo.has_agent && lo.agent.unknown;
+
 		stats_details(err, &lo, &c);
 		xp_error_detail_u64(err, "unknown_records", c.unknown_records);
-		xp_error_hint(err, "rebuild xprobe: its BPF programs and collector disagree on the record layout");
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-				  "the BPF programs wrote %llu records this collector cannot decode",
+		if (agent)
+			xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
+		else
+			xp_error_hint(err, "rebuild xprobe: its BPF programs and collector disagree on the record layout");
+		/* the Agent's: a release skew, as the reference answers unknown
+		 * capture records; the BPF programs': our own defect */
+		rc = xp_error_set(err, agent ? XPROBE_E_TRACE_EXPORT_FAILED : XPROBE_E_INTERNAL, false,
+				  "%s %llu records this collector cannot decode",
+				  agent ? "the Agent sent" : "the BPF programs wrote",
 				  (unsigned long long)c.unknown_records);
 		artifact_on_error(req, &c, err);
 		goto out;

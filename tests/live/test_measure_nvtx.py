@@ -168,6 +168,38 @@ def test_long_names_are_bounded_and_filtered(xprobe):
         fx.quit()
 
 
+def test_ex_forms_with_ascii_messages(xprobe):
+    """nvtxRangePushEx / nvtxRangeStartEx with ASCII messages are measured
+    (a thread and a process range each); the same calls with a wide
+    message are not collected, so never observed."""
+    with NvtxFixture("ex", iters=20, work_us=150) as fx:
+        res, done = measure_armed(xprobe, fx, ["--pid", fx.pid] + STEP +
+                                  exact("--duration-ms", 1500))
+        assert res.rc == 0, res
+        d = res.doc
+        assert done["ranges"] == 40 and done["rejected"] == 40
+        assert d["measurement"]["samples"]["matched"] == 40
+        assert d["collection"]["cupti"]["observed_records"] == 80
+        kinds = [p["start"]["nvtx"]["range_kind"] for p in d["evidence"]]
+        assert kinds.count("thread") == 20 and kinds.count("process") == 20
+        check_latency(d, done, 150)
+        fx.quit()
+
+
+def test_timeout_without_ranges(xprobe):
+    """Nothing happens in the target: the timeout answers
+    NO_MATCHED_SAMPLES with the counters, and the Agent is idle after."""
+    with NvtxFixture("thread", iters=5) as fx:
+        r = xprobe.run("measure", "--pid", fx.pid, *STEP, "--match", "exact", "--samples", 5,
+                       "--timeout-ms", 300)
+        assert r.rc == 1 and r.code == "NO_MATCHED_SAMPLES", r
+        det = r.error["details"]
+        assert det["timed_out"] is True and det["timeout_ms"] == 300
+        assert det["cuda_events"] == 0 and det["host_events"] == 0
+        assert agent_hello(fx.pid)["state"] == "idle"
+        fx.quit()
+
+
 def test_max_events_overflow_is_event_rate_too_high(xprobe, tmp_path):
     """A duration capture that fills --max-events fails, names its counters
     and keeps the capture in the artifact; the drops are visible."""
