@@ -157,16 +157,34 @@ static bool agent_socket_exists(const struct xp_target *t)
 /*
  * Step 2b: online injection, when validate said injection_required (or
  * the Agent is mapped but serves no socket) for CUDA API / activity
- * endpoints and no --cupti-socket names a socket: stderr says the target
- * is being modified, then xp_inject_agent (src/collect/inject.h) loads and
- * starts the Agent.  The run that loaded it carries CUPTI_AGENT_INJECTED
+ * endpoints and no --cupti-socket names a socket: xp_inject_agent
+ * (src/collect/inject.h) loads and starts the Agent; once its checks
+ * have passed, before the target is stopped, stderr says the target is
+ * being modified.  The run that loaded it carries CUPTI_AGENT_INJECTED
  * (a warning of the result, or details.agent_injected of an error after
  * it).  NVTX endpoints never inject: NVTX's dispatch is fixed at its first
  * call (validate's startup_required).
  */
+struct inject_warning {
+	const char *library;
+	uint32_t pid;
+};
+
+/* Said once inject's checks have passed, before the target is stopped. */
+static void warn_injecting(void *ctx)
+{
+	const struct inject_warning *w = ctx;
+
+	xp_cli_warning(
+		"injecting the xprobe Agent %s into target PID %u: the target process is being modified",
+		w->library, w->pid);
+}
+
 static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp_warnings *ws,
 		    struct xp_live_outcome *out, struct xp_error *err)
 {
+	struct xp_inject_opts io = { 0 };
+	struct inject_warning w;
 	struct xp_inject_result res;
 	enum xp_agent_origin origin;
 	char msg[PATH_MAX + 160];
@@ -183,11 +201,12 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 		if (rc)
 			return rc;
 	}
-	xp_cli_warning(
-		"injecting the xprobe Agent %s into target PID %u: the target process is being modified",
-		ap->library, req->target.pid);
 	memset(&res, 0, sizeof(res));
-	rc = xp_inject_agent(&req->target, ap->library, NULL, &res, err);
+	io.before_stop = warn_injecting;
+	io.ctx = &w;
+	w.library = ap->library;
+	w.pid = req->target.pid;
+	rc = xp_inject_agent(&req->target, ap->library, &io, &res, err);
 	if (rc) {
 		xp_error_detail_str(err, "agent_path", ap->library);
 		return rc;

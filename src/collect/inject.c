@@ -1653,6 +1653,8 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	if (rc)
 		goto out;
 
+	if (opts && opts->before_stop)
+		opts->before_stop(opts->ctx);
 	rc = pthread_create(&th, NULL, tracer_main, x);
 	if (rc) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "pthread_create: %s",

@@ -58,6 +58,13 @@ struct xp_inject_opts {
 	uint32_t tid; /* the thread to use (a thread of the target); 0: choose */
 	uint32_t stop_timeout_ms;
 	uint32_t call_timeout_ms;
+	/*
+	 * Called once every check has passed, just before the first thread
+	 * is stopped (never on a refusal): the caller says there that the
+	 * target is about to be modified.
+	 */
+	void (*before_stop)(void *ctx);
+	void *ctx;
 };
 
 /* What the thread chosen was doing when it was stopped. */

@@ -114,3 +114,20 @@ def test_validate_names_the_agent_from_the_environment(xprobe):
         assert v.doc["valid"] is False
         assert "NVTX_INJECTION64_PATH=/opt/xp/libxprobe.so " in v.doc["issues"][0]["message"]
         fx.quit()
+
+
+def test_refused_injection_does_not_say_the_target_is_modified(xprobe, tmp_path):
+    """The stderr warning comes once inject's checks have passed: an Agent
+    file others may write is refused (PERMISSION_DENIED) before any thread
+    stops, and nothing says the target is being modified."""
+    lib = tmp_path / "libxprobe.so"
+    shutil.copyfile(libxprobe(), lib)
+    os.chmod(lib, 0o775)
+    with sleeper() as fx:
+        r = xprobe.run("measure", "--pid", fx.pid, *CUDA, "--agent", lib)
+        assert r.rc == 4 and r.code == "PERMISSION_DENIED", r
+        assert r.error["details"]["reason"] == "agent_untrusted"
+        assert "being modified" not in r.stderr, r.stderr
+        assert agent_mappings(fx.pid) == []
+        works(fx)
+        fx.quit()
