@@ -9,7 +9,8 @@
 #
 # BUILD (default /tmp/xprobe-gpu-pack-build) is configured RelWithDebInfo
 # and the targets run.sh builds are built in it: the CLI, libxprobe.so (the
-# Agent), the JSON plugin and any CUDA/CUPTI backend target.  OUTDIR gets
+# Agent, CUPTI backend inside) and the JSON plugin (XPGPU_TARGETS replaces
+# the list).  OUTDIR gets
 # bin/xprobe and the whole lib/ tree (same layout, so the CLI finds
 # ../lib/libxprobe.so and the plugin), and deps/: every shared library
 # those files load that is not the C or C++ runtime or an NVIDIA library
@@ -28,11 +29,7 @@ build=${2:-/tmp/xprobe-gpu-pack-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-targets=(xprobe libxprobe xprobe_json)
-while read -r t; do
-	[ -n "$t" ] && targets+=("$t")
-done < <(cmake --build "$build" --target help 2>/dev/null | sed -n 's/^\.\.\. \([A-Za-z0-9_.-]*\).*/\1/p' |
-	grep -i -E 'cupti|cuda' | grep -v -i -E 'test|fake|double|fuzz|bench|stub|fixture' | sort -u)
+read -r -a targets <<<"${XPGPU_TARGETS:-xprobe libxprobe xprobe_json}"
 echo "pack-build: building ${targets[*]}" >&2
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >/dev/null
 

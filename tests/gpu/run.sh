@@ -71,9 +71,7 @@ case "$build" in /*) ;; *) build=$root/$build ;; esac
 start=$(date +%s)
 deadline=$((start + budget))
 gpudir=$build/gpu
-mkdir -p "$gpudir" || exit 5
 rows=$gpudir/rows.tsv
-: >"$rows"
 out=${OUT:-}
 
 say() { echo "gpu-check: $*" >&2; }
@@ -219,6 +217,10 @@ if [ "$build_only" = 0 ]; then
 		say "this check needs a machine with an NVIDIA GPU and its driver; nothing was built or run"
 		exit 3
 	fi
+fi
+mkdir -p "$gpudir" || exit 5
+: >"$rows"
+if [ "$build_only" = 0 ]; then
 	{
 		nvidia-smi
 		nvidia-smi -q 2>/dev/null | head -n 60
@@ -231,7 +233,7 @@ fi
 if [ ${#miss_build[@]} -gt 0 ]; then
 	say "cannot build: missing prerequisites (nothing is installed by this script):"
 	for m in "${miss_build[@]}"; do say "  - $m"; done
-	say "install them, or build here elsewhere and carry it: tests/gpu/pack-build.sh DIR, then run.sh --build-dir DIR --prebuilt"
+	say "install them, or build on another machine with tests/gpu/pack-build.sh DIR, bring DIR here, and run: tests/gpu/run.sh --build-dir DIR --prebuilt"
 	row "build prerequisites" "all present" "missing: $(printf '%s; ' "${miss_build[@]}")" FAIL
 	stop 5 "cannot build: missing prerequisites"
 fi
@@ -264,20 +266,17 @@ else
 		row "build xprobe (cmake configure)" "configures" "failed: $(grep -m1 -i 'error' "$gpudir/build.log" | cut -c1-200)" FAIL
 		stop 5 "cmake configure failed (log: $gpudir/build.log)"
 	}
-	# the CLI, the Agent (libxprobe.so), the JSON decoder plugin, and any
-	# CUDA/CUPTI backend target the tree defines (not its tests or doubles)
-	targets=(xprobe libxprobe xprobe_json)
-	while read -r t; do
-		[ -n "$t" ] && targets+=("$t")
-	done < <(cmake --build "$build" --target help 2>/dev/null | sed -n 's/^\.\.\. \([A-Za-z0-9_.-]*\).*/\1/p' |
-		grep -i -E 'cupti|cuda' | grep -v -i -E 'test|fake|double|fuzz|bench|stub|fixture' | sort -u)
+	# the CLI, the Agent (libxprobe.so, with the CUPTI backend inside) and
+	# the JSON decoder plugin; XPGPU_TARGETS replaces the list
+	read -r -a targets <<<"${XPGPU_TARGETS:-xprobe libxprobe xprobe_json}"
 	say "targets: ${targets[*]}"
 	if ! timeout "$tb" cmake --build "$build" -j "$(nproc)" --target "${targets[@]}" >>"$gpudir/build.log" 2>&1; then
 		tail -n 40 "$gpudir/build.log" >&2
 		row "build xprobe" "builds in <= $tb s" "failed or timed out after $(($(date +%s) - t0)) s: $(grep -m1 -E 'error|Error' "$gpudir/build.log" | cut -c1-200)" FAIL
 		stop 5 "the xprobe build failed (log: $gpudir/build.log)"
 	fi
-	row "build xprobe (${targets[*]})" "builds" "built in $(($(date +%s) - t0)) s, static deps $static; $("$build/bin/xprobe" --version 2>&1 | head -n 1)" PASS
+	cupti_inc=$(sed -n 's/^XPL_CUPTI_INCLUDE:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null)
+	row "build xprobe (${targets[*]})" "builds" "built in $(($(date +%s) - t0)) s, static deps $static, CUPTI headers ${cupti_inc:-not recorded}; $("$build/bin/xprobe" --version 2>&1 | head -n 1)" PASS
 fi
 
 # --- build the fixture ----------------------------------------------------------
