@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,17 @@ int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *
 				       p->dropped, rep->dropped, p->unknown, rep->unknown);
 	}
 	c->dropped += rep->dropped - p->dropped;
+	/* HOST_MONOTONIC cleared is cleared for the whole capture (agent.h):
+	 * from the first reply without it on, the activity events decoded so
+	 * far and later are in the cupti clock, never compared with host
+	 * times (a later reply that claims it again changes nothing) */
+	if (!(rep->features & XPROBE_AGENT_F_HOST_MONOTONIC) &&
+	    d->map->activity_clock != XP_CLOCK_CUPTI) {
+		d->map->activity_clock = XP_CLOCK_CUPTI;
+		for (size_t i = 0; i < c->count; i++)
+			if (c->events[i].source == XP_SRC_CUPTI_ACTIVITY)
+				c->events[i].clock_domain = XP_CLOCK_CUPTI;
+	}
 	c->unknown_records += rep->unknown - p->unknown;
 	if (rep->state == XPROBE_AGENT_LIMIT_REACHED ||
 	    rep->stop_reason == XPROBE_AGENT_STOP_RECORD_LIMIT)
@@ -299,13 +311,94 @@ static bool type_named(uint32_t type)
 {
 	return type == XPROBE_EV_NVTX_PUSH || type == XPROBE_EV_NVTX_START ||
 	       type == XPROBE_EV_NVTX_MARK || type == XPROBE_EV_EXEC_BEGIN ||
-	       type == XPROBE_EV_EXEC_END || type == XPROBE_EV_DEVICE_ACTIVITY;
+	       type == XPROBE_EV_EXEC_END || type == XPROBE_EV_DEVICE_ACTIVITY ||
+	       type == XPROBE_EV_CUDA_API_ENTRY || type == XPROBE_EV_CUDA_API_EXIT;
 }
 
-/* The NVTX types are what an Agent capture holds in this release. */
+static bool type_activity(uint32_t type)
+{
+	return type == XPROBE_EV_CUDA_KERNEL || type == XPROBE_EV_CUDA_MEMCPY ||
+	       type == XPROBE_EV_CUDA_MEMSET;
+}
+
+/* What an Agent capture holds: NVTX ranges, CUDA API calls and activity. */
 static bool type_capture(uint32_t type)
 {
-	return type >= XPROBE_EV_NVTX_PUSH && type <= XPROBE_EV_NVTX_END;
+	return (type >= XPROBE_EV_NVTX_PUSH && type <= XPROBE_EV_NVTX_END) ||
+	       type == XPROBE_EV_CUDA_API_ENTRY || type == XPROBE_EV_CUDA_API_EXIT ||
+	       type_activity(type);
+}
+
+/* A byte of @p[from, to) that is not zero. */
+static bool nonzero(const uint8_t *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i])
+			return true;
+	return false;
+}
+
+/*
+ * A CUDA activity record (struct xprobe_cuda_activity): what the .xtf
+ * reader checks of one (docs/xtf-format.md, "What the reader checks"),
+ * for an Agent capture: no thread, 104 bytes plus a kernel's name, an
+ * end not before the start, no execution id (a session's), every field
+ * record.h leaves zero for the type zero, a memcpy kind of 0..5, no flag
+ * but a kernel's NAME_COMPLETE.
+ */
+static int activity_check(struct xp_agent_dec *d, const struct xprobe_record *r,
+			  struct xp_error *err)
+{
+	const struct xprobe_cuda_activity *a = (const struct xprobe_cuda_activity *)r;
+	const uint8_t *p = (const uint8_t *)r;
+	bool kernel = r->type == XPROBE_EV_CUDA_KERNEL;
+	bool copy = r->type == XPROBE_EV_CUDA_MEMCPY;
+
+	if (r->tid)
+		return dec_bad(d, err, "tid", "a CUDA activity record with thread %u", r->tid);
+	if (r->size < XPROBE_CUDA_ACTIVITY_SIZE ||
+	    r->size != ((XPROBE_CUDA_ACTIVITY_SIZE + r->name_len + 7u) & ~7u) ||
+	    r->name_len > XPROBE_NAME_MAX || (!kernel && r->name_len))
+		return dec_bad(d, err, "size",
+			       "a %u-byte CUDA activity record (type %u) with a %u-byte name",
+			       r->size, r->type, r->name_len);
+	if (r->flags & ~(kernel ? XPROBE_RECF_NAME_COMPLETE : 0u))
+		return dec_bad(d, err, "flags", "CUDA activity record flags 0x%x", r->flags);
+	if (r->a0 < r->ts)
+		return dec_bad(d, err, "a0", "a CUDA activity that ends before it starts");
+	if (r->a1)
+		return dec_bad(d, err, "a1", "an execution id in an Agent capture");
+	if (memchr(p + XPROBE_CUDA_ACTIVITY_SIZE, 0, r->name_len))
+		return dec_bad(d, err, "name", "NUL inside the kernel name");
+	if (nonzero(p, XPROBE_CUDA_ACTIVITY_SIZE + r->name_len, r->size))
+		return dec_bad(d, err, "name", "non-zero padding after the kernel name");
+	if (a->reserved)
+		return dec_bad(d, err, "reserved", "reserved field is %u", a->reserved);
+	if ((kernel && a->bytes) || (!copy && (a->runtime_correlation_id || a->memcpy_kind ||
+					       a->raw_copy_kind)) ||
+	    (r->type != XPROBE_EV_CUDA_MEMSET && a->memset_value) ||
+	    (!kernel && nonzero(p, offsetof(struct xprobe_cuda_activity, grid_x),
+				offsetof(struct xprobe_cuda_activity, reserved))))
+		return dec_bad(d, err, "fields",
+			       "a CUDA activity record (type %u) with fields of another type",
+			       r->type);
+	if (a->memcpy_kind > XPROBE_AGENT_MEMCPY_PTOP)
+		return dec_bad(d, err, "memcpy_kind", "memcpy kind %u", a->memcpy_kind);
+	return 0;
+}
+
+/* A CUDA API record: a thread, a domain, a correlation id, a name. */
+static int api_check(struct xp_agent_dec *d, const struct xprobe_record *r, struct xp_error *err)
+{
+	if (r->a1 != XPROBE_CUDA_DOMAIN_DRIVER && r->a1 != XPROBE_CUDA_DOMAIN_RUNTIME)
+		return dec_bad(d, err, "a1", "CUDA API domain %" PRIu64, r->a1);
+	if (!r->a0 || r->a0 > UINT32_MAX)
+		return dec_bad(d, err, "a0", "CUDA correlation id %" PRIu64, r->a0);
+	if (!r->name_len)
+		return dec_bad(d, err, "name_len", "a CUDA API record without a name");
+	if (r->flags & XPROBE_RECF_NAME_UNSUPPORTED)
+		return dec_bad(d, err, "flags", "a CUDA API record flagged NAME_UNSUPPORTED");
+	return 0;
 }
 
 /* Check one record of @size bytes (copied to @r); 0 or the error. */
@@ -313,6 +406,7 @@ static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, s
 {
 	const uint8_t *p = (const uint8_t *)r;
 
+	int rc;
 	if (r->type == XPROBE_EV_PAD)
 		return dec_bad(d, err, "type", "a pad record in a capture");
 	if (r->type >= XPROBE_EV__COUNT)
@@ -322,10 +416,18 @@ static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, s
 	if (!r->ts)
 		return dec_bad(d, err, "ts", "zero timestamp");
 	if (!r->tid)
-		return dec_bad(d, err, "tid", "NVTX record without a thread");
+	if (type_activity(r->type))
+		return activity_check(d, r, err);
+		return dec_bad(d, err, "tid", "%s record without a thread",
+			       r->type <= XPROBE_EV_NVTX_END ? "NVTX" : "CUDA API");
 	if (r->flags & ~XPROBE_RECF__ALL)
 		return dec_bad(d, err, "flags", "unknown record flags 0x%x", r->flags);
 	if (!type_named(r->type)) {
+	if (r->type == XPROBE_EV_CUDA_API_ENTRY || r->type == XPROBE_EV_CUDA_API_EXIT) {
+		rc = api_check(d, r, err);
+		if (rc)
+			return rc;
+	}
 		if (r->name_len || r->flags || r->size != XPROBE_RECORD_HDR_SIZE)
 			return dec_bad(d, err, "size",
 				       "record type %u is %u bytes with a %u-byte name", r->type,

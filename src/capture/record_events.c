@@ -33,6 +33,29 @@
  *     {"xprobe_event": "signal", "signal"}
  *     {"xprobe_event": "device_activity_start"|"device_activity_end",
  *      "activity", "device", "execution_id", "backend", "simulated"}
+ *   CUDA API entry / exit   cuda_api_entry / cuda_api_exit, source
+ *                        cupti_callback, clock host_monotonic, tid the
+ *                        calling thread, cuda {correlation_id, callback_domain,
+ *                        callback_id; runtime_correlation_id = the
+ *                        correlation id on runtime calls}, attributes
+ *                        {cuda_api_domain "runtime_api"|"driver_api",
+ *                        cuda_api_name} (what cuda:<domain>:<name> selectors
+ *                        match).
+ *   CUDA kernel / memcpy / memset   two events each, gpu_<kind>_start at
+ *                        ts and gpu_<kind>_end at a0, source
+ *                        cupti_activity, clock m->activity_clock, tid 0,
+ *                        cuda {device_id, context_id, stream_id (null when
+ *                        CUPTI gave none), correlation_id,
+ *                        runtime_correlation_id (memcpy), start_ns on the
+ *                        start event, end_ns on the end event; kernels:
+ *                        kernel_name, grid, block; memcpy: bytes,
+ *                        memcpy_kind ("unknown" for a kind outside HtoD ..
+ *                        PtoP); memset: bytes}; attributes: kernels
+ *                        kernel_name_complete (the name fit the 127-byte
+ *                        bound: the contract's closed cuda object has no
+ *                        field for it), memcpy cupti_copy_kind (CUPTI's raw
+ *                        kind), memset memset_value; execution_id when a
+ *                        session attributed the activity to one.
  *   Samples (cpu, memory) are not boundaries: unknown_records here (the
  *   xtf decoder never passes them).
  *
@@ -44,6 +67,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xprobe/agent.h"
 
 #include "record_events.h"
 
@@ -84,6 +109,7 @@ void xp_rec_map_init(struct xp_rec_map *m, struct xp_capture *c, uint32_t pid, u
 	m->start_time = start_time;
 	m->fail = fail;
 	m->fail_ctx = fail_ctx;
+	m->activity_clock = XP_CLOCK_CUPTI_NORMALIZED;
 }
 
 void xp_rec_map_free(struct xp_rec_map *m)
@@ -296,6 +322,19 @@ static int attr_raw(struct xp_rec_map *m, struct xp_event *e, const char *key, c
 	return 0;
 }
 
+/* A string attribute from @n bytes that are not NUL-terminated. */
+static int attr_raw_n(struct xp_rec_map *m, struct xp_event *e, const char *key, const char *s,
+		      size_t n)
+{
+	char tmp[XPROBE_NAME_MAX + 1];
+
+	if (n > XPROBE_NAME_MAX)
+		n = XPROBE_NAME_MAX;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	return xp_event_add_attr_str(m->c, e, key, tmp);
+}
+
 static int attr_i64(struct xp_rec_map *m, struct xp_event *e, const char *key, int64_t v)
 {
 	char tmp[24];
@@ -414,6 +453,182 @@ static int nvtx_end(struct xp_rec_map *m, const struct xprobe_record *r)
 	return rc;
 }
 
+const char *xp_rec_cuda_domain_name(uint64_t domain)
+{
+	if (domain == XPROBE_CUDA_DOMAIN_RUNTIME)
+		return "runtime_api";
+	if (domain == XPROBE_CUDA_DOMAIN_DRIVER)
+		return "driver_api";
+	return "unknown";
+}
+
+uint8_t xp_rec_memcpy_kind(uint32_t agent_kind)
+{
+	switch (agent_kind) {
+	case XPROBE_AGENT_MEMCPY_HTOD:
+		return XP_MEMCPY_HTOD;
+	case XPROBE_AGENT_MEMCPY_DTOH:
+		return XP_MEMCPY_DTOH;
+	case XPROBE_AGENT_MEMCPY_DTOD:
+		return XP_MEMCPY_DTOD;
+	case XPROBE_AGENT_MEMCPY_HTOH:
+		return XP_MEMCPY_HTOH;
+	case XPROBE_AGENT_MEMCPY_PTOP:
+		return XP_MEMCPY_PTOP;
+	}
+	return XP_MEMCPY_UNKNOWN;
+}
+
+static int cuda_api(struct xp_rec_map *m, const struct xprobe_record *r)
+{
+	struct xp_event *e;
+	int rc;
+
+	e = new_event(m, r, r->ts, &rc);
+	if (!e)
+		return rc;
+	e->source = XP_SRC_CUPTI_CALLBACK;
+	e->event_type = r->type == XPROBE_EV_CUDA_API_ENTRY ? XP_EV_CUDA_API_ENTRY :
+							      XP_EV_CUDA_API_EXIT;
+	e->flags |= XP_EVF_CUDA;
+	if (r->a0) {
+		e->cuda.correlation_id = (uint32_t)r->a0;
+		e->cuda.flags |= XP_CUDAF_CORRELATION_ID;
+		if (r->a1 == XPROBE_CUDA_DOMAIN_RUNTIME) {
+			e->cuda.runtime_correlation_id = (uint32_t)r->a0;
+			e->cuda.flags |= XP_CUDAF_RUNTIME_CORRELATION_ID;
+		}
+	}
+	e->cuda.callback_domain = (uint32_t)r->a1;
+	e->cuda.callback_id = r->aux;
+	e->cuda.flags |= XP_CUDAF_CALLBACK_DOMAIN | XP_CUDAF_CALLBACK_ID;
+	if (xp_event_add_attr_str(m->c, e, "cuda_api_domain", xp_rec_cuda_domain_name(r->a1)) ||
+	    attr_raw_n(m, e, "cuda_api_name", (const char *)r + XPROBE_RECORD_HDR_SIZE,
+		       r->name_len))
+		return oom(m);
+	return 0;
+}
+
+/* The attributes of one CUDA activity event (added contiguously). */
+static int activity_attrs(struct xp_rec_map *m, struct xp_event *e,
+			  const struct xprobe_cuda_activity *a)
+{
+	const struct xprobe_record *r = &a->hdr;
+
+	switch (r->type) {
+	case XPROBE_EV_CUDA_KERNEL:
+		if (attr_raw(m, e, "kernel_name_complete",
+			     r->flags & XPROBE_RECF_NAME_COMPLETE ? "true" : "false"))
+			return -ENOMEM;
+		break;
+	case XPROBE_EV_CUDA_MEMCPY:
+		if (xp_event_add_attr_u64(m->c, e, "cupti_copy_kind", a->raw_copy_kind))
+			return -ENOMEM;
+		break;
+	case XPROBE_EV_CUDA_MEMSET:
+		if (xp_event_add_attr_u64(m->c, e, "memset_value", a->memset_value))
+			return -ENOMEM;
+		break;
+	}
+	if (r->a1 && xp_event_add_attr_u64(m->c, e, "execution_id", r->a1))
+		return -ENOMEM;
+	return 0;
+}
+
+static int cuda_activity(struct xp_rec_map *m, const struct xprobe_record *r)
+{
+	const struct xprobe_cuda_activity *a = (const struct xprobe_cuda_activity *)r;
+	uint8_t types[2];
+	xp_str_t name = 0;
+
+	switch (r->type) {
+	case XPROBE_EV_CUDA_KERNEL:
+		types[0] = XP_EV_GPU_KERNEL_START;
+		types[1] = XP_EV_GPU_KERNEL_END;
+		if (r->name_len)
+			name = xp_capture_intern_n(m->c, (const char *)r + XPROBE_CUDA_ACTIVITY_SIZE,
+						   r->name_len);
+		break;
+	case XPROBE_EV_CUDA_MEMCPY:
+		types[0] = XP_EV_GPU_MEMCPY_START;
+		types[1] = XP_EV_GPU_MEMCPY_END;
+		break;
+	default:
+		types[0] = XP_EV_GPU_MEMSET_START;
+		types[1] = XP_EV_GPU_MEMSET_END;
+		break;
+	}
+	for (int end = 0; end < 2; end++) {
+		struct xp_event *e;
+		struct xp_cuda_part *p;
+		int rc;
+
+		e = new_event(m, r, end ? r->a0 : r->ts, &rc);
+		if (!e) {
+			if (rc)
+				return rc;
+			continue;
+		}
+		e->source = XP_SRC_CUPTI_ACTIVITY;
+		e->event_type = types[end];
+		e->clock_domain = m->activity_clock;
+		e->flags |= XP_EVF_CUDA;
+		p = &e->cuda;
+		if (r->aux != XPROBE_CUDA_UNKNOWN) {
+			p->device_id = r->aux;
+			p->flags |= XP_CUDAF_DEVICE_ID;
+		}
+		if (a->context_id != XPROBE_CUDA_UNKNOWN) {
+			p->context_id = a->context_id;
+			p->flags |= XP_CUDAF_CONTEXT_ID;
+		}
+		if (a->stream_id != XPROBE_CUDA_UNKNOWN) {
+			p->stream_id = a->stream_id;
+			p->flags |= XP_CUDAF_STREAM_ID;
+		}
+		if (a->correlation_id) {
+			p->correlation_id = a->correlation_id;
+			p->flags |= XP_CUDAF_CORRELATION_ID;
+		}
+		if (a->runtime_correlation_id) {
+			p->runtime_correlation_id = a->runtime_correlation_id;
+			p->flags |= XP_CUDAF_RUNTIME_CORRELATION_ID;
+		}
+		if (end) {
+			p->end_ns = r->a0;
+			p->flags |= XP_CUDAF_END_NS;
+		} else {
+			p->start_ns = r->ts;
+			p->flags |= XP_CUDAF_START_NS;
+		}
+		if (r->type == XPROBE_EV_CUDA_KERNEL) {
+			p->kernel_name = name;
+			p->grid = (struct xp_dim3){ a->grid_x, a->grid_y, a->grid_z };
+			p->block = (struct xp_dim3){ a->block_x, a->block_y, a->block_z };
+			if (a->grid_x | a->grid_y | a->grid_z)
+				p->flags |= XP_CUDAF_GRID;
+			if (a->block_x | a->block_y | a->block_z)
+				p->flags |= XP_CUDAF_BLOCK;
+		} else {
+			p->bytes = a->bytes;
+			p->flags |= XP_CUDAF_BYTES;
+		}
+		if (r->type == XPROBE_EV_CUDA_MEMCPY) {
+			p->memcpy_kind = xp_rec_memcpy_kind(a->memcpy_kind);
+			p->flags |= XP_CUDAF_MEMCPY_KIND;
+		}
+		if (activity_attrs(m, e, a))
+			return oom(m);
+	}
+	return 0;
+}
+
+static bool cuda_activity_type(uint32_t type)
+{
+	return type == XPROBE_EV_CUDA_KERNEL || type == XPROBE_EV_CUDA_MEMCPY ||
+	       type == XPROBE_EV_CUDA_MEMSET;
+}
+
 int xp_rec_map_host(struct xp_rec_map *m, const struct xprobe_record *r)
 {
 	char name[XPROBE_NAME_MAX + 1];
@@ -469,6 +684,13 @@ int xp_rec_map_host(struct xp_rec_map *m, const struct xprobe_record *r)
 		if (e && xp_event_add_attr_u64(m->c, e, "signal", r->aux))
 			return oom(m);
 		return rc;
+	case XPROBE_EV_CUDA_API_ENTRY:
+	case XPROBE_EV_CUDA_API_EXIT:
+		return cuda_api(m, r);
+	case XPROBE_EV_CUDA_KERNEL:
+	case XPROBE_EV_CUDA_MEMCPY:
+	case XPROBE_EV_CUDA_MEMSET:
+		return cuda_activity(m, r);
 	}
 	m->c->unknown_records++;
 	return 0;
@@ -477,6 +699,9 @@ int xp_rec_map_host(struct xp_rec_map *m, const struct xprobe_record *r)
 int xp_rec_map_device(struct xp_rec_map *m, const struct xprobe_record *r)
 {
 	char name[XPROBE_NAME_MAX + 1];
+
+	if (cuda_activity_type(r->type))
+		return cuda_activity(m, r);
 
 	memcpy(name, (const char *)r + XPROBE_RECORD_HDR_SIZE, r->name_len);
 	name[r->name_len] = '\0';

@@ -42,6 +42,15 @@ struct xp_rec_map {
 	uint64_t start_time; /* process start time (ticks), 0 = unknown */
 	const char *backend; /* device records: attributes.backend */
 	bool simulated; /* device records: attributes.simulated */
+	/*
+	 * Clock of the CUDA activity events (enum xp_clock_domain):
+	 * cupti_normalized_to_host_monotonic while the capture's activity
+	 * times are CLOCK_MONOTONIC-normalized (XPROBE_AGENT_F_HOST_MONOTONIC,
+	 * a session file of the cupti backend), else cupti, so the correlator
+	 * refuses to subtract them from host times.  xp_rec_map_init sets the
+	 * normalized one.
+	 */
+	uint8_t activity_clock;
 	bool starts_first; /* see the header comment */
 	uint64_t observed; /* events produced, kept or not */
 	bool full; /* the capture's bound was reached: count only */
@@ -69,10 +78,21 @@ void xp_rec_map_proc_reset(struct xp_rec_map *m);
 /* Register the process range an NVTX start record begins (starts_first). */
 int xp_rec_map_proc_start(struct xp_rec_map *m, const struct xprobe_record *r);
 
-/* One host record (NVTX, marks, executions, user, session, signal) ->
- * zero, one event; types it does not map count in c->unknown_records. */
+/* One host record (NVTX, marks, executions, user, session, signal, CUDA
+ * API entry/exit) -> zero, one event; a CUDA activity record -> two (as
+ * xp_rec_map_device); types it does not map count in c->unknown_records. */
 int xp_rec_map_host(struct xp_rec_map *m, const struct xprobe_record *r);
-/* One device activity record -> its start and end marker events. */
+/* One device record -> its start and end events: CUDA kernel / memcpy /
+ * memset records (struct xprobe_cuda_activity, already checked: the tail
+ * is within the record) as gpu_*_start / gpu_*_end, device activity of
+ * other backends as markers. */
 int xp_rec_map_device(struct xp_rec_map *m, const struct xprobe_record *r);
+
+/* "runtime_api", "driver_api", "unknown": attributes.cuda_api_domain of
+ * a CUDA API record's domain (record.h XPROBE_CUDA_DOMAIN_*). */
+const char *xp_rec_cuda_domain_name(uint64_t domain);
+/* enum xp_memcpy_kind of agent.h's enum xprobe_agent_memcpy_kind
+ * (0 and anything unknown: XP_MEMCPY_UNKNOWN). */
+uint8_t xp_rec_memcpy_kind(uint32_t agent_kind);
 
 #endif /* XP_CAPTURE_RECORD_EVENTS_H */
