@@ -247,7 +247,46 @@ struct xprobe_agent_group {
 	char name[XPROBE_NAME_MAX + 1]; /* @56 the kernel name, name_len bytes, then zeros */
 };
 
+/*
+ * A saved capture (docs/agent.md, "Saved captures"): what a process started
+ * with XPROBE_AGENT_OUTPUT=<path> writes at exit, and what `xprobe measure
+ * --input` reads.  The file is
+ *
+ *   struct xprobe_agent_capfile   the file header, whose reply is the
+ *                                 capture's final STOP reply from offset 0
+ *   reply.bytes bytes of records  the struct xprobe_record stream, exactly
+ *                                 the STOP reply's record packets end to end
+ *
+ * and nothing else: file_size = header_size + reply.bytes.  The reply obeys
+ * every rule of a STOP reply on the socket (op STOP, status 0, state
+ * STOPPED, stop_reason REQUESTED or RECORD_LIMIT) and holds the whole
+ * capture: offset 0, nrecords = retained.  nchunks is the number of
+ * packets of at most XPROBE_AGENT_CHUNK_MAX bytes the stream makes when cut
+ * greedily before each record that would not fit (how the Agent cuts its
+ * STOP reply), so a reader replays the file as that reply.  Little-endian
+ * (x86_64), fixed size, every byte not named zero.
+ */
+#define XPROBE_AGENT_CAPFILE_MAGIC "XPAGCAP" /* 8 bytes with the NUL */
+#define XPROBE_AGENT_CAPFILE_VERSION 1u
+/* capfile.flags */
+#define XPROBE_AGENT_CAPFILE_F_SIGNAL 0x1u /* written on a fatal signal's path:
+					      `signal` is set; records a thread was
+					      writing when it came are counted in
+					      dropped */
+#define XPROBE_AGENT_CAPFILE_F__ALL 0x1u
+
+struct xprobe_agent_capfile {
+	char magic[8]; /* @0 XPROBE_AGENT_CAPFILE_MAGIC */
+	uint32_t version; /* @8 XPROBE_AGENT_CAPFILE_VERSION */
+	uint32_t header_size; /* @12 sizeof(struct xprobe_agent_capfile) */
+	uint64_t file_size; /* @16 header_size + reply.bytes: the whole file */
+	uint32_t flags; /* @24 XPROBE_AGENT_CAPFILE_F_* */
+	uint32_t signal; /* @28 the fatal signal (F_SIGNAL), else 0 */
+	struct xprobe_agent_reply reply; /* @32 the final STOP reply (above) */
+};
+
 #ifndef __cplusplus
+_Static_assert(sizeof(struct xprobe_agent_capfile) == 424, "agent capture file header");
 _Static_assert(sizeof(struct xprobe_agent_group) == 184, "agent group");
 _Static_assert(sizeof(struct xprobe_agent_filter) == 152, "agent filter");
 _Static_assert(sizeof(struct xprobe_agent_req) == 352, "agent request");
@@ -271,6 +310,19 @@ XPROBE_API int xprobe_agent_start(void);
  * served; -XPROBE_E_TRUNCATED when @size is too small.
  */
 XPROBE_API int xprobe_agent_socket_path(char *buf, size_t size);
+
+/**
+ * xprobe_agent_output_flush() - end the capture XPROBE_AGENT_OUTPUT armed
+ * at load and write its file now (docs/agent.md, "Saved captures") instead
+ * of at exit.  Once written (or failed), nothing more is recorded into it
+ * and a control-socket ARM is accepted again.
+ *
+ * Return: 0 written; -XPROBE_E_NOT_ACTIVE when no such capture is armed (none
+ * was asked for, or it was written already); -XPROBE_E_OUTPUT_FAILED when
+ * the file could not be written (xprobe_last_error() says why; the
+ * capture is lost, the process goes on).
+ */
+XPROBE_API int xprobe_agent_output_flush(void);
 
 #ifdef __cplusplus
 }

@@ -78,6 +78,7 @@
 
 #include "../internal.h"
 #include "../nvtx/nvtx_abi.h"
+#include "capfile.h"
 #include "capture.h"
 #include "parse.h"
 #include "request.h"
@@ -517,7 +518,16 @@ static void do_arm(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 		   struct xprobe_agent_reply *r)
 {
 	struct xpl_agent_cap *c;
+	const char *out;
 
+	if (xpl_capfile_busy(&out)) {
+		/* the hot path has one published capture (capfile.c) */
+		reply_err(r, -XPROBE_E_ALREADY_ACTIVE,
+			  "this process records every NVTX range into XPROBE_AGENT_OUTPUT=%s until "
+			  "it exits or calls xprobe_agent_output_flush(); one capture at a time",
+			  out);
+		return;
+	}
 	if (s->cap && s->cap->armed) {
 		struct conn *o = conn_of(s, s->owner);
 

@@ -11,7 +11,9 @@
  * HUP, QUIT, PIPE, XCPU, XFSZ) only where their action was the default
  * (an application that handles SIGTERM itself keeps its session running).
  * The handler runs the signal-path stop (session_lifecycle.c: no lock, no
- * allocation), then the previous action runs: a handler is called, a
+ * allocation) and writes the XPROBE_AGENT_OUTPUT capture when one is
+ * armed (agent/capfile.c, which installs these handlers too), then the
+ * previous action runs: a handler is called, a
  * default action is restored and the signal raised again.
  */
 #include <pthread.h>
@@ -20,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../agent/capfile.h"
 #include "../internal.h"
 #include "../producers/sys_trace.h"
 #include "controller.h"
@@ -69,6 +72,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
 		xpl_session_stop(s, "signal", sig, true);
 	}
+	xpl_capfile_on_signal(sig); /* the XPROBE_AGENT_OUTPUT capture, if armed */
 	chain(sig, si, uc);
 	errno = saved_errno;
 }

@@ -265,7 +265,6 @@ int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *
 				       p->observed, rep->observed, p->retained, rep->retained,
 				       p->dropped, rep->dropped, p->unknown, rep->unknown);
 	}
-	c->dropped += rep->dropped - p->dropped;
 	/* HOST_MONOTONIC cleared is cleared for the whole capture (agent.h):
 	 * from the first reply without it on, the activity events decoded so
 	 * far and later are in the cupti clock, never compared with host
@@ -277,6 +276,7 @@ int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *
 			if (c->events[i].source == XP_SRC_CUPTI_ACTIVITY)
 				c->events[i].clock_domain = XP_CLOCK_CUPTI;
 	}
+	c->dropped += rep->dropped - p->dropped;
 	c->unknown_records += rep->unknown - p->unknown;
 	if (rep->state == XPROBE_AGENT_LIMIT_REACHED ||
 	    rep->stop_reason == XPROBE_AGENT_STOP_RECORD_LIMIT)
@@ -405,8 +405,8 @@ static int api_check(struct xp_agent_dec *d, const struct xprobe_record *r, stru
 static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, struct xp_error *err)
 {
 	const uint8_t *p = (const uint8_t *)r;
-
 	int rc;
+
 	if (r->type == XPROBE_EV_PAD)
 		return dec_bad(d, err, "type", "a pad record in a capture");
 	if (r->type >= XPROBE_EV__COUNT)
@@ -415,19 +415,19 @@ static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, s
 		return dec_bad(d, err, "type", "record type %u is no capture record", r->type);
 	if (!r->ts)
 		return dec_bad(d, err, "ts", "zero timestamp");
-	if (!r->tid)
 	if (type_activity(r->type))
 		return activity_check(d, r, err);
+	if (!r->tid)
 		return dec_bad(d, err, "tid", "%s record without a thread",
 			       r->type <= XPROBE_EV_NVTX_END ? "NVTX" : "CUDA API");
 	if (r->flags & ~XPROBE_RECF__ALL)
 		return dec_bad(d, err, "flags", "unknown record flags 0x%x", r->flags);
-	if (!type_named(r->type)) {
 	if (r->type == XPROBE_EV_CUDA_API_ENTRY || r->type == XPROBE_EV_CUDA_API_EXIT) {
 		rc = api_check(d, r, err);
 		if (rc)
 			return rc;
 	}
+	if (!type_named(r->type)) {
 		if (r->name_len || r->flags || r->size != XPROBE_RECORD_HDR_SIZE)
 			return dec_bad(d, err, "size",
 				       "record type %u is %u bytes with a %u-byte name", r->type,

@@ -5,6 +5,10 @@
  * (include/xprobe/record.h) into a struct xp_capture, with the capture's
  * collection counters kept for the result document.
  *
+ * The same decoder reads a saved capture file (xp_agent_dec_file, below):
+ * its header holds the capture's final STOP reply, replayed with the
+ * file's records as that reply's packets.
+ *
  * A capture arrives in pieces: the ARM reply (the baseline), then SNAPSHOT
  * replies whose offset continues where the last one ended, then the STOP
  * reply with the final records.  The decoder keeps what spans pieces:
@@ -146,5 +150,35 @@ int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err);
  * truncated packet or header, or bytes left over is an error.
  */
 int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err);
+
+/*
+ * A saved capture file (include/xprobe/agent.h, struct xprobe_agent_capfile:
+ * what libxprobe writes for XPROBE_AGENT_OUTPUT), whole in memory.
+ *
+ * xp_agent_file_check checks the header alone: at least its size, magic,
+ * version, header_size, file_size == @len (a file cut short or grown),
+ * flags within XPROBE_AGENT_CAPFILE_F__ALL, signal set exactly with
+ * F_SIGNAL; then the reply as a STOP reply (xp_agent_reply_check) and what
+ * a saved capture adds: status 0, state STOPPED, stop reason REQUESTED or
+ * RECORD_LIMIT, a pid, the whole capture (offset 0, nrecords == retained),
+ * observed == retained + dropped, bytes == @len - header.  Every failure
+ * is TRACE_EXPORT_FAILED with details.field.  *@out (may be NULL) gets
+ * the checked header.
+ *
+ * xp_agent_dec_file decodes it into @d: a decoder given pid 0 takes the
+ * file's pid and start time (otherwise they must be the decoder's), then
+ * the reply (xp_agent_dec_reply: counters, dropped, unknown_records,
+ * record_limit_reached, collection.cupti) and the record stream replayed
+ * as the STOP reply's packets, cut before each record that would not fit
+ * in XPROBE_AGENT_CHUNK_MAX as the Agent cuts them (so reply.nchunks is
+ * checked, and every record as xp_agent_dec_chunk checks it), then the
+ * reply's end.  Events beyond the capture's bound are counted in
+ * d->map->observed; the file then fails with EVENT_RATE_TOO_HIGH unless
+ * @defer_limit (measure --input reports the total of every input).
+ */
+int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile *out,
+			struct xp_error *err);
+int xp_agent_dec_file(struct xp_agent_dec *d, const void *buf, size_t len, bool defer_limit,
+		      struct xp_error *err);
 
 #endif /* XP_CAPTURE_DECODE_AGENT_H */

@@ -8,6 +8,9 @@
  * Detection is by content, never by name (docs/inputs.md):
  *   - the 8 bytes "XPCUPTI\0": a CUPTI Agent ABI capture, which this build
  *     does not read (an explicit error rather than "unrecognized");
+ *   - the 8 bytes "XPAGCAP\0": a saved Agent capture (XPROBE_AGENT_OUTPUT,
+ *     include/xprobe/agent.h), read whole by decode_agent.c's
+ *     xp_agent_dec_file, the decoder of the control socket;
  *   - first non-whitespace byte '{': JSON.  The top-level keys of the first
  *     document decide: a key only a HostCaptureResult has ("events", "ok",
  *     "target", ...) makes the file one host-capture document; the keys of
@@ -49,7 +52,9 @@
 #include "../../common/readfile.h"
 #include "../../common/cancel.h"
 #include "capture_io.h"
+#include "decode_agent.h"
 #include "decode_json.h"
+#include "record_events.h"
 
 /* Bytes read up front to detect the format (a whole Event document
  * normally fits; a host capture shows a host-only key early). */
@@ -66,6 +71,7 @@ enum input_format {
 	FMT_CHROME,
 	FMT_CUPTI,
 	FMT_XTF,
+	FMT_AGENT,
 	FMT_UNKNOWN,
 };
 
@@ -177,6 +183,8 @@ static enum input_format detect(const char *p, size_t n, bool eof)
 		return FMT_CUPTI;
 	if (n >= sizeof(xtf_magic) && memcmp(p, xtf_magic, sizeof(xtf_magic)) == 0)
 		return FMT_XTF;
+	if (n >= 8 && memcmp(p, XPROBE_AGENT_CAPFILE_MAGIC, 8) == 0)
+		return FMT_AGENT;
 	while (i < n && is_ws(p[i]))
 		i++;
 	if (i == n) /* whitespace so far: empty, or let the stream decoder see */
@@ -303,6 +311,117 @@ static int load_xtf(int fd, const struct stat *sb, const char *path, struct xp_c
 	return check_pids(c, before, path, err);
 }
 
+/*
+ * The target of a saved Agent capture (its header's pid and start time,
+ * checked) against the inputs read before it: the contract's "repeated
+ * inputs are merged after target-PID checks", worded as the JSON
+ * decoders word a mixed capture.  The first input with a target sets it.
+ */
+static int agent_target(struct xp_capture *c, const struct xprobe_agent_reply *r, const char *path,
+			struct xp_error *err)
+{
+	if (c->has_pid && r->pid != c->pid) {
+		char pids[48];
+
+		snprintf(pids, sizeof(pids), "[%u,%u]", c->pid, r->pid);
+		xp_error_detail_raw(err, "pids", pids);
+		xp_error_detail_str(err, "path", path);
+		xp_error_hint(err, "measure captures of one target process at a time");
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				    "completed capture mixes target PIDs %u and %u", c->pid, r->pid);
+	}
+	if (c->has_start_time && r->start_time != c->process_start_time) {
+		xp_error_detail_u64(err, "pid", r->pid);
+		xp_error_detail_u64(err, "expected_process_start_time", c->process_start_time);
+		xp_error_detail_u64(err, "process_start_time", r->start_time);
+		xp_error_detail_str(err, "path", path);
+		xp_error_hint(err, "the pid was reused by another process; measure one process at a "
+				   "time");
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				    "completed capture mixes target processes: pid %u with process "
+				    "start times %llu and %llu",
+				    r->pid, (unsigned long long)c->process_start_time,
+				    (unsigned long long)r->start_time);
+	}
+	c->has_pid = true;
+	c->pid = r->pid;
+	if (r->start_time) {
+		c->has_start_time = true;
+		c->process_start_time = r->start_time;
+	}
+	return 0;
+}
+
+/*
+ * A saved Agent capture (agent.h's struct xprobe_agent_capfile), whole:
+ * bounded by st_size first, then checked and decoded by decode_agent.c as
+ * the STOP reply it holds, so it counts exactly as a live Agent capture
+ * does: dropped records into the capture's drops (EVENTS_DROPPED),
+ * RECORD_LIMIT into record_limit_reached (EVENT_RATE_TOO_HIGH),
+ * collection.cupti from its counters (summed over several files), and
+ * records this build cannot read (the Agent's unknown count, types of a
+ * later release) refused, as measure refuses them live.
+ */
+static int load_agent(int fd, const char *path, const struct stat *sb, struct xp_capture *c,
+		      unsigned flags, struct xp_decode_stats *st, struct xp_error *err)
+{
+	struct xp_cupti_summary prev = c->cupti;
+	struct xprobe_agent_capfile h;
+	struct xp_agent_dec d;
+	char *buf = NULL;
+	size_t len;
+	int rc;
+
+	if ((uint64_t)sb->st_size > XP_INPUT_MAX_BYTES)
+		return xp_input_too_large(err, path, "the Agent capture", (uint64_t)sb->st_size);
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return read_error(err, path, errno);
+	rc = xpc_read_fd(fd, XP_INPUT_MAX_BYTES, 0, &buf, &len);
+	if (rc == -EFBIG)
+		return xp_input_too_large(err, path, "the Agent capture", 0);
+	if (rc == -ENOMEM)
+		return format_error(err, path, "out of memory");
+	if (rc)
+		return read_error(err, path, -rc);
+	rc = xp_agent_file_check(buf, len, &h, err);
+	if (!rc)
+		rc = agent_target(c, &h.reply, path, err);
+	if (rc)
+		goto out;
+	if (xp_agent_dec_init(&d, c, h.reply.pid, h.reply.start_time)) {
+		rc = format_error(err, path, "out of memory");
+		goto out;
+	}
+	rc = xp_agent_dec_file(&d, buf, len, true, err);
+	st->observed = d.map->observed;
+	st->over_limit = d.map->full;
+	if (!rc && d.map->full && !(flags & XP_DECODE_DEFER_LIMIT))
+		rc = xp_error_event_limit(err, path, d.map->observed, c->max_events);
+	if (!rc && (d.st.unknown || d.st.unknown_types)) {
+		xp_error_detail_u64(err, "unknown_records", d.st.unknown + d.st.unknown_types);
+		xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
+		rc = xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				  "the Agent sent %llu records this collector cannot decode",
+				  (unsigned long long)(d.st.unknown + d.st.unknown_types));
+	}
+	xp_agent_dec_free(&d);
+	if (rc) {
+		if (err->code == XPROBE_E_TRACE_EXPORT_FAILED) {
+			xp_error_detail_str(err, "path", path);
+			xp_error_prefix(err, "failed to decode %s", path);
+		}
+		goto out;
+	}
+	if (prev.present) {
+		c->cupti.record_capacity += prev.record_capacity;
+		c->cupti.observed_records += prev.observed_records;
+		c->cupti.dropped_records += prev.dropped_records;
+	}
+out:
+	free(buf);
+	return rc;
+}
+
 static int unrecognized(const char *path, const char *first, size_t n, struct xp_error *err)
 {
 	char hex[2 * 16 + 1];
@@ -370,6 +489,9 @@ static int load_one(const char *path, struct xp_capture *c, unsigned flags,
 	case FMT_XTF:
 		rc = load_xtf(fd, &sb, path, c, err);
 		st->observed = c->count - before;
+		break;
+	case FMT_AGENT:
+		rc = load_agent(fd, path, &sb, c, flags, st, err);
 		break;
 	case FMT_UNKNOWN:
 	default:
