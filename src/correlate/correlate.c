@@ -568,6 +568,7 @@ int xp_correlate(const struct xp_capture *c, struct xp_selector *start, struct x
 	p.s = (struct xp_side){ s.idx, s.ts, s.n };
 	p.e = (struct xp_side){ e.idx, e.ts, e.n };
 	p.samples = opts->samples;
+	p.activity_key = xp_selector_is_activity(start) && xp_selector_is_activity(end);
 	p.pairs = malloc(((s.n < e.n ? s.n : e.n) + 1) * sizeof(*p.pairs));
 	if (!p.pairs || run_policy(&x, &p)) {
 		rc = fail_oom(&x);

@@ -153,25 +153,52 @@ out:
 
 /* --- exact: CUPTI correlation key ---------------------------------------- */
 
-/* NVTX (pid, range_kind, range_id) when the event has an NVTX part, else
- * CUDA (pid, context_id, correlation_id) when both ids are present. */
+/*
+ * NVTX (pid, range_kind, range_id) when the event has an NVTX part, else
+ * CUDA (pid, correlation_id) when it has a correlation id.  CUPTI's
+ * correlation ids come from one counter per process, across contexts and
+ * API domains, so the context is not part of the key: an API record of
+ * libxprobe's Agent carries none (record.h), and the activity it launched
+ * must still find it.
+ */
 static bool cupti_key(const struct xp_event *e, struct xp_key *k)
 {
-	const uint16_t need = XP_CUDAF_CONTEXT_ID | XP_CUDAF_CORRELATION_ID;
-
 	if (e->flags & XP_EVF_NVTX) {
 		k->a = e->pid;
 		k->b = e->nvtx.range_id;
 		k->c = (1ull << 32) | e->nvtx.range_kind;
 		return true;
 	}
-	if ((e->flags & XP_EVF_CUDA) && (e->cuda.flags & need) == need) {
+	if ((e->flags & XP_EVF_CUDA) && (e->cuda.flags & XP_CUDAF_CORRELATION_ID)) {
 		k->a = e->pid;
-		k->b = ((uint64_t)e->cuda.context_id << 32) | e->cuda.correlation_id;
+		k->b = e->cuda.correlation_id;
 		k->c = 2ull << 32;
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Both endpoints GPU activity (kernel start -> kernel end, ...): the key
+ * also holds where the activity ran, (pid, correlation_id, device_id,
+ * context_id, stream_id), ids CUPTI did not give counting as their own
+ * value.  One launch (a graph, a cooperative launch) may start several
+ * activities under one correlation id on several streams, which overlap;
+ * on one stream they run one after another, so zipping a key's starts and
+ * ends in timestamp order pairs each activity's start with its own end.
+ */
+static bool activity_key(const struct xp_event *e, struct xp_key *k)
+{
+	const struct xp_cuda_part *c = &e->cuda;
+	uint64_t have = c->flags & (XP_CUDAF_DEVICE_ID | XP_CUDAF_CONTEXT_ID | XP_CUDAF_STREAM_ID);
+
+	if (!(e->flags & XP_EVF_CUDA) || !(c->flags & XP_CUDAF_CORRELATION_ID))
+		return false;
+	k->a = ((uint64_t)e->pid << 32) | c->correlation_id;
+	k->b = (have << 56) | ((uint64_t)(c->flags & XP_CUDAF_DEVICE_ID ? c->device_id : 0) << 32) |
+	       (c->flags & XP_CUDAF_CONTEXT_ID ? c->context_id : 0);
+	k->c = c->flags & XP_CUDAF_STREAM_ID ? c->stream_id : 0;
+	return true;
 }
 
 /*
@@ -185,7 +212,7 @@ int xp_pair_exact_key(struct xp_pairing *p)
 	struct groups g;
 	uint32_t i, k;
 
-	if (group_by_key(p, cupti_key, &g))
+	if (group_by_key(p, p->activity_key ? activity_key : cupti_key, &g))
 		return -ENOMEM;
 	for (i = 0; i < g.n; i++) {
 		uint32_t ns = g.soff[i + 1] - g.soff[i], ne = g.eoff[i + 1] - g.eoff[i];

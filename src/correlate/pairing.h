@@ -10,6 +10,7 @@
 #ifndef XP_CORRELATE_PAIRING_H
 #define XP_CORRELATE_PAIRING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,7 @@ struct xp_pairing {
 	const struct xp_capture *c;
 	struct xp_side s, e;
 	uint64_t samples;        /* 0 = no bound */
+	bool activity_key;       /* exact key: both endpoints GPU activity (pairing.c) */
 	/* out: pairs has room for min(s.n, e.n) (every rank pairs at most once) */
 	struct xp_rpair *pairs;
 	size_t npairs;

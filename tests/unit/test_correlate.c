@@ -427,6 +427,56 @@ static void test_exact_cupti(void)
 	xp_capture_free(&c);
 }
 
+/*
+ * The Agent's CUDA events: API records carry no context id (record.h), so
+ * an API call and the kernel it launched share only the correlation id,
+ * which CUPTI counts per process; and a kernel start pairs with its own
+ * end when one correlation id launched kernels on two streams that
+ * overlap (a graph).
+ */
+static void test_exact_cuda_keys(void)
+{
+	const uint8_t n = XP_CLOCK_CUPTI_NORMALIZED;
+	struct xp_capture c;
+	struct run run;
+
+	xp_capture_init(&c, 0);
+	tev_api(&c, 100, 7, "runtime_api", "cudaLaunchKernel", 0, 0, 10)->cuda.flags &=
+		(uint16_t)~XP_CUDAF_CONTEXT_ID;
+	tev_api(&c, 200, 7, "driver_api", "cuLaunchKernel", 0, 0, 11)->cuda.flags &=
+		(uint16_t)~XP_CUDAF_CONTEXT_ID;
+	tev_kernel(&c, 150, 0, "k", 3, 10, 7, n);
+	tev_kernel(&c, 260, 0, "k", 5, 11, 7, n);
+	CHECK(correlate(&c, "cuda:runtime_api:cudaLaunchKernel:entry", "cuda:kernel_start",
+			XP_POLICY_EXACT, 0, &run) == 0);
+	CHECK_COUNTS(&run, 1, 0, 1, 0);
+	CHECK_PAIR(&run, 0, 0, 2, 50);
+	run_free(&run);
+	CHECK(correlate(&c, "cuda:driver_api:cuLaunchKernel:entry", "cuda:kernel_start",
+			XP_POLICY_EXACT, 0, &run) == 0);
+	CHECK_COUNTS(&run, 1, 0, 1, 0);
+	CHECK_PAIR(&run, 0, 1, 3, 60);
+	run_free(&run);
+	xp_capture_free(&c);
+
+	/* correlation 20 launched a long kernel on stream 1 (1000..5000) and
+	 * a short one on stream 2 (1100..1200): by start and end order alone
+	 * the long start would take the short end */
+	xp_capture_init(&c, 0);
+	tev_kernel(&c, 1000, 0, "long", 1, 20, 1, n);
+	tev_kernel(&c, 1100, 0, "short", 1, 20, 2, n);
+	tev_kernel(&c, 1200, 1, "short", 1, 20, 2, n);
+	tev_kernel(&c, 5000, 1, "long", 1, 20, 1, n);
+	CHECK(correlate(&c, "cuda:kernel_start", "cuda:kernel_end", XP_POLICY_EXACT, 0, &run) ==
+	      0);
+	CHECK_COUNTS(&run, 2, 0, 0, 0);
+	CHECK_PAIR(&run, 0, 0, 3, 4000);
+	CHECK_PAIR(&run, 1, 1, 2, 100);
+	CHECK_STR(run.r.method, "exact_cupti_correlation_id");
+	run_free(&run);
+	xp_capture_free(&c);
+}
+
 /* --- clocks ------------------------------------------------------------------ */
 
 static void test_clock_alignment(void)
@@ -1034,6 +1084,7 @@ int main(void)
 	test_exact_python_gc();
 	test_exact_nvtx();
 	test_exact_cupti();
+	test_exact_cuda_keys();
 	test_clock_alignment();
 	test_first_after();
 	test_nearest();
