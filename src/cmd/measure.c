@@ -282,6 +282,29 @@ static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
 		xp_error_hint(err, "--format also requires --events-out");
 }
 
+/*
+ * The ways to keep what a capture that ended in TARGET_EXITED or
+ * EVENT_RATE_TOO_HIGH held (the contract allows no partial result): the
+ * artifact and `measure --input`, or --histogram's in-kernel aggregation.
+ */
+static void keep_capture_hints(const struct xp_measure_req *req, const struct xp_capture *c,
+			       struct xp_error *err)
+{
+	const char *pol = xp_policy_kebab(req->policy);
+
+	if (req->events_out && c->count && req->format == XP_EXPORT_CHROME)
+		xp_error_hint(err, "the %zu captured events are in the Chrome trace %s; write them with --format jsonl to measure them again with xprobe measure --input",
+			      c->count, req->events_out);
+	else if (req->events_out && c->count)
+		xp_error_hint(err, "the %zu captured events are in %s: measure them with xprobe measure --input %s --from '%s' --to '%s' --match %s",
+			      c->count, req->events_out, req->events_out, req->from_text,
+			      req->to_text, pol);
+	else if (c->count)
+		xp_error_hint(err, "the %zu captured events were not kept: add --events-out PATH to write them, then measure them with xprobe measure --input PATH",
+			      c->count);
+	xp_error_hint(err, "measure --histogram aggregates latencies in the kernel, with no per-event stream, until the duration ends or the target exits");
+}
+
 /* The capture ended without the bound being met: the contract's error. */
 static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
 			const struct xp_live_outcome *lo, struct xp_error *err)
@@ -295,8 +318,6 @@ static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
 		xp_target_detail(err, &req->target);
 		stats_details(err, lo, c);
 		xp_error_hint(err, "the target exited before the measurement's bound was met; measure a running process");
-		if (c->count)
-			xp_error_hint(err, "the events captured before it exited are in the events-out artifact when --events-out is given");
 		rc = xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
 				  "target process %u exited during the live capture (%zu events captured)",
 				  req->target.pid, c->count);
@@ -324,6 +345,9 @@ static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
 		break;
 	}
 	artifact_on_error(req, c, err);
+	/* (a failed artifact write is TRACE_EXPORT_FAILED: nothing was kept) */
+	if (err->code == XPROBE_E_TARGET_EXITED || err->code == XPROBE_E_EVENT_RATE_TOO_HIGH)
+		keep_capture_hints(req, c, err);
 	format_hint(req, err);
 	return rc;
 }

@@ -64,6 +64,24 @@ int xp_live_samples_enough(struct xp_live_samples_rule *r, struct xp_capture *c,
 	return matched >= samples;
 }
 
+int xp_live_samples_formed(struct xp_live_samples_rule *r, struct xp_capture *c,
+			   struct xp_error *err)
+{
+	uint64_t dropped = c->dropped, matched = 0;
+	int rc;
+
+	if (!r || !r->opts.samples)
+		return 0;
+	/* the correlator refuses a lossy capture: count without the losses,
+	 * the cut rule then decides whether one lies inside */
+	c->dropped = 0;
+	rc = xp_live_count_pairs(r, c, &matched, err);
+	c->dropped = dropped;
+	if (rc)
+		return rc;
+	return matched >= r->opts.samples;
+}
+
 long xp_live_trim(struct xp_capture *c, size_t lo, int (*ok)(void *ctx, struct xp_capture *c),
 		  void *ctx)
 {

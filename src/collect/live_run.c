@@ -16,8 +16,10 @@
  *      samples rule, capture full, target exited, duration, deadline
  *   5. stop every prepared source (whatever happened above); restore the
  *      signal mask, then the handlers
- *   6. sort by timestamp and renumber; a samples capture is cut at its
- *      stopping point and its losses decided (live_rules.c)
+ *   6. sort by timestamp and renumber; a target that exited after a
+ *      samples capture's pairs were formed ended it as the samples rule
+ *      would; a samples capture is cut at its stopping point and its
+ *      losses decided (live_rules.c)
  *
  * Sources poll on the loop's period; one that wants a slower pace (the
  * Agent: a SNAPSHOT costs the target a wakeup) skips polls itself.  The
@@ -331,6 +333,17 @@ out:
 	xp_live_losses(c, stv, n);
 	if (!rc)
 		xp_capture_sort_and_sequence(c);
+	/* a target that exited once its samples were formed ended a
+	 * measurement, not the capture early: a result (the samples rule may
+	 * have been throttled before the exit, or its records came with it) */
+	if (!rc && res->stop == XP_LIVE_STOP_TARGET_EXITED && o->samples && !unknown) {
+		int formed = xp_live_samples_formed(o->samples, c, err);
+
+		if (formed < 0)
+			rc = formed;
+		else if (formed)
+			res->stop = XP_LIVE_STOP_ENOUGH;
+	}
 	/* (a capture with records nobody can read is refused whole) */
 	if (!rc && res->stop == XP_LIVE_STOP_ENOUGH && !unknown) {
 		int cut = xp_live_cut_at_stop(o->samples, c, stv, n);

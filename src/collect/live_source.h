@@ -138,6 +138,17 @@ int xp_live_samples_enough(struct xp_live_samples_rule *r, struct xp_capture *c,
 			   uint64_t end_records, bool full, uint64_t now, struct xp_error *err);
 
 /*
+ * The target exited: does the final capture (sorted, every record taken,
+ * @c->dropped as the loss rule set it) already hold the samples?  The
+ * samples rule may have been throttled in the rounds before the exit, or
+ * not run in the round that saw it; what the capture holds decides, not
+ * when the loop looked.  Losses are ignored here (the cut rule decides
+ * them).  Returns 1, 0 or negative with @err filled.
+ */
+int xp_live_samples_formed(struct xp_live_samples_rule *r, struct xp_capture *c,
+			   struct xp_error *err);
+
+/*
  * Shrink a sorted capture to its shortest prefix (in timestamp order) for
  * which @ok holds, knowing it holds for the whole capture and not for
  * fewer than @lo events.  @ok returns 1, 0 or negative (error,

@@ -132,6 +132,26 @@ static void test_enough_throttle(void)
 	rule_free(&f);
 }
 
+/* After the target exited: the final capture decides, losses aside. */
+static void test_samples_formed(void)
+{
+	struct xp_error err = { 0 };
+	struct rule_fx f;
+	struct xp_capture c;
+
+	rule_init(&f, READ_FROM, READ_TO, XP_POLICY_EXACT, 3);
+	xp_capture_init(&c, 1u << 20);
+	reads(&c, 2);
+	CHECK(xp_live_samples_formed(&f.r, &c, &err) == 0);
+	reads(&c, 1);
+	c.dropped = 5; /* the correlator alone would refuse it */
+	CHECK(xp_live_samples_formed(&f.r, &c, &err) == 1);
+	CHECK_EQ_U64(c.dropped, 5); /* left for the cut rule */
+	CHECK(xp_live_samples_formed(NULL, &c, &err) == 0); /* a duration capture */
+	xp_capture_free(&c);
+	rule_free(&f);
+}
+
 static void test_trim(void)
 {
 	struct rule_fx f;
@@ -280,6 +300,7 @@ int main(void)
 	test_count_pairs();
 	test_enough();
 	test_enough_throttle();
+	test_samples_formed();
 	test_trim();
 	test_losses();
 	test_merged_stream();
