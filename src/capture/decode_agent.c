@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/cancel.h"
 #include "../model/names.h"
 #include "decode_agent.h"
 #include "record_events.h"
@@ -508,16 +509,27 @@ out:
 	return rc;
 }
 
-int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err)
+/* Everything the open reply announced arrived: close it (no bound check). */
+static int reply_close(struct xp_agent_dec *d, struct xp_error *err)
 {
-	if (!d->in_reply)
-		return 0;
 	if (d->rec_left || d->bytes_left || d->chunks_left)
 		return dec_bad(d, err, "nchunks",
 			       "%" PRIu64 " records, %" PRIu64 " bytes in %" PRIu32
 			       " packets announced did not arrive",
 			       d->rec_left, d->bytes_left, d->chunks_left);
 	d->in_reply = false;
+	return 0;
+}
+
+int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err)
+{
+	int rc;
+
+	if (!d->in_reply)
+		return 0;
+	rc = reply_close(d, err);
+	if (rc)
+		return rc;
 	if (d->map->full) {
 		char name[64];
 
@@ -578,6 +590,169 @@ int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct
 		rc = xp_agent_dec_end(d, err);
 		if (rc)
 			return rc;
+	}
+	return 0;
+}
+
+/* --- a saved capture file (agent.h's struct xprobe_agent_capfile) ---------- */
+
+#define HINT_FILE                                                                                  \
+	"an Agent capture file is what libxprobe writes for XPROBE_AGENT_OUTPUT, whole "          \
+	"(docs/agent.md, \"Saved captures\")"
+
+/* A malformed file header: TRACE_EXPORT_FAILED naming @field. */
+static int __attribute__((format(printf, 3, 4)))
+file_bad(struct xp_error *err, const char *field, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	xp_error_detail_str(err, "field", field);
+	xp_error_hint(err, HINT_FILE);
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+			    "malformed Agent capture file: %s", why);
+}
+
+int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile *out,
+			struct xp_error *err)
+{
+	struct xprobe_agent_capfile h;
+	const struct xprobe_agent_reply *r = &h.reply;
+	int rc;
+
+	if (len < sizeof(h))
+		return file_bad(err, "size", "%zu bytes, shorter than its %zu-byte header", len,
+				sizeof(h));
+	memcpy(&h, buf, sizeof(h));
+	if (memcmp(h.magic, XPROBE_AGENT_CAPFILE_MAGIC, sizeof(h.magic)))
+		return file_bad(err, "magic", "bad magic");
+	if (h.version != XPROBE_AGENT_CAPFILE_VERSION) {
+		xp_error_hint(err, HINT_SKEW);
+		return file_bad(err, "version",
+				"capture file version %" PRIu32 ", this xprobe reads version %u",
+				h.version, XPROBE_AGENT_CAPFILE_VERSION);
+	}
+	if (h.header_size != sizeof(h))
+		return file_bad(err, "header_size", "header size %" PRIu32 ", expected %zu",
+				h.header_size, sizeof(h));
+	if (h.file_size != len)
+		return file_bad(err, "file_size",
+				"the header says %" PRIu64 " bytes, the file has %zu (cut short or "
+				"grown)",
+				h.file_size, len);
+	if (h.flags & ~XPROBE_AGENT_CAPFILE_F__ALL)
+		return file_bad(err, "flags", "unknown flags 0x%" PRIx32,
+				h.flags & ~XPROBE_AGENT_CAPFILE_F__ALL);
+	if ((h.flags & XPROBE_AGENT_CAPFILE_F_SIGNAL) ? (h.signal < 1 || h.signal > 64) :
+							 h.signal != 0)
+		return file_bad(err, "signal", "signal %" PRIu32 " with flags 0x%" PRIx32,
+				h.signal, h.flags);
+	rc = xp_agent_reply_check(r, sizeof(*r), XPROBE_AGENT_OP_STOP, err);
+	if (rc)
+		return rc;
+	if (r->status)
+		return file_bad(err, "status", "the capture's STOP failed with status %" PRId32,
+				r->status);
+	if (r->state != XPROBE_AGENT_STOPPED)
+		return file_bad(err, "state", "a capture in state %s (a saved one is stopped)",
+				xp_agent_state_name(r->state));
+	if (r->stop_reason != XPROBE_AGENT_STOP_REQUESTED &&
+	    r->stop_reason != XPROBE_AGENT_STOP_RECORD_LIMIT)
+		return file_bad(err, "stop_reason", "a capture stopped for %s",
+				xp_agent_stop_reason_name(r->stop_reason));
+	if (!r->pid)
+		return file_bad(err, "pid", "no process");
+	if (r->offset || r->nrecords != r->retained)
+		return file_bad(err, "nrecords",
+				"records %" PRIu64 "+%" PRIu64 " of the %" PRIu64
+				" retained (a saved capture holds them all)",
+				r->offset, r->nrecords, r->retained);
+	if (r->dropped > r->observed || r->observed - r->dropped != r->retained)
+		return file_bad(err, "observed",
+				"%" PRIu64 " records observed, %" PRIu64 " retained and %" PRIu64
+				" dropped",
+				r->observed, r->retained, r->dropped);
+	if (r->bytes != len - sizeof(h))
+		return file_bad(err, "bytes",
+				"the reply announces %" PRIu64 " bytes of records, the file holds %zu",
+				r->bytes, len - sizeof(h));
+	if (out)
+		*out = h;
+	return 0;
+}
+
+/*
+ * The end of the record packet that starts at @start of the @n-byte record
+ * stream @p: packets are cut before each record that would not fit in
+ * XPROBE_AGENT_CHUNK_MAX, as the Agent cuts its replies.  A record whose
+ * size is impossible, or that the stream's end cuts, ends the packet where
+ * the bound would: xp_agent_dec_chunk then says what is wrong with it.
+ */
+static size_t packet_end(const uint8_t *p, size_t n, size_t start)
+{
+	size_t lim = n - start < XPROBE_AGENT_CHUNK_MAX ? n : start + XPROBE_AGENT_CHUNK_MAX;
+	size_t off = start;
+
+	while (off < lim) {
+		uint16_t size;
+
+		if (n - off < XPROBE_RECORD_HDR_SIZE)
+			return lim;
+		memcpy(&size, p + off, sizeof(size));
+		if (size < XPROBE_RECORD_HDR_SIZE || size % 8 || size > XPROBE_RECORD_MAX_SIZE)
+			return lim;
+		if (size > lim - off)
+			return off > start ? off : lim;
+		off += size;
+	}
+	return off;
+}
+
+int xp_agent_dec_file(struct xp_agent_dec *d, const void *buf, size_t len, bool defer_limit,
+		      struct xp_error *err)
+{
+	struct xprobe_agent_capfile h;
+	const uint8_t *p = (const uint8_t *)buf + sizeof(h);
+	size_t n, off = 0;
+	int rc;
+
+	if (!d->map)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "agent decoder not initialized");
+	rc = xp_agent_file_check(buf, len, &h, err);
+	if (rc)
+		return rc;
+	if (!d->pid) { /* the file says whose capture it is */
+		d->pid = h.reply.pid;
+		d->start_time = h.reply.start_time;
+		d->map->pid = d->pid;
+		d->map->start_time = d->start_time;
+	}
+	rc = xp_agent_dec_reply(d, &h.reply, err);
+	if (rc)
+		return rc;
+	/* the stream, replayed as the STOP reply's packets */
+	n = len - sizeof(h);
+	while (off < n) {
+		size_t end = packet_end(p, n, off);
+
+		if (xpc_cancel_signo())
+			return xp_error_cancelled(err, "the Agent capture file");
+		rc = xp_agent_dec_chunk(d, p + off, end - off, err);
+		if (rc)
+			return rc;
+		off = end;
+	}
+	rc = reply_close(d, err);
+	if (rc)
+		return rc;
+	if (d->map->full && !defer_limit) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "the Agent capture of PID %" PRIu32, d->pid);
+		return xp_error_event_limit(err, name, d->map->observed, d->c->max_events);
 	}
 	return 0;
 }
