@@ -15,7 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../device/cupti.h"
 #include "../internal.h"
+#include "aggregate.h"
 #include "capture.h"
 
 struct xpl_agent_hot xpl_agent_hot;
@@ -57,7 +59,7 @@ static uint64_t used_bytes(const struct xpl_agent_cap *c)
 static void prefault(struct xpl_agent_cap *c, uint64_t from, uint64_t to)
 {
 #ifdef MADV_POPULATE_WRITE
-	if (to <= from)
+	if (to <= from || !c->buf)
 		return;
 	if (madvise(c->buf + from, to - from, MADV_POPULATE_WRITE) != 0)
 		return;
@@ -72,35 +74,74 @@ static void prefault(struct xpl_agent_cap *c, uint64_t from, uint64_t to)
 #endif
 }
 
+static void rule_set(struct xpl_agent_rule *r, const struct xprobe_agent_filter *f)
+{
+	r->match = f->name_match;
+	r->len = f->name_len;
+	memcpy(r->name, f->name, f->name_len);
+}
+
+/* The filters of @req into @c: NVTX rules, kernel rules, memcpy kinds,
+ * memset, whether the CUPTI backend is needed. */
+static void filters_set(struct xpl_agent_cap *c, const struct xprobe_agent_req *req)
+{
+	for (uint32_t i = 0; i < req->nfilters && i < XPROBE_AGENT_MAX_FILTERS; i++) {
+		const struct xprobe_agent_filter *f = &req->filters[i];
+
+		switch (f->kind) {
+		case XPROBE_AGENT_KIND_NVTX_RANGE:
+			rule_set(&c->rules[c->nrules++], f);
+			break;
+		case XPROBE_AGENT_KIND_CUDA_API:
+			c->api = true;
+			break;
+		case XPROBE_AGENT_KIND_KERNEL:
+			c->kernel = true;
+			rule_set(&c->krules[c->nkrules++], f);
+			break;
+		case XPROBE_AGENT_KIND_MEMCPY:
+			c->memcpy_mask |= f->memcpy_kind == XPROBE_AGENT_MEMCPY_ANY ?
+						  0x3fu :
+						  1u << f->memcpy_kind;
+			break;
+		case XPROBE_AGENT_KIND_MEMSET:
+			c->memset = true;
+			break;
+		}
+		if (f->kind != XPROBE_AGENT_KIND_NVTX_RANGE)
+			c->device = true;
+	}
+}
+
 int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **out)
 {
 	struct xpl_agent_cap *c;
 	void *p = NULL;
-	uint32_t k = 0;
 
 	*out = NULL;
 	if (posix_memalign(&p, 64, sizeof(*c)) != 0)
 		return -ENOMEM;
 	c = memset(p, 0, sizeof(*c));
 	c->capacity = req->capacity;
-	c->buf_bytes = req->capacity * XPROBE_RECORD_MAX_SIZE;
+	c->mode = req->mode;
+	filters_set(c, req);
+	if (c->mode == XPROBE_AGENT_MODE_AGGREGATE) {
+		/* groups, no records: the table is the capture */
+		if (xpl_agg_new(req->capacity, &c->agg) != 0) {
+			free(c);
+			return -ENOMEM;
+		}
+		goto clock;
+	}
+	c->rec_max = c->device ? XPROBE_RECORD_MAX_SIZE : XPROBE_RECORD_NAMED_MAX_SIZE;
+	c->buf_bytes = req->capacity * c->rec_max;
 	c->buf = mmap(NULL, c->buf_bytes, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (c->buf == MAP_FAILED) {
 		free(c);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < req->nfilters && i < XPROBE_AGENT_MAX_FILTERS; i++) {
-		const struct xprobe_agent_filter *f = &req->filters[i];
-
-		if (f->kind != XPROBE_AGENT_KIND_NVTX_RANGE)
-			continue;
-		c->rules[k].match = f->name_match;
-		c->rules[k].len = f->name_len;
-		memcpy(c->rules[k].name, f->name, f->name_len);
-		k++;
-	}
-	c->nrules = k;
+clock:
 	if (!tsc_state)
 		tsc_state = xpl_tsc_usable() ? 1 : 2;
 	c->tsc = tsc_state == 1;
@@ -129,6 +170,9 @@ void xpl_capture_disarm(struct xpl_agent_cap *c)
 
 	if (!c || !c->armed)
 		return;
+	/* the backend's last records (a final flush) land while still armed */
+	if (c->device)
+		xpl_cupti_agent_stop(c);
 	atomic_store(&xpl_agent_hot.cap, NULL);
 	atomic_store(&xpl_agent_hot.gen, next_gen());
 	stuck = xpl_slots_quiesce(QUIESCE_WAIT_NS);
@@ -152,7 +196,9 @@ void xpl_capture_free(struct xpl_agent_cap *c)
 	xpl_capture_disarm(c);
 	if (c->leak)
 		return;
-	munmap(c->buf, c->buf_bytes);
+	if (c->buf)
+		munmap(c->buf, c->buf_bytes);
+	xpl_agg_free(c->agg);
 	free(c);
 }
 
@@ -192,12 +238,18 @@ void xpl_capture_stats(const struct xpl_agent_cap *c, struct xpl_capture_stats *
 	memset(st, 0, sizeof(*st));
 	if (!c)
 		return; /* IDLE */
-	reserved = atomic_load(&c->resv) >> 32;
-	full = atomic_load(&c->full);
 	st->capacity = c->capacity;
-	st->retained = reserved < c->capacity ? reserved : c->capacity;
 	st->dropped = atomic_load(&c->dropped);
-	st->observed = st->retained + st->dropped;
+	if (c->agg) {
+		full = xpl_agg_full(c->agg);
+		st->retained = xpl_agg_groups(c->agg);
+		st->observed = xpl_agg_grouped(c->agg) + st->dropped;
+	} else {
+		reserved = atomic_load(&c->resv) >> 32;
+		full = atomic_load(&c->full);
+		st->retained = reserved < c->capacity ? reserved : c->capacity;
+		st->observed = st->retained + st->dropped;
+	}
 	st->unknown = atomic_load(&c->unknown);
 	if (c->stopped)
 		st->state = XPROBE_AGENT_STOPPED;
@@ -220,10 +272,54 @@ static uint32_t committed_size(const struct xpl_agent_cap *c, uint64_t pos)
 	w0 = __atomic_load_n((const uint64_t *)(c->buf + pos), __ATOMIC_ACQUIRE);
 	size = (uint32_t)(w0 & 0xffff);
 	/* written by us: a bad size means corrupted memory; stop there */
-	if (NEVER(size && (size < XPROBE_RECORD_HDR_SIZE || size > XPROBE_RECORD_MAX_SIZE ||
-			   size % 8 || pos + size > c->buf_bytes)))
+	if (NEVER(size && (size < XPROBE_RECORD_HDR_SIZE || size > c->rec_max || size % 8 ||
+			   pos + size > c->buf_bytes)))
 		return 0;
 	return size;
+}
+
+/* Groups per record packet of an AGGREGATE capture. */
+static uint64_t agg_per_chunk(const struct xpl_capture_read *rd)
+{
+	return rd->chunk_max / sizeof(struct xprobe_agent_group);
+}
+
+/* An AGGREGATE capture's read: groups [offset, groups in use now). */
+static int agg_read_begin(struct xpl_agent_cap *c, uint64_t offset, struct xpl_capture_read *rd)
+{
+	uint64_t ng = xpl_agg_groups(c->agg), per = agg_per_chunk(rd);
+
+	if (offset > ng || NEVER(!per))
+		return -XPROBE_E_INVALID_ARGUMENT;
+	rd->idx = offset;
+	rd->end_idx = ng;
+	rd->nrecords = ng - offset;
+	rd->bytes = rd->nrecords * sizeof(struct xprobe_agent_group);
+	rd->nchunks = (uint32_t)((rd->nrecords + per - 1) / per);
+	return 0;
+}
+
+static size_t agg_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t cap)
+{
+	uint64_t per = cap / sizeof(struct xprobe_agent_group), n;
+
+	if (per > agg_per_chunk(rd))
+		per = agg_per_chunk(rd);
+	if (per > rd->end_idx - rd->idx)
+		per = rd->end_idx - rd->idx;
+	xpl_agg_lock(rd->c->agg);
+	n = xpl_agg_copy(rd->c->agg, rd->idx, per, (struct xprobe_agent_group *)(void *)out);
+	xpl_agg_unlock(rd->c->agg);
+	rd->idx += n;
+	return n * sizeof(struct xprobe_agent_group);
+}
+
+/* Host records carry raw TSC while in the buffer; CUDA activity records
+ * carry CLOCK_MONOTONIC ns from the backend already. */
+static bool raw_ts(uint16_t type)
+{
+	return type != XPROBE_EV_CUDA_KERNEL && type != XPROBE_EV_CUDA_MEMCPY &&
+	       type != XPROBE_EV_CUDA_MEMSET;
 }
 
 int xpl_capture_read_begin(struct xpl_agent_cap *c, uint64_t offset, size_t chunk_max,
@@ -239,6 +335,8 @@ int xpl_capture_read_begin(struct xpl_agent_cap *c, uint64_t offset, size_t chun
 	memset(rd, 0, sizeof(*rd));
 	rd->c = c;
 	rd->chunk_max = chunk_max;
+	if (c->agg)
+		return agg_read_begin(c, offset, rd);
 	if (offset >= c->cur_idx) {
 		idx = c->cur_idx;
 		pos = c->cur_pos;
@@ -283,6 +381,8 @@ size_t xpl_capture_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t 
 
 	if (cap > rd->chunk_max)
 		cap = rd->chunk_max;
+	if (rd->c->agg)
+		return agg_read_chunk(rd, out, cap);
 	while (rd->idx < rd->end_idx) {
 		const uint8_t *p = rd->c->buf + rd->pos;
 		uint32_t size = committed_size(rd->c, rd->pos);
@@ -296,7 +396,8 @@ size_t xpl_capture_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t 
 			break;
 		o = (struct xprobe_record *)(out + filled);
 		memcpy(o, p, size);
-		o->ts = xpl_conv_ns(&rd->conv, o->ts);
+		if (raw_ts(o->type))
+			o->ts = xpl_conv_ns(&rd->conv, o->ts);
 		filled += size;
 		rd->pos += size;
 		rd->idx++;

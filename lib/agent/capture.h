@@ -29,8 +29,19 @@
  * may still read the capture (the interrupted record holds busy, so the
  * server cannot free it) but only counts a drop.
  *
- * The buffer.  capacity x XPROBE_RECORD_MAX_SIZE bytes of anonymous
- * memory, so any capacity records fit.  A record is reserved with one
+ * Device records.  With a CUDA filter (`device`) the CUPTI backend
+ * (lib/device/cupti.c) feeds the capture too: API records from its
+ * callback on the calling thread (xpl_agent_put_api, the same protocol as
+ * NVTX), activity records from CUPTI's buffer-completion callback on
+ * whatever thread completes the buffer (xpl_agent_put_act, which enters
+ * and leaves like any producer).  Activity records carry CLOCK_MONOTONIC
+ * ns already: the read path converts only host records' raw TSC.  An
+ * AGGREGATE capture holds no records: its activities go to the group table
+ * (aggregate.h), under its own lock, and replies read groups.
+ *
+ * The buffer.  capacity x rec_max bytes of anonymous memory (rec_max:
+ * XPROBE_RECORD_NAMED_MAX_SIZE without a CUDA filter, XPROBE_RECORD_MAX_SIZE
+ * with one), so any capacity records fit.  A record is reserved with one
  * fetch_add on `resv` = index << 32 | byte position, which hands out the
  * record's index since ARM and its place together; records are packed
  * (size = 40 + the name rounded to 8).  The producer writes the record and
@@ -73,22 +84,37 @@ struct xpl_agent_rule {
 	char name[XPROBE_NAME_MAX + 1];
 };
 
+struct xpl_agent_agg;
+
 struct xpl_agent_cap {
 	/* fixed at ARM, read by producers */
 	uint32_t gen; /* capture generation, never 0 */
 	uint32_t nrules; /* NVTX name rules (0: no NVTX filter) */
 	bool tsc; /* timestamps are raw TSC (converted on the way out) */
-	uint64_t capacity; /* records */
-	uint8_t *buf; /* capacity x XPROBE_RECORD_MAX_SIZE bytes */
+	uint64_t capacity; /* records (AGGREGATE: groups) */
+	uint8_t *buf; /* capacity x rec_max bytes (NULL in AGGREGATE mode) */
 	uint64_t buf_bytes;
+	uint32_t rec_max; /* largest record this capture may hold */
 	uint64_t seq_at_arm; /* process range sequence when armed */
 	struct xpl_agent_rule rules[XPROBE_AGENT_MAX_FILTERS];
+	/* CUDA filters (the CUPTI backend's), fixed at ARM */
+	uint32_t mode; /* enum xprobe_agent_mode */
+	bool device; /* some filter names a CUDA kind */
+	bool api; /* a CUDA_API filter (its callback ids live in the backend) */
+	bool kernel, memset; /* a KERNEL / MEMSET filter */
+	uint32_t memcpy_mask; /* bit k: memcpy kind k admitted (ANY: every bit) */
+	uint32_t nkrules; /* KERNEL name rules */
+	struct xpl_agent_rule krules[XPROBE_AGENT_MAX_FILTERS];
+	struct xpl_agent_agg *agg; /* AGGREGATE: the group table */
 
 	/* producers */
 	_Atomic uint64_t resv __attribute__((aligned(64))); /* index << 32 | bytes */
 	_Atomic uint32_t full; /* an index reached capacity */
 	_Atomic uint64_t dropped __attribute__((aligned(64))); /* admitted, not recorded */
-	_Atomic uint64_t unknown; /* malformed NVTX attribute structs while armed */
+	_Atomic uint64_t unknown; /* malformed NVTX attribute structs, CUPTI activity
+				     kinds not read, while armed */
+	_Atomic uint32_t clock_bad; /* an activity record failed the clock check */
+	_Atomic uint64_t early; /* activity records excluded: began before ARM */
 
 	/* the server's */
 	struct xpl_calib arm_cal __attribute__((aligned(64))); /* at ARM */
@@ -208,6 +234,85 @@ static inline void xpl_agent_drop(struct xpl_agent_cap *c)
 	atomic_fetch_add_explicit(&c->dropped, 1, memory_order_relaxed);
 }
 
+/* Reserve @size bytes for one record: the record, or NULL when the capture
+ * is full (the drop counted). */
+static inline __attribute__((always_inline)) struct xprobe_record *
+xpl_agent_reserve(struct xpl_agent_cap *c, uint32_t size)
+{
+	uint64_t old;
+
+	if (unlikely(atomic_load_explicit(&c->full, memory_order_relaxed)))
+		goto drop;
+	old = atomic_fetch_add_explicit(&c->resv, (1ull << 32) | size, memory_order_relaxed);
+	if (unlikely((old >> 32) >= c->capacity)) {
+		atomic_store_explicit(&c->full, 1, memory_order_relaxed);
+		goto drop;
+	}
+	return (struct xprobe_record *)(c->buf + (uint32_t)old);
+drop:
+	xpl_agent_drop(c);
+	return NULL;
+}
+
+static inline __attribute__((always_inline)) void xpl_agent_copy_name(uint8_t *dst,
+								      const char *name, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, name + i, 8);
+		memcpy(dst + i, &w, 8);
+	}
+	for (; i < n; i++)
+		dst[i] = (uint8_t)name[i];
+}
+
+/*
+ * A CUDA API record (XPROBE_EV_CUDA_API_ENTRY/EXIT) of the calling thread:
+ * @name/@n the stripped callback name, @cbid, @corr, @domain.  The raw
+ * timestamp it got goes to *@ts.  True when recorded.
+ */
+static inline __attribute__((always_inline)) bool
+xpl_agent_put_api(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const char *name,
+		  uint32_t n, uint32_t cbid, uint64_t corr, uint64_t domain, uint64_t *ts)
+{
+	uint32_t size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
+	struct xprobe_record *r = xpl_agent_reserve(c, size);
+
+	if (!r)
+		return false;
+	r->ts = *ts = likely(c->tsc) ? xpl_rdtsc() : xpl_mono_ns();
+	xpl_st64(&r->aux,
+		 (uint64_t)cbid | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 | (uint64_t)n << 48);
+	r->a0 = corr;
+	r->a1 = domain;
+	xpl_agent_copy_name((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
+	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
+ * A CUDA activity record: @a's fixed part (header fields set but size,
+ * type and tid, which are written here last) and @n bytes of @name after
+ * it.  Called with the capture entered.  True when recorded.
+ */
+static inline bool xpl_agent_put_act(struct xpl_agent_cap *c, uint32_t type,
+				     const struct xprobe_cuda_activity *a, const char *name,
+				     uint32_t n)
+{
+	uint32_t size = (uint32_t)XPL_ALIGN8(XPROBE_CUDA_ACTIVITY_SIZE + n);
+	struct xprobe_record *r = xpl_agent_reserve(c, size);
+
+	if (!r)
+		return false;
+	memcpy((uint8_t *)r + 8, (const uint8_t *)a + 8, XPROBE_CUDA_ACTIVITY_SIZE - 8);
+	xpl_agent_copy_name((uint8_t *)r + XPROBE_CUDA_ACTIVITY_SIZE, name, n);
+	__atomic_store_n((uint64_t *)r, (uint64_t)type << 16 | size, __ATOMIC_RELEASE);
+	return true;
+}
+
 /*
  * Reserve and write one record: @n name bytes (0 for plain records; a
  * named record without a name is never admitted), @flags its name flags.
@@ -217,39 +322,19 @@ static inline __attribute__((always_inline)) bool
 xpl_agent_put(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const char *name,
 	      uint32_t n, uint32_t flags, uint32_t aux, uint64_t a0)
 {
-	uint32_t size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n), i;
-	uint64_t old, idx;
-	struct xprobe_record *r;
-	uint8_t *dst;
+	uint32_t size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
+	struct xprobe_record *r = xpl_agent_reserve(c, size);
 
-	if (unlikely(atomic_load_explicit(&c->full, memory_order_relaxed)))
-		goto drop;
-	old = atomic_fetch_add_explicit(&c->resv, (1ull << 32) | size, memory_order_relaxed);
-	idx = old >> 32;
-	if (unlikely(idx >= c->capacity)) {
-		atomic_store_explicit(&c->full, 1, memory_order_relaxed);
-		goto drop;
-	}
-	r = (struct xprobe_record *)(c->buf + (uint32_t)old);
+	if (!r)
+		return false;
 	/* the buffer is zero where it was never written: padding stays 0 */
 	r->ts = likely(c->tsc) ? xpl_rdtsc() : xpl_mono_ns();
 	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48);
 	r->a0 = a0;
-	dst = (uint8_t *)r + XPROBE_RECORD_HDR_SIZE;
-	for (i = 0; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		memcpy(dst + i, &w, 8);
-	}
-	for (; i < n; i++)
-		dst[i] = (uint8_t)name[i];
+	xpl_agent_copy_name((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
 	/* size, type, tid last: the record is committed */
 	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
 	return true;
-drop:
-	xpl_agent_drop(c);
-	return false;
 }
 
 /* The name's length (XPROBE_NAME_MAX + 1 when longer) and the bytes a
@@ -286,14 +371,14 @@ static inline __attribute__((always_inline)) bool xpl_agent_eq(const char *a, co
  * usual rejection is one byte compare.  Nothing past the first
  * XPROBE_NAME_MAX + 1 bytes of @name is read.
  */
-static inline __attribute__((always_inline)) bool xpl_agent_name_ok(const struct xpl_agent_cap *c,
-								    const char *name)
+static inline __attribute__((always_inline)) bool
+xpl_agent_rules_ok(const struct xpl_agent_rule *rules, uint32_t nrules, const char *name)
 {
 	uint32_t n = UINT32_MAX, kept = 0;
 	bool complete;
 
-	for (uint32_t i = 0; i < c->nrules; i++) {
-		const struct xpl_agent_rule *r = &c->rules[i];
+	for (uint32_t i = 0; i < nrules; i++) {
+		const struct xpl_agent_rule *r = &rules[i];
 
 		if (r->match == XPROBE_AGENT_NAME_EXACT) {
 			if (name[0] == r->name[0] && xpl_agent_eq(name, r->name, r->len) &&
@@ -329,6 +414,13 @@ static inline __attribute__((always_inline)) bool xpl_agent_name_ok(const struct
 		}
 	}
 	return false;
+}
+
+/* Does @name pass one of @c's NVTX rules? */
+static inline __attribute__((always_inline)) bool xpl_agent_name_ok(const struct xpl_agent_cap *c,
+								    const char *name)
+{
+	return xpl_agent_rules_ok(c->rules, c->nrules, name);
 }
 
 #endif /* XPL_AGENT_CAPTURE_H */

@@ -76,6 +76,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../device/cupti.h"
 #include "../internal.h"
 #include "../nvtx/nvtx_abi.h"
 #include "capfile.h"
@@ -434,14 +435,20 @@ static int send_all(int fd, const void *p, size_t len)
 
 /* --- replies ------------------------------------------------------------------------------ */
 
-static uint32_t features(void)
+/* What the Agent can do now; HOST_MONOTONIC unless the capture's device
+ * records failed the backend's clock check (cupti.c). */
+static uint32_t features(const struct srv *s, uint32_t *cuda_major, uint32_t *cupti_major)
 {
 	uint32_t f = XPROBE_AGENT_F_HOST_MONOTONIC;
 
+	if (s->cap && s->cap->device && atomic_load(&s->cap->clock_bad))
+		f &= ~XPROBE_AGENT_F_HOST_MONOTONIC;
 	if (xpl_nvtx_routed())
 		f |= XPROBE_AGENT_F_NVTX_ROUTED;
 	if (atomic_load(&ag.injected))
 		f |= XPROBE_AGENT_F_INJECTED;
+	if (xpl_cupti_loaded(cuda_major, cupti_major))
+		f |= XPROBE_AGENT_F_DEVICE_BACKEND;
 	return f;
 }
 
@@ -454,7 +461,7 @@ static void reply_init(struct srv *s, struct xprobe_agent_reply *r, uint32_t op)
 	r->version = XPROBE_AGENT_PROTO_VERSION;
 	r->op = op;
 	r->size = sizeof(*r);
-	r->features = features();
+	r->features = features(s, &r->cuda_major, &r->cupti_major);
 	r->pid = (uint32_t)getpid();
 	r->start_time = s->start_time;
 	xpl_capture_stats(s->cap, &st);
@@ -537,14 +544,6 @@ static void do_arm(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 			  o ? (int)o->pid : -1);
 		return;
 	}
-	if (device_kinds(q)) {
-		reply_err(r, -XPROBE_E_BACKEND_UNAVAILABLE,
-			  "no CUDA device backend (CUPTI) is loaded in this Agent: it records NVTX "
-			  "ranges only; CUDA API, kernel, memcpy and memset records need the "
-			  "device backend");
-		r->state = XPROBE_AGENT_FAILED;
-		return;
-	}
 	if (xpl_capture_new(q, &c) != 0) {
 		reply_err(r, -XPROBE_E_INTERNAL,
 			  "cannot allocate a capture of %llu records (%llu bytes)",
@@ -553,13 +552,42 @@ static void do_arm(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 		r->state = XPROBE_AGENT_FAILED;
 		return;
 	}
+	if (device_kinds(q)) {
+		/* the CUPTI backend: loaded on the first such ARM (cupti.c) */
+		char why[sizeof(r->message)];
+		int rc = xpl_cupti_agent_prepare(c, q, why, sizeof(why));
+
+		if (rc) {
+			xpl_capture_free(c);
+			reply_init(s, r, q->op);
+			reply_err(r, rc, "%s", why);
+			r->state = XPROBE_AGENT_FAILED;
+			return;
+		}
+	}
 	xpl_capture_free(s->cap); /* a stopped one */
 	s->cap = c;
 	s->owner = cn->fd;
 	xpl_capture_arm(c);
+	if (c->device) {
+		char why[sizeof(r->message)];
+		int rc = xpl_cupti_agent_start(c, why, sizeof(why));
+
+		if (rc) {
+			xpl_capture_free(c);
+			s->cap = NULL;
+			s->owner = -1;
+			reply_init(s, r, q->op);
+			reply_err(r, rc, "%s", why);
+			r->state = XPROBE_AGENT_FAILED;
+			return;
+		}
+	}
 	reply_init(s, r, q->op);
-	pr_info("agent: armed by pid %d: %llu records, %u NVTX rule(s)", (int)cn->pid,
-		(unsigned long long)c->capacity, c->nrules);
+	pr_info("agent: armed by pid %d: %llu %s, %u NVTX rule(s)%s", (int)cn->pid,
+		(unsigned long long)c->capacity,
+		c->mode == XPROBE_AGENT_MODE_AGGREGATE ? "groups" : "records", c->nrules,
+		c->device ? ", CUDA filters" : "");
 }
 
 /* SNAPSHOT and STOP: @rd is filled when records follow. */
@@ -572,6 +600,9 @@ static int do_read(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 			  q->op == XPROBE_AGENT_OP_STOP ? "STOP" : "SNAPSHOT");
 		return -1;
 	}
+	/* CUPTI's completed buffers first, so the read sees them */
+	if (s->cap->armed && s->cap->device && q->op == XPROBE_AGENT_OP_SNAPSHOT)
+		xpl_cupti_agent_flush(s->cap);
 	/* check the offset before a STOP disarms anything */
 	if (xpl_capture_read_begin(s->cap, q->offset, XPROBE_AGENT_CHUNK_MAX, rd) != 0) {
 		reply_err(r, -XPROBE_E_INVALID_ARGUMENT,

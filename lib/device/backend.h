@@ -24,9 +24,10 @@
  *            deterministic activity records on each armed device
  *   close    free everything
  *
- * Records are struct xprobe_record of type XPROBE_EV_DEVICE_ACTIVITY:
- * ts = start (CLOCK_MONOTONIC ns), a0 = end ns, aux = device,
- * a1 = execution id (0 = not attributable), name = the activity.
+ * Records are struct xprobe_record of type XPROBE_EV_DEVICE_ACTIVITY
+ * (sim) or XPROBE_EV_CUDA_KERNEL/_MEMCPY/_MEMSET (cupti, struct
+ * xprobe_cuda_activity): ts = start (CLOCK_MONOTONIC ns), a0 = end ns,
+ * aux = device, a1 = execution id (0 = not attributable).
  */
 #ifndef XPL_BACKEND_H
 #define XPL_BACKEND_H
@@ -65,9 +66,19 @@ struct xpl_backend_ops {
 	void (*execution)(struct xpl_backend *b, uint32_t dev, const struct xpl_exec_info *e);
 };
 
-/* The table by name: "sim".  "cupti" is known but not in this build:
- * -XPROBE_E_BACKEND_UNAVAILABLE.  Anything else: -XPROBE_E_UNKNOWN_NAME. */
+/* The table by name: "sim", "cupti" (lib/device/cupti.c; a build without
+ * CUPTI headers answers -XPROBE_E_BACKEND_UNAVAILABLE for it).  Anything
+ * else: -XPROBE_E_UNKNOWN_NAME. */
 int xpl_backend_find(const char *name, const struct xpl_backend_ops **ops);
+
+/* Codes a backend's open returns that its callers pass on as they are
+ * (the reason is the backend's, not "the device failed"). */
+static inline bool xpl_backend_own_code(int rc)
+{
+	return rc == -XPROBE_E_INVALID_ARGUMENT || rc == -XPROBE_E_UNSUPPORTED_CUDA_VERSION ||
+	       rc == -XPROBE_E_CUPTI_NOT_AVAILABLE || rc == -XPROBE_E_CUDA_CONTEXT_NOT_FOUND ||
+	       rc == -XPROBE_E_ALREADY_ACTIVE || rc == -XPROBE_E_BACKEND_UNAVAILABLE;
+}
 
 /* A backend hands over a completed buffer of @len bytes of records for
  * @dev.  Copies; callable from any thread. */

@@ -22,6 +22,7 @@
 
 #include "../internal.h"
 #include "backend.h"
+#include "cupti.h"
 #include "xprobe/record.h"
 
 #define SIM_BUF 4096 /* bytes of a pending buffer: small, so buffers complete */
@@ -51,8 +52,13 @@ int xpl_backend_find(const char *name, const struct xpl_backend_ops **ops)
 		*ops = &xpl_sim_backend;
 		return 0;
 	}
-	if (!strcmp(name, "cupti"))
-		return -XPROBE_E_BACKEND_UNAVAILABLE;
+	if (!strcmp(name, "cupti")) {
+		/* loaded (dlopen of libcupti) only when its engine opens */
+		if (!xpl_cupti_built())
+			return -XPROBE_E_BACKEND_UNAVAILABLE;
+		*ops = &xpl_cupti_backend;
+		return 0;
+	}
 	return -XPROBE_E_UNKNOWN_NAME;
 }
 

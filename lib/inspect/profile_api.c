@@ -198,11 +198,16 @@ XPROBE_API int xprobe_profile_continuous_start(const struct xprobe_continuous_op
 	if (!rc)
 		rc = xpl_engine_continuous_enable(c->engine, capacity, NULL);
 	if (rc) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", xprobe_last_error());
 		xpl_engine_destroy(c->engine);
 		free(c);
 		pthread_mutex_unlock(&xpl_ctl_lock);
-		return xpl_fail(rc == -ENOMEM ? rc : -XPROBE_E_DEVICE_FAILED,
-				"the %s backend could not be opened", backend);
+		return xpl_fail(rc == -ENOMEM || xpl_backend_own_code(rc) ? rc :
+									     -XPROBE_E_DEVICE_FAILED,
+				"the %s backend could not be opened: %s", backend,
+				why[0] ? why : xpl_errdesc(rc));
 	}
 	snprintf(c->dir, sizeof(c->dir), "%s", dir && dir[0] ? dir : "./output");
 	c->start_real_ns = xpl_now_real_ns();

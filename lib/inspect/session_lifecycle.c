@@ -519,9 +519,14 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 
 		rc = xpl_engine_create(&ep, &s->engine);
 		if (rc) {
-			rc = xpl_fail(rc == -XPROBE_E_INVALID_ARGUMENT ? rc :
-									 -XPROBE_E_DEVICE_FAILED,
-				      "the %s backend could not open its devices", ops->name);
+			char why[256];
+
+			/* the cupti backend's own code and reason (CUDA version,
+			 * CUPTI missing, another subscriber) are the answer */
+			snprintf(why, sizeof(why), "%s", xprobe_last_error());
+			rc = xpl_fail(xpl_backend_own_code(rc) ? rc : -XPROBE_E_DEVICE_FAILED,
+				      "the %s backend could not open its devices: %s", ops->name,
+				      why[0] ? why : xpl_errdesc(rc));
 			goto fail;
 		}
 		if (cfg->enable && cfg->mode == XPROBE_DEVICE_PROFILE_SESSION) {

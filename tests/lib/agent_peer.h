@@ -206,6 +206,23 @@ static __attribute__((unused)) uint64_t ap_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Does /proc/@pid/maps name a file containing @needle? (-1: unreadable) */
+static __attribute__((unused)) int ap_maps_has(pid_t pid, const char *needle)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int hit = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (!hit && fgets(line, sizeof(line), f))
+		hit = strstr(line, needle) != NULL;
+	fclose(f);
+	return hit;
+}
+
 /* --- the fixture ---------------------------------------------------------------------------- */
 
 struct ap_fixture {

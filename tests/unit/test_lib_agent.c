@@ -1135,13 +1135,16 @@ static void test_malformed_socket(void)
 	CHECK(ap_simple(fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
 	CHECK_EQ_U64(r.h.nrecords, 8);
 	ap_reply_free(&r);
-	/* a device kind: BACKEND_UNAVAILABLE, nothing armed */
+	/* a device kind in a process without CUDA: CUDA_CONTEXT_NOT_FOUND,
+	 * nothing armed, and CUPTI never loaded (test_lib_cupti.c has the rest) */
 	ap_arm(&q, 10);
 	ap_filter(&q, XPROBE_AGENT_KIND_NVTX_RANGE, XPROBE_AGENT_NAME_EXACT, "step");
 	ap_filter(&q, XPROBE_AGENT_KIND_KERNEL, XPROBE_AGENT_NAME_PREFIX, "gemm");
-	CHECK(ap_rpc(fd, &q, &r) == 0 && r.h.status == -XPROBE_E_BACKEND_UNAVAILABLE);
+	CHECK(ap_rpc(fd, &q, &r) == 0 && r.h.status == -XPROBE_E_CUDA_CONTEXT_NOT_FOUND);
 	CHECK(r.h.state == XPROBE_AGENT_FAILED);
-	CHECK(strstr(r.h.message, "CUPTI") != NULL);
+	CHECK(strstr(r.h.message, "no CUDA runtime") != NULL);
+	CHECK(!(r.h.features & XPROBE_AGENT_F_DEVICE_BACKEND) && !r.h.cuda_major);
+	CHECK(ap_maps_has(fx.pid, "libcupti") == 0);
 	CHECK(state_of(fd) == XPROBE_AGENT_STOPPED); /* the stopped capture is still there */
 	close(fd);
 	fx_stop(&fx);

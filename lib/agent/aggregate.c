@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * aggregate.c - the group table of an AGGREGATE capture (aggregate.h says
+ * what it holds and who may touch it when).
+ *
+ * Invariants, enforced here:
+ *   - ngroups <= capacity; groups[0 .. ngroups) are in use, each with
+ *     count >= 1 and min_ns <= total_ns / count <= max_ns;
+ *   - every group in use is reachable from its key's hash through the
+ *     index, and the index is never more than half full (nslots >=
+ *     2 x capacity), so a probe always ends at an empty slot;
+ *   - nothing is allocated after xpl_agg_new().
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../internal.h"
+#include "aggregate.h"
+
+struct xpl_agent_agg {
+	pthread_mutex_t lock;
+	uint64_t capacity;
+	uint64_t mask; /* nslots - 1 */
+	uint32_t *slots; /* group number + 1, 0 = empty */
+	uint64_t *hashes; /* [capacity] */
+	struct xprobe_agent_group *groups; /* [capacity] */
+	size_t slots_bytes, hashes_bytes, groups_bytes;
+	_Atomic uint64_t ngroups;
+	_Atomic uint64_t grouped;
+	_Atomic bool full;
+};
+
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int xpl_agg_new(uint64_t capacity, struct xpl_agent_agg **out)
+{
+	struct xpl_agent_agg *g;
+	uint64_t nslots = 16;
+
+	*out = NULL;
+	if (capacity < 1 || capacity > XPROBE_AGENT_CAPACITY_MAX)
+		return -EINVAL;
+	while (nslots < 2 * capacity)
+		nslots <<= 1;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	pthread_mutex_init(&g->lock, NULL);
+	g->capacity = capacity;
+	g->mask = nslots - 1;
+	g->slots_bytes = nslots * sizeof(*g->slots);
+	g->hashes_bytes = capacity * sizeof(*g->hashes);
+	g->groups_bytes = capacity * sizeof(*g->groups);
+	g->slots = map(g->slots_bytes);
+	g->hashes = map(g->hashes_bytes);
+	g->groups = map(g->groups_bytes);
+	if (!g->slots || !g->hashes || !g->groups) {
+		xpl_agg_free(g);
+		return -ENOMEM;
+	}
+	*out = g;
+	return 0;
+}
+
+void xpl_agg_free(struct xpl_agent_agg *g)
+{
+	if (!g)
+		return;
+	if (g->slots)
+		munmap(g->slots, g->slots_bytes);
+	if (g->hashes)
+		munmap(g->hashes, g->hashes_bytes);
+	if (g->groups)
+		munmap(g->groups, g->groups_bytes);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+void xpl_agg_lock(struct xpl_agent_agg *g)
+{
+	pthread_mutex_lock(&g->lock);
+}
+
+void xpl_agg_unlock(struct xpl_agent_agg *g)
+{
+	pthread_mutex_unlock(&g->lock);
+}
+
+static inline uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+static bool same_key(const struct xprobe_agent_group *x, uint32_t kind, uint32_t device,
+		     uint32_t memcpy_kind, uint16_t flags, const char *name, uint32_t n)
+{
+	return x->kind == kind && x->device == device && x->memcpy_kind == memcpy_kind &&
+	       x->flags == flags && x->name_len == n && !memcmp(x->name, name, n);
+}
+
+int xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uint32_t memcpy_kind,
+		uint16_t flags, const char *name, uint32_t n, uint64_t dur_ns, uint64_t bytes)
+{
+	uint32_t key[4] = { kind, device, memcpy_kind, (uint32_t)flags | n << 16 };
+	uint64_t h, i, ng;
+	struct xprobe_agent_group *x;
+
+	if (NEVER(n > XPROBE_NAME_MAX))
+		n = XPROBE_NAME_MAX;
+	h = fnv_bytes(fnv_bytes(1469598103934665603ull, key, sizeof(key)), name, n);
+	for (i = h & g->mask;; i = (i + 1) & g->mask) {
+		uint32_t s = g->slots[i];
+
+		if (!s)
+			break;
+		if (g->hashes[s - 1] == h &&
+		    same_key(&g->groups[s - 1], kind, device, memcpy_kind, flags, name, n)) {
+			x = &g->groups[s - 1];
+			x->count++;
+			x->total_ns += dur_ns;
+			if (dur_ns < x->min_ns)
+				x->min_ns = dur_ns;
+			if (dur_ns > x->max_ns)
+				x->max_ns = dur_ns;
+			x->bytes += bytes;
+			atomic_fetch_add_explicit(&g->grouped, 1, memory_order_relaxed);
+			return 0;
+		}
+	}
+	ng = atomic_load_explicit(&g->ngroups, memory_order_relaxed);
+	if (ng >= g->capacity) {
+		atomic_store_explicit(&g->full, true, memory_order_relaxed);
+		return -ENOSPC;
+	}
+	x = &g->groups[ng];
+	x->count = 1;
+	x->total_ns = x->min_ns = x->max_ns = dur_ns;
+	x->bytes = bytes;
+	x->kind = kind;
+	x->device = device;
+	x->memcpy_kind = memcpy_kind;
+	x->flags = flags;
+	x->name_len = (uint16_t)n;
+	memcpy(x->name, name, n); /* the rest of the fresh page is zero */
+	g->hashes[ng] = h;
+	g->slots[i] = (uint32_t)(ng + 1);
+	atomic_store_explicit(&g->ngroups, ng + 1, memory_order_release);
+	atomic_fetch_add_explicit(&g->grouped, 1, memory_order_relaxed);
+	return 0;
+}
+
+uint64_t xpl_agg_groups(const struct xpl_agent_agg *g)
+{
+	return atomic_load_explicit(&g->ngroups, memory_order_acquire);
+}
+
+uint64_t xpl_agg_grouped(const struct xpl_agent_agg *g)
+{
+	return atomic_load_explicit(&g->grouped, memory_order_relaxed);
+}
+
+bool xpl_agg_full(const struct xpl_agent_agg *g)
+{
+	return atomic_load_explicit(&g->full, memory_order_relaxed);
+}
+
+uint64_t xpl_agg_copy(const struct xpl_agent_agg *g, uint64_t from, uint64_t count,
+		      struct xprobe_agent_group *out)
+{
+	uint64_t ng = xpl_agg_groups(g);
+
+	if (from >= ng)
+		return 0;
+	if (count > ng - from)
+		count = ng - from;
+	memcpy(out, &g->groups[from], count * sizeof(*out));
+	return count;
+}
