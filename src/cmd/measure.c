@@ -23,6 +23,7 @@
 #include "../../common/json.h"
 #include "../capture/capture_io.h"
 #include "../capture/spec.h"
+#include "histogram.h"
 #include "measure.h"
 
 struct result_ctx {
@@ -599,10 +600,21 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 		return rc;
 	}
 	if (c.record_limit_reached) {
-		xp_error_detail_u64(err, "record_capacity", c.count);
+		/* an Agent capture file says its own bound and counts, as a live
+		 * Agent capture's error does; a host capture only its events */
+		uint64_t capacity = c.cupti.present ? c.cupti.record_capacity : c.count;
+
+		xp_error_detail_u64(err, "record_capacity", capacity);
+		if (c.cupti.present) {
+			xp_error_detail_u64(err, "observed_records", c.cupti.observed_records);
+			xp_error_detail_u64(err, "retained_records",
+					    c.cupti.observed_records - c.cupti.dropped_records);
+			xp_error_detail_u64(err, "dropped_records", c.cupti.dropped_records);
+		}
 		xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
 		rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-				  "capture reached its configured limit of %zu records", c.count);
+				  "capture reached its configured limit of %llu records",
+				  (unsigned long long)capacity);
 		artifact_on_error(req, &c, err);
 		xp_capture_free(&c);
 		return rc;
@@ -690,6 +702,11 @@ int cmd_measure(const struct xp_cli *cli)
 	if (cli->aggregate) {
 		/* not in this build, whatever else the command line says */
 		rc = cuda_aggregate(&err);
+		goto out;
+	}
+	if (cli->histogram) {
+		/* its own document (histogram.h); args.c refused the rest */
+		rc = xp_measure_histogram(cli, &err);
 		goto out;
 	}
 	if (cli->cpu_sample || cli->syscall_aggregate) {

@@ -33,6 +33,10 @@
  *                   pop (a 50 us sleep every 32 loops) until unspin
  *   unspin          stop and join them
  *   fork            fork a child that sleeps 5 s and exits; "DONE fork <pid>"
+ *   forkexit        fork a child that does "names 1" and exit(0)s (its atexit
+ *                   handlers run); wait for it; "DONE forkexit <status>"
+ *   flush           xprobe_agent_output_flush() of the loaded libxprobe;
+ *                   "DONE flush <rc>"
  *   loadclose       dlopen $AGENT_FIXTURE_LIB, dlclose it;
  *                   "DONE loadclose <loaded> <still mapped>"
  *   path            "PATH <socket path or ->"
@@ -48,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int levels_ok = 1; /* any thread clears it (__atomic builtins) */
@@ -285,6 +290,23 @@ int main(void)
 			close(p[0]);
 			close(p[1]);
 			printf("DONE fork %d\n", (int)kid);
+			continue;
+		} else if (!strcmp(cmd, "forkexit")) {
+			pid_t kid = fork();
+			int st = -1;
+
+			if (kid == 0) {
+				push("step", 0);
+				pop(0);
+				exit(0);
+			}
+			waitpid(kid, &st, 0);
+			printf("DONE forkexit %d\n", st);
+			continue;
+		} else if (!strcmp(cmd, "flush")) {
+			int (*flush)(void) = (int (*)(void))lib_sym("xprobe_agent_output_flush");
+
+			printf("DONE flush %d\n", flush ? flush() : -1);
 			continue;
 		} else if (!strcmp(cmd, "loadclose")) {
 			/* a program that dlopens libxprobe and dlcloses it */
