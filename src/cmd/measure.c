@@ -23,7 +23,6 @@
 #include "../../common/json.h"
 #include "../capture/capture_io.h"
 #include "../capture/spec.h"
-#include "histogram.h"
 #include "measure.h"
 
 struct result_ctx {
@@ -702,11 +701,6 @@ int cmd_measure(const struct xp_cli *cli)
 	if (cli->aggregate) {
 		/* not in this build, whatever else the command line says */
 		rc = cuda_aggregate(&err);
-		goto out;
-	}
-	if (cli->histogram) {
-		/* its own document (histogram.h); args.c refused the rest */
-		rc = xp_measure_histogram(cli, &err);
 		goto out;
 	}
 	if (cli->cpu_sample || cli->syscall_aggregate) {
