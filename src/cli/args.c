@@ -14,6 +14,7 @@
 
 #include "../../common/parse.h"
 #include "args.h"
+#include "histogram_args.h"
 
 enum opt_id {
 	O_JSON = 1000, O_NONINTERACTIVE, O_NOCOLOR, O_HELP,
@@ -21,6 +22,7 @@ enum opt_id {
 	O_EVENTS_OUT, O_FORMAT, O_NAME, O_SAMPLES, O_DURATION, O_TIMEOUT, O_MAX_EVENTS,
 	O_AGGREGATE, O_CPU_SAMPLE, O_SYSCALL_AGG, O_MAX_GROUPS, O_FREQUENCY, O_MAX_SAMPLES,
 	O_STACK_DEPTH, O_MAX_THREADS, O_MAX_INFLIGHT, O_UNSAFE_OFFSET,
+	O_HISTOGRAM, O_BY, O_MAX_DEPTH,
 };
 
 struct opt_def {
@@ -59,6 +61,9 @@ static const struct opt_def opt_defs[] = {
 	{ { "max-threads", required_argument, NULL, O_MAX_THREADS }, XP_OPT_MAX_THREADS },
 	{ { "max-inflight", required_argument, NULL, O_MAX_INFLIGHT }, XP_OPT_MAX_INFLIGHT },
 	{ { "unsafe-offset", no_argument, NULL, O_UNSAFE_OFFSET }, XP_OPT_UNSAFE_OFFSET },
+	{ { "histogram", no_argument, NULL, O_HISTOGRAM }, XP_OPT_HISTOGRAM },
+	{ { "by", required_argument, NULL, O_BY }, XP_OPT_BY },
+	{ { "max-depth", required_argument, NULL, O_MAX_DEPTH }, XP_OPT_MAX_DEPTH },
 };
 
 #define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -143,6 +148,13 @@ static const struct conflict conflicts[] = {
 	/* --unsafe-offset concerns live uprobe selectors only */
 	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_INPUT }, { XP_OPT_UNSAFE_OFFSET, XP_OPT_AGGREGATE },
 	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_CPU_SAMPLE }, { XP_OPT_UNSAFE_OFFSET, XP_OPT_SYSCALL_AGG },
+	/* --histogram: a live in-kernel distribution, no capture (histogram_args.h) */
+	{ XP_OPT_HISTOGRAM, XP_OPT_INPUT }, { XP_OPT_HISTOGRAM, XP_OPT_SPEC },
+	{ XP_OPT_HISTOGRAM, XP_OPT_EVENTS_OUT }, { XP_OPT_HISTOGRAM, XP_OPT_FORMAT },
+	{ XP_OPT_HISTOGRAM, XP_OPT_SAMPLES }, { XP_OPT_HISTOGRAM, XP_OPT_MAX_EVENTS },
+	{ XP_OPT_HISTOGRAM, XP_OPT_CPU_SAMPLE }, { XP_OPT_HISTOGRAM, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_HISTOGRAM, XP_OPT_AGGREGATE }, { XP_OPT_HISTOGRAM, XP_OPT_AGENT },
+	{ XP_OPT_HISTOGRAM, XP_OPT_CUPTI_SOCKET },
 };
 
 /* Flags that only make sense with another one (any of `needs`). */
@@ -151,12 +163,15 @@ struct requirement {
 };
 
 static const struct requirement requirements[] = {
-	{ XP_OPT_MAX_GROUPS, XP_OPT_AGGREGATE | XP_OPT_SYSCALL_AGG | XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_MAX_GROUPS,
+	  XP_OPT_AGGREGATE | XP_OPT_SYSCALL_AGG | XP_OPT_CPU_SAMPLE | XP_OPT_HISTOGRAM },
 	{ XP_OPT_FREQUENCY, XP_OPT_CPU_SAMPLE },
 	{ XP_OPT_MAX_SAMPLES, XP_OPT_CPU_SAMPLE },
 	{ XP_OPT_STACK_DEPTH, XP_OPT_CPU_SAMPLE },
 	{ XP_OPT_MAX_THREADS, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_MAX_INFLIGHT, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_MAX_INFLIGHT, XP_OPT_SYSCALL_AGG | XP_OPT_HISTOGRAM },
+	{ XP_OPT_BY, XP_OPT_HISTOGRAM },
+	{ XP_OPT_MAX_DEPTH, XP_OPT_HISTOGRAM },
 };
 
 static int check_combinations(const struct xp_command *cmd, unsigned long seen)
@@ -333,11 +348,14 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		NUM_CASE(O_STACK_DEPTH, "stack-depth", stack_depth)
 		NUM_CASE(O_MAX_THREADS, "max-threads", max_threads)
 		NUM_CASE(O_MAX_INFLIGHT, "max-inflight", max_inflight)
+		NUM_CASE(O_MAX_DEPTH, "max-depth", max_depth)
 #undef NUM_CASE
 		case O_AGGREGATE: cli->aggregate = true; break;
 		case O_CPU_SAMPLE: cli->cpu_sample = true; break;
 		case O_SYSCALL_AGG: cli->syscall_aggregate = true; break;
 		case O_UNSAFE_OFFSET: cli->unsafe_offset = true; break;
+		case O_HISTOGRAM: cli->histogram = true; break;
+		case O_BY: cli->by = optarg; break;
 		case ':':
 			return usage_error(cmd, "a value is required for '%s' but none was supplied",
 					   argv[optind - 1]);
@@ -351,5 +369,13 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		return usage_error(cmd, "unexpected argument '%s' found", argv[optind]);
 	if ((rc = check_combinations(cmd, seen)))
 		return rc;
-	return check_required(cmd, cli, seen);
+	if ((rc = check_required(cmd, cli, seen)))
+		return rc;
+	if (cli->histogram) {
+		char why[640];
+
+		if (xp_histogram_usage(cli, why, sizeof(why)))
+			return usage_error(cmd, "%s", why);
+	}
+	return 0;
 }

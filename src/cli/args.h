@@ -39,6 +39,9 @@ enum xp_opt_bit {
 	XP_OPT_MAX_THREADS = 1ul << 23,
 	XP_OPT_MAX_INFLIGHT = 1ul << 24,
 	XP_OPT_UNSAFE_OFFSET = 1ul << 25,
+	XP_OPT_HISTOGRAM = 1ul << 26,
+	XP_OPT_BY = 1ul << 27,
+	XP_OPT_MAX_DEPTH = 1ul << 28,
 };
 
 /*

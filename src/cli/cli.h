@@ -76,6 +76,11 @@ struct xp_cli {
 	uint64_t max_inflight;
 
 	bool unsafe_offset;      /* --unsafe-offset (resolve/insn.h) */
+
+	bool histogram;          /* --histogram (docs/histograms.md) */
+	const char *by;          /* --by thread|arg0, as written */
+	bool has_max_depth;
+	uint64_t max_depth;      /* --max-depth (stack-nested --histogram) */
 };
 
 /* Defaults of the contract. */

@@ -40,7 +40,7 @@ static const struct xp_command commands[] = {
 	{
 		"validate",
 		"Check, read-only, whether a measurement can run against a live process.",
-		"--pid <PID> (--from <SELECTOR> --to <SELECTOR> --match <POLICY> [--unsafe-offset] | --cpu-sample | --syscall-aggregate) [--json]",
+		"--pid <PID> (--from <SELECTOR> --to <SELECTOR> --match <POLICY> [--unsafe-offset] [--histogram [--by thread|arg0]] | --cpu-sample | --syscall-aggregate) [--json]",
 		"Options:\n"
 		"      --pid <PID>            target process\n"
 		"      --from <SELECTOR>      start endpoint (see docs/selectors.md)\n"
@@ -50,9 +50,11 @@ static const struct xp_command commands[] = {
 		"                             cannot be checked (no function symbol covers it), with\n"
 		"                             a warning; a mid-instruction offset is always refused\n"
 		"      --cpu-sample           check CPU sampling (threads, perf events, Python symbols)\n"
-		"      --syscall-aggregate    check the eBPF syscall aggregate path\n\n" COMMON_HELP,
+		"      --syscall-aggregate    check the eBPF syscall aggregate path\n"
+		"      --histogram            check the in-kernel latency histogram of the pair\n"
+		"                             (its BPF object loaded for real); --by thread|arg0\n\n" COMMON_HELP,
 		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_CPU_SAMPLE |
-			XP_OPT_SYSCALL_AGG | XP_OPT_UNSAFE_OFFSET,
+			XP_OPT_SYSCALL_AGG | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY,
 		cmd_validate,
 	},
 	{
@@ -91,14 +93,26 @@ static const struct xp_command commands[] = {
 		"                             --max-samples (10000), --max-groups (256),\n"
 		"                             --stack-depth (64), --max-threads (1024)\n"
 		"      --syscall-aggregate    syscall lifecycle inventory; --max-groups (256),\n"
-		"                             --max-inflight (1024)\n\n" COMMON_HELP,
+		"                             --max-inflight (1024)\n"
+		"Latency histogram (docs/histograms.md):\n"
+		"      --histogram            pair --from/--to in the kernel (exact: syscall or GC\n"
+		"                             lifecycle; stack-nested: uprobe entry/return) into a\n"
+		"                             log-linear histogram; runs for --duration-ms, until\n"
+		"                             Ctrl-C or the target exits (--timeout-ms: outer\n"
+		"                             bound, none by default); no events, no --samples\n"
+		"      --by <KEY>             thread | arg0: one histogram per thread, or per value\n"
+		"                             of the start's first argument (GC: the generation)\n"
+		"      --max-inflight <N>     threads with open starts (1024)\n"
+		"      --max-depth <N>        stack-nested nesting depth kept (32, at most 32)\n"
+		"      --max-groups <N>       groups of --by (256)\n\n" COMMON_HELP,
 		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_SPEC | XP_OPT_INPUT |
 			XP_OPT_AGENT | XP_OPT_CUPTI_SOCKET | XP_OPT_EVENTS_OUT | XP_OPT_FORMAT |
 			XP_OPT_NAME | XP_OPT_SAMPLES | XP_OPT_DURATION | XP_OPT_TIMEOUT |
 			XP_OPT_MAX_EVENTS | XP_OPT_AGGREGATE | XP_OPT_CPU_SAMPLE |
 			XP_OPT_SYSCALL_AGG | XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY |
 			XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH | XP_OPT_MAX_THREADS |
-			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET,
+			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
+			XP_OPT_MAX_DEPTH,
 		cmd_measure,
 	},
 };

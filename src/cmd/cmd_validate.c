@@ -19,6 +19,7 @@
 #include "../selector/selector.h"
 #include "../process/identity.h"
 #include "../checks/validate_checks.h"
+#include "histogram.h"
 
 static void pair_json(struct xpc_json *w, void *ctx)
 {
@@ -117,6 +118,14 @@ int cmd_validate(const struct xp_cli *cli)
 	rc = xp_target_identify(cli->pid, &t, &err);
 	if (rc)
 		goto fail;
+	if (cli->histogram) {
+		rc = xp_validate_histogram(cli, &t, &err);
+		if (rc < 0)
+			goto fail;
+		xp_error_clear(&err);
+		xp_target_release(&t);
+		return rc;
+	}
 	if (cli->cpu_sample || cli->syscall_aggregate) {
 		rc = inventory(cli, &t, &err);
 		if (rc < 0)

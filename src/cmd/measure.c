@@ -23,6 +23,7 @@
 #include "../../common/json.h"
 #include "../capture/capture_io.h"
 #include "../capture/spec.h"
+#include "histogram.h"
 #include "measure.h"
 
 struct result_ctx {
@@ -701,6 +702,11 @@ int cmd_measure(const struct xp_cli *cli)
 	if (cli->aggregate) {
 		/* not in this build, whatever else the command line says */
 		rc = cuda_aggregate(&err);
+		goto out;
+	}
+	if (cli->histogram) {
+		/* its own document (histogram.h); args.c refused the rest */
+		rc = xp_measure_histogram(cli, &err);
 		goto out;
 	}
 	if (cli->cpu_sample || cli->syscall_aggregate) {

@@ -110,8 +110,11 @@ def success_schema(args):
     inventory modes have their own (types the contract does not define)."""
     a = [str(x) for x in args]
     cmd = a[0] if a else ""
-    if cmd == "validate" and ("--cpu-sample" in a or "--syscall-aggregate" in a):
+    if cmd == "validate" and ("--cpu-sample" in a or "--syscall-aggregate" in a
+                              or "--histogram" in a):
         return "inventory-validation"
+    if cmd == "measure" and "--histogram" in a:
+        return "latency-histogram-result"
     if cmd == "measure" and "--cpu-sample" in a:
         return "cpu-sample-inventory-result"
     if cmd == "measure" and "--syscall-aggregate" in a:

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/*
+ * latency_hist.h - the contract between bpf/latency_hist.bpf.c and the
+ * collector of `measure --histogram` (src/collect/latency_histogram.c): map
+ * layouts, the log-linear bucket scheme, and the accounting identities.
+ *
+ * Maps:
+ *   xp_lh_total     PERCPU_ARRAY, one struct xp_lh_total: the histogram of
+ *                   every pair plus the rare-path counters.  Per CPU, so
+ *                   CPUs never share a cache line; the collector folds the
+ *                   copies after the window.
+ *   xp_lh_groups    HASH (BPF_F_NO_PREALLOC), key __u64 group key (the
+ *                   thread id, or the start endpoint's first argument),
+ *                   value struct xp_lh_hist; max_entries = --max-groups.
+ *                   Shared between CPUs (atomic adds, min/max by
+ *                   compare-and-swap): a per-CPU copy of every group
+ *                   would cost groups x CPUs x 7.8 KiB.  Only loaded with
+ *                   --by; a pair whose group finds the map full is counted
+ *                   in group_overflow (it stays in the total).
+ *   xp_lh_open      HASH, key __u32 thread id, value struct xp_lh_open:
+ *                   the thread's one open start (policy exact: a syscall
+ *                   or CPython GC lifecycle cannot nest on a thread);
+ *                   max_entries = --max-inflight (threads).
+ *   xp_lh_stack     HASH, key __u32 thread id, value struct xp_lh_stack:
+ *                   the thread's stack of open starts (policy
+ *                   stack-nested: recursion), at most --max-depth deep;
+ *                   max_entries = --max-inflight.  Only one of the two
+ *                   in-flight maps is sized; the other holds one entry.
+ *   xp_lh_zero      ARRAY, one zeroed struct xp_lh_zero: what a new group
+ *                   or stack slot is created from (BPF's stack is 512
+ *                   bytes, these values are larger).  Never written.
+ *
+ * A thread's slot is created at its first start in the window and written
+ * in place afterwards (no insert or delete per call); the thread-exit
+ * program (raw tracepoint sched_process_exit) deletes it when the thread
+ * ends, so threads that come and go do not fill --max-inflight.
+ *
+ * Accounting identities, at the end of the window (open_at_end counted by
+ * the collector from the in-flight map):
+ *   starts = pairs + superseded + open_at_end + thread_exit_open
+ *            + inflight_overflow + depth_overflow
+ *   ends   = pairs + unpaired_ends
+ *   pairs  = total.count = sum of the groups' counts + group_overflow
+ *            + key_unreadable                        (with --by)
+ * starts and ends are not counted on the hot path: the identities give
+ * them.  An end whose start was not stored (it began before the window,
+ * or a bound dropped it) is an unpaired end.
+ *
+ * Buckets (log-linear, HdrHistogram style with 16 sub-buckets): a value
+ * v < 16 ns has its own bucket v; above, the power of two [2^k, 2^(k+1))
+ * holding v is split into 16 equal sub-buckets of width 2^(k-4):
+ *   bucket(v) = v                                   v < 16
+ *             = (k - 3) * 16 + ((v >> (k - 4)) & 15)  k = floor(log2 v) >= 4
+ * 61 x 16 = 976 buckets cover every __u64.  A bucket spans at most 1/16
+ * (6.25%) of its lower bound; the midpoint of the part of a bucket that
+ * lies within [min, max] is within 1/32 (3.125%) of any value in it
+ * (docs/histograms.md, "Accuracy").
+ *
+ * Fixed-width fields only, largest first, no padding holes; the sizes are
+ * asserted on the user side.
+ */
+#ifndef XP_BPF_LATENCY_HIST_H
+#define XP_BPF_LATENCY_HIST_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#define XP_LH_SUB_BITS 4
+#define XP_LH_SUB (1u << XP_LH_SUB_BITS) /* 16 sub-buckets per power of two */
+#define XP_LH_BUCKETS ((64 - XP_LH_SUB_BITS + 1) * XP_LH_SUB) /* 976 */
+
+/* Compiled bound of --max-depth (a power of two: the index is masked). */
+#define XP_LH_MAX_DEPTH 32
+
+/* Endpoint roles: the BPF cookie of a uprobe/USDT link. */
+#define XP_LH_ROLE_START 0
+#define XP_LH_ROLE_END 1
+
+/* Grouping (rodata group_by). */
+#define XP_LH_BY_NONE 0
+#define XP_LH_BY_THREAD 1
+#define XP_LH_BY_ARG0 2
+
+struct xp_lh_hist {
+	__u64 count;                  /* pairs */
+	__u64 sum_ns;                 /* sum of their latencies */
+	__u64 min_ns;                 /* valid when count > 0 */
+	__u64 max_ns;
+	__u64 buckets[XP_LH_BUCKETS]; /* pairs per bucket */
+};
+
+/* Rare-path counters only (the hot path adds into the histogram). */
+struct xp_lh_counters {
+	__u64 superseded;        /* exact: a start replaced by the thread's next start */
+	__u64 unpaired_ends;     /* ends without a stored start */
+	__u64 inflight_overflow; /* starts of threads that found no slot (--max-inflight) */
+	__u64 depth_overflow;    /* stack-nested: starts deeper than --max-depth */
+	__u64 group_overflow;    /* pairs whose group found the group map full */
+	__u64 key_unreadable;    /* pairs whose arg0 key could not be read (no group) */
+	__u64 thread_exit_open;  /* starts still open when their thread exited */
+	__u64 pad;
+};
+
+struct xp_lh_total {
+	struct xp_lh_counters c;
+	struct xp_lh_hist h;
+};
+
+/* policy exact: one open start per thread */
+struct xp_lh_open {
+	__u64 ts;       /* bpf_ktime_get_ns() at the start (valid when busy) */
+	__u64 key;      /* arg0 at the start */
+	__u32 busy;     /* 1 while a start is open */
+	__u32 key_bad;  /* 1: arg0 could not be read */
+};
+
+struct xp_lh_frame {
+	__u64 ts;
+	__u64 key;
+};
+
+/* policy stack-nested: the open starts of one thread, innermost last */
+struct xp_lh_stack {
+	__u32 depth;    /* frames stored */
+	__u32 lost;     /* starts beyond --max-depth not stored; their ends come first */
+	__u32 key_bad;  /* bit d: frame d's arg0 could not be read */
+	__u32 pad;
+	struct xp_lh_frame f[XP_LH_MAX_DEPTH];
+};
+
+/* What new groups and stack slots are created from. */
+struct xp_lh_zero {
+	struct xp_lh_hist h;
+	struct xp_lh_stack s;
+};
+
+/*
+ * The bucket of @v (see above).  No loop and no clz (BPF has neither
+ * cheap): six compares find floor(log2 v).  Shared by the BPF programs
+ * and the collector, so both sides agree by construction.
+ */
+static __always_inline __u32 xp_lh_bucket_of(__u64 v)
+{
+	__u32 k = 0;
+	__u64 x = v;
+
+	if (v < XP_LH_SUB)
+		return (__u32)v;
+	if (x >> 32) {
+		k += 32;
+		x >>= 32;
+	}
+	if (x >> 16) {
+		k += 16;
+		x >>= 16;
+	}
+	if (x >> 8) {
+		k += 8;
+		x >>= 8;
+	}
+	if (x >> 4) {
+		k += 4;
+		x >>= 4;
+	}
+	if (x >> 2) {
+		k += 2;
+		x >>= 2;
+	}
+	if (x >> 1)
+		k += 1;
+	return (k - (XP_LH_SUB_BITS - 1)) * XP_LH_SUB +
+	       (__u32)((v >> (k - XP_LH_SUB_BITS)) & (XP_LH_SUB - 1));
+}
+
+#endif /* XP_BPF_LATENCY_HIST_H */

@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * histogram.c - `measure --histogram` and `validate --histogram`:
+ * orchestration only (histogram.h).
+ *
+ * measure: bounds (--max-inflight, --max-groups, --max-depth, the window)
+ * -> parse both selectors -> identify the target -> validate the pair
+ * (read-only; its first issue is the error, with recommended_policy and
+ * compatible_policies, exactly as an exact measurement answers) ->
+ * resolve both endpoints (the live plan) and the target's PID namespace
+ * (the BPF filter) -> load, attach, arm, verify the target -> the window
+ * (--duration-ms, SIGINT/SIGTERM/SIGHUP, the target's exit, --timeout-ms
+ * when given) -> read the maps -> render.  Every ending of the window is a
+ * result (exit 0) with its stop reason: a target that exits mid-window is
+ * what a batch job does, and what was counted up to its exit is kept.
+ *
+ * Without --duration-ms the window lasts until Ctrl-C or the target's
+ * exit; --timeout-ms is then the only other bound, and it applies only
+ * when given (the 30 s default of the exact modes would cut a capture
+ * that is meant to run for minutes; docs/histograms.md, "The window").
+ *
+ * validate: the same pair check, the endpoints resolved, and the real
+ * object loaded (nothing attached): valid when it would run.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "../../common/cancel.h"
+#include "../checks/validate_checks.h"
+#include "../collect/latency_histogram.h"
+#include "../collect/live.h"
+#include "../correlate/correlate.h"
+#include "../process/namespaces.h"
+#include "../report/render_histogram.h"
+#include "../selector/selector.h"
+#include "histogram.h"
+#include "inventory.h"
+
+struct hist_req {
+	const struct xp_cli *cli;
+	struct xp_selector from, to;
+	enum xp_policy policy;
+	int group_by;
+	struct xp_validation v;
+	struct xp_live_plan plan;
+};
+
+static void req_free(struct hist_req *q)
+{
+	xp_selector_free(&q->from);
+	xp_selector_free(&q->to);
+	xp_validation_free(&q->v);
+	xp_live_plan_free(&q->plan);
+}
+
+static int parse_by(const char *by)
+{
+	if (!by)
+		return XP_LH_BY_NONE;
+	return strcmp(by, "thread") == 0 ? XP_LH_BY_THREAD : XP_LH_BY_ARG0;
+}
+
+/* Selectors and policy (args.c checked their shape; histogram_args.h). */
+static int parse_pair(struct hist_req *q, struct xp_error *err)
+{
+	int rc;
+
+	q->policy = (enum xp_policy)xp_policy_parse(q->cli->match);
+	q->group_by = parse_by(q->cli->by);
+	rc = xp_selector_parse(q->cli->from, &q->from, err);
+	if (!rc)
+		rc = xp_selector_parse(q->cli->to, &q->to, err);
+	if (rc)
+		xp_error_hint(err, "run xprobe validate with the exact selector text");
+	return rc;
+}
+
+/* validate's pair check (read-only): policy, capabilities, resolution. */
+static int check_pair(struct hist_req *q, const struct xp_target *t, struct xp_error *err)
+{
+	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
+				       .unsafe_offset = q->cli->unsafe_offset };
+
+	return xp_validate_pair(t, &q->from, &q->to, q->policy, &vo, &q->v, err);
+}
+
+/* The first issue of the pair check as measure's error (measure_live.c's
+ * rule: callers stop on valid: false). */
+static int first_issue(struct hist_req *q, struct xp_error *err)
+{
+	enum xp_policy list[XP_POLICY__COUNT];
+	const char *names[XP_POLICY__COUNT];
+	size_t n, i;
+
+	n = xp_policy_list(q->v.compatible, list);
+	for (i = 0; i < n; i++)
+		names[i] = xp_policy_snake(list[i]);
+	xp_error_detail_str(err, "start_selector", q->cli->from);
+	xp_error_detail_str(err, "end_selector", q->cli->to);
+	xp_error_detail_str(err, "match_policy", xp_policy_kebab(q->policy));
+	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(q->v.recommended));
+	xp_error_detail_strv(err, "compatible_policies", names, n);
+	if (q->v.issues[0].hint[0])
+		xp_error_hint(err, "%s", q->v.issues[0].hint);
+	else
+		xp_error_hint(err, "rerun with --match %s", xp_policy_kebab(q->v.recommended));
+	return xp_error_set(err, q->v.issues[0].code, true, "%s", q->v.issues[0].message);
+}
+
+static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups,
+		  uint64_t *depth, struct xp_error *err)
+{
+	int rc;
+
+	*inflight = cli->has_max_inflight ? cli->max_inflight : XP_LH_DEFAULT_MAX_INFLIGHT;
+	*groups = cli->has_max_groups ? cli->max_groups : XP_LH_DEFAULT_MAX_GROUPS;
+	*depth = cli->has_max_depth ? cli->max_depth : XP_LH_DEFAULT_MAX_DEPTH;
+	if ((rc = xp_inventory_bound(err, "max-inflight", *inflight, 1, XP_LH_MAX_INFLIGHT_LIMIT,
+				     "threads with an open start at once")) ||
+	    (rc = xp_inventory_bound(err, "max-groups", *groups, 1, XP_LH_MAX_GROUPS_LIMIT,
+				     "distinct --by keys kept, 7.8 KiB each")) ||
+	    (rc = xp_inventory_bound(err, "max-depth", *depth, 1, XP_LH_MAX_DEPTH,
+				     "open starts kept per thread")))
+		return rc;
+	if ((cli->has_duration_ms && !cli->duration_ms) ||
+	    (cli->has_timeout_ms && !cli->timeout_ms)) {
+		xp_error_detail_str(err, "flag", cli->has_duration_ms && !cli->duration_ms ?
+							 "duration-ms" : "timeout-ms");
+		xp_error_hint(err, "pass a positive --duration-ms, or none to run until Ctrl-C or the target exits");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "--histogram needs a positive --duration-ms and --timeout-ms when they are given");
+	}
+	if (cli->has_duration_ms && cli->has_timeout_ms)
+		return xp_inventory_window_check(cli->duration_ms, cli->timeout_ms, err);
+	return 0;
+}
+
+static int verify_armed(void *ctx, struct xp_error *err)
+{
+	return xp_target_verify(ctx, err);
+}
+
+static void emit_json(struct xpc_json *w, void *view)
+{
+	xp_render_histogram_json(w, view);
+}
+
+static void emit_human(FILE *out, void *view)
+{
+	xp_render_histogram_human(out, view);
+}
+
+int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
+{
+	uint64_t t0 = xp_live_now_ns();
+	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = verify_armed };
+	struct xp_inventory_signals sig;
+	struct xp_warnings ws = { 0 };
+	struct xp_lh_result r;
+	struct xp_target_ns ns;
+	struct xp_target t;
+	struct hist_req q;
+	bool have_r = false;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	memset(&r, 0, sizeof(r));
+	memset(&t, 0, sizeof(t));
+	q.cli = cli;
+	rc = bounds(cli, &o.max_inflight, &o.max_groups, &o.max_depth, err);
+	if (rc)
+		return rc;
+	rc = parse_pair(&q, err);
+	if (rc)
+		goto out;
+	rc = xp_target_identify(cli->pid, &t, err);
+	if (rc)
+		goto out;
+	rc = check_pair(&q, &t, err);
+	if (rc)
+		goto out;
+	if (q.v.nissues) {
+		rc = first_issue(&q, err);
+		goto out;
+	}
+	rc = xp_live_plan_build(&t, &q.from, &q.to, &q.plan, err);
+	if (rc)
+		goto out;
+	if (q.plan.n != 2 || q.plan.from_ep != 0 || q.plan.to_ep != 1) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "the histogram plan has %zu endpoints, not a start and an end",
+				  q.plan.n);
+		goto out;
+	}
+	memset(&ns, 0, sizeof(ns));
+	rc = xp_target_namespaces(&t, &ns, err);
+	if (rc)
+		goto out;
+	rc = xp_live_filter_init(&o.filter, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino,
+				 ns.ns_pid);
+	if (rc) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "cannot read xprobe's own PID namespace: %s", strerror(-rc));
+		goto out;
+	}
+	o.target = &t;
+	o.start = &q.plan.ep[0];
+	o.end = &q.plan.ep[1];
+	o.nested = q.policy == XP_POLICY_STACK_NESTED;
+	o.group_by = q.group_by;
+	o.duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
+	o.deadline_ns = cli->has_timeout_ms ? t0 + cli->timeout_ms * 1000000ull : 0;
+	o.on_armed_ctx = &t;
+
+	xp_inventory_signals_catch(&sig);
+	rc = xp_lh_collect(&o, &r, err);
+	xp_inventory_signals_restore(&sig);
+	if (rc)
+		goto out;
+	have_r = true;
+	/*
+	 * After the window: with a pidfd the process was the target all along
+	 * (a reused PID is another pidfd); without one, a start time that
+	 * changed is a reused PID.  A target that has exited since is fine:
+	 * the result covers the window.
+	 */
+	if (!t.has_pidfd && r.stop != XP_LH_STOP_TARGET_EXITED) {
+		struct xp_error verr = { 0 };
+
+		if (xp_target_verify(&t, &verr) == -XPROBE_E_TARGET_REUSED) {
+			xp_error_move(err, &verr);
+			xp_error_prefix(err, "during the histogram window");
+			rc = -XPROBE_E_TARGET_REUSED;
+			goto out;
+		}
+		xp_error_clear(&verr);
+	}
+	if (xp_lh_warnings(&r, &ws)) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto out;
+	}
+	{
+		struct xp_histogram_view view = {
+			.name = cli->name,
+			.pid = t.pid,
+			.process_start_time = t.start_time,
+			.start_selector = cli->from,
+			.end_selector = cli->to,
+			.start = o.start,
+			.end = o.end,
+			.pid_namespace_filter = o.filter.use_pidns,
+			.duration_ms = o.duration_ms,
+			.timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : 0,
+			.result = &r,
+			.warnings = &ws,
+		};
+
+		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
+	}
+out:
+	if (have_r)
+		xp_lh_result_free(&r);
+	xp_warnings_free(&ws);
+	req_free(&q);
+	xp_target_release(&t);
+	return rc;
+}
+
+static void check_json(struct xpc_json *w, void *ctx)
+{
+	xp_render_histogram_check_json(w, ctx);
+}
+
+static void check_human(FILE *out, void *ctx)
+{
+	xp_render_histogram_check_human(out, ctx);
+}
+
+int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t,
+			  struct xp_error *err)
+{
+	struct xp_histogram_check c;
+	struct hist_req q;
+	size_t i;
+	int rc;
+
+	memset(&q, 0, sizeof(q));
+	memset(&c, 0, sizeof(c));
+	q.cli = cli;
+	rc = parse_pair(&q, err);
+	if (rc)
+		goto out;
+	rc = check_pair(&q, t, err);
+	if (rc)
+		goto out;
+	c.v = &q.v;
+	c.group_by = q.group_by;
+	c.warnings = &q.v.warnings;
+	for (i = 0; i < q.v.nissues; i++)
+		c.issues[c.nissues++] = q.v.issues[i];
+	rc = xp_live_plan_build(t, &q.from, &q.to, &q.plan, err);
+	if (rc)
+		goto out;
+	c.start = &q.plan.ep[0];
+	c.end = &q.plan.ep[1];
+	c.object_load.tried = true;
+	c.object_load.err = -xp_lh_load_check(c.start, c.end, q.policy == XP_POLICY_STACK_NESTED,
+					      q.group_by, c.object_load.detail,
+					      sizeof(c.object_load.detail));
+	if (c.object_load.err)
+		xp_issue_add(c.issues, &c.nissues,
+			     c.object_load.err == EPERM || c.object_load.err == EACCES ?
+				     XPROBE_E_PERMISSION_DENIED :
+				     XPROBE_E_INTERNAL,
+			     "%s", c.object_load.detail);
+	rc = xp_cli_emit(cli, check_json, check_human, &c);
+out:
+	req_free(&q);
+	return rc;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * histogram.h - the two commands of `--histogram` (docs/histograms.md):
+ * `measure --histogram` (measure_histogram.c) and `validate --histogram`
+ * (validate_histogram.c).  Orchestration only: the pairing and counting
+ * are src/collect/latency_histogram.h's, the documents
+ * src/report/render_histogram.h's.  args.c has already refused what the
+ * in-kernel pairing cannot do (src/cli/histogram_args.h).
+ */
+#ifndef XP_CMD_HISTOGRAM_H
+#define XP_CMD_HISTOGRAM_H
+
+#include "../cli/cli.h"
+#include "../model/error_record.h"
+#include "../process/identity.h"
+
+/*
+ * A negative return is an error recorded in @err that the caller still
+ * has to emit; a return >= 0 is the exit code of a path that already
+ * emitted its document.
+ */
+int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err);
+int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t,
+			  struct xp_error *err);
+
+#endif /* XP_CMD_HISTOGRAM_H */

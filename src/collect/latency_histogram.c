@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * latency_histogram.c - drives bpf/latency_hist.bpf.c for `measure
+ * --histogram`: open the skeleton, write the filters and the pairing
+ * configuration, size the bounded maps from --max-inflight / --max-groups,
+ * load only the programs the two endpoints need, attach every link, arm,
+ * wait out the window, disarm, detach, read the maps once, and free
+ * everything on every path.
+ *
+ * Order matters for exactness, as in syscall_aggregate.c: every link is
+ * attached before `armed` flips, so no lifecycle is half-seen at the start
+ * except one the target was already inside (its end is an unpaired end);
+ * at the end `armed` flips back before the links are destroyed (the kernel
+ * waits out programs in flight) and the maps are read, so no program adds
+ * into a value being read.
+ *
+ * The window ends on the first of: --duration-ms since arming; a stop
+ * request (the caller's flag, set by SIGINT/SIGTERM, or common/cancel.h's
+ * for SIGHUP); the target's exit (its pidfd becomes readable once its last
+ * thread is gone, and every thread has passed the thread-exit program by
+ * then, so what it left open is counted); the deadline (--timeout-ms).  A
+ * target exit is a result: the maps hold everything up to it.
+ *
+ * Attachments: a uprobe/uretprobe pair on the resolved file offset, opened
+ * for the target PID, cookie = role (latency_hist.h); the two CPython GC
+ * USDT markers through libbpf, cookie = role; a syscall through the raw
+ * tracepoints sys_enter/sys_exit with the number in rodata.  The
+ * thread-exit raw tracepoint is attached for every plan.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../../common/cancel.h"
+#include "latency_hist.skel.h"
+#include "latency_histogram.h"
+#include "libbpf_msg.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define XP_LH_POLL_MS 50
+#define XP_LH_LINKS_MAX 3
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *ep,
+		    const char *what)
+{
+	char why[128];
+
+	e = xp_libbpf_fail_details(err, e, why, sizeof(why));
+	if (ep)
+		xp_error_detail_str(err, "selector", ep->selector);
+	if (e == EPERM || e == EACCES) {
+		xp_error_hint(err, "run xprobe as root, or grant it CAP_BPF and CAP_PERFMON");
+		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
+				    "permission denied to %s the latency histogram eBPF programs",
+				    what);
+	}
+	if (e == ESRCH) {
+		xp_error_hint(err, "the target exited while probes were attached; start it again");
+		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
+				    "target process exited while xprobe attached its probes");
+	}
+	if (e == E2BIG || e == ENOMEM) {
+		xp_error_hint(err, "lower --max-groups or --max-inflight");
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"the kernel refused the latency histogram maps at their configured sizes");
+	}
+	if (ep && ep->kind == XP_LIVE_UPROBE && e == ENOENT) {
+		xp_error_detail_str(err, "binary_path", ep->access_path);
+		xp_error_hint(err, "run xprobe validate with the exact selector text");
+		return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
+				    "cannot attach %s: %s is not accessible", ep->selector,
+				    ep->access_path);
+	}
+	if (ep && (ep->kind == XP_LIVE_UPROBE || ep->kind == XP_LIVE_USDT)) {
+		xp_error_hint(err, "run xprobe validate with the exact selector text");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "the kernel refused the probe for %s: %s", ep->selector, why);
+	}
+	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
+	return xp_error_set(err, XPROBE_E_INTERNAL, false,
+			    "failed to %s the latency histogram eBPF programs: %s", what, why);
+}
+
+/*
+ * Open the object and configure it for @start/@end (nothing loaded yet):
+ * rodata, which programs load, map sizes.  Returns 0 or -errno (errno of
+ * libbpf), *out set on success.
+ */
+static int configure(struct latency_hist_bpf **out, const struct xp_live_filter *f,
+		     const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
+		     bool nested, int group_by, uint64_t max_groups, uint64_t max_inflight,
+		     uint64_t max_depth)
+{
+	struct latency_hist_bpf *skel;
+	bool up = start->kind == XP_LIVE_UPROBE, usdt = start->kind == XP_LIVE_USDT;
+	bool sys = start->kind == XP_LIVE_SYS_ENTER;
+	int rc;
+
+	*out = NULL;
+	skel = latency_hist_bpf__open();
+	if (!skel)
+		return errno ? -errno : -EINVAL;
+	if (f)
+		XP_TARGET_FILTER_APPLY(skel->rodata, f);
+	skel->rodata->nested = nested;
+	skel->rodata->max_depth = (__u32)max_depth;
+	skel->rodata->group_by = (__u32)group_by;
+	if (sys) {
+		skel->rodata->start_nr = start->syscall_nr;
+		skel->rodata->end_nr = end->syscall_nr;
+	}
+	bpf_program__set_autoload(skel->progs.xp_lh_uprobe, up);
+	bpf_program__set_autoload(skel->progs.xp_lh_usdt, usdt);
+	bpf_program__set_autoload(skel->progs.xp_lh_sys_enter, sys);
+	bpf_program__set_autoload(skel->progs.xp_lh_sys_exit, sys);
+	/* the in-flight map of the other policy, and the group map without
+	 * --by, hold one entry; libbpf's USDT tables at their minimum
+	 * without a USDT endpoint (as live_bpf.c) */
+	rc = bpf_map__set_max_entries(skel->maps.xp_lh_open, nested ? 1 : (__u32)max_inflight);
+	if (!rc)
+		rc = bpf_map__set_max_entries(skel->maps.xp_lh_stack,
+					      nested ? (__u32)max_inflight : 1);
+	if (!rc)
+		rc = bpf_map__set_max_entries(skel->maps.xp_lh_groups,
+					      group_by == XP_LH_BY_NONE ? 1 : (__u32)max_groups);
+	if (!rc)
+		rc = bpf_map__set_max_entries(skel->maps.__bpf_usdt_ip_to_spec_id, 1);
+	if (!rc && !usdt)
+		rc = bpf_map__set_max_entries(skel->maps.__bpf_usdt_specs, 1);
+	if (rc) {
+		latency_hist_bpf__destroy(skel);
+		return rc < 0 ? rc : -rc;
+	}
+	*out = skel;
+	return 0;
+}
+
+int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
+		     bool nested, int group_by, char *detail, size_t size)
+{
+	struct latency_hist_bpf *skel = NULL;
+	char why[128];
+	int rc;
+
+	xp_libbpf_capture();
+	rc = configure(&skel, NULL, start, end, nested, group_by, XP_LH_DEFAULT_MAX_GROUPS,
+		       XP_LH_DEFAULT_MAX_INFLIGHT, XP_LH_DEFAULT_MAX_DEPTH);
+	if (rc)
+		goto fail;
+	rc = latency_hist_bpf__load(skel);
+	latency_hist_bpf__destroy(skel);
+	if (rc)
+		goto fail;
+	snprintf(detail, size,
+		 "loaded the latency histogram object (%s pairing, %u-thread in-flight map%s) and freed it",
+		 nested ? "stack-nested" : "exact", XP_LH_DEFAULT_MAX_INFLIGHT,
+		 group_by == XP_LH_BY_NONE ? "" : ", 256-group map");
+	return 0;
+fail:
+	snprintf(why, sizeof(why), "%s", strerror(rc < 0 ? -rc : rc));
+	snprintf(detail, size, "loading the latency histogram object failed: %s%s%s", why,
+		 xp_libbpf_message()[0] ? ": " : "", xp_libbpf_message());
+	return rc < 0 ? rc : -rc;
+}
+
+static struct bpf_link *attach_endpoint(struct latency_hist_bpf *skel,
+					const struct xp_live_endpoint *ep, uint32_t pid,
+					uint64_t role, int *e)
+{
+	struct bpf_link *l = NULL;
+
+	errno = 0;
+	switch (ep->kind) {
+	case XP_LIVE_UPROBE: {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ep->retprobe, .bpf_cookie = role);
+
+		l = bpf_program__attach_uprobe_opts(skel->progs.xp_lh_uprobe, (pid_t)pid,
+						    ep->access_path, (size_t)ep->file_offset, &o);
+		break;
+	}
+	case XP_LIVE_USDT: {
+		LIBBPF_OPTS(bpf_usdt_opts, o, .usdt_cookie = role);
+
+		l = bpf_program__attach_usdt(skel->progs.xp_lh_usdt, (pid_t)pid, ep->access_path,
+					     ep->usdt_provider, ep->usdt_name, &o);
+		break;
+	}
+	case XP_LIVE_SYS_ENTER:
+		l = bpf_program__attach_raw_tracepoint(skel->progs.xp_lh_sys_enter, "sys_enter");
+		break;
+	case XP_LIVE_SYS_EXIT:
+		l = bpf_program__attach_raw_tracepoint(skel->progs.xp_lh_sys_exit, "sys_exit");
+		break;
+	case XP_LIVE_TRACEPOINT:
+		errno = EINVAL; /* the usage check refuses tracepoints first */
+		break;
+	}
+	if (!l)
+		*e = errno ? -errno : -EINVAL;
+	return l;
+}
+
+/* Fold the per-CPU total, read every group and the in-flight slots. */
+static int read_maps(struct latency_hist_bpf *skel, struct xp_lh_result *r, struct xp_error *err)
+{
+	size_t vsize = (sizeof(struct xp_lh_total) + 7) & ~(size_t)7;
+	char *vals = NULL;
+	struct xp_lh_hist g;
+	__u64 gkey, gnext, *gprev = NULL;
+	__u32 key, next, *prev = NULL, zero = 0;
+	int fd, i, rc = 0;
+
+	vals = calloc((size_t)r->ncpus, vsize);
+	if (!vals)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xp_lh_total), &zero, vals)) {
+		rc = bpf_fail(err, errno, NULL, "read");
+		goto out;
+	}
+	for (i = 0; i < r->ncpus; i++) {
+		const struct xp_lh_total *t = (const void *)(vals + (size_t)i * vsize);
+
+		xp_lh_hist_fold(&r->total, &t->h);
+		r->c.superseded += t->c.superseded;
+		r->c.unpaired_ends += t->c.unpaired_ends;
+		r->c.inflight_overflow += t->c.inflight_overflow;
+		r->c.depth_overflow += t->c.depth_overflow;
+		r->c.group_overflow += t->c.group_overflow;
+		r->c.key_unreadable += t->c.key_unreadable;
+		r->c.thread_exit_open += t->c.thread_exit_open;
+	}
+	if (r->group_by != XP_LH_BY_NONE) {
+		fd = bpf_map__fd(skel->maps.xp_lh_groups);
+		while (bpf_map_get_next_key(fd, gprev, &gnext) == 0) {
+			struct xp_lh_group *ng;
+
+			gkey = gnext;
+			gprev = &gkey;
+			if (bpf_map_lookup_elem(fd, &gkey, &g))
+				continue; /* cannot vanish: nothing deletes groups */
+			ng = realloc(r->groups, (r->ngroups + 1) * sizeof(*ng));
+			if (!ng) {
+				rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+				goto out;
+			}
+			r->groups = ng;
+			r->groups[r->ngroups].key = gkey;
+			r->groups[r->ngroups].h = g;
+			r->ngroups++;
+		}
+	}
+	fd = bpf_map__fd(r->nested ? skel->maps.xp_lh_stack : skel->maps.xp_lh_open);
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (r->nested) {
+			struct xp_lh_stack s;
+
+			if (bpf_map_lookup_elem(fd, &key, &s))
+				continue;
+			r->inflight_occupied++;
+			r->open_at_end += (uint64_t)s.depth + s.lost;
+		} else {
+			struct xp_lh_open o;
+
+			if (bpf_map_lookup_elem(fd, &key, &o))
+				continue;
+			r->inflight_occupied++;
+			r->open_at_end += o.busy != 0;
+		}
+	}
+out:
+	free(vals);
+	return rc;
+}
+
+/* Wait for the window's end; returns why it ended. */
+static enum xp_lh_stop wait_window(const struct xp_lh_opts *o, uint64_t armed_at, int pidfd)
+{
+	uint64_t end = o->duration_ms ? armed_at + o->duration_ms * 1000000ull : 0;
+	uint64_t last_verify = armed_at;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+		uint64_t now = now_ns(), wake = now + XP_LH_POLL_MS * 1000000ull;
+		struct timespec ts;
+		int got;
+
+		if ((o->stop && *o->stop) || xpc_cancel_signo())
+			return XP_LH_STOP_CANCELLED;
+		if (end && now >= end)
+			return XP_LH_STOP_DURATION;
+		if (o->deadline_ns && now >= o->deadline_ns)
+			return XP_LH_STOP_TIMEOUT;
+		if (pidfd < 0 && now - last_verify >= XP_LH_POLL_MS * 1000000ull) {
+			struct xp_error verr = { 0 };
+			int gone = xp_target_verify(o->target, &verr) != 0;
+
+			xp_error_clear(&verr);
+			last_verify = now;
+			if (gone)
+				return XP_LH_STOP_TARGET_EXITED;
+		}
+		if (end && end < wake)
+			wake = end;
+		if (o->deadline_ns && o->deadline_ns < wake)
+			wake = o->deadline_ns;
+		ts.tv_sec = (time_t)((wake - now) / 1000000000ull);
+		ts.tv_nsec = (long)((wake - now) % 1000000000ull);
+		/* a signal handler (no SA_RESTART) ends the wait with EINTR */
+		got = ppoll(pidfd >= 0 ? &pfd : NULL, pidfd >= 0 ? 1 : 0, &ts, NULL);
+		if (got > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
+			return XP_LH_STOP_TARGET_EXITED;
+	}
+}
+
+int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_error *err)
+{
+	struct latency_hist_bpf *skel = NULL;
+	struct bpf_link *links[XP_LH_LINKS_MAX] = { 0 };
+	const struct xp_live_endpoint *eps[2] = { o->start, o->end };
+	uint64_t t0 = now_ns();
+	size_t nlinks = 0, i;
+	int pidfd = -1, rc, e = 0;
+	bool own_pidfd = false;
+
+	memset(r, 0, sizeof(*r));
+	if (!o->max_inflight || o->max_inflight > XP_LH_MAX_INFLIGHT_LIMIT ||
+	    (o->group_by != XP_LH_BY_NONE &&
+	     (!o->max_groups || o->max_groups > XP_LH_MAX_GROUPS_LIMIT)) ||
+	    !o->max_depth || o->max_depth > XP_LH_MAX_DEPTH)
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "latency histogram bounds out of range");
+	r->nested = o->nested;
+	r->group_by = o->group_by;
+	r->inflight_capacity = o->max_inflight;
+	r->group_capacity = o->group_by == XP_LH_BY_NONE ? 0 : o->max_groups;
+	r->max_depth = o->nested ? o->max_depth : 1;
+	r->ncpus = libbpf_num_possible_cpus();
+	if (r->ncpus <= 0)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "cannot count the possible CPUs: %s", strerror(-r->ncpus));
+
+	xp_libbpf_capture();
+	rc = configure(&skel, &o->filter, o->start, o->end, o->nested, o->group_by,
+		       o->max_groups, o->max_inflight, o->max_depth);
+	if (rc) {
+		rc = bpf_fail(err, -rc, NULL, "open");
+		goto out;
+	}
+	rc = latency_hist_bpf__load(skel);
+	if (rc) {
+		rc = bpf_fail(err, rc, NULL, "load");
+		goto out;
+	}
+	/* the thread-exit program first: a slot never outlives its thread */
+	links[nlinks] = bpf_program__attach_raw_tracepoint(skel->progs.xp_lh_task_exit,
+							   "sched_process_exit");
+	if (!links[nlinks]) {
+		rc = bpf_fail(err, errno, NULL, "attach");
+		goto out;
+	}
+	nlinks++;
+	for (i = 0; i < 2; i++) {
+		links[nlinks] = attach_endpoint(skel, eps[i], o->target->pid,
+						i ? XP_LH_ROLE_END : XP_LH_ROLE_START, &e);
+		if (!links[nlinks]) {
+			struct xp_error verr = { 0 };
+
+			rc = bpf_fail(err, e, eps[i], "attach");
+			/* a target that went away explains the failure better */
+			if (xp_target_verify(o->target, &verr)) {
+				xp_error_clear(err);
+				xp_error_move(err, &verr);
+				rc = -err->code;
+			}
+			xp_error_clear(&verr);
+			goto out;
+		}
+		nlinks++;
+	}
+	if (o->target->has_pidfd) {
+		pidfd = o->target->pidfd;
+	} else {
+		pidfd = (int)syscall(SYS_pidfd_open, (pid_t)o->target->pid, 0);
+		own_pidfd = pidfd >= 0;
+	}
+
+	/* every link attached: count from here on */
+	__atomic_store_n(&skel->bss->armed, 1u, __ATOMIC_SEQ_CST);
+	r->armed_at_ns = now_ns();
+	r->setup_ns = r->armed_at_ns - t0;
+	if (o->on_armed) {
+		rc = o->on_armed(o->on_armed_ctx, err);
+		if (rc)
+			goto out;
+	}
+	r->stop = wait_window(o, r->armed_at_ns, pidfd);
+	__atomic_store_n(&skel->bss->armed, 0u, __ATOMIC_SEQ_CST);
+	r->window_ns = now_ns() - r->armed_at_ns;
+	while (nlinks)
+		bpf_link__destroy(links[--nlinks]);
+	rc = read_maps(skel, r, err);
+	if (rc)
+		goto out;
+	xp_lh_result_finish(r);
+out:
+	while (nlinks)
+		bpf_link__destroy(links[--nlinks]);
+	if (own_pidfd)
+		close(pidfd);
+	latency_hist_bpf__destroy(skel);
+	if (rc)
+		xp_lh_result_free(r);
+	return rc;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * latency_histogram.h - `measure --histogram`: the latency distribution of one
+ * host lifecycle (syscall entry/exit, uprobe entry/return, CPython GC
+ * start/end), paired and counted in the kernel by bpf/latency_hist.bpf.c
+ * into log-linear histograms (layouts: bpf/latency_hist.h), read once when
+ * the window ends.  No event stream, no capture, no correlator: the pairing
+ * rule is the kernel's (exact: one open start per thread; stack-nested: a
+ * bounded stack per thread).
+ *
+ * What this module owns: loading and attaching the programs for a live
+ * plan's two endpoints with the map sizes of the flags (latency_histogram.c),
+ * the window (duration, stop request, target exit, deadline), reading the
+ * maps, and the summary (latency_histogram_summary.c, pure, unit-tested):
+ * per-CPU folding, group order, bucket bounds, percentiles with their
+ * error bound, accounting and warnings.  Rendering is
+ * src/report/render_histogram.c.
+ */
+#ifndef XP_COLLECT_LATENCY_HISTOGRAM_H
+#define XP_COLLECT_LATENCY_HISTOGRAM_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/types.h>
+
+#include "../../bpf/latency_hist.h" /* XP_LH_*, struct xp_lh_hist, xp_lh_bucket_of */
+#include "../model/error_record.h"
+#include "../process/identity.h"
+#include "live.h"
+
+#define XP_LH_MAX_GROUPS_LIMIT 16384u    /* --max-groups: 7.8 KiB of kernel memory each */
+#define XP_LH_MAX_INFLIGHT_LIMIT 65536u  /* --max-inflight: threads with a slot */
+#define XP_LH_DEFAULT_MAX_GROUPS 256u
+#define XP_LH_DEFAULT_MAX_INFLIGHT 1024u
+#define XP_LH_DEFAULT_MAX_DEPTH XP_LH_MAX_DEPTH
+
+/* The percentiles every histogram reports, in per-mille (p99.9 = 999). */
+#define XP_LH_NPCT 5
+extern const uint32_t xp_lh_pct_permille[XP_LH_NPCT];
+
+/* Below this every value has its own bucket (no estimate error). */
+#define XP_LH_EXACT_BELOW_NS ((uint64_t)XP_LH_SUB)
+/* A bucket spans at most this fraction of its lower bound (1/16). */
+#define XP_LH_BUCKET_WIDTH_BOUND (1.0 / XP_LH_SUB)
+/* A percentile estimate is within this relative error of the true
+ * nearest-rank value (1/32, strictly below; latency_histogram_summary.c). */
+#define XP_LH_PCT_ERROR_BOUND (1.0 / (2 * XP_LH_SUB))
+
+enum xp_lh_stop {
+	XP_LH_STOP_DURATION = 0, /* "duration": --duration-ms elapsed */
+	XP_LH_STOP_CANCELLED,    /* "cancelled": SIGINT/SIGTERM/SIGHUP */
+	XP_LH_STOP_TARGET_EXITED, /* "target_exited": the target's last thread ended */
+	XP_LH_STOP_TIMEOUT,      /* "timeout": --timeout-ms passed first */
+};
+const char *xp_lh_stop_name(enum xp_lh_stop s);
+
+/* "none", "thread", "arg0" for XP_LH_BY_*. */
+const char *xp_lh_by_name(int by);
+
+struct xp_lh_group {
+	uint64_t key;           /* thread id, or the start's first argument */
+	struct xp_lh_hist h;
+};
+
+struct xp_lh_result {
+	struct xp_lh_hist total;   /* every pair (folded over CPUs) */
+	struct xp_lh_counters c;   /* summed over CPUs */
+	struct xp_lh_group *groups; /* sorted: count desc, then key asc */
+	size_t ngroups;
+	uint64_t open_at_end;      /* starts still open when the window closed */
+	uint64_t inflight_occupied; /* thread slots in use at the end */
+	uint64_t inflight_capacity, group_capacity, max_depth;
+	bool nested;
+	int group_by;              /* XP_LH_BY_* */
+	/* derived by xp_lh_result_finish (accounting identities) */
+	uint64_t pairs, starts, ends, unpaired_starts;
+	enum xp_lh_stop stop;
+	uint64_t setup_ns;         /* collector start -> armed */
+	uint64_t window_ns;        /* armed -> disarmed */
+	uint64_t armed_at_ns;      /* CLOCK_MONOTONIC when armed */
+	int ncpus;
+};
+
+struct xp_lh_opts {
+	const struct xp_target *target;
+	struct xp_live_filter filter;   /* xp_live_filter_init */
+	const struct xp_live_endpoint *start, *end; /* the live plan's (caller-owned) */
+	bool nested;                    /* stack-nested, else exact */
+	int group_by;                   /* XP_LH_BY_* */
+	uint64_t max_groups;            /* 1..XP_LH_MAX_GROUPS_LIMIT (with --by) */
+	uint64_t max_inflight;          /* 1..XP_LH_MAX_INFLIGHT_LIMIT */
+	uint64_t max_depth;             /* 1..XP_LH_MAX_DEPTH (stack-nested) */
+	uint64_t duration_ms;           /* 0: until a stop request, exit or deadline */
+	uint64_t deadline_ns;           /* CLOCK_MONOTONIC; 0: none */
+	const volatile sig_atomic_t *stop; /* non-zero ends the window; may be NULL */
+	/* Called once armed, before the window (the caller re-verifies the
+	 * target identity there); a non-zero return aborts with its error. */
+	int (*on_armed)(void *ctx, struct xp_error *err);
+	void *on_armed_ctx;
+};
+
+/*
+ * Load, attach (every link before arming), arm, wait out the window,
+ * disarm, detach, read the maps, free (every path).  A target that exits
+ * during the window is a result (stop XP_LH_STOP_TARGET_EXITED).  Errors:
+ * PERMISSION_DENIED, SESSION_LIMIT_EXCEEDED (map sizes the kernel
+ * refuses), TARGET_EXITED (gone while attaching), BINARY_NOT_MAPPED /
+ * INVALID_EVENT_SELECTOR (the kernel refused an attachment), INTERNAL, or
+ * what on_armed returned.  @r needs xp_lh_result_free.
+ */
+int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_error *err);
+void xp_lh_result_free(struct xp_lh_result *r);
+
+/*
+ * validate's proof that the histogram path loads here: the real object,
+ * sized with the defaults, the programs @start/@end need, loaded (map
+ * creation and the verifier) and freed, nothing attached.  Returns 0 or
+ * a negative errno; @detail (@size bytes) gets a sentence either way.
+ */
+int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
+		     bool nested, int group_by, char *detail, size_t size);
+
+/* --- the summary, pure (unit-tested) ----------------------------------- */
+
+/* [*lo, *hi) of bucket @b (< XP_LH_BUCKETS); the last bucket's upper
+ * bound saturates at UINT64_MAX (2^64 does not fit). */
+void xp_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi);
+
+/* Add @n per-CPU (or single) histograms into @into (sums; min/max over
+ * the copies that counted something). */
+void xp_lh_hist_fold(struct xp_lh_hist *into, const struct xp_lh_hist *h);
+
+struct xp_lh_percentile {
+	uint32_t permille;         /* 500, 900, 950, 990, 999 */
+	uint64_t rank;             /* 1-based nearest rank: ceil(p * count) */
+	uint64_t value_ns;         /* the estimate */
+	uint64_t bucket_lower_ns;  /* [lower, upper) of the bucket holding it */
+	uint64_t bucket_upper_ns;
+	double rel_error;          /* |estimate - true| / true is at most this */
+};
+
+/*
+ * The @permille percentile of @h by nearest rank: the bucket holding the
+ * rank-th smallest pair (exact: counts are exact), narrowed to [min, max],
+ * and the midpoint of that interval.  Returns 0, or -ENOENT when @h is
+ * empty.
+ */
+int xp_lh_percentile(const struct xp_lh_hist *h, uint32_t permille,
+		     struct xp_lh_percentile *out);
+
+/* Derived totals (pairs, starts, ends, unpaired_starts) and the group
+ * order.  Call once after reading the maps. */
+void xp_lh_result_finish(struct xp_lh_result *r);
+
+/* No pair was dropped by a bound (completeness "complete"). */
+bool xp_lh_complete(const struct xp_lh_result *r);
+
+/* The result's warnings, in a fixed order.  0 or -ENOMEM. */
+int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws);
+
+/* Duration in readable units for the terminal ("512ns", "1.02us",
+ * "262us", "4.19ms", "1.50s"): three significant digits. */
+void xp_lh_fmt_ns(char *buf, size_t size, double ns);
+
+#endif /* XP_COLLECT_LATENCY_HISTOGRAM_H */

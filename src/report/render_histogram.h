@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render_histogram.h - the two documents of `--histogram`: the
+ * LatencyHistogramResult of `measure --histogram`
+ * (schemas/latency-histogram-result.schema.json) and the
+ * latency_histogram form of `validate --histogram`
+ * (schemas/inventory-validation.schema.json), each as JSON and as the
+ * terminal view.  The renderers only print what src/collect/latency_histogram.h
+ * computed (percentiles are computed there, from the folded buckets).
+ */
+#ifndef XP_REPORT_RENDER_HISTOGRAM_H
+#define XP_REPORT_RENDER_HISTOGRAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../checks/bpfprobe.h"
+#include "../checks/validate_checks.h"
+#include "../collect/latency_histogram.h"
+#include "../collect/live.h"
+
+struct xpc_json;
+
+/* What a LatencyHistogramResult shows. */
+struct xp_histogram_view {
+	const char *session_id;
+	const char *name;            /* --name or NULL */
+	uint32_t pid;
+	uint64_t process_start_time;
+	const char *start_selector;
+	const char *end_selector;
+	const struct xp_live_endpoint *start, *end; /* resolved (the live plan) */
+	bool pid_namespace_filter;
+	uint64_t duration_ms;        /* 0 = none given (null) */
+	uint64_t timeout_ms;         /* 0 = none given (null) */
+	const struct xp_lh_result *result; /* finished */
+	const struct xp_warnings *warnings;
+};
+
+/* "completed", "cancelled", "target_exited", "timed_out". */
+const char *xp_histogram_status(const struct xp_lh_result *r);
+
+void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view *v);
+void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v);
+
+/* What `validate --histogram` found. */
+struct xp_histogram_check {
+	const struct xp_validation *v;   /* the pair check (policy, capabilities) */
+	const struct xp_live_endpoint *start, *end; /* resolved, NULL when unresolved */
+	int group_by;                   /* XP_LH_BY_* */
+	struct xp_bpf_step object_load; /* the real object loaded, nothing attached */
+	struct xp_issue issues[XP_MAX_ISSUES];
+	size_t nissues;
+	const struct xp_warnings *warnings;
+};
+
+void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogram_check *c);
+void xp_render_histogram_check_human(FILE *out, const struct xp_histogram_check *c);
+
+#endif /* XP_REPORT_RENDER_HISTOGRAM_H */
