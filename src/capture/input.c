@@ -384,8 +384,9 @@ static int load_agent(int fd, const char *path, const struct stat *sb, struct xp
 	if (rc)
 		return read_error(err, path, -rc);
 	rc = xp_agent_file_check(buf, len, &h, err);
-	if (!rc)
-		rc = agent_target(c, &h.reply, path, err);
+	if (rc)
+		goto bad;
+	rc = agent_target(c, &h.reply, path, err);
 	if (rc)
 		goto out;
 	if (xp_agent_dec_init(&d, c, h.reply.pid, h.reply.start_time)) {
@@ -405,17 +406,18 @@ static int load_agent(int fd, const char *path, const struct stat *sb, struct xp
 				  (unsigned long long)(d.st.unknown + d.st.unknown_types));
 	}
 	xp_agent_dec_free(&d);
-	if (rc) {
-		if (err->code == XPROBE_E_TRACE_EXPORT_FAILED) {
-			xp_error_detail_str(err, "path", path);
-			xp_error_prefix(err, "failed to decode %s", path);
-		}
-		goto out;
-	}
+	if (rc)
+		goto bad;
 	if (prev.present) {
 		c->cupti.record_capacity += prev.record_capacity;
 		c->cupti.observed_records += prev.observed_records;
 		c->cupti.dropped_records += prev.dropped_records;
+	}
+	goto out;
+bad:
+	if (err->code == XPROBE_E_TRACE_EXPORT_FAILED) {
+		xp_error_detail_str(err, "path", path);
+		xp_error_prefix(err, "failed to decode %s", path);
 	}
 out:
 	free(buf);
