@@ -62,10 +62,14 @@ build-tsan: deps
 		-DXPROBE_TSAN=ON >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target test_lib_threads test_lib_session \
 		test_lib_agent libxprobe xpl_agent_fixture
+	@if grep -q '^XPL_CUPTI_TEST_INCLUDES:INTERNAL=.' build-tsan/CMakeCache.txt; then \
+		cmake --build build-tsan -j $(JOBS) --target test_lib_cupti cupti_double; fi
 
+# test_lib_cupti (the CUPTI backend against its test double) where the
+# CUPTI headers are: its buffer completions run on the double's worker thread
 test-tsan: build-tsan
 	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure \
-		-R '^test_lib_(threads|session|agent)$$'
+		-R '^test_lib_(threads|session|agent|cupti)$$'
 
 # The layering rule and the banned functions (scripts/check-layering.py),
 # then the checker's own test against planted violations.  Needs no build:

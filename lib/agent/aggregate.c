@@ -95,12 +95,32 @@ void xpl_agg_unlock(struct xpl_agent_agg *g)
 	pthread_mutex_unlock(&g->lock);
 }
 
-static inline uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+/* A 64-bit mix of one word into @h (the table wants spread, not a
+ * cryptographic hash: keys are the process's own kernel names). */
+static inline uint64_t mix(uint64_t h, uint64_t w)
 {
-	const unsigned char *b = p;
+	h ^= w * 0x9e3779b97f4a7c15ull;
+	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
+/* @n bytes of @p, 8 at a time (the tail zero-padded). */
+static inline uint64_t hash_bytes(uint64_t h, const char *p, uint32_t n)
+{
+	uint32_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		h = mix(h, w);
+	}
+	if (i < n) {
+		uint64_t w = 0;
+
+		memcpy(&w, p + i, n - i);
+		h = mix(h, w);
+	}
 	return h;
 }
 
@@ -111,16 +131,42 @@ static bool same_key(const struct xprobe_agent_group *x, uint32_t kind, uint32_t
 	       x->flags == flags && x->name_len == n && !memcmp(x->name, name, n);
 }
 
-int xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uint32_t memcpy_kind,
-		uint16_t flags, const char *name, uint32_t n, uint64_t dur_ns, uint64_t bytes)
+/* Writers hold the lock; readers of the counters may not: single-writer
+ * increments, relaxed. */
+static inline void inc(_Atomic uint64_t *v)
 {
-	uint32_t key[4] = { kind, device, memcpy_kind, (uint32_t)flags | n << 16 };
+	atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+void xpl_agg_bump(struct xpl_agent_agg *g, int64_t idx, uint64_t dur_ns, uint64_t bytes)
+{
+	struct xprobe_agent_group *x;
+
+	if (NEVER(idx < 0 || (uint64_t)idx >= xpl_agg_groups(g)))
+		return;
+	x = &g->groups[idx];
+	x->count++;
+	x->total_ns += dur_ns;
+	if (dur_ns < x->min_ns)
+		x->min_ns = dur_ns;
+	if (dur_ns > x->max_ns)
+		x->max_ns = dur_ns;
+	x->bytes += bytes;
+	inc(&g->grouped);
+}
+
+int64_t xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uint32_t memcpy_kind,
+		    uint16_t flags, const char *name, uint32_t n, uint64_t dur_ns, uint64_t bytes)
+{
 	uint64_t h, i, ng;
 	struct xprobe_agent_group *x;
 
 	if (NEVER(n > XPROBE_NAME_MAX))
 		n = XPROBE_NAME_MAX;
-	h = fnv_bytes(fnv_bytes(1469598103934665603ull, key, sizeof(key)), name, n);
+	h = mix(mix(0, (uint64_t)kind << 32 | device),
+		(uint64_t)memcpy_kind << 32 | (uint64_t)flags << 16 | n);
+	h = hash_bytes(h, name, n);
 	for (i = h & g->mask;; i = (i + 1) & g->mask) {
 		uint32_t s = g->slots[i];
 
@@ -128,16 +174,8 @@ int xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uint32_
 			break;
 		if (g->hashes[s - 1] == h &&
 		    same_key(&g->groups[s - 1], kind, device, memcpy_kind, flags, name, n)) {
-			x = &g->groups[s - 1];
-			x->count++;
-			x->total_ns += dur_ns;
-			if (dur_ns < x->min_ns)
-				x->min_ns = dur_ns;
-			if (dur_ns > x->max_ns)
-				x->max_ns = dur_ns;
-			x->bytes += bytes;
-			atomic_fetch_add_explicit(&g->grouped, 1, memory_order_relaxed);
-			return 0;
+			xpl_agg_bump(g, s - 1, dur_ns, bytes);
+			return s - 1;
 		}
 	}
 	ng = atomic_load_explicit(&g->ngroups, memory_order_relaxed);
@@ -158,8 +196,8 @@ int xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uint32_
 	g->hashes[ng] = h;
 	g->slots[i] = (uint32_t)(ng + 1);
 	atomic_store_explicit(&g->ngroups, ng + 1, memory_order_release);
-	atomic_fetch_add_explicit(&g->grouped, 1, memory_order_relaxed);
-	return 0;
+	inc(&g->grouped);
+	return (int64_t)ng;
 }
 
 uint64_t xpl_agg_groups(const struct xpl_agent_agg *g)

@@ -13,10 +13,13 @@
  * (anonymous, MAP_NORESERVE: pages are touched as groups appear), never
  * while activities are added.
  *
- * Key: kind, device, memcpy kind, name flags and the kept name bytes
- * (FNV-1a 64 over the four words, then the name).  A new key when
- * `capacity` groups exist is refused (-ENOSPC): the table is full, the
- * capture LIMIT_REACHED; existing groups still grow.
+ * Key: kind, device, memcpy kind, name flags and the kept name bytes (a
+ * multiply-xorshift mix of the words, then of 8 name bytes at a time).  A
+ * new key when `capacity` groups exist is refused (-ENOSPC): the table is
+ * full, the capture LIMIT_REACHED; existing groups still grow.  A caller
+ * that knows an activity's key is a group's it already had (the CUPTI
+ * backend: the same kernel-name pointer within one buffer) bumps the group
+ * by number (xpl_agg_bump) without hashing.
  *
  * Locking.  The CUPTI backend adds activities from buffer-completion
  * callbacks, which CUPTI may run on several threads, and the server reads
@@ -45,10 +48,14 @@ void xpl_agg_unlock(struct xpl_agent_agg *g);
  * Fold one activity into its group (lock held): @kind XPROBE_AGENT_KIND_
  * KERNEL/MEMCPY/MEMSET, @name/@n the kept name bytes (kernels; n <= 127),
  * @flags XPROBE_RECF_NAME_COMPLETE or 0, @dur_ns its duration, @bytes.
- * 0, or -ENOSPC when it would need a group and the table is full.
+ * The group's number (what xpl_agg_bump takes), or -ENOSPC when it would
+ * need a group and the table is full.
  */
-int xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uint32_t memcpy_kind,
-		uint16_t flags, const char *name, uint32_t n, uint64_t dur_ns, uint64_t bytes);
+int64_t xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uint32_t memcpy_kind,
+		    uint16_t flags, const char *name, uint32_t n, uint64_t dur_ns, uint64_t bytes);
+/* One more activity of group @idx (a number xpl_agg_add returned; lock
+ * held): the caller knows its key is that group's. */
+void xpl_agg_bump(struct xpl_agent_agg *g, int64_t idx, uint64_t dur_ns, uint64_t bytes);
 
 /* Counters (lock held or not: a consistent pair needs it). */
 uint64_t xpl_agg_groups(const struct xpl_agent_agg *g);

@@ -134,7 +134,7 @@ struct sink {
 	uint32_t ndev;
 	uint32_t narmed;
 	uint8_t armed[XPROBE_MAX_DEVICES];
-	struct stage *stage[XPROBE_MAX_DEVICES]; /* allocated at the device's first start */
+	struct stage *stage[XPROBE_MAX_DEVICES]; /* allocated at the device's first record */
 	struct win wins[NWIN];
 	uint32_t nwin; /* windows ever added (wins[nwin % NWIN] is the next) */
 	uint64_t unknown, dropped, other_device;
@@ -631,7 +631,8 @@ static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 				      cd->correlationId, d + 1, &ts)) {
 			if (cd->correlationData)
 				*cd->correlationData = c->gen;
-			corr_note(cd->correlationId, ts);
+			if (c->kernel) /* for the clock check of its kernel */
+				corr_note(cd->correlationId, ts);
 		}
 	} else if (cd->callbackSite == CUPTI_API_EXIT) {
 		/* only the exit of an entry this capture recorded */
@@ -674,6 +675,16 @@ struct proc {
 	int64_t off;
 	uint64_t unknown, early;
 	struct sink *sink; /* sink_lock held */
+	/* the last kernel name seen in this buffer: CUPTI shares one string
+	 * per kernel across its records, so a pointer seen again within one
+	 * buffer is the same name (valid until the buffer is handed back) */
+	const char *name;
+	uint32_t name_kept;
+	bool name_complete, name_pass;
+	/* its aggregate group, by (name, device) of the last kernel grouped */
+	const char *g_name;
+	uint32_t g_dev;
+	int64_t g_idx;
 };
 
 static uint32_t agent_kind(uint32_t type)
@@ -731,15 +742,96 @@ static bool agent_wants(const struct xpl_agent_cap *c, int type, const struct xp
 	return false;
 }
 
+/* Kernel @name: its kept bytes and whether @c's rules pass it, from the
+ * per-buffer cache when it is the last name seen. */
+static bool kernel_name(struct proc *p, const struct xpl_agent_cap *c, const char *name)
+{
+	if (name != p->name || !name) {
+		p->name = name;
+		p->name_kept = xpl_cupti_name_kept(name, &p->name_complete);
+		p->name_pass = xpl_agent_rules_ok(c->krules, c->nkrules, name ? name : "");
+	}
+	return p->name_pass;
+}
+
+/* Group one activity (aggregate lock held); false when the table is full. */
+static bool to_group(struct proc *p, struct xpl_agent_cap *c, int type,
+		     const struct xpl_cupti_act *a, uint64_t dur)
+{
+	bool kernel = type == XPROBE_EV_CUDA_KERNEL;
+	int64_t g;
+
+	if (kernel && a->name && a->name == p->g_name && a->device == p->g_dev && p->g_idx >= 0) {
+		xpl_agg_bump(c->agg, p->g_idx, dur, 0);
+		return true;
+	}
+	g = xpl_agg_add(c->agg, agent_kind((uint32_t)type), a->device,
+			type == XPROBE_EV_CUDA_MEMCPY ? a->memcpy_kind : 0,
+			kernel && p->name_complete ? XPROBE_RECF_NAME_COMPLETE : 0,
+			kernel && a->name ? a->name : "", kernel ? p->name_kept : 0, dur,
+			kernel ? 0 : a->bytes);
+	if (kernel && a->name) {
+		p->g_name = a->name;
+		p->g_dev = a->device;
+		p->g_idx = g;
+	}
+	return g >= 0;
+}
+
+/* Write @a as a record of @c: reserved, filled in place (the buffer is
+ * zero where nothing was written), committed. */
+static void to_record(struct proc *p, struct xpl_agent_cap *c, int type,
+		      const struct xpl_cupti_act *a, uint64_t start, uint64_t end)
+{
+	uint32_t n = type == XPROBE_EV_CUDA_KERNEL ? p->name_kept : 0;
+	uint32_t size = (uint32_t)XPL_ALIGN8(XPROBE_CUDA_ACTIVITY_SIZE + n);
+	struct xprobe_cuda_activity *r = (void *)xpl_agent_reserve(c, size);
+
+	if (!r)
+		return;
+	r->hdr.ts = start;
+	r->hdr.a0 = end;
+	r->hdr.aux = a->device;
+	r->hdr.name_len = (uint16_t)n;
+	r->context_id = a->context;
+	r->stream_id = a->stream;
+	r->correlation_id = a->corr;
+	switch (type) {
+	case XPROBE_EV_CUDA_KERNEL:
+		r->hdr.flags = p->name_complete ? XPROBE_RECF_NAME_COMPLETE : 0;
+		r->grid_x = a->grid[0];
+		r->grid_y = a->grid[1];
+		r->grid_z = a->grid[2];
+		r->block_x = a->block[0];
+		r->block_y = a->block[1];
+		r->block_z = a->block[2];
+		xpl_agent_copy_name((uint8_t *)r + XPROBE_CUDA_ACTIVITY_SIZE, a->name, n);
+		break;
+	case XPROBE_EV_CUDA_MEMCPY:
+		r->bytes = a->bytes;
+		r->runtime_correlation_id = a->rcorr;
+		r->memcpy_kind = a->memcpy_kind;
+		r->raw_copy_kind = a->raw_copy_kind;
+		break;
+	case XPROBE_EV_CUDA_MEMSET:
+		r->bytes = a->bytes;
+		r->memset_value = a->memset_value;
+		break;
+	}
+	__atomic_store_n((uint64_t *)r, (uint64_t)type << 16 | size, __ATOMIC_RELEASE);
+}
+
 static void to_agent(struct proc *p, int type, const struct xpl_cupti_act *a, uint64_t start,
 		     uint64_t end, bool incomplete)
 {
 	struct xpl_agent_cap *c = p->c;
-	struct xprobe_cuda_activity r;
-	uint32_t n;
 
-	if (!agent_wants(c, type, a))
+	if (type == XPROBE_EV_CUDA_KERNEL) {
+		if (!c->kernel || !kernel_name(p, c, a->name))
+			return;
+	} else if (!agent_wants(c, type, a)) {
 		return;
+	}
 	if (incomplete) {
 		xpl_agent_drop(c); /* CUPTI never finished it: admitted, lost */
 		return;
@@ -758,14 +850,10 @@ static void to_agent(struct proc *p, int type, const struct xpl_cupti_act *a, ui
 		if (raw && start + NSEC / 1000 < xpl_conv_ns(&p->conv, raw))
 			atomic_store_explicit(&c->clock_bad, 1, memory_order_relaxed);
 	}
-	fill(&r, type, a, start, end, 0, &n);
-	if (c->agg) {
-		if (xpl_agg_add(c->agg, agent_kind((uint32_t)type), r.hdr.aux, r.memcpy_kind,
-				r.hdr.flags, a->name ? a->name : "", n, end - start, r.bytes))
-			xpl_agent_drop(c);
-		return;
-	}
-	xpl_agent_put_act(c, (uint32_t)type, &r, a->name, n);
+	if (!c->agg)
+		to_record(p, c, type, a, start, end);
+	else if (!to_group(p, c, type, a, end - start))
+		xpl_agent_drop(c);
 }
 
 static uint64_t window_of(const struct sink *s, uint64_t start)
@@ -799,8 +887,14 @@ static void to_sink(struct proc *p, int type, const struct xpl_cupti_act *a, uin
 	struct stage *g;
 	uint32_t n, size;
 
-	if (a->device >= s->ndev || !s->armed[a->device] || !s->stage[a->device]) {
+	if (a->device >= s->ndev || !s->armed[a->device]) {
 		s->other_device++;
+		return;
+	}
+	/* staged per device, allocated at its first record (here, on
+	 * CUPTI's completing thread: never an application's call) */
+	if (!s->stage[a->device] && !(s->stage[a->device] = calloc(1, sizeof(struct stage)))) {
+		s->dropped++;
 		return;
 	}
 	fill(&r, type, a, start, end, window_of(s, start), &n);
@@ -851,7 +945,7 @@ static int next_rec(uint8_t *buf, size_t valid, void **rec)
 
 static void process(uint8_t *buffer, size_t valid, CUcontext ctx, uint32_t stream)
 {
-	struct proc p = { .t = &xpl_tls };
+	struct proc p = { .t = &xpl_tls, .g_idx = -1 };
 	size_t dropped = 0;
 	uint64_t bad = 0;
 
@@ -1196,14 +1290,10 @@ static void be_close(struct xpl_backend *b)
 static int be_start(struct xpl_backend *b, uint32_t dev)
 {
 	struct sink *s = b->priv;
-	struct stage *g = s->stage[dev];
 	int rc = 0;
 
-	if (!g && !(g = calloc(1, sizeof(*g))))
-		return -ENOMEM;
 	pthread_mutex_lock(&cu.lock);
 	pthread_mutex_lock(&cu.sink_lock);
-	s->stage[dev] = g;
 	if (!s->armed[dev]) {
 		s->armed[dev] = 1;
 		s->narmed++;

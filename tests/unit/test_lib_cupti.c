@@ -1190,6 +1190,152 @@ static void test_threads(void)
 	cx_stop(&x);
 }
 
+/* --- sessions ------------------------------------------------------------------------------ */
+
+/* Kernel records of @x: how many, how many named @name with duration
+ * @dur and execution id @exec (-1: any) on device @dev. */
+static uint64_t xtf_kernels(const struct xprobe_xtf *x, const char *name, uint64_t dur,
+			    int64_t exec, uint32_t dev, uint64_t *all)
+{
+	struct xprobe_xtf_info in = { .sz = sizeof(in) };
+	uint64_t n = 0;
+	char buf[256];
+
+	*all = 0;
+	if (!x || xprobe_xtf_get_info(x, &in))
+		return 0;
+	for (size_t i = 0; i < in.streams; i++) {
+		struct xprobe_xtf_stream st;
+		const struct xprobe_record *r;
+		size_t cur = 0;
+
+		xprobe_xtf_get_stream(x, i, &st);
+		while ((r = xprobe_xtf_next_record(&st, &cur))) {
+			if (r->type != XPROBE_EV_CUDA_KERNEL)
+				continue;
+			(*all)++;
+			n += !strcmp(kname(r, buf, sizeof(buf)), name) && r->a0 - r->ts == dur &&
+			     (exec < 0 || r->a1 == (uint64_t)exec) && r->aux == dev && r->tid == 0;
+		}
+	}
+	return n;
+}
+
+static int open_session(const char *base, struct xprobe_session **s)
+{
+	char dir[PATH_MAX], err[256];
+
+	if (lt_find_session(base, dir, sizeof(dir)))
+		return -1;
+	if (xprobe_session_open(dir, s, err, sizeof(err))) {
+		fprintf(stderr, "session %s: %s\n", dir, err);
+		return -1;
+	}
+	return 0;
+}
+
+static void test_sessions(void)
+{
+	static char model_out[PATH_MAX + 40], sess_out[PATH_MAX + 40];
+	const char *const model_env[] = { "XPROBE_INSPECT_ENABLE=1",
+					  "XPROBE_INSPECT_ACTIVITIES=device_profile",
+					  "XPROBE_INSPECT_DEVICE_PROFILE=model",
+					  "XPROBE_INSPECT_BACKEND=cupti", model_out, NULL };
+	const char *const sess_env[] = { "XPROBE_INSPECT_ENABLE=1",
+					 "XPROBE_INSPECT_ACTIVITIES=device_profile",
+					 "XPROBE_INSPECT_DEVICE_PROFILE=session",
+					 "XPROBE_INSPECT_DEVICES=0,1",
+					 "XPROBE_INSPECT_BACKEND=cupti", sess_out, NULL };
+	char base[PATH_MAX + 16], name[64];
+	struct xprobe_session *s = NULL;
+	struct xprobe_agent_req q;
+	struct ap_reply r = { 0 };
+	const struct xprobe_xtf *x;
+	struct xprobe_xtf_info in = { .sz = sizeof(in) };
+	long e1, e2, e3;
+	uint64_t all;
+	struct cx c;
+
+	/* MODEL: one file per execution, its kernels attributed to it */
+	snprintf(base, sizeof(base), "%s/model", scratch);
+	snprintf(model_out, sizeof(model_out), "XPROBE_INSPECT_OUTPUT_DIR=%s", base);
+	if (cx_start(&c, 13, model_env) == 0) {
+		CHECK(cx_maps(&c) == 1); /* the session loaded CUPTI at its start */
+		e1 = cx_cmd(&c, "exec 3 m1 k_m 5000");
+		e2 = cx_cmd(&c, "exec 2 m1 k_m 5000");
+		CHECK(cx_cmd(&c, "launch 4 k_outside 10") == 4); /* in no execution */
+		CHECK(cx_cmd(&c, "device 1") == 1);
+		e3 = cx_cmd(&c, "exec 1 m1 k_d1 7000");
+		CHECK(e1 > 0 && e2 > 0 && e3 > 0);
+		CHECK(cx_cmd(&c, "stop_session") == 0);
+		cx_stop(&c);
+		CHECK(open_session(base, &s) == 0);
+		snprintf(name, sizeof(name), "m1_exec_%ld.xtf", e1);
+		x = lt_file(s, name);
+		CHECK(xtf_kernels(x, "k_m", 5000, e1, 0, &all) == 3 && all == 3);
+		CHECK(x && xprobe_xtf_get_info(x, &in) == 0 && !strcmp(in.backend, "cupti") &&
+		      !in.simulated);
+		snprintf(name, sizeof(name), "m1_exec_%ld.xtf", e2);
+		CHECK(xtf_kernels(lt_file(s, name), "k_m", 5000, e2, 0, &all) == 2 && all == 2);
+		snprintf(name, sizeof(name), "m1_exec_%ld.xtf", e3);
+		CHECK(xtf_kernels(lt_file(s, name), "k_d1", 7000, e3, 1, &all) == 1 && all == 1);
+		if (s)
+			xprobe_session_close(s);
+		s = NULL;
+	} else {
+		CHECK(!"fixture started");
+	}
+
+	/* SESSION: every kernel of each device, with an Agent capture on top */
+	snprintf(base, sizeof(base), "%s/session", scratch);
+	snprintf(sess_out, sizeof(sess_out), "XPROBE_INSPECT_OUTPUT_DIR=%s", base);
+	if (cx_start(&c, 13, sess_env) == 0) {
+		CHECK(cx_cmd(&c, "launch 2 k_s 100") == 2);
+		arm_req(&q, XPROBE_AGENT_MODE_EXACT, 100);
+		add(&q, XPROBE_AGENT_KIND_KERNEL, XPROBE_AGENT_NAME_EXACT, "k_s");
+		CHECK(rpc(&c, &q, &r) == 0);
+		CHECK(cx_cmd(&c, "launch 3 k_s 100") == 3);
+		CHECK(cx_cmd(&c, "launch 1 k_t 100") == 1);
+		CHECK(ap_simple(c.fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
+		CHECK_EQ_U64(r.h.nrecords, 3);
+		/* the Agent's STOP left the session's activity on */
+		CHECK(cx_cmd(&c, "launch 4 k_s 100") == 4);
+		CHECK(cx_cmd(&c, "device 1") == 1);
+		CHECK(cx_cmd(&c, "launch 5 k_s1 200") == 5);
+		CHECK(cx_cmd(&c, "stop_session") == 0);
+		cx_stop(&c);
+		CHECK(open_session(base, &s) == 0);
+		x = lt_file(s, "profile_dev_0_session_1.xtf");
+		CHECK(xtf_kernels(x, "k_s", 100, 0, 0, &all) == 9 && all == 10);
+		x = lt_file(s, "profile_dev_1_session_1.xtf");
+		CHECK(xtf_kernels(x, "k_s1", 200, 0, 1, &all) == 5 && all == 5);
+		if (s)
+			xprobe_session_close(s);
+	} else {
+		CHECK(!"fixture started");
+	}
+	ap_reply_free(&r);
+}
+
+/* A program that only does host work under a session without device
+ * profiling never maps CUPTI. */
+static void test_host_only_session(void)
+{
+	static char out[PATH_MAX + 40];
+	const char *const env[] = { "XPROBE_INSPECT_ENABLE=1",
+				    "XPROBE_INSPECT_ACTIVITIES=system_profile", out, NULL };
+	struct cx c;
+
+	snprintf(out, sizeof(out), "XPROBE_INSPECT_OUTPUT_DIR=%s/host", scratch);
+	if (cx_start(&c, 13, env)) {
+		CHECK(!"fixture started");
+		return;
+	}
+	CHECK(cx_cmd(&c, "launch 3 k 10") == 3);
+	CHECK(cx_maps(&c) == 0);
+	cx_stop(&c);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1216,6 +1362,8 @@ int main(void)
 	test_refusals();
 	test_cuda12();
 	test_threads();
+	test_sessions();
+	test_host_only_session();
 	if (chdir("/") == 0)
 		lt_rm_rf(scratch);
 	TEST_MAIN_END();
