@@ -154,6 +154,39 @@ static int export_cancelled(struct xp_measure_req *req, struct xp_error *err)
 }
 
 /*
+ * A live capture that ended without a single event, from a target whose
+ * children map the probed binary (measure_live.c found them): the work
+ * may happen there (an nginx master's workers).  details.child_pids.
+ */
+static void children_hint(const struct xp_measure_req *req, const struct xp_capture *c,
+			  struct xp_error *err)
+{
+	const struct xp_live_outcome *lo = req->live;
+	char list[XP_CHILDREN_MAX * 12], json[XP_CHILDREN_MAX * 12];
+	size_t i, off = 0, joff = 0;
+
+	if (!lo || c->count || !lo->has_children || !lo->children.n)
+		return;
+	joff += (size_t)snprintf(json, sizeof(json), "[");
+	for (i = 0; i < lo->children.n; i++) {
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%u", i ? ", " : "",
+					lo->children.pid[i]);
+		joff += (size_t)snprintf(json + joff, sizeof(json) - joff, "%s%u", i ? "," : "",
+					 lo->children.pid[i]);
+	}
+	snprintf(json + joff, sizeof(json) - joff, "]");
+	xp_error_detail_raw(err, "child_pids", json);
+	if (lo->children_file[0])
+		xp_error_hint(err, "PID %u captured no events, but its child process%s %s map%s %s: the work may happen there; measure one with --pid %u",
+			      req->target.pid, lo->children.n > 1 ? "es" : "", list,
+			      lo->children.n > 1 ? "" : "s", lo->children_file, lo->children.pid[0]);
+	else
+		xp_error_hint(err, "PID %u captured no events, but it has child process%s %s: the work may happen there; measure one with --pid %u",
+			      req->target.pid, lo->children.n > 1 ? "es" : "", list,
+			      lo->children.pid[0]);
+}
+
+/*
  * Correlate @c, write the artifact, render the result or the error.
  * @status: "completed", "timed_out" or "cancelled"; @host: live counters
  * or NULL; @extra: warnings to append (NULL ok).  Returns the exit code.
@@ -180,6 +213,8 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		goto fail;
 	}
 	if (rc) {
+		if (err.code == XPROBE_E_NO_MATCHED_SAMPLES)
+			children_hint(req, c, &err);
 		artifact_on_error(req, c, &err);
 		goto fail;
 	}
@@ -412,6 +447,7 @@ static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
 				  lo->res.signo, (unsigned long long)nhost, (unsigned long long)ncuda);
 	}
 	xp_error_hint(err, "inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy");
+	children_hint(req, c, err);
 	artifact_on_error(req, c, err);
 	format_hint(req, err);
 	return rc;
@@ -472,6 +508,7 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 		host_block(&lo.host, &host);
 		hostp = &host;
 	}
+	req->live = &lo;
 	switch (lo.res.stop) {
 	case XP_LIVE_STOP_ENOUGH:
 	case XP_LIVE_STOP_DURATION:
@@ -487,6 +524,7 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 		break;
 	}
 out:
+	req->live = NULL; /* lo is ours */
 	xp_capture_free(&c);
 	xp_warnings_free(&ws);
 	return rc;

@@ -10,6 +10,9 @@
 #include "../correlate/correlate.h"
 #include "../report/report.h"
 #include "../selector/selector.h"
+#include <limits.h>
+
+#include "../process/children.h"
 #include "../process/identity.h"
 #include "../collect/live_source.h"
 
@@ -30,6 +33,7 @@ struct xp_measure_req {
 	char session_id[64];
 	bool has_target;           /* live: target identity below */
 	struct xp_target target;
+	const struct xp_live_outcome *live; /* how a live capture ended, once it did */
 };
 
 /*
@@ -44,6 +48,12 @@ struct xp_live_outcome {
 	bool has_agent;
 	struct xp_live_source_stats agent;
 	bool agent_injected; /* this run loaded the Agent into the target */
+	/* a capture without events: the target's children, those mapping
+	 * children_file (the probed binary, "" for syscall or tracepoint
+	 * endpoints: every child) -- the processes that may do the work */
+	bool has_children;
+	struct xp_children children;
+	char children_file[PATH_MAX];
 };
 
 /*

@@ -222,6 +222,27 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	return 0;
 }
 
+/*
+ * A capture without a single event: the target's children that map the
+ * first probed binary (every child for syscall and tracepoint endpoints)
+ * may be the processes doing the work (an nginx master's workers);
+ * measure.c names them in its hint.
+ */
+static void find_children(const struct xp_measure_req *req, const struct xp_live_plan *plan,
+			  struct xp_live_outcome *out)
+{
+	const char *file = NULL;
+	size_t i;
+
+	for (i = 0; i < plan->n && !file; i++)
+		if (plan->ep[i].kind == XP_LIVE_UPROBE || plan->ep[i].kind == XP_LIVE_USDT)
+			file = plan->ep[i].binary_path;
+	if (xp_proc_children(req->target.pid, file, &out->children))
+		return;
+	out->has_children = true;
+	snprintf(out->children_file, sizeof(out->children_file), "%s", file ? file : "");
+}
+
 int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_live_outcome *out, struct xp_warnings *ws,
 			    struct xp_error *err)
@@ -338,6 +359,8 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	ro.first_read_delay_ms = test_first_read_delay_ms();
 	ro.samples = req->samples ? &rule : NULL;
 	rc = xp_live_run(&ro, src, nsrc, c, &out->res, err);
+	if (!rc && c->count == 0)
+		find_children(req, &plan, out);
 	for (i = 0; i < nsrc; i++) {
 		if (src[i]->kind == XP_LIVE_SRC_EBPF) {
 			out->has_host = true;

@@ -14,6 +14,7 @@
 
 #include "../../common/parse.h"
 #include "identity.h"
+#include "procfs.h"
 
 int xp_proc_stat_parse(const char *text, struct xp_proc_stat *out)
 {
@@ -142,6 +143,7 @@ void xp_target_detail(struct xp_error *err, const struct xp_target *t)
 
 int xp_target_identify(uint32_t pid, struct xp_target *out, struct xp_error *err)
 {
+	struct xp_proc_status ps;
 	struct xp_proc_stat st;
 	int pidfd, rc;
 
@@ -190,6 +192,20 @@ int xp_target_identify(uint32_t pid, struct xp_target *out, struct xp_error *err
 		xp_error_detail_str(err, "state", st.state == 'Z' ? "zombie" : "dead");
 		return xp_error_set(err, XPROBE_E_TARGET_NOT_FOUND, true,
 				    "target process %u has exited (it is a zombie)", pid);
+	}
+	/*
+	 * A thread id is not a process: /proc/<tid> exists (unlisted) and
+	 * reads like a process, but probes and filters work on the thread
+	 * group, and a measurement of it would time out with nothing.  A
+	 * group leader has a pidfd; only without one is the Tgid read.
+	 */
+	if (!out->has_pidfd && xp_proc_status_read(pid, &ps) == 0 && ps.has_tgid && ps.tgid != pid) {
+		xp_error_detail_u64(err, "pid", pid);
+		xp_error_detail_u64(err, "thread_group_pid", ps.tgid);
+		xp_error_hint(err, "pass --pid %u: thread %u belongs to that process", ps.tgid, pid);
+		return xp_error_set(err, XPROBE_E_TARGET_NOT_FOUND, true,
+				    "PID %u is a thread of process %u, not a process; pass --pid %u",
+				    pid, ps.tgid, ps.tgid);
 	}
 	out->pid = pid;
 	out->start_time = st.start_time;

@@ -56,10 +56,11 @@ int xp_proc_stat_parse(const char *text, struct xp_proc_stat *out);
 int xp_proc_stat_read(uint32_t pid, uint32_t tid, struct xp_proc_stat *out);
 
 /*
- * First look at a PID: TARGET_NOT_FOUND (exit 3) if absent or a zombie,
- * PERMISSION_DENIED (exit 4), INTERNAL for a malformed stat file.  Holds
- * a pidfd on the process when the kernel gives one (not for a thread id
- * or before Linux 5.3: then has_pidfd is false and only the start time
+ * First look at a PID: TARGET_NOT_FOUND (exit 3) if absent, a zombie, or
+ * a thread id of another process (details.thread_group_pid names the
+ * process), PERMISSION_DENIED (exit 4), INTERNAL for a malformed stat
+ * file.  Holds a pidfd on the process when the kernel gives one (not
+ * before Linux 5.3: then has_pidfd is false and only the start time
  * identifies it).  Release with xp_target_release().
  */
 int xp_target_identify(uint32_t pid, struct xp_target *out, struct xp_error *err);

@@ -437,6 +437,11 @@ int xp_status_parse(const char *text, struct xp_proc_status *out)
 				out->nspid[i] = (uint32_t)v;
 			}
 			out->n_nspid = n;
+		} else if (strncmp(line, "Tgid:", 5) == 0) {
+			if (words(line + 5, w, 1) != 1 || xpc_parse_u64(w[0], 0, UINT32_MAX, &v))
+				return -EINVAL;
+			out->tgid = (uint32_t)v;
+			out->has_tgid = true;
 		} else if (strncmp(line, "Threads:", 8) == 0) {
 			if (words(line + 8, w, 1) != 1 ||
 			    xpc_parse_u64(w[0], 0, UINT64_MAX, &out->threads))

@@ -136,6 +136,8 @@ struct xp_proc_status {
 	size_t n_nspid;
 	uint64_t threads; /* Threads: */
 	bool has_threads;
+	uint32_t tgid; /* Tgid: the thread group (process) a thread id belongs to */
+	bool has_tgid;
 };
 int xp_status_parse(const char *text, struct xp_proc_status *out);
 /* @pid 0 reads /proc/self/status. */
