@@ -12,8 +12,9 @@
  * (--pid with --input is INVALID_EVENT_SELECTOR, exit 1, not a usage
  * error) -> limits; "--format without --events-out" is reported after the
  * run.  What this build does not have is refused, never ignored:
- * --aggregate first of all; --agent / --cupti-socket are used by live
- * measurements with a cuda: endpoint and refused without one.
+ * --agent / --cupti-socket are used by live measurements with a cuda:
+ * endpoint and refused without one.  --aggregate (and an aggregate spec)
+ * is measure_aggregate.c's once the endpoints are parsed.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -530,21 +531,6 @@ out:
 	return rc;
 }
 
-/*
- * --aggregate (the contract's CUDA activity inventory, AggregateInventory-
- * Result) needs the in-process CUDA Agent: not in this build.  cmd_measure
- * refuses it before any other check, so no command line with --aggregate
- * ever measures something else or produces a document.
- */
-static int cuda_aggregate(struct xp_error *err)
-{
-	xp_error_detail_str(err, "flag", "--aggregate");
-	xp_error_hint(err, "CUDA activity inventories need the xprobe CUDA Agent, which this build does not drive");
-	xp_error_hint(err, "for host inventories use --cpu-sample or --syscall-aggregate");
-	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
-			    "--aggregate (CUDA activity inventory) is not in this build");
-}
-
 static int check_limits(const struct xp_measure_req *req, struct xp_error *err)
 {
 	const struct xp_cli *cli = req->cli;
@@ -675,10 +661,20 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "exact MeasurementSpec requires max_events");
 	}
-	if (spec->aggregate || spec->has_max_groups) {
-		xp_error_hint(err, "aggregate measurements need the CUDA Agent, which this build cannot drive yet");
-		return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
-				    "aggregate MeasurementSpec is not supported by this build");
+	if (!spec->aggregate && spec->has_max_groups) {
+		xp_error_hint(err, "drop max_groups, or set measurement_mode \"aggregate\"");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "exact MeasurementSpec does not accept max_groups");
+	}
+	if (spec->aggregate && !spec->has_max_groups) {
+		xp_error_hint(err, "add max_groups to the spec");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "aggregate MeasurementSpec requires max_groups");
+	}
+	if (spec->aggregate && (cli->events_out || cli->format)) {
+		xp_error_hint(err, "drop --events-out and --format: an aggregate inventory has no event timeline");
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, true,
+				    "aggregate measurement does not produce event evidence artifacts");
 	}
 	req->name = spec->name;
 	req->from_text = spec->start_selector;
@@ -689,7 +685,8 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 	req->timeout_ms = spec->timeout_ms;
 	req->max_events = spec->max_events;
 	if ((spec->has_samples && spec->samples == 0) ||
-	    (spec->has_duration_ms && spec->duration_ms == 0) || spec->max_events == 0 ||
+	    (spec->has_duration_ms && spec->duration_ms == 0) ||
+	    (!spec->aggregate && spec->max_events == 0) ||
 	    (!spec->has_samples && !spec->has_duration_ms) || spec->timeout_ms == 0) {
 		xp_error_hint(err, "set positive samples or duration, timeout, and max-events bounds");
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
@@ -711,6 +708,10 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 				    "trace specification target identity no longer matches the process");
 	}
 	req->has_target = true;
+	if (spec->aggregate) {
+		req->max_groups = spec->max_groups;
+		return xp_measure_aggregate(req, err);
+	}
 	return measure_live(req, err);
 }
 
@@ -735,11 +736,6 @@ int cmd_measure(const struct xp_cli *cli)
 
 	if (cli->spec) {
 		rc = measure_spec(cli, &req, &spec, &err);
-		goto out;
-	}
-	if (cli->aggregate) {
-		/* not in this build, whatever else the command line says */
-		rc = cuda_aggregate(&err);
 		goto out;
 	}
 	if (cli->histogram) {
@@ -807,6 +803,13 @@ int cmd_measure(const struct xp_cli *cli)
 	rc = parse_endpoints(&req, cli->match, &err);
 	if (rc)
 		goto out;
+	if (cli->aggregate) {
+		if ((rc = check_agent_flags(&req, &err)))
+			goto out;
+		req.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_AGG_MAX_GROUPS;
+		rc = xp_measure_aggregate(&req, &err);
+		goto out;
+	}
 	if (cli->has_pid) {
 		if ((rc = check_agent_flags(&req, &err)))
 			goto out;

@@ -28,6 +28,7 @@ struct xp_measure_req {
 	uint64_t duration_ms;      /* 0 = none */
 	uint64_t timeout_ms;
 	uint64_t max_events;
+	uint64_t max_groups;       /* --aggregate: the Agent's group table */
 	const char *events_out;    /* NULL = no artifact */
 	int format;                /* enum xp_export_format */
 	char session_id[64];
@@ -66,6 +67,25 @@ struct xp_live_outcome {
 int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_live_outcome *out, struct xp_warnings *ws,
 			    struct xp_error *err);
+
+/*
+ * What a live measurement does before collecting, for a path that collects
+ * on its own (measure --aggregate): validate the pair (its first issue is
+ * the error, as for an exact measurement), then @check (may be NULL: the
+ * mode's own rules, run after validation as the reference orders them),
+ * then the Agent's activation (online injection when validate said
+ * injection_required; CUPTI_AGENT_INJECTED in @ws when this run loaded
+ * it, *@injected set).  Returns 0 or a negative code with @err.
+ */
+int xp_measure_agent_ready(struct xp_measure_req *req,
+			   int (*check)(void *ctx, struct xp_measure_req *req, struct xp_error *err),
+			   void *ctx, struct xp_warnings *ws, bool *injected, struct xp_error *err);
+
+/* measure --aggregate (measure_aggregate.c): @req parsed (selectors,
+ * policy, bounds, max_groups); emits its document (exit code >= 0) or
+ * returns a negative code with @err for cmd_measure to emit. */
+#define XP_DEFAULT_AGG_MAX_GROUPS 4096u
+int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err);
 
 /*
  * Inventories (their own files): a negative return is an error recorded

@@ -378,3 +378,27 @@ out:
 	xp_live_plan_free(&plan);
 	return rc;
 }
+
+int xp_measure_agent_ready(struct xp_measure_req *req,
+			   int (*check)(void *ctx, struct xp_measure_req *req, struct xp_error *err),
+			   void *ctx, struct xp_warnings *ws, bool *injected, struct xp_error *err)
+{
+	struct xp_live_outcome out;
+	struct agent_plan ap;
+	int rc;
+
+	memset(&out, 0, sizeof(out));
+	memset(&ap, 0, sizeof(ap));
+	*injected = false;
+	ap.needed = !xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to);
+	ap.nvtx = req->from.kind == XP_SEL_NVTX || req->to.kind == XP_SEL_NVTX;
+	rc = validate_first(req, &ap, ws, err);
+	if (!rc && check)
+		rc = check(ctx, req, err);
+	if (!rc)
+		rc = activate(req, &ap, ws, &out, err);
+	*injected = out.agent_injected;
+	if (rc && out.agent_injected)
+		xp_error_detail_bool(err, "agent_injected", true);
+	return rc;
+}

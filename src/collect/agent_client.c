@@ -40,6 +40,7 @@
 #include "../../common/cancel.h"
 #include "../../common/parse.h"
 #include "../capture/decode_agent.h"
+#include "../capture/decode_agent_agg.h"
 #include "../process/namespaces.h"
 #include "../process/procfs.h"
 #include "agent_client.h"
@@ -132,6 +133,27 @@ static int refused(struct xp_agent_conn *c, const struct xprobe_agent_reply *r,
 				   "Agent's CUDA device backend (CUPTI)");
 		return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
 				    "the Agent of PID %" PRIu32 " has no CUDA device backend: %s",
+				    c->pid, msg);
+	case XPROBE_E_UNSUPPORTED_CUDA_VERSION:
+		/* conflicting majors mapped, a CUDA or CUPTI major outside 12-13,
+		 * a CUPTI newer than the Agent's headers */
+		xp_error_hint(err, "xprobe measures CUDA 12 and 13 with one CUDA/CUPTI major "
+				   "per process");
+		return xp_error_set(err, XPROBE_E_UNSUPPORTED_CUDA_VERSION, true,
+				    "the Agent of PID %" PRIu32 " cannot measure this CUDA: %s",
+				    c->pid, msg);
+	case XPROBE_E_CUDA_CONTEXT_NOT_FOUND:
+		xp_error_hint(err, "measure a process that has loaded the CUDA runtime or driver");
+		return xp_error_set(err, XPROBE_E_CUDA_CONTEXT_NOT_FOUND, true,
+				    "the Agent of PID %" PRIu32 " found no CUDA to observe: %s",
+				    c->pid, msg);
+	case XPROBE_E_INVALID_EVENT_SELECTOR:
+		/* a CUDA API name no callback of the target's CUPTI has */
+		xp_error_hint(err, "name the API function as CUDA declares it (cudaLaunchKernel, "
+				   "cuLaunchKernel), without a _v<N> suffix");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "invalid event selector: the Agent of PID %" PRIu32
+				    " refused the filter: %s",
 				    c->pid, msg);
 	case XPROBE_E_ALREADY_ACTIVE:
 		xp_error_hint(err, "one measurement at a time per process: wait for the other "
@@ -899,6 +921,84 @@ int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 	return rc;
 }
 
+/* SNAPSHOT or STOP of an aggregate capture: every group from 0 (their
+ * totals as of this reply), then every packet into @dec. */
+static int read_groups(struct xp_agent_conn *c, uint32_t op, struct xp_agg_dec *dec,
+		       struct xprobe_agent_reply *rep, struct xp_error *err)
+{
+	struct xprobe_agent_req req;
+	struct xprobe_agent_reply r;
+	const char *what = xp_agent_op_name(op);
+	uint8_t *buf = NULL;
+	int rc;
+
+	xp_agent_req_init(&req, op);
+	rc = transact(c, &req, &r, err);
+	if (rc)
+		return rc;
+	if (rep)
+		*rep = r;
+	rc = xp_agg_dec_reply(dec, &r, err);
+	if (rc)
+		return violation(c, err, rc);
+	if (r.nchunks) {
+		buf = malloc(XPROBE_AGENT_CHUNK_MAX);
+		if (!buf) {
+			xp_agent_disconnect(c);
+			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		}
+	}
+	for (uint32_t i = 0; i < r.nchunks; i++) {
+		size_t len = 0;
+
+		rc = recv_pkt(c, buf, XPROBE_AGENT_CHUNK_MAX, &len, what, err);
+		if (rc)
+			goto out;
+		if (len > XPROBE_AGENT_CHUNK_MAX) {
+			xp_error_detail_str(err, "field", "bytes");
+			xp_error_detail_u64(err, "packet_bytes", len);
+			xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
+			xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				     "the Agent sent a group packet of %zu bytes (at most %u)", len,
+				     XPROBE_AGENT_CHUNK_MAX);
+			rc = violation(c, err, -XPROBE_E_TRACE_EXPORT_FAILED);
+			goto out;
+		}
+		rc = xp_agg_dec_chunk(dec, buf, len, err);
+		if (rc) {
+			rc = violation(c, err, rc);
+			goto out;
+		}
+	}
+	rc = xp_agg_dec_end(dec, err);
+	if (rc)
+		rc = violation(c, err, rc);
+out:
+	free(buf);
+	if (rc && dec->in_reply) {
+		dec->in_reply = false; /* this reply is lost with the connection */
+		if (c->fd >= 0)
+			xp_agent_disconnect(c);
+	}
+	return rc;
+}
+
+int xp_agent_snapshot_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
+			     struct xprobe_agent_reply *rep, struct xp_error *err)
+{
+	return read_groups(conn, XPROBE_AGENT_OP_SNAPSHOT, dec, rep, err);
+}
+
+int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
+			 struct xprobe_agent_reply *rep, struct xp_error *err)
+{
+	int rc = read_groups(conn, XPROBE_AGENT_OP_STOP, dec, rep, err);
+
+	if (!rc)
+		conn->armed = false;
+	return rc;
+}
+
 int xp_agent_close(struct xp_agent_conn *conn, struct xprobe_agent_reply *rep, struct xp_error *err)
 {
 	struct xprobe_agent_req req;
@@ -994,12 +1094,11 @@ int xp_agent_filter_from_selector(const struct xp_selector *sel, enum xprobe_age
 			if (mode == XPROBE_AGENT_MODE_EXACT)
 				return 1; /* any kernel; the correlator applies the regex */
 			xp_error_detail_str(err, "selector", sel->text);
-			xp_error_hint(err, "use a regex of the forms ^name$, ^prefix, suffix$ or "
-					   "a plain substring");
-			return xp_error_set(
-				err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				"invalid event selector: an aggregate kernel regex must "
-				"reduce to an exact, prefix, suffix or contains filter");
+			xp_error_hint(err, "use ^literal$, ^literal.*, .*literal$, or .*literal.*");
+			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+					    "aggregate kernel regex must be an exact, prefix, "
+					    "suffix, or contains pattern that the CUPTI Agent can "
+					    "apply");
 		}
 		rc = set_name(out, name_match_of(nf->match), nf->literal, nf->len, sel, err);
 		return rc ? rc : 1;

@@ -56,6 +56,14 @@
  *                                  Agent of PID <pid> is already running a
  *                                  capture for another client", hint to
  *                                  wait or stop the other xprobe
+ *   reply status -XPROBE_E_UNSUPPORTED_CUDA_VERSION  UNSUPPORTED_CUDA_VERSION
+ *                                  (conflicting or unsupported CUDA/CUPTI
+ *                                  majors the backend found at ARM)
+ *   reply status -XPROBE_E_CUDA_CONTEXT_NOT_FOUND    CUDA_CONTEXT_NOT_FOUND
+ *                                  (no CUDA runtime or driver mapped)
+ *   reply status -XPROBE_E_INVALID_EVENT_SELECTOR    INVALID_EVENT_SELECTOR
+ *                                  (an API name the target's CUPTI has no
+ *                                  callback for)
  *   reply status -XPROBE_E_PERMISSION_DENIED    PERMISSION_DENIED
  *   reply status -XPROBE_E_INVALID_ARGUMENT     INTERNAL (we sent a
  *                                  request it refused: a CLI/Agent skew)
@@ -95,6 +103,7 @@
 #include "../selector/selector.h"
 
 struct xp_agent_dec; /* src/capture/decode_agent.h */
+struct xp_agg_dec; /* src/capture/decode_agent_agg.h */
 
 /* Default bound of each wait on the socket (header comment, Timeouts). */
 #define XP_AGENT_TIMEOUT_MS 2000
@@ -224,6 +233,17 @@ int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 /* STOP: disarm, then the final records from @dec's offset, as SNAPSHOT. */
 int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 		  struct xprobe_agent_reply *rep, struct xp_error *err);
+
+/*
+ * The same for an AGGREGATE capture (an ARM of mode AGGREGATE): SNAPSHOT
+ * or STOP from offset 0, so every group comes with its totals as of the
+ * reply; the groups go to @dec (src/capture/decode_agent_agg.h), which
+ * replaces what it held.  Checks and errors as for records.
+ */
+int xp_agent_snapshot_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
+			     struct xprobe_agent_reply *rep, struct xp_error *err);
+int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
+			 struct xprobe_agent_reply *rep, struct xp_error *err);
 
 /*
  * CLOSE: STOP if armed (its records are not sent: STOP first to keep

@@ -107,6 +107,25 @@ void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_
 void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v);
 
 /*
+ * measure --aggregate: the contract's AggregateInventoryResult (schemas/
+ * aggregate-inventory-result.schema.json) from an Agent's group table
+ * (src/collect/agent_aggregate.h), groups already sorted.
+ */
+struct xp_agent_agg_result;
+struct xp_aggregate_view {
+	const char *session_id;
+	const char *status; /* "completed" | "cancelled" */
+	const char *name; /* --name or NULL */
+	const char *start_selector, *end_selector;
+	uint32_t pid;
+	const struct xp_agent_agg_result *result;
+	const struct xp_warnings *warnings;
+};
+
+void xp_render_aggregate_json(struct xpc_json *w, const struct xp_aggregate_view *v);
+void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v);
+
+/*
  * Target documents (issue #3): validate (pair and inventory checks),
  * doctor, discover.  The data structures live in src/checks/validate_checks.h,
  * doctor.h and discover.h; these renderers only print.

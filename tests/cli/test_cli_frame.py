@@ -227,31 +227,40 @@ AGGREGATE = ["measure", "--pid", "1", "--aggregate", "--from", "cuda:kernel_star
              "--to", "cuda:kernel_end", "--match", "exact", "--duration-ms", "100"]
 
 
-@pytest.mark.parametrize("argv", [
-    AGGREGATE,
-    AGGREGATE + ["--max-groups", "16"],
-    ["measure", "--pid", "1", "--aggregate"],
-    ["measure", "--aggregate", "--duration-ms", "100"] + SEL,
-    ["measure", "--pid", "1", "--aggregate", "--duration-ms", "100"] + SEL,
-], ids=["cuda-pair", "max-groups", "bare", "no-pid", "host-pair"])
-def test_aggregate_is_refused_as_not_in_this_build(xprobe, argv):
-    """--aggregate has no collector in this build: whatever else the command
-    line says, it is refused before anything runs, never turned into
-    another measurement or a document."""
+@pytest.mark.parametrize("argv,code,message", [
+    (["measure", "--pid", "1", "--aggregate"], "INVALID_EVENT_SELECTOR",
+     "measure requires --from unless --spec is used"),
+    (["measure", "--aggregate", "--duration-ms", "100"] + SEL, "INVALID_EVENT_SELECTOR",
+     "--aggregate requires --pid"),
+    (AGGREGATE[:-2], "SESSION_LIMIT_EXCEEDED", "--aggregate requires --duration-ms"),
+    (AGGREGATE[:-2] + ["--duration-ms", "0"], "SESSION_LIMIT_EXCEEDED",
+     "live measurement requires positive samples or duration and max-events limits"),
+    (AGGREGATE + ["--max-groups", "0"], "SESSION_LIMIT_EXCEEDED",
+     "live measurement requires positive samples or duration and max-events limits"),
+    (AGGREGATE + ["--max-groups", "16777217"], "SESSION_LIMIT_EXCEEDED",
+     "--max-groups 16777217 is outside the Agent's table bound of 1 to 16777216"),
+    ([x if x != "exact" else "stream-order" for x in AGGREGATE], "INVALID_CORRELATION_POLICY",
+     "aggregate measurement requires duration, exact activity endpoints, and no samples limit"),
+    (AGGREGATE + ["--timeout-ms", "50"], "SESSION_LIMIT_EXCEEDED",
+     "aggregate duration must not exceed timeout"),
+], ids=["bare", "no-pid", "no-duration", "zero-duration", "zero-groups", "groups-above-bound",
+        "not-exact", "duration-above-timeout"])
+def test_aggregate_request_checks(xprobe, argv, code, message):
+    """--aggregate's own rules, in the reference's order, before the target
+    is looked at (PID 1 would be refused: nothing reads it); the live
+    cases are tests/live/test_measure_cuda.py's."""
     r = xprobe.run(*argv)
     assert r.rc == 1, r
-    assert r.code == "CUPTI_NOT_AVAILABLE"
-    assert r.error["message"] == "--aggregate (CUDA activity inventory) is not in this build"
-    assert r.error["details"] == {"flag": "--aggregate"}
-    assert any("--cpu-sample" in h for h in r.error["hints"])
+    assert (r.code, r.error["message"]) == (code, message), r
+    assert r.error["recoverable"] is True and r.error["hints"]
 
 
-def test_help_does_not_promise_an_aggregate_document(xprobe):
+def test_help_describes_the_aggregate_inventory(xprobe):
     out = xprobe.run("measure", "--help", json_mode=False).stdout
     (line,) = [l for l in out.splitlines() if l.strip().startswith("--aggregate")]
-    assert "refused" in line and "no document" in line
-    assert "not in this build" in out
-    assert "aggregate-inventory" not in out
+    assert "GPU activity inventory" in line and "refused" not in line
+    assert "not in this build" not in out
+    assert "AggregateInventoryResult" in out and "--max-groups (4096)" in out
 
 
 @pytest.mark.parametrize("flag", ["--agent", "--cupti-socket"])

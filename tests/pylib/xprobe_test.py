@@ -119,6 +119,8 @@ def success_schema(args):
         return "cpu-sample-inventory-result"
     if cmd == "measure" and "--syscall-aggregate" in a:
         return "syscall-aggregate-result"
+    if cmd == "measure" and "--aggregate" in a:
+        return "aggregate-inventory-result"
     return SUCCESS_SCHEMA[cmd]
 
 

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * decode_agent_agg.c - an AGGREGATE capture's replies and group packets
+ * into a checked group list (decode_agent_agg.h lists every check).  The
+ * peer is another process, possibly hostile or of another release:
+ * groups are copied into an aligned struct before a field is read, every
+ * count is bounded before it sizes anything, and the list only grows to
+ * the groups a reply announced (retained <= capacity <=
+ * XPROBE_AGENT_CAPACITY_MAX, checked by xp_agent_reply_check).
+ *
+ * Invariants after every accepted reply: groups [0, n) each passed the
+ * group check, no two share a key, grouped = the sum of their counts <=
+ * st.observed, n <= st.retained.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_agent_agg.h"
+
+#define HINT_SKEW "rebuild xprobe and libxprobe from the same release"
+#define GROUP_SIZE sizeof(struct xprobe_agent_group)
+
+static int __attribute__((format(printf, 4, 5)))
+bad(struct xp_agg_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	xp_error_detail_str(err, "field", field);
+	xp_error_detail_u64(err, "pid", d->pid);
+	xp_error_hint(err, HINT_SKEW);
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+			    "failed to decode the Agent's aggregate capture of PID %" PRIu32 ": %s",
+			    d->pid, why);
+}
+
+void xp_agg_dec_init(struct xp_agg_dec *d, uint32_t pid, uint64_t start_time)
+{
+	memset(d, 0, sizeof(*d));
+	d->pid = pid;
+	d->start_time = start_time;
+}
+
+void xp_agg_dec_free(struct xp_agg_dec *d)
+{
+	free(d->groups);
+	d->groups = NULL;
+	d->n = d->cap = 0;
+}
+
+static bool has_groups(uint32_t op)
+{
+	return op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP;
+}
+
+int xp_agg_dec_reply(struct xp_agg_dec *d, const struct xprobe_agent_reply *rep,
+		     struct xp_error *err)
+{
+	const struct xp_agent_stats *p = &d->st;
+
+	if (d->in_reply)
+		return bad(d, err, "op", "a %s reply before the last one's groups ended",
+			   xp_agent_op_name(rep->op));
+	if (rep->status)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "aggregate decoder given an error reply (status %" PRId32 ")",
+				    rep->status);
+	if (rep->op != XPROBE_AGENT_OP_ARM && !has_groups(rep->op))
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "aggregate decoder given a %s reply", xp_agent_op_name(rep->op));
+	if ((rep->op == XPROBE_AGENT_OP_ARM) == p->valid)
+		return bad(d, err, "op", p->valid ? "a second ARM reply in one capture" :
+						    "groups before the ARM reply");
+	if (rep->pid != d->pid)
+		return bad(d, err, "pid", "the reply comes from PID %" PRIu32, rep->pid);
+	if (d->start_time && rep->start_time != d->start_time)
+		return bad(d, err, "start_time",
+			   "the reply comes from a process started at %" PRIu64 ", not %" PRIu64,
+			   rep->start_time, d->start_time);
+	if (rep->op == XPROBE_AGENT_OP_ARM && (rep->offset || rep->retained || rep->observed))
+		return bad(d, err, "retained", "an ARM reply with groups");
+	if (p->valid) {
+		if (rep->capacity != p->capacity)
+			return bad(d, err, "capacity",
+				   "capacity changed from %" PRIu64 " to %" PRIu64, p->capacity,
+				   rep->capacity);
+		if (rep->arm_ns != p->arm_ns)
+			return bad(d, err, "arm_ns", "the capture was armed again");
+		if (rep->observed < p->observed || rep->retained < p->retained ||
+		    rep->dropped < p->dropped || rep->unknown < p->unknown)
+			return bad(d, err, "counters",
+				   "a counter went down (observed %" PRIu64 " -> %" PRIu64
+				   ", groups %" PRIu64 " -> %" PRIu64 ", dropped %" PRIu64
+				   " -> %" PRIu64 ", unknown %" PRIu64 " -> %" PRIu64 ")",
+				   p->observed, rep->observed, p->retained, rep->retained,
+				   p->dropped, rep->dropped, p->unknown, rep->unknown);
+	}
+	if (has_groups(rep->op)) {
+		if (rep->offset > d->n)
+			return bad(d, err, "offset",
+				   "groups from %" PRIu64 " follow, %zu were received", rep->offset,
+				   d->n);
+		if (rep->nrecords != rep->retained - rep->offset)
+			return bad(d, err, "nrecords",
+				   "%" PRIu64 " groups from %" PRIu64 " of the %" PRIu64
+				   " in use follow",
+				   rep->nrecords, rep->offset, rep->retained);
+		if (rep->bytes != rep->nrecords * GROUP_SIZE)
+			return bad(d, err, "bytes", "%" PRIu64 " bytes for %" PRIu64 " groups",
+				   rep->bytes, rep->nrecords);
+		/* retained <= capacity <= XPROBE_AGENT_CAPACITY_MAX: bounded */
+		if (rep->retained > d->cap) {
+			void *q = realloc(d->groups, rep->retained * sizeof(*d->groups));
+
+			if (!q)
+				return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+			d->groups = q;
+			d->cap = rep->retained;
+		}
+	}
+	d->st.valid = true;
+	d->st.features = rep->features;
+	d->st.state = rep->state;
+	d->st.stop_reason = rep->stop_reason;
+	d->st.arm_ns = rep->arm_ns;
+	d->st.capacity = rep->capacity;
+	d->st.observed = rep->observed;
+	d->st.retained = rep->retained;
+	d->st.dropped = rep->dropped;
+	d->st.unknown = rep->unknown;
+	if (!has_groups(rep->op))
+		return 0;
+	d->in_reply = true;
+	d->op = rep->op;
+	d->next = rep->offset;
+	d->rec_left = rep->nrecords;
+	d->bytes_left = rep->bytes;
+	d->chunks_left = rep->nchunks;
+	return 0;
+}
+
+static bool name_has_nul(const struct xprobe_agent_group *g)
+{
+	return memchr(g->name, 0, g->name_len) != NULL;
+}
+
+static bool nonzero(const char *p, size_t from, size_t to)
+{
+	for (size_t i = from; i < to; i++)
+		if (p[i])
+			return true;
+	return false;
+}
+
+/* One group on its own; 0 or the error. */
+static int group_check(struct xp_agg_dec *d, const struct xprobe_agent_group *g, uint64_t idx,
+		       struct xp_error *err)
+{
+	bool kernel = g->kind == XPROBE_AGENT_KIND_KERNEL;
+	unsigned __int128 lo, hi;
+
+	if (!kernel && g->kind != XPROBE_AGENT_KIND_MEMCPY && g->kind != XPROBE_AGENT_KIND_MEMSET)
+		return bad(d, err, "kind", "group %" PRIu64 " has kind %" PRIu32, idx, g->kind);
+	if (!g->count)
+		return bad(d, err, "count", "group %" PRIu64 " is empty", idx);
+	lo = (unsigned __int128)g->min_ns * g->count;
+	hi = (unsigned __int128)g->max_ns * g->count;
+	if (g->min_ns > g->max_ns || lo > g->total_ns || hi < g->total_ns)
+		return bad(d, err, "total_ns",
+			   "group %" PRIu64 ": %" PRIu64 " activities of %" PRIu64 " ns in total "
+			   "cannot lie between %" PRIu64 " and %" PRIu64 " ns each",
+			   idx, g->count, g->total_ns, g->min_ns, g->max_ns);
+	if (g->memcpy_kind > XPROBE_AGENT_MEMCPY_PTOP ||
+	    (g->kind != XPROBE_AGENT_KIND_MEMCPY && g->memcpy_kind))
+		return bad(d, err, "memcpy_kind", "group %" PRIu64 " has memcpy kind %" PRIu32,
+			   idx, g->memcpy_kind);
+	if (g->flags & ~(kernel ? XPROBE_RECF_NAME_COMPLETE : 0u))
+		return bad(d, err, "flags", "group %" PRIu64 " has flags 0x%x", idx, g->flags);
+	if (g->name_len > XPROBE_NAME_MAX || (!kernel && g->name_len))
+		return bad(d, err, "name_len", "group %" PRIu64 " has a %u-byte name", idx,
+			   g->name_len);
+	if (name_has_nul(g))
+		return bad(d, err, "name", "NUL inside group %" PRIu64 "'s name", idx);
+	if (nonzero(g->name, g->name_len, sizeof(g->name)))
+		return bad(d, err, "name", "bytes after group %" PRIu64 "'s name", idx);
+	if (kernel && g->bytes)
+		return bad(d, err, "bytes", "kernel group %" PRIu64 " has %" PRIu64 " bytes", idx,
+			   g->bytes);
+	return 0;
+}
+
+static bool same_key(const struct xp_agg_group *a, const struct xprobe_agent_group *g)
+{
+	return a->kind == g->kind && a->device == g->device && a->memcpy_kind == g->memcpy_kind &&
+	       a->name_complete == !!(g->flags & XPROBE_RECF_NAME_COMPLETE) &&
+	       a->name_len == g->name_len && !memcmp(a->name, g->name, g->name_len);
+}
+
+/* Group @idx sent again: the same key, and it only grew. */
+static int regrown_check(struct xp_agg_dec *d, const struct xp_agg_group *old,
+			 const struct xprobe_agent_group *g, uint64_t idx, struct xp_error *err)
+{
+	if (!same_key(old, g))
+		return bad(d, err, "key", "group %" PRIu64 " changed its key between replies",
+			   idx);
+	if (g->count < old->count || g->total_ns < old->total_ns || g->bytes < old->bytes ||
+	    g->min_ns > old->min_ns || g->max_ns < old->max_ns)
+		return bad(d, err, "count", "group %" PRIu64 " shrank between replies", idx);
+	return 0;
+}
+
+int xp_agg_dec_chunk(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_error *err)
+{
+	const uint8_t *p = buf;
+
+	if (!d->in_reply || !d->chunks_left)
+		return bad(d, err, "nchunks", "a group packet beyond those announced");
+	if (!len || len > XPROBE_AGENT_CHUNK_MAX || len > d->bytes_left || len % GROUP_SIZE)
+		return bad(d, err, "bytes",
+			   "a %zu-byte group packet (whole %zu-byte groups, at most %u bytes, "
+			   "%" PRIu64 " left)",
+			   len, GROUP_SIZE, XPROBE_AGENT_CHUNK_MAX, d->bytes_left);
+	for (size_t off = 0; off < len; off += GROUP_SIZE) {
+		struct xprobe_agent_group g;
+		struct xp_agg_group *x;
+		uint64_t idx = d->next;
+		int rc;
+
+		memcpy(&g, p + off, sizeof(g));
+		rc = group_check(d, &g, idx, err);
+		if (rc)
+			return rc;
+		/* next < retained <= cap: announced, so room was made */
+		x = &d->groups[idx];
+		if (idx < d->n) {
+			rc = regrown_check(d, x, &g, idx, err);
+			if (rc)
+				return rc;
+		}
+		x->count = g.count;
+		x->total_ns = g.total_ns;
+		x->min_ns = g.min_ns;
+		x->max_ns = g.max_ns;
+		x->bytes = g.bytes;
+		x->kind = g.kind;
+		x->device = g.device;
+		x->memcpy_kind = g.memcpy_kind;
+		x->name_complete = g.flags & XPROBE_RECF_NAME_COMPLETE;
+		x->name_len = g.name_len;
+		memcpy(x->name, g.name, g.name_len);
+		x->name[g.name_len] = '\0';
+		d->next++;
+		d->rec_left--;
+	}
+	d->bytes_left -= len;
+	d->chunks_left--;
+	return 0;
+}
+
+static int key_cmp(const void *pa, const void *pb)
+{
+	const struct xp_agg_group *a = *(const struct xp_agg_group *const *)pa;
+	const struct xp_agg_group *b = *(const struct xp_agg_group *const *)pb;
+
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (a->memcpy_kind != b->memcpy_kind)
+		return a->memcpy_kind < b->memcpy_kind ? -1 : 1;
+	if (a->name_complete != b->name_complete)
+		return a->name_complete ? 1 : -1;
+	if (a->name_len != b->name_len)
+		return a->name_len < b->name_len ? -1 : 1;
+	return memcmp(a->name, b->name, a->name_len);
+}
+
+int xp_agg_dec_end(struct xp_agg_dec *d, struct xp_error *err)
+{
+	const struct xp_agg_group **v;
+	uint64_t sum = 0;
+	int rc = 0;
+
+	if (!d->in_reply)
+		return 0;
+	if (d->rec_left || d->bytes_left || d->chunks_left)
+		return bad(d, err, "nchunks",
+			   "%" PRIu64 " groups, %" PRIu64 " bytes in %" PRIu32
+			   " packets announced did not arrive",
+			   d->rec_left, d->bytes_left, d->chunks_left);
+	d->in_reply = false;
+	d->n = d->next;
+	for (size_t i = 0; i < d->n; i++) {
+		if (sum + d->groups[i].count < sum)
+			return bad(d, err, "count", "the groups' counts overflow");
+		sum += d->groups[i].count;
+	}
+	if (sum > d->st.observed)
+		return bad(d, err, "observed",
+			   "aggregate activity counters are inconsistent: grouped=%" PRIu64
+			   ", observed=%" PRIu64,
+			   sum, d->st.observed);
+	d->grouped = sum;
+	if (d->n < 2)
+		return 0;
+	v = malloc(d->n * sizeof(*v));
+	if (!v)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	for (size_t i = 0; i < d->n; i++)
+		v[i] = &d->groups[i];
+	qsort(v, d->n, sizeof(*v), key_cmp);
+	for (size_t i = 1; i < d->n && !rc; i++)
+		if (!key_cmp(&v[i - 1], &v[i]))
+			rc = bad(d, err, "key", "groups %td and %td share a key",
+				 v[i - 1] - d->groups, v[i] - d->groups);
+	free(v);
+	return rc;
+}
+
+int xp_agg_dec_buf(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_error *err)
+{
+	const uint8_t *p = buf;
+	size_t off = 0;
+	int rc;
+
+	if (len == 0)
+		return bad(d, err, "size", "no reply");
+	while (off < len) {
+		struct xprobe_agent_reply rep;
+
+		if (len - off < sizeof(rep))
+			return bad(d, err, "size", "%zu bytes, expected a %zu-byte reply", len - off,
+				   sizeof(rep));
+		memcpy(&rep, p + off, sizeof(rep));
+		if (rep.op != XPROBE_AGENT_OP_ARM && !has_groups(rep.op))
+			return bad(d, err, "op", "op %" PRIu32 " in a capture", rep.op);
+		rc = xp_agent_reply_check(&rep, sizeof(rep), rep.op, err);
+		if (rc)
+			return rc;
+		if (rep.status)
+			return bad(d, err, "status", "the %s reply failed with status %" PRId32,
+				   xp_agent_op_name(rep.op), rep.status);
+		rc = xp_agg_dec_reply(d, &rep, err);
+		if (rc)
+			return rc;
+		off += sizeof(rep);
+		for (uint32_t i = 0; i < rep.nchunks; i++) {
+			uint32_t n;
+
+			if (len - off < sizeof(n))
+				return bad(d, err, "nchunks", "the capture ends before packet %u", i);
+			memcpy(&n, p + off, sizeof(n));
+			off += sizeof(n);
+			if (n > len - off)
+				return bad(d, err, "bytes", "packet %u of %" PRIu32 " bytes is cut", i,
+					   n);
+			rc = xp_agg_dec_chunk(d, p + off, n, err);
+			if (rc)
+				return rc;
+			off += n;
+		}
+		rc = xp_agg_dec_end(d, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
