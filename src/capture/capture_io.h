@@ -87,4 +87,27 @@ int xp_export_format_parse(const char *s); /* -1 unknown */
 int xp_export_write(const char *path, enum xp_export_format fmt, const struct xp_capture *c,
 		    const char *session_id, struct xp_error *err);
 
+/* One matched pair: indexes of its start and end event in the capture. */
+struct xp_export_span {
+	uint32_t start;
+	uint32_t end;
+	uint64_t latency_ns;
+};
+
+/* The measurement's pairs, drawn as complete events ("ph": "X") in a
+ * Chrome export (JSONL has no room for them: every line is an Event). */
+struct xp_export_pairs {
+	const char *name;           /* the span name: the measurement's, or NULL */
+	const char *start_selector; /* named in every span's args */
+	const char *end_selector;
+	const char *match_policy;   /* kebab-case, as given to --match */
+	const struct xp_export_span *v;
+	size_t n;
+};
+
+/* xp_export_write, plus @pairs (NULL = none) as Chrome spans. */
+int xp_export_write_pairs(const char *path, enum xp_export_format fmt,
+			  const struct xp_capture *c, const char *session_id,
+			  const struct xp_export_pairs *pairs, struct xp_error *err);
+
 #endif /* XP_CAPTURE_IO_H */

@@ -29,6 +29,17 @@
  *   args  attributes, clock_domain, context_id, correlation_id, event_id,
  *         event_type, nvtx, stream_id, timestamp_ns, timestamp_raw, keys
  *         alphabetical (nvtx's too), nulls written.
+ * Then, when the measurement formed pairs, one complete event ("ph": "X")
+ * per pair, in pair order: from the start event to the end event (the
+ * earlier of the two for `nearest`, whose latency is an absolute
+ * difference), on the start event's track, named by the measurement;
+ * "ts" and "dur" are microseconds written as exact decimals with three
+ * fractional digits (ns precision: no double rounds them), args name the
+ * pair (start_event_id, end_event_id, latency_ns, selectors, policy).
+ * Last, CUDA correlation ids become flow arrows: the events sharing one
+ * correlation id (an API call and the kernel or copy it launched), in
+ * timestamp order, get "s", "t"... "f" flow events (id = the correlation
+ * id, bound to the enclosing slice) at their exact timestamps.
  * Perfetto's legacy JSON importer needs "ph", "pid", "tid" and "ts" on
  * instants and "name" plus args.name on process_name, and its tokenizer
  * rejects an array directly under an event (it scans the top-level keys
@@ -238,7 +249,141 @@ static int distinct_pids(const struct xp_capture *c, uint32_t **out, size_t *n)
 	return 0;
 }
 
-static int write_chrome(struct xpc_json *w, const struct xp_capture *c, const char *session_id)
+/* @ns as microseconds with three exact fractional digits ("12.345"). */
+static void write_us(struct xpc_json *w, const char *key, uint64_t ns)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%llu.%03llu", (unsigned long long)(ns / 1000),
+		 (unsigned long long)(ns % 1000));
+	xpc_json_kraw(w, key, num);
+}
+
+static void event_id_of(const struct xp_event *e, char *buf, size_t size)
+{
+	snprintf(buf, size, "evt_%llu", (unsigned long long)e->sequence);
+}
+
+/* The track an event is drawn on: its CUDA stream, else its thread. */
+static uint64_t chrome_tid(const struct xp_event *e)
+{
+	if ((e->flags & XP_EVF_CUDA) && (e->cuda.flags & XP_CUDAF_STREAM_ID))
+		return e->cuda.stream_id;
+	return e->tid;
+}
+
+static void write_span(struct xpc_json *w, const struct xp_capture *c,
+		       const struct xp_export_pairs *p, size_t k)
+{
+	const struct xp_export_span *s = &p->v[k];
+	const struct xp_event *a = &c->events[s->start], *b = &c->events[s->end];
+	uint64_t ts = a->timestamp_ns < b->timestamp_ns ? a->timestamp_ns : b->timestamp_ns;
+	char ida[32], idb[32], name[512];
+
+	event_id_of(a, ida, sizeof(ida));
+	event_id_of(b, idb, sizeof(idb));
+	if (p->name)
+		snprintf(name, sizeof(name), "%s", p->name);
+	else
+		snprintf(name, sizeof(name), "%s -> %s", p->start_selector ? p->start_selector : "",
+			 p->end_selector ? p->end_selector : "");
+	xpc_json_obj_begin(w);
+	xpc_json_kobj_begin(w, "args");
+	xpc_json_kstr(w, "end_event_id", idb);
+	xpc_json_kstr(w, "end_selector", p->end_selector);
+	xpc_json_ku64(w, "latency_ns", s->latency_ns);
+	xpc_json_kstr(w, "match_policy", p->match_policy);
+	xpc_json_ku64(w, "pair", k);
+	xpc_json_kstr(w, "start_event_id", ida);
+	xpc_json_kstr(w, "start_selector", p->start_selector);
+	xpc_json_obj_end(w);
+	xpc_json_kstr(w, "cat", "xprobe.pair");
+	write_us(w, "dur", s->latency_ns);
+	xpc_json_kstr(w, "name", name);
+	xpc_json_kstr(w, "ph", "X");
+	xpc_json_ku64(w, "pid", a->pid);
+	xpc_json_ku64(w, "tid", chrome_tid(a));
+	write_us(w, "ts", ts);
+	xpc_json_obj_end(w);
+}
+
+static bool has_corr(const struct xp_event *e)
+{
+	return (e->flags & XP_EVF_CUDA) && (e->cuda.flags & XP_CUDAF_CORRELATION_ID);
+}
+
+static const struct xp_capture *sort_capture; /* qsort has no context argument */
+
+/* By correlation id, then timestamp, then capture order. */
+static int corr_cmp(const void *x, const void *y)
+{
+	const struct xp_event *a = &sort_capture->events[*(const uint32_t *)x];
+	const struct xp_event *b = &sort_capture->events[*(const uint32_t *)y];
+
+	if (a->cuda.correlation_id != b->cuda.correlation_id)
+		return a->cuda.correlation_id < b->cuda.correlation_id ? -1 : 1;
+	if (a->timestamp_ns != b->timestamp_ns)
+		return a->timestamp_ns < b->timestamp_ns ? -1 : 1;
+	return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static void write_flow(struct xpc_json *w, const struct xp_event *e, const char *ph)
+{
+	char id[32];
+
+	event_id_of(e, id, sizeof(id));
+	xpc_json_obj_begin(w);
+	xpc_json_kobj_begin(w, "args");
+	xpc_json_ku64(w, "correlation_id", e->cuda.correlation_id);
+	xpc_json_kstr(w, "event_id", id);
+	xpc_json_obj_end(w);
+	if (ph[0] != 's')
+		xpc_json_kstr(w, "bp", "e");
+	xpc_json_kstr(w, "cat", "cuda.correlation");
+	xpc_json_ku64(w, "id", e->cuda.correlation_id);
+	xpc_json_kstr(w, "name", "cuda correlation");
+	xpc_json_kstr(w, "ph", ph);
+	xpc_json_ku64(w, "pid", e->pid);
+	xpc_json_ku64(w, "tid", chrome_tid(e));
+	write_us(w, "ts", e->timestamp_ns);
+	xpc_json_obj_end(w);
+}
+
+/* Flow arrows between the events of each CUDA correlation id. */
+static int write_flows(struct xpc_json *w, const struct xp_capture *c)
+{
+	uint32_t *idx;
+	size_t n = 0, i, j, k;
+
+	for (i = 0; i < c->count; i++)
+		n += has_corr(&c->events[i]);
+	if (n < 2)
+		return 0;
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (i = 0, j = 0; i < c->count; i++)
+		if (has_corr(&c->events[i]))
+			idx[j++] = (uint32_t)i;
+	sort_capture = c;
+	qsort(idx, n, sizeof(*idx), corr_cmp);
+	sort_capture = NULL;
+	for (i = 0; i < n && !w->err; i = j) {
+		uint64_t id = c->events[idx[i]].cuda.correlation_id;
+
+		for (j = i + 1; j < n && c->events[idx[j]].cuda.correlation_id == id; j++)
+			;
+		if (j - i < 2)
+			continue; /* an id seen once links nothing */
+		for (k = i; k < j; k++)
+			write_flow(w, &c->events[idx[k]], k == i ? "s" : k + 1 == j ? "f" : "t");
+	}
+	free(idx);
+	return 0;
+}
+
+static int write_chrome(struct xpc_json *w, const struct xp_capture *c, const char *session_id,
+			const struct xp_export_pairs *pairs)
 {
 	xp_str_t api_name_key;
 	uint32_t *pids = NULL;
@@ -262,11 +407,20 @@ static int write_chrome(struct xpc_json *w, const struct xp_capture *c, const ch
 		}
 		write_chrome_event(w, c, &c->events[i], api_name_key);
 	}
+	for (i = 0; pairs && i < pairs->n && !w->err; i++) {
+		if (pairs->v[i].start >= c->count || pairs->v[i].end >= c->count) {
+			rc = -EINVAL; /* the caller's pairs are not this capture's */
+			break;
+		}
+		write_span(w, c, pairs, i);
+	}
+	if (!rc)
+		rc = write_flows(w, c);
 	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 	xpc_json_line_end(w);
 	free(pids);
-	return 0;
+	return rc;
 }
 
 /*
@@ -298,6 +452,13 @@ static int export_failed(struct xp_error *err, const char *path, int rc, unsigne
 int xp_export_write(const char *path, enum xp_export_format fmt, const struct xp_capture *c,
 		    const char *session_id, struct xp_error *err)
 {
+	return xp_export_write_pairs(path, fmt, c, session_id, NULL, err);
+}
+
+int xp_export_write_pairs(const char *path, enum xp_export_format fmt,
+			  const struct xp_capture *c, const char *session_id,
+			  const struct xp_export_pairs *pairs, struct xp_error *err)
+{
 	struct xpc_atomic_file f = { .fd = -1 };
 	struct xpc_json w;
 	int rc;
@@ -311,7 +472,7 @@ int xp_export_write(const char *path, enum xp_export_format fmt, const struct xp
 	if (fmt == XP_EXPORT_JSONL) {
 		write_jsonl(&w, c, session_id);
 	} else {
-		rc = write_chrome(&w, c, session_id);
+		rc = write_chrome(&w, c, session_id, pairs);
 		if (rc && !w.err)
 			w.err = rc;
 	}

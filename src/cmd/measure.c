@@ -187,6 +187,38 @@ static void children_hint(const struct xp_measure_req *req, const struct xp_capt
 			      lo->children.pid[0]);
 }
 
+/* The artifact of a result: the whole capture, and in a Chrome trace the
+ * pairs of @corr as complete events (docs/output.md). */
+static int export_result(struct xp_measure_req *req, const struct xp_capture *c,
+			 const struct xp_correlation *corr, struct xp_error *err)
+{
+	struct xp_export_pairs p = {
+		.name = req->name,
+		.start_selector = req->from_text,
+		.end_selector = req->to_text,
+		.match_policy = xp_policy_kebab(req->policy),
+	};
+	struct xp_export_span *v = NULL;
+	size_t i;
+	int rc;
+
+	if (req->format == XP_EXPORT_CHROME && corr->npairs) {
+		v = calloc(corr->npairs, sizeof(*v));
+		if (!v)
+			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		for (i = 0; i < corr->npairs; i++) {
+			v[i].start = corr->pairs[i].start;
+			v[i].end = corr->pairs[i].end;
+			v[i].latency_ns = corr->pairs[i].latency_ns;
+		}
+		p.v = v;
+		p.n = corr->npairs;
+	}
+	rc = xp_export_write_pairs(req->events_out, req->format, c, req->session_id, &p, err);
+	free(v);
+	return rc;
+}
+
 /*
  * Correlate @c, write the artifact, render the result or the error.
  * @status: "completed", "timed_out" or "cancelled"; @host: live counters
@@ -220,7 +252,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		goto fail;
 	}
 	if (req->events_out) {
-		rc = xp_export_write(req->events_out, req->format, c, req->session_id, &err);
+		rc = export_result(req, c, &corr, &err);
 		if (rc && xpc_cancel_signo())
 			rc = export_cancelled(req, &err);
 		if (rc)

@@ -705,13 +705,18 @@ def test_events_out_chrome(xprobe, tmp_path):
     instants = [t for t in trace["traceEvents"] if t["ph"] == "i"]
     meta = [t for t in trace["traceEvents"] if t["ph"] == "M"]
     assert len(instants) == len(events)
-    assert len(trace["traceEvents"]) == len(instants) + len(meta)
+    # the 3 pairs as spans, corr 1's three events as flow arrows
+    # (tests/cli/test_export_chrome.py checks both)
+    spans = [t for t in trace["traceEvents"] if t["ph"] == "X"]
+    flows = [t for t in trace["traceEvents"] if t["ph"] in ("s", "t", "f")]
+    assert (len(spans), len(flows)) == (3, 3)
+    assert len(trace["traceEvents"]) == len(instants) + len(meta) + len(spans) + len(flows)
     assert [(m["name"], m["pid"]) for m in meta] == [("process_name", xpcap.PID)]
     for t in trace["traceEvents"]:
         # What Perfetto's legacy JSON tokenizer needs: ph always, ts except
         # on metadata, and no array directly under an event (it extracts
         # ts/dur by scanning top-level keys and rejects array values there).
-        assert t["ph"] in ("i", "M")
+        assert t["ph"] in ("i", "M", "X", "s", "t", "f")
         assert ("ts" in t) == (t["ph"] != "M")
         assert isinstance(t["pid"], int) and isinstance(t["tid"], int)
         assert not any(isinstance(v, list) for v in t.values())

@@ -302,8 +302,9 @@ def test_events_out_jsonl_and_chrome(xprobe, tmp_path):
     doc = json.loads(ch.read_text())
     assert stat.S_IMODE(os.stat(ch).st_mode) == 0o600
     assert doc["displayTimeUnit"] == "ns"
-    instants = [t for t in doc["traceEvents"] if t["ph"] != "M"]
+    instants = [t for t in doc["traceEvents"] if t["ph"] == "i"]
     assert len(instants) == 6
+    assert len([t for t in doc["traceEvents"] if t["ph"] == "X"]) == 3  # the pairs
     for t in instants:
         assert t["ph"] == "i" and t["cat"] == "host" and t["name"] == "xp_fx_sleep"
         assert t["ts"] == t["args"]["timestamp_ns"] // 1000

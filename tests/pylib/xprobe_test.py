@@ -148,9 +148,17 @@ def validate_artifact(args, doc):
         text = f.read()
     if _flag_value(args, "--format") == "chrome":
         trace = json.loads(text)
+        ids = {e["args"]["event_id"] for e in trace["traceEvents"] if e["ph"] == "i"}
         for e in trace["traceEvents"]:
             if e["ph"] == "M":
                 continue  # metadata (process_name): no event behind it
+            if e["ph"] == "X":  # a matched pair: both its events are instants
+                assert {e["args"]["start_event_id"], e["args"]["end_event_id"]} <= ids, e
+                continue
+            if e["ph"] in ("s", "t", "f"):  # a CUDA correlation arrow at an event
+                assert e["args"]["event_id"] in ids, e
+                continue
+            assert e["ph"] == "i", e
             for key, enum in (("event_type", "EventType"), ("clock_domain", "ClockDomain")):
                 for s in (schema("event"), reference_schema("event")):
                     if s is not None:
