@@ -596,8 +596,8 @@ int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct
 
 /* --- a saved capture file (agent.h's struct xprobe_agent_capfile) ---------- */
 
-#define HINT_FILE                                                                                  \
-	"an Agent capture file is what libxprobe writes for XPROBE_AGENT_OUTPUT, whole "          \
+#define HINT_FILE                                                                        \
+	"an Agent capture file is what libxprobe writes for XPROBE_AGENT_OUTPUT, whole " \
 	"(docs/agent.md, \"Saved captures\")"
 
 /* A malformed file header: TRACE_EXPORT_FAILED naming @field. */
@@ -647,9 +647,9 @@ int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile
 		return file_bad(err, "flags", "unknown flags 0x%" PRIx32,
 				h.flags & ~XPROBE_AGENT_CAPFILE_F__ALL);
 	if ((h.flags & XPROBE_AGENT_CAPFILE_F_SIGNAL) ? (h.signal < 1 || h.signal > 64) :
-							 h.signal != 0)
-		return file_bad(err, "signal", "signal %" PRIu32 " with flags 0x%" PRIx32,
-				h.signal, h.flags);
+							h.signal != 0)
+		return file_bad(err, "signal", "signal %" PRIu32 " with flags 0x%" PRIx32, h.signal,
+				h.flags);
 	rc = xp_agent_reply_check(r, sizeof(*r), XPROBE_AGENT_OP_STOP, err);
 	if (rc)
 		return rc;
@@ -677,7 +677,8 @@ int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile
 				r->observed, r->retained, r->dropped);
 	if (r->bytes != len - sizeof(h))
 		return file_bad(err, "bytes",
-				"the reply announces %" PRIu64 " bytes of records, the file holds %zu",
+				"the reply announces %" PRIu64
+				" bytes of records, the file holds %zu",
 				r->bytes, len - sizeof(h));
 	if (out)
 		*out = h;

@@ -328,15 +328,17 @@ static int agent_target(struct xp_capture *c, const struct xprobe_agent_reply *r
 		xp_error_detail_str(err, "path", path);
 		xp_error_hint(err, "measure captures of one target process at a time");
 		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-				    "completed capture mixes target PIDs %u and %u", c->pid, r->pid);
+				    "completed capture mixes target PIDs %u and %u", c->pid,
+				    r->pid);
 	}
 	if (c->has_start_time && r->start_time != c->process_start_time) {
 		xp_error_detail_u64(err, "pid", r->pid);
 		xp_error_detail_u64(err, "expected_process_start_time", c->process_start_time);
 		xp_error_detail_u64(err, "process_start_time", r->start_time);
 		xp_error_detail_str(err, "path", path);
-		xp_error_hint(err, "the pid was reused by another process; measure one process at a "
-				   "time");
+		xp_error_hint(err,
+			      "the pid was reused by another process; measure one process at a "
+			      "time");
 		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
 				    "completed capture mixes target processes: pid %u with process "
 				    "start times %llu and %llu",
