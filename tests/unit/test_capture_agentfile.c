@@ -22,6 +22,9 @@
  *              process merged with their counters summed, the bound's total
  *              over both, unknown records refused, a cut file named with
  *              its path, a 5 GiB sparse file refused by its size unread
+ *   seeds      fuzz_agent_file's corpus, written by libxprobe itself:
+ *              the good ones decode with the ranges the fixture made, the
+ *              bad_ ones are refused
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -620,6 +623,56 @@ static void test_inputs(void)
 	rmdir(scratch);
 }
 
+/* Run from tests/ (CTest's working directory). */
+static void test_seeds(void)
+{
+	static const struct {
+		const char *name;
+		size_t events; /* SIZE_MAX: refused */
+	} seeds[] = {
+		/* thread: 3 x 4 names; process: 3 ranges; ex: 2 x (push, start);
+		 * full: 7 records kept of 5 x 4 ranges; sigterm: nested, 2
+		 * threads x 2 x 2 levels; empty: no NVTX call after ARM */
+		{ "thread", 24 },
+		{ "process", 6 },
+		{ "ex", 8 },
+		{ "full", 7 },
+		{ "sigterm", 16 },
+		{ "empty", 0 },
+		{ "bad_cut", SIZE_MAX },
+		{ "bad_grown", SIZE_MAX },
+		{ "bad_version", SIZE_MAX },
+		{ "bad_nchunks", SIZE_MAX },
+		{ "bad_record_size", SIZE_MAX },
+		{ "bad_padding", SIZE_MAX },
+	};
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		struct xp_agent_dec d;
+		struct xp_capture c;
+		struct xp_error err = { 0 };
+		char path[256];
+		size_t len = 0;
+		FILE *f;
+		int rc;
+
+		snprintf(path, sizeof(path), "fuzz/corpus/fuzz_agent_file/%s", seeds[i].name);
+		f = fopen(path, "rb");
+		CHECK(f != NULL);
+		if (!f)
+			continue;
+		len = fread(file, 1, sizeof(file), f);
+		fclose(f);
+		rc = decode(len, 1000, false, &c, &d, &err);
+		if ((rc == 0) != (seeds[i].events != SIZE_MAX))
+			fprintf(stderr, "seed %s: rc %d %s\n", seeds[i].name, rc, err.message);
+		CHECK((rc == 0) == (seeds[i].events != SIZE_MAX));
+		if (!rc)
+			CHECK_EQ_U64(c.count, seeds[i].events);
+		done(&c, &d, &err);
+	}
+}
+
 int main(void)
 {
 	test_good();
@@ -627,5 +680,6 @@ int main(void)
 	test_stream();
 	test_bound();
 	test_inputs();
+	test_seeds();
 	TEST_MAIN_END();
 }
