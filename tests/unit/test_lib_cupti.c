@@ -749,6 +749,41 @@ static void test_api(void)
 	cx_stop(&x);
 }
 
+/* Every callback delivered (as if the whole domain were enabled): the
+ * bitmap admits only the ARM's callback ids. */
+static void test_filter_all_delivered(void)
+{
+	static const char *const all[] = { "XPD_DELIVER_ALL=1", NULL };
+	struct xprobe_agent_req q;
+	struct ap_reply r = { 0 };
+	struct dstats ds;
+	uint64_t ids[8];
+	struct cx x;
+
+	if (cx_start(&x, 13, all)) {
+		CHECK(!"fixture started");
+		return;
+	}
+	arm_req(&q, XPROBE_AGENT_MODE_EXACT, 1000);
+	add(&q, XPROBE_AGENT_KIND_CUDA_API, XPROBE_AGENT_NAME_EXACT, "cudaLaunchKernel");
+	CHECK(rpc(&x, &q, &r) == 0);
+	CHECK(cx_cmd(&x, "sync 3") == 3);
+	CHECK(cx_cmd(&x, "launch 2 k 10") == 2);
+	CHECK(cx_cmd(&x, "memcpy 1 1 64 10") == 1);
+	cx_stats(&x, &ds);
+	CHECK(ds.callbacks == 2 * (6 + 2 + 2)); /* every one reached our callback */
+	CHECK(ap_simple(x.fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
+	CHECK_EQ_U64(r.h.nrecords, 4);
+	CHECK_EQ_U64(r.h.observed, 4);
+	CHECK(entries(&r, "cudaLaunchKernel", XPROBE_CUDA_DOMAIN_RUNTIME, ids, 8) == 2);
+	/* after STOP nothing is admitted, though CUPTI still calls */
+	CHECK(cx_cmd(&x, "launch 2 k 10") == 2);
+	CHECK(ap_simple(x.fd, XPROBE_AGENT_OP_HELLO, 0, &r) == 0);
+	CHECK(r.h.state == XPROBE_AGENT_STOPPED && r.h.observed == 4);
+	ap_reply_free(&r);
+	cx_stop(&x);
+}
+
 /* --- before ARM -------------------------------------------------------------------------- */
 
 static void test_before_arm(void)
@@ -1240,12 +1275,16 @@ static void test_sessions(void)
 	const char *const model_env[] = { "XPROBE_INSPECT_ENABLE=1",
 					  "XPROBE_INSPECT_ACTIVITIES=device_profile",
 					  "XPROBE_INSPECT_DEVICE_PROFILE=model",
-					  "XPROBE_INSPECT_BACKEND=cupti", model_out, NULL };
+					  "XPROBE_INSPECT_BACKEND=cupti",
+					  model_out,
+					  NULL };
 	const char *const sess_env[] = { "XPROBE_INSPECT_ENABLE=1",
 					 "XPROBE_INSPECT_ACTIVITIES=device_profile",
 					 "XPROBE_INSPECT_DEVICE_PROFILE=session",
 					 "XPROBE_INSPECT_DEVICES=0,1",
-					 "XPROBE_INSPECT_BACKEND=cupti", sess_out, NULL };
+					 "XPROBE_INSPECT_BACKEND=cupti",
+					 sess_out,
+					 NULL };
 	char base[PATH_MAX + 16], name[64];
 	struct xprobe_session *s = NULL;
 	struct xprobe_agent_req q;
@@ -1354,6 +1393,7 @@ int main(void)
 	test_loading();
 	test_kernels();
 	test_api();
+	test_filter_all_delivered();
 	test_before_arm();
 	test_clocks();
 	test_drops();
