@@ -1200,11 +1200,13 @@ void xpl_cupti_agent_stop(struct xpl_agent_cap *c)
 
 /* --- the session backend --------------------------------------------------------------------- */
 
-/* Devices of this machine: the driver's count when it answers, else
+/* Devices of this machine: the driver's count when it answers (the
+ * driver loaded for it: a session asking for CUDA profiling is a CUDA
+ * program's; a driver not initialized yet does not answer), else
  * /proc/driver/nvidia/gpus, else every id a record may carry. */
 static uint32_t device_count(void)
 {
-	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	int n = 0;
 	DIR *d;
 
