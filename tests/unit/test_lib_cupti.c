@@ -1325,7 +1325,8 @@ static void test_sessions(void)
 		CHECK(!"fixture started");
 	}
 
-	/* SESSION: every kernel of each device, with an Agent capture on top */
+	/* SESSION (the driver says 2 devices): every kernel of each device,
+	 * with an Agent capture on top */
 	snprintf(base, sizeof(base), "%s/session", scratch);
 	snprintf(sess_out, sizeof(sess_out), "XPROBE_INSPECT_OUTPUT_DIR=%s", base);
 	if (cx_start(&c, 13, sess_env) == 0) {
@@ -1344,6 +1345,13 @@ static void test_sessions(void)
 		CHECK(cx_cmd(&c, "stop_session") == 0);
 		cx_stop(&c);
 		CHECK(open_session(base, &s) == 0);
+		{
+			char dir[PATH_MAX];
+
+			/* the driver's 2 devices, not a fallback count */
+			CHECK(lt_find_session(base, dir, sizeof(dir)) == 0 &&
+			      lt_count_names(dir, "profile_dev_") == 2);
+		}
 		x = lt_file(s, "profile_dev_0_session_1.xtf");
 		CHECK(xtf_kernels(x, "k_s", 100, 0, 0, &all) == 9 && all == 10);
 		x = lt_file(s, "profile_dev_1_session_1.xtf");
