@@ -75,7 +75,8 @@ static int fx_start(struct fx *f, const char *tag, const char *out, const char *
 
 	snprintf(e_inject, sizeof(e_inject), "NVTX_INJECTION64_PATH=%s", libso);
 	env[n++] = e_inject;
-	env[n++] = "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0";
+	/* ASan would report a SIGSEGV and exit 1 rather than die of it */
+	env[n++] = "ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:handle_segv=0";
 	env[n++] = "XPROBE_LOG_LEVEL=info";
 	if (out) {
 		snprintf(e_out, sizeof(e_out), "XPROBE_AGENT_OUTPUT=%s", out);
