@@ -35,10 +35,11 @@
  * Concurrency.  The total is per CPU, but a program may be preempted on a
  * preemptible kernel by another thread hitting the same probe on the same
  * CPU, and groups are shared by all CPUs: every add is atomic
- * (__sync_fetch_and_add, BPF_XADD) and min/max are updated by
- * compare-and-swap, so counts, sums, buckets, min and max are exact under
- * any preemption model.  Slots are keyed by thread and touched only by
- * their thread.
+ * (__sync_fetch_and_add, BPF_XADD), so counts, sums and buckets are exact
+ * under any preemption model; min/max are updated by compare-and-swap
+ * (set_max: what it cannot settle is counted).  Slots are keyed by thread
+ * and touched only by their thread.  Syscall pairs are exact only (the
+ * usage check), so the exit program pairs through the exact slot alone.
  *
  * CO-RE: as bpf/xp_live.bpf.c, BPF_NO_PRESERVE_ACCESS_INDEX; the only
  * kernel layout read is x86-64 struct pt_regs (uapi), so nothing is
@@ -120,34 +121,34 @@ static __always_inline struct xp_lh_zero *zeroes(void)
 	return bpf_map_lookup_elem(&xp_lh_zero, &zero);
 }
 
-/* Keep *p the smaller (@min) or larger of itself and @v, atomically
- * (a few tries: each failed one means another CPU just moved *p). */
-static __always_inline void set_extreme(__u64 *p, __u64 v, int min)
+/*
+ * *p = max(*p, v), atomically.  A compare-and-swap that fails means
+ * another writer moved *p meanwhile; one more try settles every case but
+ * a third writer in the same few nanoseconds, which is counted
+ * (minmax_contended: the extreme may then be off by that one value).
+ * No loop, two tries inline: every way out of a loop is a verifier state
+ * of its own, and the four calls per pair multiplied them (an 8-try loop
+ * made the object 25,000 verified instructions and 30 ms of load CPU).
+ */
+static __always_inline void set_max(__u64 *p, __u64 v, __u64 *contended)
 {
 	__u64 old = *p, seen;
-	int i;
 
-#pragma unroll
-	for (i = 0; i < 8; i++) {
-		if (min ? v >= old : v <= old)
-			return;
-		seen = __sync_val_compare_and_swap(p, old, v);
-		if (seen == old)
-			return;
-		old = seen;
-	}
+	if (v <= old)
+		return;
+	seen = __sync_val_compare_and_swap(p, old, v);
+	if (seen == old || v <= seen)
+		return;
+	if (__sync_val_compare_and_swap(p, seen, v) != seen && v > *p)
+		__sync_fetch_and_add(contended, 1);
 }
 
-static __always_inline void hist_add(struct xp_lh_hist *h, __u64 d, __u32 b)
+/* min is kept as ~min (min_inv): zeroed memory is then "no minimum yet",
+ * and both extremes are maxima (latency_hist.h). */
+static __always_inline void hist_add(struct xp_lh_hist *h, __u64 d, __u32 b, __u64 *contended)
 {
-	/* min first: a reader never sees a count without its min (the
-	 * collector reads only after the window, but keep it simple) */
-	if (!h->count) {
-		/* 0 is "unset" only while count is 0; the CAS starts from it */
-		__sync_val_compare_and_swap(&h->min_ns, 0, d);
-	}
-	set_extreme(&h->min_ns, d, 1);
-	set_extreme(&h->max_ns, d, 0);
+	set_max(&h->min_inv, ~d, contended);
+	set_max(&h->max_ns, d, contended);
 	__sync_fetch_and_add(&h->count, 1);
 	__sync_fetch_and_add(&h->sum_ns, d);
 	if (b < XP_LH_BUCKETS)
@@ -163,7 +164,7 @@ static __always_inline void record(struct xp_lh_total *t, __u64 d, __u64 key, in
 	__u32 b = xp_lh_bucket_of(d);
 	__u64 gk;
 
-	hist_add(&t->h, d, b);
+	hist_add(&t->h, d, b, &t->c.minmax_contended);
 	if (group_by == XP_LH_BY_NONE)
 		return;
 	if (group_by == XP_LH_BY_ARG0 && key_bad) {
@@ -182,7 +183,7 @@ static __always_inline void record(struct xp_lh_total *t, __u64 d, __u64 key, in
 			return;
 		}
 	}
-	hist_add(g, d, b);
+	hist_add(g, d, b, &t->c.minmax_contended);
 }
 
 static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
@@ -354,20 +355,19 @@ int xp_lh_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	now = bpf_ktime_get_ns();
 	o = bpf_map_lookup_elem(&xp_lh_open, &tid);
-	if (o && o->busy && !nested) {
-		t = total();
-		if (!t)
+	if (!o || !o->busy) {
+		if (bpf_probe_read_kernel(&nr, sizeof(nr),
+					  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax))))
 			return 0;
-		o->busy = 0;
-		record(t, now - o->ts, o->key, o->key_bad, tid);
+		if (nr == end_nr && (t = total()))
+			__sync_fetch_and_add(&t->c.unpaired_ends, 1);
 		return 0;
 	}
-	if (bpf_probe_read_kernel(&nr, sizeof(nr),
-				  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax))))
+	t = total();
+	if (!t)
 		return 0;
-	if (nr != end_nr)
-		return 0;
-	on_end(tid, now);
+	o->busy = 0;
+	record(t, now - o->ts, o->key, o->key_bad, tid);
 	return 0;
 }
 

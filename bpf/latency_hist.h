@@ -88,7 +88,8 @@
 struct xp_lh_hist {
 	__u64 count;                  /* pairs */
 	__u64 sum_ns;                 /* sum of their latencies */
-	__u64 min_ns;                 /* valid when count > 0 */
+	__u64 min_inv;                /* ~(smallest latency): 0 = none yet, and
+					 both extremes update as maxima */
 	__u64 max_ns;
 	__u64 buckets[XP_LH_BUCKETS]; /* pairs per bucket */
 };
@@ -102,7 +103,8 @@ struct xp_lh_counters {
 	__u64 group_overflow;    /* pairs whose group found the group map full */
 	__u64 key_unreadable;    /* pairs whose arg0 key could not be read (no group) */
 	__u64 thread_exit_open;  /* starts still open when their thread exited */
-	__u64 pad;
+	__u64 minmax_contended;  /* min/max updates two compare-and-swaps could not
+				    settle (0 in practice; min/max exact when 0) */
 };
 
 struct xp_lh_total {
@@ -139,41 +141,37 @@ struct xp_lh_zero {
 };
 
 /*
- * The bucket of @v (see above).  No loop and no clz (BPF has neither
- * cheap): six compares find floor(log2 v).  Shared by the BPF programs
- * and the collector, so both sides agree by construction.
+ * The bucket of @v (see above).  No loop, no clz (BPF has neither cheap)
+ * and no branch but the first: floor(log2 v) by six steps whose "is the
+ * upper half non-zero" test is arithmetic ((y + 2^n - 1) >> n is 1 for
+ * any y in [1, 2^n), 0 for y == 0).  A branch per step would make 64 paths
+ * through every program for the verifier to walk.  Shared by the BPF
+ * programs and the collector, so both sides agree by construction.
  */
 static __always_inline __u32 xp_lh_bucket_of(__u64 v)
 {
-	__u32 k = 0;
-	__u64 x = v;
+	__u64 x = v, t, k;
 
 	if (v < XP_LH_SUB)
 		return (__u32)v;
-	if (x >> 32) {
-		k += 32;
-		x >>= 32;
-	}
-	if (x >> 16) {
-		k += 16;
-		x >>= 16;
-	}
-	if (x >> 8) {
-		k += 8;
-		x >>= 8;
-	}
-	if (x >> 4) {
-		k += 4;
-		x >>= 4;
-	}
-	if (x >> 2) {
-		k += 2;
-		x >>= 2;
-	}
-	if (x >> 1)
-		k += 1;
-	return (k - (XP_LH_SUB_BITS - 1)) * XP_LH_SUB +
-	       (__u32)((v >> (k - XP_LH_SUB_BITS)) & (XP_LH_SUB - 1));
+	t = ((x >> 32) + 0xffffffffull) >> 32; /* x >> 32 < 2^32 */
+	k = t << 5;
+	x >>= t << 5;
+	t = ((x >> 16) + 0xffffull) >> 16;     /* x < 2^32: x >> 16 < 2^16 */
+	k += t << 4;
+	x >>= t << 4;
+	t = ((x >> 8) + 0xffull) >> 8;
+	k += t << 3;
+	x >>= t << 3;
+	t = ((x >> 4) + 0xfull) >> 4;
+	k += t << 2;
+	x >>= t << 2;
+	t = ((x >> 2) + 0x3ull) >> 2;
+	k += t << 1;
+	x >>= t << 1;
+	k += x >> 1;                           /* x < 4 */
+	return (__u32)((k - (XP_LH_SUB_BITS - 1)) * XP_LH_SUB +
+		       ((v >> (k - XP_LH_SUB_BITS)) & (XP_LH_SUB - 1)));
 }
 
 #endif /* XP_BPF_LATENCY_HIST_H */

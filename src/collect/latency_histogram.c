@@ -248,6 +248,7 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_lh_result *r, stru
 		r->c.group_overflow += t->c.group_overflow;
 		r->c.key_unreadable += t->c.key_unreadable;
 		r->c.thread_exit_open += t->c.thread_exit_open;
+		r->c.minmax_contended += t->c.minmax_contended;
 	}
 	if (r->group_by != XP_LH_BY_NONE) {
 		fd = bpf_map__fd(skel->maps.xp_lh_groups);
@@ -264,8 +265,9 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_lh_result *r, stru
 				goto out;
 			}
 			r->groups = ng;
+			memset(&r->groups[r->ngroups], 0, sizeof(*ng));
 			r->groups[r->ngroups].key = gkey;
-			r->groups[r->ngroups].h = g;
+			xp_lh_hist_fold(&r->groups[r->ngroups].h, &g);
 			r->ngroups++;
 		}
 	}

@@ -60,13 +60,22 @@ const char *xp_lh_stop_name(enum xp_lh_stop s);
 /* "none", "thread", "arg0" for XP_LH_BY_*. */
 const char *xp_lh_by_name(int by);
 
+/* A histogram folded from the kernel's copies: what the documents show. */
+struct xp_lh_dist {
+	uint64_t count;         /* pairs */
+	uint64_t sum_ns;
+	uint64_t min_ns;        /* valid when count > 0 */
+	uint64_t max_ns;
+	uint64_t buckets[XP_LH_BUCKETS];
+};
+
 struct xp_lh_group {
 	uint64_t key;           /* thread id, or the start's first argument */
-	struct xp_lh_hist h;
+	struct xp_lh_dist h;
 };
 
 struct xp_lh_result {
-	struct xp_lh_hist total;   /* every pair (folded over CPUs) */
+	struct xp_lh_dist total;   /* every pair (folded over CPUs) */
 	struct xp_lh_counters c;   /* summed over CPUs */
 	struct xp_lh_group *groups; /* sorted: count desc, then key asc */
 	size_t ngroups;
@@ -129,9 +138,9 @@ int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_
  * bound saturates at UINT64_MAX (2^64 does not fit). */
 void xp_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi);
 
-/* Add @n per-CPU (or single) histograms into @into (sums; min/max over
- * the copies that counted something). */
-void xp_lh_hist_fold(struct xp_lh_hist *into, const struct xp_lh_hist *h);
+/* Add one kernel copy @h (a CPU's, or a group's) into @into: sums, and
+ * min/max over the copies that counted something (the kernel keeps ~min). */
+void xp_lh_hist_fold(struct xp_lh_dist *into, const struct xp_lh_hist *h);
 
 struct xp_lh_percentile {
 	uint32_t permille;         /* 500, 900, 950, 990, 999 */
@@ -148,7 +157,7 @@ struct xp_lh_percentile {
  * and the midpoint of that interval.  Returns 0, or -ENOENT when @h is
  * empty.
  */
-int xp_lh_percentile(const struct xp_lh_hist *h, uint32_t permille,
+int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille,
 		     struct xp_lh_percentile *out);
 
 /* Derived totals (pairs, starts, ends, unpaired_starts) and the group

@@ -82,14 +82,15 @@ void xp_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
 	*hi = *lo + width < *lo ? UINT64_MAX : *lo + width;
 }
 
-void xp_lh_hist_fold(struct xp_lh_hist *into, const struct xp_lh_hist *h)
+void xp_lh_hist_fold(struct xp_lh_dist *into, const struct xp_lh_hist *h)
 {
+	uint64_t min = ~(uint64_t)h->min_inv;
 	size_t i;
 
 	if (!h->count)
 		return;
-	if (!into->count || h->min_ns < into->min_ns)
-		into->min_ns = h->min_ns;
+	if (!into->count || min < into->min_ns)
+		into->min_ns = min;
 	if (!into->count || h->max_ns > into->max_ns)
 		into->max_ns = h->max_ns;
 	into->count += h->count;
@@ -106,7 +107,7 @@ static uint64_t nearest_rank(uint64_t count, uint32_t permille)
 	return r ? (uint64_t)r : 1;
 }
 
-int xp_lh_percentile(const struct xp_lh_hist *h, uint32_t permille,
+int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille,
 		     struct xp_lh_percentile *out)
 {
 	uint64_t rank, seen = 0, lo, hi, a, b, m;
@@ -177,7 +178,7 @@ void xp_lh_result_finish(struct xp_lh_result *r)
 bool xp_lh_complete(const struct xp_lh_result *r)
 {
 	return !r->c.inflight_overflow && !r->c.depth_overflow && !r->c.group_overflow &&
-	       !r->c.key_unreadable;
+	       !r->c.key_unreadable && !r->c.minmax_contended;
 }
 
 int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws)
@@ -231,6 +232,15 @@ int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws)
 			 (uint64_t)c->key_unreadable);
 		if ((rc = xp_warnings_add_u64(ws, "GROUP_KEY_UNREADABLE", msg, "key_unreadable",
 					      (uint64_t)c->key_unreadable, NULL)))
+			return rc;
+	}
+	if (c->minmax_contended) {
+		snprintf(msg, sizeof(msg),
+			 "%" PRIu64
+			 " min/max updates lost a race with concurrent updates of the same histogram: min_ns and max_ns may each be off by those values (count, sum and buckets are exact)",
+			 (uint64_t)c->minmax_contended);
+		if ((rc = xp_warnings_add_u64(ws, "MINMAX_CONTENDED", msg, "minmax_contended",
+					      (uint64_t)c->minmax_contended, NULL)))
 			return rc;
 	}
 	return 0;

@@ -124,7 +124,7 @@ static void key_label(char *buf, size_t size, const char *kind, uint64_t key)
 		snprintf(buf, size, "arg0 %" PRId64, (int64_t)key);
 }
 
-static void render_stats(struct xpc_json *w, const struct xp_lh_hist *h)
+static void render_stats(struct xpc_json *w, const struct xp_lh_dist *h)
 {
 	bool any = h->count > 0;
 
@@ -141,7 +141,7 @@ static void render_stats(struct xpc_json *w, const struct xp_lh_hist *h)
 	xpc_json_obj_end(w);
 }
 
-static void render_buckets(struct xpc_json *w, const struct xp_lh_hist *h)
+static void render_buckets(struct xpc_json *w, const struct xp_lh_dist *h)
 {
 	uint64_t lo, hi;
 	uint32_t b;
@@ -160,7 +160,7 @@ static void render_buckets(struct xpc_json *w, const struct xp_lh_hist *h)
 	xpc_json_arr_end(w);
 }
 
-static void render_percentiles(struct xpc_json *w, const struct xp_lh_hist *h)
+static void render_percentiles(struct xpc_json *w, const struct xp_lh_dist *h)
 {
 	struct xp_lh_percentile p;
 	size_t i;
@@ -258,6 +258,7 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 	xpc_json_ku64(w, "depth_overflow", r->c.depth_overflow);
 	xpc_json_ku64(w, "group_overflow", r->c.group_overflow);
 	xpc_json_ku64(w, "key_unreadable", r->c.key_unreadable);
+	xpc_json_ku64(w, "minmax_contended", r->c.minmax_contended);
 	xpc_json_ku64(w, "inflight_capacity", r->inflight_capacity);
 	xpc_json_ku64(w, "inflight_occupied", r->inflight_occupied);
 	xpc_json_kf64(w, "inflight_table_utilization",
@@ -304,7 +305,7 @@ static void bin_bound(char *buf, size_t size, unsigned bin)
 		xp_lh_fmt_ns(buf, size, (double)(1ull << (bin - 1)));
 }
 
-static void human_bars(FILE *out, const struct xp_lh_hist *h)
+static void human_bars(FILE *out, const struct xp_lh_dist *h)
 {
 	uint64_t bins[XP_POW2_BINS] = { 0 }, top = 0;
 	unsigned first = XP_POW2_BINS, last = 0, i;
@@ -335,7 +336,7 @@ static void human_bars(FILE *out, const struct xp_lh_hist *h)
 	}
 }
 
-static void human_summary(FILE *out, const struct xp_lh_hist *h, const char *indent)
+static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *indent)
 {
 	struct xp_lh_percentile p;
 	char a[32], b[32], c[32], d[32];

@@ -109,7 +109,7 @@ def check_accounting(doc):
     else:
         assert groups == [] and c["group_capacity"] is None
     lost = c["inflight_overflow"] + c["depth_overflow"] + c["group_overflow"] + \
-        c["key_unreadable"]
+        c["key_unreadable"] + c["minmax_contended"]
     assert c["completeness"] == ("partial" if lost else "complete")
     assert c["inflight_occupied"] <= c["inflight_capacity"]
 

@@ -107,7 +107,7 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static void add(struct xp_lh_hist *h, uint64_t v)
+static void add(struct xp_lh_dist *h, uint64_t v)
 {
 	if (!h->count || v < h->min_ns)
 		h->min_ns = v;
@@ -122,7 +122,7 @@ static void add(struct xp_lh_hist *h, uint64_t v)
  * nearest-rank value: within its reported bound, the bound within 1/32. */
 static double check_percentiles(uint64_t *vals, size_t n)
 {
-	struct xp_lh_hist *h = calloc(1, sizeof(*h));
+	struct xp_lh_dist *h = calloc(1, sizeof(*h));
 	struct xp_lh_percentile p;
 	double worst = 0.0;
 	size_t i;
@@ -157,7 +157,7 @@ static double check_percentiles(uint64_t *vals, size_t n)
 static void test_percentiles(void)
 {
 	static uint64_t vals[100000];
-	struct xp_lh_hist empty = { 0 };
+	static struct xp_lh_dist empty;
 	struct xp_lh_percentile p;
 	double worst = 0.0, w;
 	size_t i, n;
@@ -207,22 +207,39 @@ static void test_percentiles(void)
 		XP_LH_PCT_ERROR_BOUND);
 }
 
+/* What a kernel copy holds after @n adds (latency_hist.bpf.c hist_add:
+ * min kept as ~min, both extremes as maxima from zeroed memory). */
+static void kernel_add(struct xp_lh_hist *h, uint64_t v)
+{
+	if (~v > h->min_inv)
+		h->min_inv = ~v;
+	if (v > h->max_ns)
+		h->max_ns = v;
+	h->count++;
+	h->sum_ns += v;
+	h->buckets[xp_lh_bucket_of(v)]++;
+}
+
 static void test_fold(void)
 {
 	struct xp_lh_hist *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b)),
-			  *c = calloc(1, sizeof(*c)), *sum = calloc(1, sizeof(*sum));
+			  *c = calloc(1, sizeof(*c));
+	struct xp_lh_dist *sum = calloc(1, sizeof(*sum));
 
-	add(a, 500);
-	add(a, 900);
-	/* b counted nothing: its zero min must not win */
-	add(c, 700);
-	add(c, 1200);
+	kernel_add(a, 500);
+	kernel_add(a, 900);
+	/* b counted nothing: its zeroed extremes must not win */
+	kernel_add(c, 700);
+	kernel_add(c, 1200);
+	kernel_add(c, 0); /* a zero latency is a real minimum */
+	xp_lh_hist_fold(sum, b);
 	xp_lh_hist_fold(sum, a);
 	xp_lh_hist_fold(sum, b);
-	xp_lh_hist_fold(sum, c);
-	CHECK_EQ_U64(sum->count, 4);
-	CHECK_EQ_U64(sum->sum_ns, 3300);
 	CHECK_EQ_U64(sum->min_ns, 500);
+	xp_lh_hist_fold(sum, c);
+	CHECK_EQ_U64(sum->count, 5);
+	CHECK_EQ_U64(sum->sum_ns, 3300);
+	CHECK_EQ_U64(sum->min_ns, 0);
 	CHECK_EQ_U64(sum->max_ns, 1200);
 	CHECK_EQ_U64(sum->buckets[xp_lh_bucket_of(700)], 1);
 	free(a);
@@ -247,6 +264,7 @@ static void test_finish_and_warnings(void)
 	r.c.unpaired_ends = 6;
 	r.c.group_overflow = 7;
 	r.c.key_unreadable = 8;
+	r.c.minmax_contended = 1;
 	r.inflight_capacity = 2;
 	r.max_depth = 3;
 	r.group_capacity = 2;
@@ -269,11 +287,12 @@ static void test_finish_and_warnings(void)
 	CHECK_EQ_U64(r.groups[2].key, 9);
 	CHECK(!xp_lh_complete(&r));
 	CHECK(xp_lh_warnings(&r, &ws) == 0);
-	CHECK_EQ_U64(ws.n, 4);
+	CHECK_EQ_U64(ws.n, 5);
 	CHECK_STR(ws.v[0].code, "INFLIGHT_TABLE_FULL");
 	CHECK_STR(ws.v[1].code, "NESTING_DEPTH_EXCEEDED");
 	CHECK_STR(ws.v[2].code, "HISTOGRAM_GROUPS_FULL");
 	CHECK_STR(ws.v[3].code, "GROUP_KEY_UNREADABLE");
+	CHECK_STR(ws.v[4].code, "MINMAX_CONTENDED");
 	CHECK_STR(ws.v[0].details, "{\"inflight_capacity\":2,\"inflight_overflow\":4}");
 	xp_warnings_free(&ws);
 
