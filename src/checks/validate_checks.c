@@ -14,7 +14,8 @@
  *   4. issues in the reference order;
  *   5. policy mask (strict, narrowed by the correlator's), the
  *      recommendation, and the policy issue;
- *   6. warnings; verify identity again.
+ *   6. warnings (UPROBE_SINGLE_STEP: probe_warnings.c); verify identity
+ *      again.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -524,6 +525,7 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 		offset_warning(v, &v->start, "start");
 		offset_warning(v, &v->end, "end");
 	}
+	xp_probe_warnings(v, opts);
 	return xp_target_verify(t, err);
 }
 

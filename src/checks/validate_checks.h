@@ -37,6 +37,7 @@
 #include "bpfprobe.h"
 #include "cudalibs.h"
 #include "../process/identity.h"
+#include "../resolve/probe_site.h"
 #include "../resolve/resolve.h"
 #include "../process/namespaces.h"
 
@@ -116,9 +117,20 @@ struct xp_validate_opts {
 	/* --agent (measure), or NULL: the Agent library is looked up
 	 * (agent_path.h) when the pair needs the Agent */
 	const char *agent_path;
+	/* the cost of a probe pair on this machine, asked only when a uprobe
+	 * endpoint's instruction is single-stepped (src/collect/probe_cost.h:
+	 * xp_probe_cost_estimate); NULL: the warning carries no figure */
+	int (*probe_cost)(struct xp_probe_cost *out);
 };
 
 #define XP_WARN_UNVERIFIED_BOUNDARY "UNVERIFIED_INSTRUCTION_BOUNDARY"
+/* A uprobe endpoint whose probed instruction the kernel single-steps out
+ * of line (probe_warnings.c; details: the site, the measured cost, an
+ * emulated offset nearby). */
+#define XP_WARN_UPROBE_SINGLE_STEP "UPROBE_SINGLE_STEP"
+
+/* Add the UPROBE_SINGLE_STEP warnings of @v's uprobe endpoints. */
+void xp_probe_warnings(struct xp_validation *v, const struct xp_validate_opts *opts);
 
 /*
  * Validate a pair.  @t must come from xp_target_identify.  Errors (hard):

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../cli/cli.h"
+#include "../collect/probe_cost.h"
 #include "../collect/syscall_aggregate.h"
 #include "../correlate/correlate.h"
 #include "../report/report.h"
@@ -105,7 +106,8 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 int cmd_validate(const struct xp_cli *cli)
 {
 	struct xp_validate_opts opts = { .correlator_mask = xp_policy_compatible,
-					 .unsafe_offset = cli->unsafe_offset };
+					 .unsafe_offset = cli->unsafe_offset,
+					 .probe_cost = xp_probe_cost_estimate };
 	struct xp_selector from, to;
 	struct xp_validation v;
 	struct xp_error err = { 0 };

@@ -36,6 +36,7 @@
 #include "../collect/agent_source.h"
 #include "../collect/inject.h"
 #include "../collect/live.h"
+#include "../collect/probe_cost.h"
 #include "../checks/agent_path.h"
 #include "../checks/validate_checks.h"
 #include "measure.h"
@@ -95,7 +96,8 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
 				       .unsafe_offset = req->cli->unsafe_offset,
-				       .agent_path = req->cli->agent };
+				       .agent_path = req->cli->agent,
+				       .probe_cost = xp_probe_cost_estimate };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
 	struct xp_validation v;
@@ -106,12 +108,14 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 	rc = xp_validate_pair(&req->target, &req->from, &req->to, req->policy, &vo, &v, err);
 	if (rc)
 		goto out;
-	/* --unsafe-offset's warnings reach the result; validate's others
-	 * (HEURISTIC_CORRELATION ...) are the correlator's to give */
+	/* --unsafe-offset's warnings and the probe cost (UPROBE_SINGLE_STEP:
+	 * the estimate next to the latency) reach the result; validate's
+	 * others (HEURISTIC_CORRELATION ...) are the correlator's to give */
 	for (i = 0; i < v.warnings.n; i++) {
 		const struct xp_warning *w = &v.warnings.v[i];
 
-		if (strcmp(w->code, XP_WARN_UNVERIFIED_BOUNDARY) == 0 &&
+		if ((strcmp(w->code, XP_WARN_UNVERIFIED_BOUNDARY) == 0 ||
+		     strcmp(w->code, XP_WARN_UPROBE_SINGLE_STEP) == 0) &&
 		    xp_warnings_add(ws, w->code, w->message, w->details)) {
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 			goto out;
