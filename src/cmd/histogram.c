@@ -29,6 +29,7 @@
 #include "../checks/validate_checks.h"
 #include "../collect/latency_histogram.h"
 #include "../collect/live.h"
+#include "../collect/probe_cost.h"
 #include "../correlate/correlate.h"
 #include "../process/namespaces.h"
 #include "../report/render_histogram.h"
@@ -79,7 +80,8 @@ static int parse_pair(struct hist_req *q, struct xp_error *err)
 static int check_pair(struct hist_req *q, const struct xp_target *t, struct xp_error *err)
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
-				       .unsafe_offset = q->cli->unsafe_offset };
+				       .unsafe_offset = q->cli->unsafe_offset,
+				       .probe_cost = xp_probe_cost_estimate };
 
 	return xp_validate_pair(t, &q->from, &q->to, q->policy, &vo, &q->v, err);
 }
@@ -238,6 +240,17 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	if (xp_lh_warnings(&r, &ws)) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
+	}
+	/* the probe-cost estimate next to the distribution (UPROBE_SINGLE_STEP:
+	 * an endpoint the kernel single-steps, with what that costs here) */
+	for (size_t i = 0; i < q.v.warnings.n; i++) {
+		const struct xp_warning *w = &q.v.warnings.v[i];
+
+		if (strcmp(w->code, XP_WARN_UPROBE_SINGLE_STEP) == 0 &&
+		    xp_warnings_add(&ws, w->code, w->message, w->details)) {
+			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+			goto out;
+		}
 	}
 	{
 		struct xp_histogram_view view = {

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from measure_live_helpers import Fixture, fixture_path, measure_fixture
+from measure_live_helpers import Fixture, LiveRun, fixture_path, measure_fixture
 from proc_helpers import NOBODY as NOBODY_UID, other_user_xprobe
 
 WARN = "UPROBE_SINGLE_STEP"
@@ -303,3 +303,29 @@ def test_bpftrace_reads_the_same_pair(fx, tmp_path, xprobe):
         f.quit()
     avg = int([l for l in out.splitlines() if l.startswith("@l:")][0].split()[1])
     assert c["single_step_pair_ns"] / 2 < avg < c["single_step_pair_ns"] * 2, (avg, c)
+
+
+def test_histogram_carries_the_estimate(xprobe, tmp_path):
+    """measure --histogram puts the same warning, with the figures, next to
+    its distribution; the distribution itself reads about the calibrated
+    single-stepped pair."""
+    env = runtime_env(tmp_path / "rt")
+    with Fixture([fixture_path("live_probe_cost"), "--fn", "fs", "--calls", 300]) as f:
+        exe = f.ready["exe"]
+        run = LiveRun(xprobe, "--histogram", "--pid", f.pid, "--from", up(exe, "xp_fx_cost_fs"),
+                      "--to", up(exe, "xp_fx_cost_fs", True), "--match", "stack-nested",
+                      "--duration-ms", 1500, env=env)
+        run.wait_armed(2)
+        f.go()
+        f.done()
+        res = run.finish(schema_name="latency-histogram-result")
+        f.quit()
+    assert res.rc == 0, res
+    w, = single_step(res.doc)
+    c = w["details"]["probe_cost"]
+    assert c["available"] is True and c["single_step_pair_ns"] > c["emulated_pair_ns"]
+    assert w["details"]["suggested_offset"] == int(f.ready["fs_push_offset"], 16)
+    h = res.doc["histogram"]
+    assert h["stats"]["count"] == 300
+    p50, = [p["value_ns"] for p in h["percentiles"] if p["percentile"] == 50]
+    assert c["single_step_pair_ns"] / 2 < p50 < c["single_step_pair_ns"] * 2, (p50, c)
