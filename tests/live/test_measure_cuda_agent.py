@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
-"""CUDA API / activity endpoints of a live measurement until the CUPTI
-backend exists (issue 10, section 5): validate says injection_required
-(valid, target_mutation, TARGET_PROCESS_WILL_BE_MODIFIED with the Agent
-library); measure loads the Agent into the running target by online
-injection (src/collect/inject.h: stderr warning, details.agent_injected on
-the run that injected, not on later ones), then the Agent refuses to ARM
-CUDA kinds without a device backend: CUPTI_NOT_AVAILABLE.  The target is
+"""CUDA API / activity endpoints of a live measurement on a target that
+maps no CUDA (live_sleeper): validate says injection_required (valid,
+target_mutation, TARGET_PROCESS_WILL_BE_MODIFIED with the Agent library);
+measure loads the Agent into the running target by online injection
+(src/collect/inject.h: stderr warning, details.agent_injected on the run
+that injected, not on later ones), then the Agent's CUPTI backend finds
+no CUDA runtime or driver to observe and refuses the ARM:
+CUDA_CONTEXT_NOT_FOUND (tests/live/test_measure_cuda.py measures a CUDA
+program).  The target is
 left working, with one Agent mapping and no socket (CLOSE of an injected
 Agent removes it).  --agent and XPROBE_CUPTI_AGENT_PATH choose the library
 measure injects; neither is ever ignored.
@@ -36,7 +38,7 @@ def works(fx):
     assert fx.done()["done"] is True
 
 
-def test_inject_then_cupti_not_available(xprobe):
+def test_inject_then_no_cuda_to_observe(xprobe):
     lib = os.path.realpath(libxprobe())
     with sleeper() as fx:
         v = xprobe.run("validate", "--pid", fx.pid, *CUDA[:6])
@@ -49,10 +51,10 @@ def test_inject_then_cupti_not_available(xprobe):
         assert agent_mappings(fx.pid) == []
 
         r = xprobe.run("measure", "--pid", fx.pid, *CUDA)
-        assert r.rc == 1 and r.code == "CUPTI_NOT_AVAILABLE", r
+        assert r.rc == 1 and r.code == "CUDA_CONTEXT_NOT_FOUND", r
         d = r.error["details"]
         assert d["agent_injected"] is True
-        assert d["agent_status"] == "BACKEND_UNAVAILABLE" and d["op"] == "arm"
+        assert d["agent_status"] == "CUDA_CONTEXT_NOT_FOUND" and d["op"] == "arm"
         assert (WARNING % (lib, fx.pid)) in r.stderr, r.stderr
         assert agent_mappings(fx.pid) == [lib]
         assert not os.path.exists(socket_path(fx.pid))  # CLOSE removed it
@@ -65,9 +67,9 @@ def test_inject_then_cupti_not_available(xprobe):
         assert v.doc["requirements"]["target_mutation"] is False
         assert "TARGET_PROCESS_WILL_BE_MODIFIED" not in [w["code"] for w in v.doc["warnings"]]
         r = xprobe.run("measure", "--pid", fx.pid, *CUDA)
-        assert r.rc == 1 and r.code == "CUPTI_NOT_AVAILABLE", r
+        assert r.rc == 1 and r.code == "CUDA_CONTEXT_NOT_FOUND", r
         assert "agent_injected" not in r.error["details"], r.error
-        assert r.error["details"]["agent_status"] == "BACKEND_UNAVAILABLE"
+        assert r.error["details"]["agent_status"] == "CUDA_CONTEXT_NOT_FOUND"
         assert agent_mappings(fx.pid) == [lib]
         assert not os.path.exists(socket_path(fx.pid))
         works(fx)
@@ -96,7 +98,7 @@ def test_agent_flag_and_environment_choose_the_library(xprobe):
             shutil.copy2(libxprobe(), copy)
             os.chmod(copy, 0o755)
             r = xprobe.run("measure", "--pid", fx.pid, *CUDA, "--agent", copy)
-            assert r.rc == 1 and r.code == "CUPTI_NOT_AVAILABLE", r
+            assert r.rc == 1 and r.code == "CUDA_CONTEXT_NOT_FOUND", r
             assert r.error["details"]["agent_injected"] is True
             assert agent_mappings(fx.pid) == [copy]
             works(fx)
