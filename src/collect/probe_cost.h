@@ -8,8 +8,9 @@
  * the kernel single-steps (sub $8,%rsp) or emulates (push %rbp).  A child
  * process forked from xprobe calls each XP_PROBE_COST_CALLS times,
  * untraced, then traced by the live collector's own BPF programs
- * (bpf/xp_live.bpf.c: an entry uprobe and a uretprobe on each function,
- * filtered to the child).  The figures: the median entry-to-return
+ * (bpf/xp_live.bpf.c: an entry uprobe and a uretprobe on each function),
+ * which it loads and attaches itself, on its own PID: xprobe never holds
+ * them.  The figures: the median entry-to-return
  * latency those programs read on each function (nothing runs between the
  * two but the probes: what a measurement of such a function reads beyond
  * its own time), and the CPU time each call gained (traced minus untraced,
