@@ -5,9 +5,10 @@
  * each latency to a log-linear histogram; no event leaves the kernel
  * (layouts, buckets and the accounting identities: latency_hist.h).
  *
- *   xp_lh_uprobe     uprobe (start, cookie XP_LH_ROLE_START) and uretprobe
- *                    (end, cookie XP_LH_ROLE_END) of one function
- *   xp_lh_usdt       CPython python:gc__start / gc__done (libbpf USDT)
+ *   xp_lh_up_start   uprobe on one function's entry
+ *   xp_lh_up_end     uretprobe on its return
+ *   xp_lh_usdt_start CPython python:gc__start (libbpf USDT)
+ *   xp_lh_usdt_end   python:gc__done
  *   xp_lh_sys_enter  raw tracepoint sys_enter, the start syscall number
  *   xp_lh_sys_exit   raw tracepoint sys_exit, the same number
  *   xp_lh_task_exit  raw tracepoint sched_process_exit: a thread of the
@@ -149,7 +150,7 @@ static __always_inline void hist_add(struct xp_lh_hist *h, __u64 d, __u32 b, __u
 {
 	set_max(&h->min_inv, ~d, contended);
 	set_max(&h->max_ns, d, contended);
-	__sync_fetch_and_add(&h->count, 1);
+	/* no count: the buckets' sum is the count (one add less per pair) */
 	__sync_fetch_and_add(&h->sum_ns, d);
 	if (b < XP_LH_BUCKETS)
 		__sync_fetch_and_add(&h->buckets[b], 1);
@@ -186,22 +187,28 @@ static __always_inline void record(struct xp_lh_total *t, __u64 d, __u64 key, in
 	hist_add(g, d, b, &t->c.minmax_contended);
 }
 
+/* A rare-path counter of the per-CPU total (the hot paths never touch
+ * them, so a start looks the total up only when it must count). */
+#define COUNT(field)                                                  \
+	do {                                                          \
+		struct xp_lh_total *t_ = total();                      \
+		if (t_)                                               \
+			__sync_fetch_and_add(&t_->c.field, 1);        \
+	} while (0)
+
 static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 {
-	struct xp_lh_total *t = total();
 	struct xp_lh_open *o, n = {};
 	struct xp_lh_stack *s;
 	struct xp_lh_zero *z;
 	__u32 d;
 
-	if (!t)
-		return;
 	if (!nested) {
 		o = bpf_map_lookup_elem(&xp_lh_open, &tid);
 		if (o) {
 			/* the thread's own slot, written in place */
 			if (o->busy)
-				__sync_fetch_and_add(&t->c.superseded, 1);
+				COUNT(superseded);
 			o->key = key;
 			o->key_bad = key_bad;
 			o->busy = 1;
@@ -213,7 +220,7 @@ static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 		n.busy = 1;
 		n.ts = bpf_ktime_get_ns();
 		if (bpf_map_update_elem(&xp_lh_open, &tid, &n, BPF_NOEXIST))
-			__sync_fetch_and_add(&t->c.inflight_overflow, 1);
+			COUNT(inflight_overflow);
 		return;
 	}
 	s = bpf_map_lookup_elem(&xp_lh_stack, &tid);
@@ -223,22 +230,24 @@ static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 			bpf_map_update_elem(&xp_lh_stack, &tid, &z->s, BPF_NOEXIST);
 		s = bpf_map_lookup_elem(&xp_lh_stack, &tid);
 		if (!s) {
-			__sync_fetch_and_add(&t->c.inflight_overflow, 1);
+			COUNT(inflight_overflow);
 			return;
 		}
 	}
 	if (s->lost || s->depth >= max_depth || s->depth >= XP_LH_MAX_DEPTH) {
 		/* deeper than the bound: not stored, its end pops nothing */
 		s->lost++;
-		__sync_fetch_and_add(&t->c.depth_overflow, 1);
+		COUNT(depth_overflow);
 		return;
 	}
 	d = s->depth & (XP_LH_MAX_DEPTH - 1);
-	s->f[d].key = key;
-	if (key_bad)
-		s->key_bad |= 1u << d;
-	else
-		s->key_bad &= ~(1u << d);
+	if (group_by == XP_LH_BY_ARG0) {
+		s->f[d].key = key;
+		if (key_bad)
+			s->key_bad |= 1u << d;
+		else
+			s->key_bad &= ~(1u << d);
+	}
 	s->depth = d + 1;
 	s->f[d].ts = bpf_ktime_get_ns();
 }
@@ -278,41 +287,57 @@ static __always_inline void on_end(__u32 tid, __u64 now)
 	record(t, now - s->f[d].ts, s->f[d].key, (s->key_bad >> d) & 1, tid);
 }
 
+/* The start and end of a uprobe pair are two programs: the role is the
+ * program, not a cookie read (bpf_get_attach_cookie) on every hit. */
 SEC("uprobe")
-int xp_lh_uprobe(struct pt_regs *ctx)
+int xp_lh_up_start(struct pt_regs *ctx)
 {
 	__u32 pid, tid;
-	__u64 now;
 
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
-	if (bpf_get_attach_cookie(ctx) == XP_LH_ROLE_END) {
-		now = bpf_ktime_get_ns();
-		on_end(tid, now);
-		return 0;
-	}
 	on_start(tid, group_by == XP_LH_BY_ARG0 ? ctx->di : 0, 0);
 	return 0;
 }
 
-SEC("usdt")
-int xp_lh_usdt(struct pt_regs *ctx)
+SEC("uprobe")
+int xp_lh_up_end(struct pt_regs *ctx)
 {
 	__u32 pid, tid;
-	long arg = 0;
-	int bad = 0;
 	__u64 now;
 
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
-	if (bpf_usdt_cookie(ctx) == XP_LH_ROLE_END) {
-		now = bpf_ktime_get_ns();
-		on_end(tid, now);
+	now = bpf_ktime_get_ns();
+	on_end(tid, now);
+	return 0;
+}
+
+SEC("usdt")
+int xp_lh_usdt_start(struct pt_regs *ctx)
+{
+	__u32 pid, tid;
+	long arg = 0;
+	int bad = 0;
+
+	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
-	}
 	if (group_by == XP_LH_BY_ARG0)
 		bad = bpf_usdt_arg(ctx, 0, &arg) != 0;
 	on_start(tid, (__u64)arg, bad);
+	return 0;
+}
+
+SEC("usdt")
+int xp_lh_usdt_end(struct pt_regs *ctx)
+{
+	__u32 pid, tid;
+	__u64 now;
+
+	if (!xp_target_ids(&pid, &tid) || !armed)
+		return 0;
+	now = bpf_ktime_get_ns();
+	on_end(tid, now);
 	return 0;
 }
 

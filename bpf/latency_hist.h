@@ -40,8 +40,8 @@
  *   starts = pairs + superseded + open_at_end + thread_exit_open
  *            + inflight_overflow + depth_overflow
  *   ends   = pairs + unpaired_ends
- *   pairs  = total.count = sum of the groups' counts + group_overflow
- *            + key_unreadable                        (with --by)
+ *   pairs  = the total's bucket sum = the groups' bucket sums
+ *            + group_overflow + key_unreadable       (with --by)
  * starts and ends are not counted on the hot path: the identities give
  * them.  An end whose start was not stored (it began before the window,
  * or a bound dropped it) is an unpaired end.
@@ -76,18 +76,14 @@
 /* Compiled bound of --max-depth (a power of two: the index is masked). */
 #define XP_LH_MAX_DEPTH 32
 
-/* Endpoint roles: the BPF cookie of a uprobe/USDT link. */
-#define XP_LH_ROLE_START 0
-#define XP_LH_ROLE_END 1
-
 /* Grouping (rodata group_by). */
 #define XP_LH_BY_NONE 0
 #define XP_LH_BY_THREAD 1
 #define XP_LH_BY_ARG0 2
 
 struct xp_lh_hist {
-	__u64 count;                  /* pairs */
-	__u64 sum_ns;                 /* sum of their latencies */
+	__u64 sum_ns;                 /* sum of the pairs' latencies (their
+					 count is the sum of the buckets) */
 	__u64 min_inv;                /* ~(smallest latency): 0 = none yet, and
 					 both extremes update as maxima */
 	__u64 max_ns;

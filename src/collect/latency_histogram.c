@@ -22,8 +22,8 @@
  * target exit is a result: the maps hold everything up to it.
  *
  * Attachments: a uprobe/uretprobe pair on the resolved file offset, opened
- * for the target PID, cookie = role (latency_hist.h); the two CPython GC
- * USDT markers through libbpf, cookie = role; a syscall through the raw
+ * for the target PID, one program each (the role is the program); the two
+ * CPython GC USDT markers through libbpf, likewise; a syscall through the raw
  * tracepoints sys_enter/sys_exit with the number in rodata.  The
  * thread-exit raw tracepoint is attached for every plan.
  */
@@ -129,8 +129,10 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 		skel->rodata->start_nr = start->syscall_nr;
 		skel->rodata->end_nr = end->syscall_nr;
 	}
-	bpf_program__set_autoload(skel->progs.xp_lh_uprobe, up);
-	bpf_program__set_autoload(skel->progs.xp_lh_usdt, usdt);
+	bpf_program__set_autoload(skel->progs.xp_lh_up_start, up);
+	bpf_program__set_autoload(skel->progs.xp_lh_up_end, up);
+	bpf_program__set_autoload(skel->progs.xp_lh_usdt_start, usdt);
+	bpf_program__set_autoload(skel->progs.xp_lh_usdt_end, usdt);
 	bpf_program__set_autoload(skel->progs.xp_lh_sys_enter, sys);
 	bpf_program__set_autoload(skel->progs.xp_lh_sys_exit, sys);
 	/* the in-flight map of the other policy, and the group map without
@@ -184,27 +186,28 @@ fail:
 }
 
 static struct bpf_link *attach_endpoint(struct latency_hist_bpf *skel,
-					const struct xp_live_endpoint *ep, uint32_t pid,
-					uint64_t role, int *e)
+					const struct xp_live_endpoint *ep, uint32_t pid, bool end,
+					int *e)
 {
 	struct bpf_link *l = NULL;
 
 	errno = 0;
 	switch (ep->kind) {
 	case XP_LIVE_UPROBE: {
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ep->retprobe, .bpf_cookie = role);
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ep->retprobe);
 
-		l = bpf_program__attach_uprobe_opts(skel->progs.xp_lh_uprobe, (pid_t)pid,
-						    ep->access_path, (size_t)ep->file_offset, &o);
+		l = bpf_program__attach_uprobe_opts(end ? skel->progs.xp_lh_up_end :
+							  skel->progs.xp_lh_up_start,
+						    (pid_t)pid, ep->access_path,
+						    (size_t)ep->file_offset, &o);
 		break;
 	}
-	case XP_LIVE_USDT: {
-		LIBBPF_OPTS(bpf_usdt_opts, o, .usdt_cookie = role);
-
-		l = bpf_program__attach_usdt(skel->progs.xp_lh_usdt, (pid_t)pid, ep->access_path,
-					     ep->usdt_provider, ep->usdt_name, &o);
+	case XP_LIVE_USDT:
+		l = bpf_program__attach_usdt(end ? skel->progs.xp_lh_usdt_end :
+						   skel->progs.xp_lh_usdt_start,
+					     (pid_t)pid, ep->access_path, ep->usdt_provider,
+					     ep->usdt_name, NULL);
 		break;
-	}
 	case XP_LIVE_SYS_ENTER:
 		l = bpf_program__attach_raw_tracepoint(skel->progs.xp_lh_sys_enter, "sys_enter");
 		break;
@@ -384,8 +387,7 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 	}
 	nlinks++;
 	for (i = 0; i < 2; i++) {
-		links[nlinks] = attach_endpoint(skel, eps[i], o->target->pid,
-						i ? XP_LH_ROLE_END : XP_LH_ROLE_START, &e);
+		links[nlinks] = attach_endpoint(skel, eps[i], o->target->pid, i == 1, &e);
 		if (!links[nlinks]) {
 			struct xp_error verr = { 0 };
 

@@ -27,7 +27,7 @@
 #include "latency_histogram.h"
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct xp_lh_hist) == 32 + 8 * XP_LH_BUCKETS, "xp_lh_hist layout");
+_Static_assert(sizeof(struct xp_lh_hist) == 24 + 8 * XP_LH_BUCKETS, "xp_lh_hist layout");
 _Static_assert(sizeof(struct xp_lh_counters) == 64, "xp_lh_counters layout");
 _Static_assert(sizeof(struct xp_lh_open) == 24, "xp_lh_open layout");
 _Static_assert(sizeof(struct xp_lh_stack) == 16 + 16 * XP_LH_MAX_DEPTH, "xp_lh_stack layout");
@@ -84,16 +84,18 @@ void xp_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
 
 void xp_lh_hist_fold(struct xp_lh_dist *into, const struct xp_lh_hist *h)
 {
-	uint64_t min = ~(uint64_t)h->min_inv;
+	uint64_t min = ~(uint64_t)h->min_inv, count = 0;
 	size_t i;
 
-	if (!h->count)
+	for (i = 0; i < XP_LH_BUCKETS; i++)
+		count += h->buckets[i];
+	if (!count)
 		return;
 	if (!into->count || min < into->min_ns)
 		into->min_ns = min;
 	if (!into->count || h->max_ns > into->max_ns)
 		into->max_ns = h->max_ns;
-	into->count += h->count;
+	into->count += count;
 	into->sum_ns += h->sum_ns;
 	for (i = 0; i < XP_LH_BUCKETS; i++)
 		into->buckets[i] += h->buckets[i];

@@ -215,7 +215,6 @@ static void kernel_add(struct xp_lh_hist *h, uint64_t v)
 		h->min_inv = ~v;
 	if (v > h->max_ns)
 		h->max_ns = v;
-	h->count++;
 	h->sum_ns += v;
 	h->buckets[xp_lh_bucket_of(v)]++;
 }
