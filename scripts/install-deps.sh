@@ -12,7 +12,8 @@ libcapstone-dev
 python3 python3-pytest python3-jsonschema jq
 linux-libc-dev util-linux procps"
 if [ "${XPROBE_BENCH_DEPS:-0}" = 1 ]; then
-	PKGS="$PKGS bpftrace libbpf-tools liblttng-ust-dev lttng-tools linux-perf hyperfine"
+	# redis-server, redis-tools: bench/bench_app.sh's application
+	PKGS="$PKGS bpftrace libbpf-tools liblttng-ust-dev lttng-tools linux-perf hyperfine redis-server redis-tools"
 fi
 missing=""
 for p in $PKGS; do
