@@ -10,7 +10,10 @@
  * op.
  *
  * Contract checked: a decode that succeeds kept at most max_events events,
- * every one an NVTX range boundary with a nonzero timestamp and a thread,
+ * every one an NVTX range boundary or CUDA API call with a nonzero
+ * timestamp and a thread, or a GPU activity start/end without one in a
+ * CUPTI clock (the cupti one for every activity event when the last reply
+ * said the clock is not host-monotonic), as many activity starts as ends;
  * consumed every record it announced (records == the last offset +
  * records), never more than retained; the same input under a bound of 3
  * events either succeeds identically or fails, never crashes; every kept
@@ -39,6 +42,39 @@ static void render_all(const struct xp_capture *c)
 	}
 }
 
+static bool is_start(uint8_t t)
+{
+	return t == XP_EV_GPU_KERNEL_START || t == XP_EV_GPU_MEMCPY_START ||
+	       t == XP_EV_GPU_MEMSET_START;
+}
+
+/* One kept event as the decoder's contract says it may be. */
+static bool event_ok(const struct xp_event *e, bool aligned)
+{
+	if (!e->timestamp_ns || e->pid != 4242)
+		return false;
+	switch (e->event_type) {
+	case XP_EV_NVTX_RANGE_START:
+	case XP_EV_NVTX_RANGE_END:
+		return (e->flags & XP_EVF_NVTX) && e->tid;
+	case XP_EV_CUDA_API_ENTRY:
+	case XP_EV_CUDA_API_EXIT:
+		return (e->flags & XP_EVF_CUDA) && e->tid && e->source == XP_SRC_CUPTI_CALLBACK &&
+		       e->clock_domain == XP_CLOCK_HOST_MONOTONIC &&
+		       (e->cuda.flags & XP_CUDAF_CORRELATION_ID);
+	case XP_EV_GPU_KERNEL_START:
+	case XP_EV_GPU_KERNEL_END:
+	case XP_EV_GPU_MEMCPY_START:
+	case XP_EV_GPU_MEMCPY_END:
+	case XP_EV_GPU_MEMSET_START:
+	case XP_EV_GPU_MEMSET_END:
+		return (e->flags & XP_EVF_CUDA) && !e->tid && e->source == XP_SRC_CUPTI_ACTIVITY &&
+		       (e->clock_domain == XP_CLOCK_CUPTI ||
+			(aligned && e->clock_domain == XP_CLOCK_CUPTI_NORMALIZED));
+	}
+	return false;
+}
+
 static int run(const uint8_t *data, size_t size, size_t max, size_t *count, uint64_t *records)
 {
 	struct xp_agent_dec d;
@@ -56,15 +92,19 @@ static int run(const uint8_t *data, size_t size, size_t max, size_t *count, uint
 	if (!rc) {
 		if (d.in_reply || c.count > max || d.st.records > d.st.retained)
 			abort();
+		bool aligned = d.st.features & XPROBE_AGENT_F_HOST_MONOTONIC;
+		long balance = 0;
+
 		for (size_t i = 0; i < c.count; i++) {
 			const struct xp_event *e = &c.events[i];
 
-			if (!(e->flags & XP_EVF_NVTX) || !e->timestamp_ns || !e->tid ||
-			    (e->event_type != XP_EV_NVTX_RANGE_START &&
-			     e->event_type != XP_EV_NVTX_RANGE_END) ||
-			    e->pid != 4242)
+			if (!event_ok(e, aligned))
 				abort();
+			if (e->source == XP_SRC_CUPTI_ACTIVITY)
+				balance += is_start(e->event_type) ? 1 : -1;
 		}
+		if (c.count < max && balance)
+			abort();
 		render_all(&c);
 	}
 	*count = c.count;

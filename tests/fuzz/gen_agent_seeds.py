@@ -7,7 +7,8 @@
 # include/xprobe/record.h.  Valid captures of each shape (ARM then
 # snapshots then STOP; ranges ending a snapshot after they began, on
 # another thread; several packets per reply; a full capture; a record type
-# of a later release) and a few broken ones.
+# of a later release; CUDA API calls and kernel / memcpy / memset activity,
+# in the host-monotonic clock and not) and a few broken ones.
 #
 #   tests/fuzz/gen_agent_seeds.py tests/fuzz/corpus/fuzz_agent_capture
 import os, struct, sys
@@ -85,3 +86,55 @@ write("bad_mark", reply(SNAPSHOT, observed=1, retained=1,
                         packets=[rec(5, 5, 10, name="m")], nrecords=1))
 write("bad_trailing", reply(ARM) + b"\0\0\0")
 write("bad_status", reply(ARM, status=-4104, message=b"busy"))
+
+
+# CUDA: API entry/exit, a kernel, a copy, a set (struct xprobe_cuda_activity)
+API_IN, API_OUT, KERNEL, MEMCPY, MEMSET = 15, 16, 17, 18, 19
+F_BACKEND = 2
+
+
+def act(typ, ts, end, corr, name=None, bytes_=0, ctx=1, stream=7, rcorr=0, mkind=0, raw=0,
+        value=0, grid=(0, 0, 0), block=(0, 0, 0), device=0, flags=None):
+    nb = name.encode() if name is not None else b""
+    if flags is None:
+        flags = 1 if name is not None else 0
+    size = (104 + len(nb) + 7) & ~7
+    hdr = struct.pack("<HHIQIHHQQ", size, typ, 0, ts, device, flags, len(nb), end, 0)
+    tail = struct.pack("<QIIIIIII3I3II", bytes_, ctx, stream, corr, rcorr, mkind, raw, value,
+                       *grid, *block, 0)
+    assert len(hdr + tail) == 104
+    return hdr + tail + nb + b"\0" * (size - 104 - len(nb))
+
+
+def api(typ, tid, ts, corr, name, domain=2, cbid=211):
+    nb = name.encode()
+    size = (40 + len(nb) + 7) & ~7
+    hdr = struct.pack("<HHIQIHHQQ", size, typ, tid, ts, cbid, 1, len(nb), corr, domain)
+    return hdr + nb + b"\0" * (size - 40 - len(nb))
+
+
+cu1 = (api(API_IN, 11, 5000, 42, "cudaLaunchKernel") +
+       api(API_OUT, 11, 5100, 42, "cudaLaunchKernel") +
+       act(KERNEL, 5050, 9050, 42, name="gemm", grid=(4, 2, 1), block=(128, 1, 1)))
+cu2 = (act(MEMCPY, 9100, 9600, 43, bytes_=4096, rcorr=44, mkind=1, raw=1) +
+       act(MEMSET, 9700, 9800, 45, bytes_=64, value=0xab) +
+       act(KERNEL, 9900, 9950, 46, name="k" * 127, flags=0) +
+       api(API_IN, 12, 9990, 47, "cuLaunchKernel", domain=1, cbid=307))
+cuda = F_NVTX | F_MONO | F_BACKEND
+write("cuda",
+      reply(ARM, features=cuda) +
+      reply(SNAPSHOT, observed=3, retained=3, packets=[cu1], nrecords=3, features=cuda) +
+      reply(STOP, state=STOPPED, stop=1, observed=7, retained=7, offset=3, packets=[cu2],
+            nrecords=4, features=cuda))
+# the clock check failed after the first snapshot: every activity event cupti
+write("cuda_unaligned",
+      reply(ARM, features=cuda) +
+      reply(SNAPSHOT, observed=3, retained=3, packets=[cu1], nrecords=3, features=cuda) +
+      reply(STOP, state=STOPPED, stop=1, observed=7, retained=7, offset=3, packets=[cu2],
+            nrecords=4, features=F_NVTX | F_BACKEND))
+# broken: an activity record with a thread, one that ends before it starts
+write("bad_cuda_tid", reply(SNAPSHOT, observed=1, retained=1,
+                            packets=[act(MEMSET, 10, 20, 1)[:4] + struct.pack("<I", 5) +
+                                     act(MEMSET, 10, 20, 1)[8:]], nrecords=1))
+write("bad_cuda_end", reply(SNAPSHOT, observed=1, retained=1,
+                            packets=[act(MEMSET, 30, 20, 1)], nrecords=1))

@@ -102,4 +102,76 @@ static inline void xpt_end(struct xpt_pkt *p, uint32_t tid, uint64_t ts, uint64_
 	xpt_rec(p, XPROBE_EV_NVTX_END, tid, ts, 0, id, NULL, 0);
 }
 
+/* A CUDA API entry/exit record (record.h XPROBE_EV_CUDA_API_*). */
+static inline void xpt_api(struct xpt_pkt *p, uint16_t type, uint32_t tid, uint64_t ts,
+			   uint64_t corr, uint64_t domain, uint32_t cbid, const char *name)
+{
+	size_t start = p->len;
+
+	xpt_rec(p, type, tid, ts, cbid, corr, name, XPROBE_RECF_NAME_COMPLETE);
+	memcpy(p->b + start + 32, &domain, sizeof(domain)); /* a1 */
+}
+
+/* A CUDA activity record (struct xprobe_cuda_activity) from @a, with the
+ * kernel name @name (NULL for copies and sets). */
+static inline void xpt_act(struct xpt_pkt *p, const struct xprobe_cuda_activity *a,
+			   const char *name)
+{
+	size_t nl = name ? strlen(name) : 0;
+	size_t size = (XPROBE_CUDA_ACTIVITY_SIZE + nl + 7) & ~(size_t)7;
+	struct xprobe_cuda_activity r = *a;
+
+	r.hdr.size = (uint16_t)size;
+	r.hdr.name_len = (uint16_t)nl;
+	memset(p->b + p->len, 0, size);
+	memcpy(p->b + p->len, &r, sizeof(r));
+	if (nl)
+		memcpy(p->b + p->len + XPROBE_CUDA_ACTIVITY_SIZE, name, nl);
+	p->len += size;
+	p->n++;
+}
+
+/* A zeroed activity of @type from @ts to @end with correlation @corr on
+ * device 0, context 1, stream 7. */
+static inline struct xprobe_cuda_activity xpt_activity(uint16_t type, uint64_t ts, uint64_t end,
+						       uint32_t corr)
+{
+	struct xprobe_cuda_activity a;
+
+	memset(&a, 0, sizeof(a));
+	a.hdr.type = type;
+	a.hdr.ts = ts;
+	a.hdr.a0 = end;
+	a.context_id = 1;
+	a.stream_id = 7;
+	a.correlation_id = corr;
+	return a;
+}
+
+/* An aggregate group (struct xprobe_agent_group) appended to @p. */
+static inline void xpt_group(struct xpt_pkt *p, uint32_t kind, uint32_t device,
+			     uint32_t memcpy_kind, const char *name, uint16_t flags, uint64_t count,
+			     uint64_t min_ns, uint64_t max_ns, uint64_t total_ns, uint64_t bytes)
+{
+	struct xprobe_agent_group g;
+
+	memset(&g, 0, sizeof(g));
+	g.count = count;
+	g.min_ns = min_ns;
+	g.max_ns = max_ns;
+	g.total_ns = total_ns;
+	g.bytes = bytes;
+	g.kind = kind;
+	g.device = device;
+	g.memcpy_kind = memcpy_kind;
+	g.flags = flags;
+	if (name) {
+		g.name_len = (uint16_t)strlen(name);
+		memcpy(g.name, name, g.name_len);
+	}
+	memcpy(p->b + p->len, &g, sizeof(g));
+	p->len += sizeof(g);
+	p->n++;
+}
+
 #endif /* XP_TESTS_AGENT_WIRE_H */
