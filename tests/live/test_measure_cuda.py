@@ -557,3 +557,63 @@ def test_aggregate_spec(xprobe, tmp_path):
         assert r.rc == 1 and r.code == "SESSION_LIMIT_EXCEEDED", r
         assert r.error["message"] == "aggregate MeasurementSpec requires max_groups"
         fx.quit()
+
+
+# --- sessions: measure --input of a device profile ---------------------------
+
+
+def session_dir(base):
+    (inst,) = os.listdir(base)
+    (leaf,) = os.listdir(os.path.join(base, inst))
+    return os.path.join(base, inst, leaf)
+
+
+@pytest.mark.parametrize("key_space", ["model", "session"])
+def test_session_device_profile_input(xprobe, tmp_path, key_space):
+    """A libxprobe session with device_profile on the cupti backend writes
+    the kernels as CUDA activity records in its .xtf device files;
+    measure --input <session dir> measures them as a live capture would:
+    MODEL mode only the kernels of an execution (with its id), SESSION mode
+    every kernel, one file per device."""
+    base = tmp_path / "sessions"
+    env = {"XPROBE_INSPECT_ENABLE": "1", "XPROBE_INSPECT_ACTIVITIES": "device_profile",
+           "XPROBE_INSPECT_DEVICE_PROFILE": key_space, "XPROBE_INSPECT_BACKEND": "cupti",
+           "XPROBE_INSPECT_OUTPUT_DIR": str(base)}
+    if key_space == "session":
+        env["XPROBE_INSPECT_DEVICES"] = "0,1"
+    with CuptiFixture("preload", env=env) as fx:
+        assert fx.do("exec 3 resnet gemm 20000") == 1
+        assert fx.do("launch 2 flash 5000") == 2
+        assert fx.do("device 1") == 1
+        assert fx.do("launch 1 flash 7000") == 1
+        assert fx.cmd("stop_session") == "DONE stop_session 0"
+        fx.quit()
+    d = session_dir(base)
+    files = sorted(f for f in os.listdir(d) if f.endswith(".xtf"))
+    if key_space == "model":
+        assert files == ["resnet_exec_1.xtf"]
+    else:
+        assert files == ["profile_dev_0_session_1.xtf", "profile_dev_1_session_1.xtf"]
+    r = xprobe.run("measure", "--input", d, "--from", "cuda:kernel_start",
+                   "--to", "cuda:kernel_end", "--match", "exact", "--samples", 100)
+    assert r.rc == 0, r
+    doc = r.doc
+    n = 3 if key_space == "model" else 6
+    assert samples(doc) == {"matched": n, "unmatched_start": 0, "unmatched_end": 0,
+                            "ambiguous": 0, "dropped": 0}
+    assert doc["correlation"]["method"] == "exact_cupti_correlation_id"
+    assert doc["clock"]["alignment"] == "cupti_normalized_to_host_monotonic"
+    assert doc["collection"]["cuda_events"] == 2 * n and doc["collection"]["cupti"] is None
+    lat = sorted(p["latency_ns"] for p in doc["evidence"])
+    assert lat == ([20000] * 3 if key_space == "model" else [5000, 5000, 7000] + [20000] * 3)
+    for pair in doc["evidence"]:
+        s = pair["start"]
+        assert s["pid"] == fx.pid and s["event_type"] == "gpu_kernel_start"
+        if s["cuda"]["kernel_name"] == "gemm" and key_space == "model":
+            assert s["attributes"]["execution_id"] == 1
+        if s["cuda"]["kernel_name"] == "flash" and pair["latency_ns"] == 7000:
+            assert s["cuda"]["device_id"] == 1
+    # the execution's kernels by name, in a device file of its own
+    r = xprobe.run("measure", "--input", d, "--from", "cuda:kernel_start:name~^gemm$",
+                   "--to", "cuda:kernel_end:name~^gemm$", "--match", "exact", "--samples", 100)
+    assert r.rc == 0 and samples(r.doc)["matched"] == 3, r
