@@ -77,23 +77,28 @@ static void warn(struct xp_validation *v, struct site *a, bool start, bool end, 
 	if (s->has_suggestion) {
 		snprintf(sel, sizeof(sel), "uprobe:%s:+0x%llx:entry", a->ep->sel->binary,
 			 (unsigned long long)s->suggested_offset);
-		snprintf(sug, sizeof(sug), "; the instruction at +0x%llx (%s) is emulated: %s",
-			 (unsigned long long)s->suggested_offset, s->suggested.text,
-			 inside ? "an entry probe there keeps the single-step out of the measured interval" :
-				  "an entry probe there is not single-stepped");
+		snprintf(
+			sug, sizeof(sug), "; the instruction at +0x%llx (%s) is emulated: %s",
+			(unsigned long long)s->suggested_offset, s->suggested.text,
+			inside ?
+				"an entry probe there keeps the single-step out of the measured interval" :
+				"an entry probe there is not single-stepped");
 	}
 	if (c && c->available)
-		snprintf(cost, sizeof(cost),
-			 "; a probe pair on such an instruction reads %.1f us here (%.1f us when emulated), %s",
-			 (double)c->single_step_pair_ns / 1000.0, (double)c->emulated_pair_ns / 1000.0,
-			 inside ? "inside every measured latency" : "outside the measured latency");
-	off = (size_t)snprintf(msg, sizeof(msg),
-			       "the %s probed instruction (%s at %s+0x%llx) is single-stepped out of line by the kernel, not emulated",
-			       start && end ? "start and end selectors'" :
-			       start	    ? "start selector's" :
-					      "end selector's",
-			       s->insn.text, s->function ? s->function : "?",
-			       (unsigned long long)(s->file_offset - s->function_offset));
+		snprintf(
+			cost, sizeof(cost),
+			"; a probe pair on such an instruction reads %.1f us here (%.1f us when emulated), %s",
+			(double)c->single_step_pair_ns / 1000.0,
+			(double)c->emulated_pair_ns / 1000.0,
+			inside ? "inside every measured latency" : "outside the measured latency");
+	off = (size_t)snprintf(
+		msg, sizeof(msg),
+		"the %s probed instruction (%s at %s+0x%llx) is single-stepped out of line by the kernel, not emulated",
+		start && end ? "start and end selectors'" :
+		start	     ? "start selector's" :
+			       "end selector's",
+		s->insn.text, s->function ? s->function : "?",
+		(unsigned long long)(s->file_offset - s->function_offset));
 	snprintf(msg + off, sizeof(msg) - off, "%s%s", cost, sug);
 
 	xpc_json_init_buf(&w, &b, 0);
@@ -141,8 +146,8 @@ void xp_probe_warnings(struct xp_validation *v, const struct xp_validate_opts *o
 		/* an entry probe may move; a return probe's site is fixed */
 		if (xp_probe_site_check(ep->probe.access_path, ep->probe.file_offset,
 					!ep->probe.is_return, &st[i].s) == 0)
-			st[i].want = st[i].s.checked &&
-				     st[i].s.insn.handling == XP_UPROBE_SINGLE_STEP;
+			st[i].want =
+				st[i].s.checked && st[i].s.insn.handling == XP_UPROBE_SINGLE_STEP;
 		any |= st[i].want;
 	}
 	if (any && opts && opts->probe_cost && opts->probe_cost(&cost) == 0)

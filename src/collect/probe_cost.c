@@ -131,7 +131,7 @@ static int open_dir(const char *dir, char *why, size_t n)
 	if (fd < 0) {
 		snprintf(why, n, "%s refused: %s", dir,
 			 errno == ELOOP || errno == ENOTDIR ? "not a directory (a symbolic link?)" :
-							       strerror(errno));
+							      strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) || st.st_uid != 0 || (st.st_mode & 077)) {
@@ -240,9 +240,11 @@ static int read_cache(int dfd, const struct ident *id, struct xp_probe_cost *out
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 077) ||
 	    st.st_size > CACHE_MAX) {
-		snprintf(why, n, "ignored: %s owned by uid %u with mode %04o (root's 0600 regular file expected)",
-			 S_ISREG(st.st_mode) ? "a file" : "not a regular file", (unsigned)st.st_uid,
-			 (unsigned)(st.st_mode & 07777));
+		snprintf(
+			why, n,
+			"ignored: %s owned by uid %u with mode %04o (root's 0600 regular file expected)",
+			S_ISREG(st.st_mode) ? "a file" : "not a regular file", (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 07777));
 		close(fd);
 		return 0;
 	}
@@ -274,16 +276,15 @@ static int write_cache(int dfd, const struct ident *id, const struct xp_probe_co
 	char text[CACHE_MAX], tmp[64];
 	int len, fd, rc = 0;
 
-	len = snprintf(text, sizeof(text),
-		       "xprobe-probe-cost 1\nboot_id %s\nkernel %s\ncalls %llu\n"
-		       "single_step_pair_ns %llu\nemulated_pair_ns %llu\n"
-		       "single_step_added_ns %llu\nemulated_added_ns %llu\ncalibrated_at %llu\n",
-		       id->boot, id->kernel, (unsigned long long)c->calls,
-		       (unsigned long long)c->single_step_pair_ns,
-		       (unsigned long long)c->emulated_pair_ns,
-		       (unsigned long long)c->single_step_added_ns,
-		       (unsigned long long)c->emulated_added_ns,
-		       (unsigned long long)c->calibrated_at);
+	len = snprintf(
+		text, sizeof(text),
+		"xprobe-probe-cost 1\nboot_id %s\nkernel %s\ncalls %llu\n"
+		"single_step_pair_ns %llu\nemulated_pair_ns %llu\n"
+		"single_step_added_ns %llu\nemulated_added_ns %llu\ncalibrated_at %llu\n",
+		id->boot, id->kernel, (unsigned long long)c->calls,
+		(unsigned long long)c->single_step_pair_ns, (unsigned long long)c->emulated_pair_ns,
+		(unsigned long long)c->single_step_added_ns,
+		(unsigned long long)c->emulated_added_ns, (unsigned long long)c->calibrated_at);
 	if (len < 0 || (size_t)len + 32 >= sizeof(text))
 		return -EOVERFLOW;
 	len += snprintf(text + len, sizeof(text) - (size_t)len, "checksum %016llx\n",
@@ -457,7 +458,8 @@ static int calibrate_here(struct xp_probe_cost *out)
 	out->emulated_pair_ns = lat[1].v[lat[1].n / 2];
 	out->single_step_added_ns =
 		traced[0] > base[0] ? (traced[0] - base[0]) / XP_PROBE_COST_CALLS : 0;
-	out->emulated_added_ns = traced[1] > base[1] ? (traced[1] - base[1]) / XP_PROBE_COST_CALLS : 0;
+	out->emulated_added_ns =
+		traced[1] > base[1] ? (traced[1] - base[1]) / XP_PROBE_COST_CALLS : 0;
 	out->calibrated_at = (uint64_t)time(NULL);
 	rc = 0;
 out:
@@ -555,9 +557,10 @@ int xp_probe_cost_estimate(struct xp_probe_cost *out)
 	int dfd = -1, rc;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(out->method, sizeof(out->method),
-		 "median entry-to-return latency of xprobe's uprobe+uretprobe programs on two bundled functions, %d calls each in a child process: first instruction sub $8,%%rsp (single-stepped) and push %%rbp (emulated); added_ns: CPU time per call, traced minus untraced",
-		 XP_PROBE_COST_CALLS);
+	snprintf(
+		out->method, sizeof(out->method),
+		"median entry-to-return latency of xprobe's uprobe+uretprobe programs on two bundled functions, %d calls each in a child process: first instruction sub $8,%%rsp (single-stepped) and push %%rbp (emulated); added_ns: CPU time per call, traced minus untraced",
+		XP_PROBE_COST_CALLS);
 	if (!dir || dir[0] != '/')
 		dir = XP_PROBE_COST_DIR;
 	snprintf(path, sizeof(path), "%s/%s", dir, XP_PROBE_COST_FILE);
@@ -595,8 +598,8 @@ int xp_probe_cost_estimate(struct xp_probe_cost *out)
 		snprintf(prev, sizeof(prev), "%s", why);
 		rc = write_cache(dfd, &id, out);
 		if (rc)
-			snprintf(out->cache, sizeof(out->cache), "%s: %s, and writing it failed: %s",
-				 path, prev, strerror(-rc));
+			snprintf(out->cache, sizeof(out->cache),
+				 "%s: %s, and writing it failed: %s", path, prev, strerror(-rc));
 		else
 			snprintf(out->cache, sizeof(out->cache), "%s: %s, written", path, prev);
 		close(dfd);

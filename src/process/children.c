@@ -76,8 +76,8 @@ int xp_proc_children(uint32_t pid, const char *path, struct xp_children *out)
 		/* /proc lists processes only (thread ids are not listed) */
 		if (xpc_parse_u64(d->d_name, 1, UINT32_MAX, &v) || v == pid)
 			continue;
-		if (xp_proc_stat_read((uint32_t)v, 0, &st) || st.ppid != pid ||
-		    st.state == 'Z' || st.state == 'X')
+		if (xp_proc_stat_read((uint32_t)v, 0, &st) || st.ppid != pid || st.state == 'Z' ||
+		    st.state == 'X')
 			continue;
 		out->total++;
 		if (path) {

@@ -25,9 +25,9 @@
 
 struct xp_children {
 	uint32_t pid[XP_CHILDREN_MAX]; /* ascending */
-	size_t n;                      /* reported */
-	size_t total;                  /* children seen, reported or not */
-	size_t mapping;                /* of those: the ones mapping the file */
+	size_t n; /* reported */
+	size_t total; /* children seen, reported or not */
+	size_t mapping; /* of those: the ones mapping the file */
 };
 
 /*

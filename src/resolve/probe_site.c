@@ -93,9 +93,9 @@ static const uint8_t nops[9][8] = {
 /* The kernel decoder's view of one instruction. */
 struct kview {
 	bool p66, bad_prefix, other_prefix;
-	uint8_t rex;      /* 0 = none */
+	uint8_t rex; /* 0 = none */
 	uint8_t op1, op2; /* OPCODE1, OPCODE2 */
-	unsigned nbytes;  /* opcode bytes: 1, 2 or 3 */
+	unsigned nbytes; /* opcode bytes: 1, 2 or 3 */
 	bool has_modrm;
 	uint8_t modrm;
 };
@@ -174,17 +174,15 @@ static void decide(const uint8_t *b, unsigned len, bool x86_64, uint64_t addr,
 		out->rule = "loads %ss (masks exceptions)";
 		return;
 	}
-	if (!good(x86_64 ? good64 : good32, op) &&
-	    !(k.nbytes == 2 && good(good2byte, k.op2))) {
+	if (!good(x86_64 ? good64 : good32, op) && !(k.nbytes == 2 && good(good2byte, k.op2))) {
 		out->handling = XP_UPROBE_REFUSED;
 		out->rule = "opcode the kernel does not probe";
 		return;
 	}
 	/* 2. can_optimize */
 	if (x86_64 && len == 5 &&
-	    ((k.nbytes == 1 && op == 0x90) ||
-	     (k.nbytes == 2 && op == 0x0f && k.op2 == 0x1f && k.has_modrm &&
-	      ((k.modrm >> 3) & 7) == 0)) &&
+	    ((k.nbytes == 1 && op == 0x90) || (k.nbytes == 2 && op == 0x0f && k.op2 == 0x1f &&
+					       k.has_modrm && ((k.modrm >> 3) & 7) == 0)) &&
 	    4096 - (addr & 4095) >= 5) {
 		out->handling = XP_UPROBE_OPTIMIZED;
 		out->rule = "5-byte nop (rewritten into a call on 6.18+)";
@@ -355,7 +353,8 @@ static void suggest(struct xp_elf *e, struct dec *d, const GElf_Phdr *seg, const
 			struct xp_offset_info oi;
 
 			if (xp_insn_check_offset(e, off, false, &oi) == 0 &&
-			    (oi.check == XP_OFFSET_BOUNDARY || oi.check == XP_OFFSET_FUNCTION_START)) {
+			    (oi.check == XP_OFFSET_BOUNDARY ||
+			     oi.check == XP_OFFSET_FUNCTION_START)) {
 				out->has_suggestion = true;
 				out->suggested_offset = off;
 				out->suggested = x;
@@ -422,7 +421,8 @@ int xp_probe_site_check(const char *path, uint64_t off, bool want_suggestion,
 	rc = dec_open(&d, x86_64);
 	if (rc) {
 		xp_elf_close(&e);
-		return rc == -ENOMEM ? -ENOMEM : unchecked(out, "the Capstone x86 decoder is unavailable");
+		return rc == -ENOMEM ? -ENOMEM :
+				       unchecked(out, "the Capstone x86 decoder is unavailable");
 	}
 	if (dec_one(&d, buf, n, off, &out->insn)) {
 		unchecked(out, "Capstone cannot decode the probed instruction");

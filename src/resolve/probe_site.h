@@ -41,11 +41,11 @@
 
 enum xp_uprobe_handling {
 	XP_UPROBE_EMULATED = 0, /* emulated in the trap handler */
-	XP_UPROBE_OPTIMIZED,    /* a 5-byte nop: emulated, and on 6.18+ x86-64
+	XP_UPROBE_OPTIMIZED, /* a 5-byte nop: emulated, and on 6.18+ x86-64
 				   rewritten into a call (no trap) */
-	XP_UPROBE_SINGLE_STEP,  /* copied out of line and single-stepped */
-	XP_UPROBE_REFUSED,      /* the kernel will not probe it */
-	XP_UPROBE_UNKNOWN,      /* undecodable, or no decoder */
+	XP_UPROBE_SINGLE_STEP, /* copied out of line and single-stepped */
+	XP_UPROBE_REFUSED, /* the kernel will not probe it */
+	XP_UPROBE_UNKNOWN, /* undecodable, or no decoder */
 };
 /* "emulated", "optimized", "single_step", "refused", "unknown". */
 const char *xp_uprobe_handling_name(enum xp_uprobe_handling h);
@@ -56,7 +56,7 @@ struct xp_uprobe_insn {
 	unsigned len;
 	uint8_t bytes[15];
 	char text[96]; /* AT&T syntax, "mov %fs:0x28, %rax" */
-	bool branch;   /* a control transfer (jmp, jcc, call, ret, int ...) */
+	bool branch; /* a control transfer (jmp, jcc, call, ret, int ...) */
 };
 
 /*
@@ -74,11 +74,11 @@ int xp_uprobe_insn_classify(const uint8_t *code, size_t len, bool x86_64, uint64
 #define XP_PROBE_SITE_SCAN_BYTES 48
 
 struct xp_probe_site {
-	bool checked;          /* false: see reason */
+	bool checked; /* false: see reason */
 	char reason[160];
-	uint64_t file_offset;  /* the probed instruction */
+	uint64_t file_offset; /* the probed instruction */
 	struct xp_uprobe_insn insn;
-	char *function;        /* the function holding it (owned), or NULL */
+	char *function; /* the function holding it (owned), or NULL */
 	uint64_t function_offset;
 	/*
 	 * Entry probes whose instruction is single-stepped: the first
@@ -108,19 +108,19 @@ void xp_probe_site_free(struct xp_probe_site *s);
  * depending on the collector).  All figures are nanoseconds.
  */
 struct xp_probe_cost {
-	bool available;               /* the figures below were measured */
-	char reason[192];             /* when not: why */
+	bool available; /* the figures below were measured */
+	char reason[192]; /* when not: why */
 	uint64_t single_step_pair_ns; /* median latency a uprobe+uretprobe pair
 					 reads on an empty function whose first
 					 instruction is single-stepped */
-	uint64_t emulated_pair_ns;    /* the same, first instruction emulated */
+	uint64_t emulated_pair_ns; /* the same, first instruction emulated */
 	uint64_t single_step_added_ns; /* what such a pair adds to each call
 					  (traced minus untraced time per call) */
 	uint64_t emulated_added_ns;
-	uint64_t calls;               /* calls measured per function */
-	uint64_t calibrated_at;       /* CLOCK_REALTIME seconds */
-	char source[16];              /* "measured" or "cache" */
-	char cache[320];              /* the cache file and what happened to it */
+	uint64_t calls; /* calls measured per function */
+	uint64_t calibrated_at; /* CLOCK_REALTIME seconds */
+	char source[16]; /* "measured" or "cache" */
+	char cache[320]; /* the cache file and what happened to it */
 	char method[320];
 };
 
