@@ -20,8 +20,10 @@
  *     activities dropped             EVENTS_DROPPED
  *     records the Agent did not read TRACE_EXPORT_FAILED
  *     otherwise                      the document, "completed" (or
- *                                    "cancelled" when a signal ended the
- *                                    window early)
+ *                                    "cancelled" when SIGINT/SIGTERM ended
+ *                                    the window early: caught for the
+ *                                    window as the inventories do, so the
+ *                                    STOP still reads the groups)
  * --input, --samples, --events-out and --format with --aggregate are
  * syntax errors (src/cli/args.c), as in the reference.
  */
@@ -31,6 +33,7 @@
 #include "../collect/agent_aggregate.h"
 #include "../collect/agent_client.h"
 #include "../collect/live_source.h"
+#include "inventory.h"
 #include "measure.h"
 
 static void emit_json(struct xpc_json *w, void *view)
@@ -203,7 +206,14 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 	o.socket_path = cli->cupti_socket;
 	o.arm = &arm;
 	o.duration_ms = req->duration_ms;
-	rc = xp_agent_aggregate_collect(&o, &res, err);
+	o.stop = &xp_inventory_stop;
+	{
+		struct xp_inventory_signals sig;
+
+		xp_inventory_signals_catch(&sig);
+		rc = xp_agent_aggregate_collect(&o, &res, err);
+		xp_inventory_signals_restore(&sig);
+	}
 	if (rc)
 		goto fail;
 	have_res = true;
@@ -219,7 +229,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 	{
 		struct xp_aggregate_view view = {
 			.session_id = req->session_id,
-			.status = res.signo ? "cancelled" : "completed",
+			.status = res.stopped ? "cancelled" : "completed",
 			.name = req->name,
 			.start_selector = req->from_text,
 			.end_selector = req->to_text,

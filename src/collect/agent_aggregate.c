@@ -44,16 +44,16 @@ static int target_exited(const struct xp_target *t, struct xp_error *err)
 			    "target process %u exited during the aggregate window", t->pid);
 }
 
-/* Sleep out the window; 0, or the stop request's signal in *signo. */
-static int wait_window(const struct xp_agent_agg_opts *o, uint64_t end_ns, int *signo,
+/* Sleep out the window; 0 (*stopped: @o->stop ended it) or the error. */
+static int wait_window(const struct xp_agent_agg_opts *o, uint64_t end_ns, bool *stopped,
 		       struct xp_error *err)
 {
 	for (;;) {
 		uint64_t now = xp_live_now_ns(), left;
 		struct timespec ts;
 
-		if (xpc_cancel_signo()) {
-			*signo = xpc_cancel_signo();
+		if ((o->stop && *o->stop) || xpc_cancel_signo()) {
+			*stopped = true;
 			return 0;
 		}
 		if (now >= end_ns)
@@ -96,7 +96,7 @@ int xp_agent_aggregate_collect(const struct xp_agent_agg_opts *o, struct xp_agen
 	rc = xp_agg_dec_reply(&res->dec, &rep, err);
 	if (rc)
 		goto out;
-	rc = wait_window(o, res->armed_ns + o->duration_ms * 1000000ull, &res->signo, err);
+	rc = wait_window(o, res->armed_ns + o->duration_ms * 1000000ull, &res->stopped, err);
 	if (rc)
 		goto out;
 	stop_ns = xp_live_now_ns();

@@ -19,6 +19,7 @@
 #ifndef XP_COLLECT_AGENT_AGGREGATE_H
 #define XP_COLLECT_AGENT_AGGREGATE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,6 +35,9 @@ struct xp_agent_agg_opts {
 	const struct xprobe_agent_req *arm; /* mode AGGREGATE (xp_agent_arm_build) */
 	uint64_t duration_ms; /* the window, from the ARM reply */
 	int timeout_ms; /* each socket wait; <= 0: XP_AGENT_TIMEOUT_MS */
+	/* set (by the caller's SIGINT/SIGTERM handler) to end the window
+	 * early; may be NULL */
+	const volatile sig_atomic_t *stop;
 };
 
 struct xp_agent_agg_result {
@@ -42,18 +46,22 @@ struct xp_agent_agg_result {
 	uint32_t cuda_major, cupti_major; /* the ARM reply's */
 	uint64_t armed_ns; /* CLOCK_MONOTONIC when the ARM reply came */
 	uint64_t window_ns; /* ARM reply to STOP request */
-	int signo; /* a stop request ended the window early (0: none) */
+	bool stopped; /* a stop request ended the window early */
 };
 
 /*
  * Run the capture: connect and HELLO, ARM, wait @duration_ms (in 10 ms
- * slices that test the stop request and the target), STOP with every
- * group, CLOSE an injected Agent (it removes its socket), disconnect.
+ * slices that test @o->stop and the target), STOP with every group, CLOSE
+ * an injected Agent (it removes its socket), disconnect.  The caller
+ * catches SIGINT/SIGTERM for the window into @o->stop (so the process's
+ * stop request, common/cancel.h, stays clear and the STOP still runs);
+ * a stop request already recorded there fails the socket waits with
+ * -ECANCELED.
  * Returns 0 with @res filled (free with xp_agent_aggregate_free), or a
  * negative code with @err: the client's errors (agent_client.h), the
  * decoder's, TARGET_EXITED when the target went away during the window.
- * A stop request ends the window early: res->signo says so, and the
- * groups read at STOP are the answer.
+ * @o->stop ends the window early: res->stopped says so, and the groups
+ * read at STOP are the answer.
  */
 int xp_agent_aggregate_collect(const struct xp_agent_agg_opts *o, struct xp_agent_agg_result *res,
 			       struct xp_error *err);

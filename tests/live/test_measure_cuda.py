@@ -617,3 +617,25 @@ def test_session_device_profile_input(xprobe, tmp_path, key_space):
     r = xprobe.run("measure", "--input", d, "--from", "cuda:kernel_start:name~^gemm$",
                    "--to", "cuda:kernel_end:name~^gemm$", "--match", "exact", "--samples", 100)
     assert r.rc == 0 and samples(r.doc)["matched"] == 3, r
+
+
+def test_aggregate_cancelled_by_sigint(xprobe):
+    """SIGINT during the window ends it early: the groups read at STOP
+    are the answer, status "cancelled" (as the other inventories)."""
+    import signal
+    import time
+    with CuptiFixture("preload") as fx:
+        run = CudaRun(xprobe, "--pid", fx.pid, "--from", "cuda:kernel_start", "--to",
+                      "cuda:kernel_end", "--match", "exact", "--aggregate",
+                      "--duration-ms", 20000, "--timeout-ms", 30000)
+        run.wait_armed(fx.pid)
+        assert fx.do("launch 4 gemm 1000") == 4
+        t0 = time.monotonic()
+        run.p.send_signal(signal.SIGINT)
+        res = run.finish(timeout=10)
+        assert time.monotonic() - t0 < 5
+        assert res.rc == 0, res
+        assert res.doc["status"] == "cancelled"
+        assert [(g["name"], g["count"]) for g in res.doc["inventory"]["groups"]] == [("gemm", 4)]
+        assert fx.stats()["kinds"] == 0  # the STOP ran: activity disabled
+        fx.quit()
