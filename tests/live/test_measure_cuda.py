@@ -201,6 +201,25 @@ def test_api_to_kernel_by_correlation_id(xprobe, api, domain, cmd, other, bounda
         fx.quit()
 
 
+def test_samples_cut(xprobe):
+    """--samples 3 of 8 launches: the capture is cut at the event that
+    completed the third pair; the counters describe what was kept."""
+    with CuptiFixture("preload") as fx:
+        run = CudaRun(xprobe, "--pid", fx.pid, *KERNELS, "--match", "exact", "--samples", 3)
+        run.wait_armed(fx.pid)
+        assert fx.do("launch 8 gemm 20000") == 8
+        res = run.finish()
+        assert res.rc == 0, res
+        d = res.doc
+        assert d["status"] == "completed" and samples(d)["matched"] == 3
+        check_pairs_exact(d, 20000)
+        col, cupti = d["collection"], d["collection"]["cupti"]
+        ends = 3  # the cut's last event is the third pair's end
+        assert cupti["retained_records"] == col["cuda_events"] - ends
+        assert cupti["retained_records"] <= cupti["observed_records"] == 8
+        fx.quit()
+
+
 def test_api_entry_to_exit(xprobe):
     """One API's entry -> exit, exact: the same call (correlation id), on
     the calling thread, the exit after the entry."""
@@ -273,12 +292,14 @@ def test_stream_order(xprobe):
         fx.quit()
 
 
-def test_host_uprobe_to_first_kernel(xprobe):
+@pytest.mark.parametrize("policy", ["first-after", "nearest"])
+def test_host_uprobe_to_first_kernel(xprobe, policy):
     """A host endpoint (a uprobe on the runtime's cudaLaunchKernel) to the
-    first kernel start after it: both sources in one capture, host clock
-    and normalized CUPTI clock comparable, every launch paired."""
+    kernel start after it (first-after) or closest to it (nearest): both
+    sources in one capture, host clock and normalized CUPTI clock
+    comparable, every launch paired."""
     sel = ["--from", "uprobe:%s:cudaLaunchKernel:entry" % cudart(),
-           "--to", "cuda:kernel_start:name~^gemm$", "--match", "first-after",
+           "--to", "cuda:kernel_start:name~^gemm$", "--match", policy,
            "--duration-ms", 1500]
     with CuptiFixture("preload") as fx:
         res, done = measure_cuda(xprobe, fx, sel, ["launch 6 gemm 1000"], nlinks=1)
@@ -287,7 +308,8 @@ def test_host_uprobe_to_first_kernel(xprobe):
         n = done["launch 6 gemm 1000"]
         assert samples(d) == {"matched": n, "unmatched_start": 0, "unmatched_end": 0,
                               "ambiguous": 0, "dropped": 0}
-        assert d["correlation"]["method"] == "first_after"
+        assert d["correlation"]["method"] == policy.replace("-", "_")
+        assert d["correlation"]["confidence"] == "heuristic"
         assert d["clock"]["alignment"] == "cupti_normalized_to_host_monotonic"
         assert d["collection"]["host_events"] == n
         assert d["collection"]["cupti"]["observed_records"] == n
