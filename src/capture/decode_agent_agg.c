@@ -74,10 +74,12 @@ int xp_agg_dec_reply(struct xp_agg_dec *d, const struct xprobe_agent_reply *rep,
 				    rep->status);
 	if (rep->op != XPROBE_AGENT_OP_ARM && !has_groups(rep->op))
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "aggregate decoder given a %s reply", xp_agent_op_name(rep->op));
+				    "aggregate decoder given a %s reply",
+				    xp_agent_op_name(rep->op));
 	if ((rep->op == XPROBE_AGENT_OP_ARM) == p->valid)
-		return bad(d, err, "op", p->valid ? "a second ARM reply in one capture" :
-						    "groups before the ARM reply");
+		return bad(d, err, "op",
+			   p->valid ? "a second ARM reply in one capture" :
+				      "groups before the ARM reply");
 	if (rep->pid != d->pid)
 		return bad(d, err, "pid", "the reply comes from PID %" PRIu32, rep->pid);
 	if (d->start_time && rep->start_time != d->start_time)
@@ -179,8 +181,8 @@ static int group_check(struct xp_agg_dec *d, const struct xprobe_agent_group *g,
 			   idx, g->count, g->total_ns, g->min_ns, g->max_ns);
 	if (g->memcpy_kind > XPROBE_AGENT_MEMCPY_PTOP ||
 	    (g->kind != XPROBE_AGENT_KIND_MEMCPY && g->memcpy_kind))
-		return bad(d, err, "memcpy_kind", "group %" PRIu64 " has memcpy kind %" PRIu32,
-			   idx, g->memcpy_kind);
+		return bad(d, err, "memcpy_kind", "group %" PRIu64 " has memcpy kind %" PRIu32, idx,
+			   g->memcpy_kind);
 	if (g->flags & ~(kernel ? XPROBE_RECF_NAME_COMPLETE : 0u))
 		return bad(d, err, "flags", "group %" PRIu64 " has flags 0x%x", idx, g->flags);
 	if (g->name_len > XPROBE_NAME_MAX || (!kernel && g->name_len))
@@ -208,8 +210,7 @@ static int regrown_check(struct xp_agg_dec *d, const struct xp_agg_group *old,
 			 const struct xprobe_agent_group *g, uint64_t idx, struct xp_error *err)
 {
 	if (!same_key(old, g))
-		return bad(d, err, "key", "group %" PRIu64 " changed its key between replies",
-			   idx);
+		return bad(d, err, "key", "group %" PRIu64 " changed its key between replies", idx);
 	if (g->count < old->count || g->total_ns < old->total_ns || g->bytes < old->bytes ||
 	    g->min_ns > old->min_ns || g->max_ns < old->max_ns)
 		return bad(d, err, "count", "group %" PRIu64 " shrank between replies", idx);
@@ -336,8 +337,8 @@ int xp_agg_dec_buf(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_
 		struct xprobe_agent_reply rep;
 
 		if (len - off < sizeof(rep))
-			return bad(d, err, "size", "%zu bytes, expected a %zu-byte reply", len - off,
-				   sizeof(rep));
+			return bad(d, err, "size", "%zu bytes, expected a %zu-byte reply",
+				   len - off, sizeof(rep));
 		memcpy(&rep, p + off, sizeof(rep));
 		if (rep.op != XPROBE_AGENT_OP_ARM && !has_groups(rep.op))
 			return bad(d, err, "op", "op %" PRIu32 " in a capture", rep.op);
@@ -355,12 +356,13 @@ int xp_agg_dec_buf(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_
 			uint32_t n;
 
 			if (len - off < sizeof(n))
-				return bad(d, err, "nchunks", "the capture ends before packet %u", i);
+				return bad(d, err, "nchunks", "the capture ends before packet %u",
+					   i);
 			memcpy(&n, p + off, sizeof(n));
 			off += sizeof(n);
 			if (n > len - off)
-				return bad(d, err, "bytes", "packet %u of %" PRIu32 " bytes is cut", i,
-					   n);
+				return bad(d, err, "bytes", "packet %u of %" PRIu32 " bytes is cut",
+					   i, n);
 			rc = xp_agg_dec_chunk(d, p + off, n, err);
 			if (rc)
 				return rc;

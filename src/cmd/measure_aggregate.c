@@ -58,34 +58,40 @@ static int request_check(const struct xp_measure_req *req, struct xp_error *err)
 	const struct xp_cli *cli = req->cli;
 
 	if (!cli->spec && !cli->has_pid) {
-		xp_error_hint(err, "pass --pid PID: an aggregate inventory is taken from a live target");
+		xp_error_hint(err,
+			      "pass --pid PID: an aggregate inventory is taken from a live target");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "--aggregate requires --pid");
 	}
 	if (!req->duration_ms && (cli->spec || !cli->has_duration_ms)) {
-		xp_error_hint(err, "pass a positive --duration-ms: the window the Agent groups activities in");
+		xp_error_hint(
+			err,
+			"pass a positive --duration-ms: the window the Agent groups activities in");
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "--aggregate requires --duration-ms");
 	}
 	if (!req->duration_ms || !req->timeout_ms || !req->max_groups) {
 		xp_error_hint(err, "set positive duration, timeout, and max-groups bounds");
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "live measurement requires positive samples or duration and max-events limits");
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"live measurement requires positive samples or duration and max-events limits");
 	}
 	if (req->max_groups > XPROBE_AGENT_CAPACITY_MAX) {
 		xp_error_detail_u64(err, "max_groups", req->max_groups);
 		xp_error_detail_u64(err, "agent_capacity_max", XPROBE_AGENT_CAPACITY_MAX);
 		xp_error_hint(err, "set --max-groups between 1 and %u", XPROBE_AGENT_CAPACITY_MAX);
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "--max-groups %llu is outside the Agent's table bound of 1 to %u",
-				    (unsigned long long)req->max_groups, XPROBE_AGENT_CAPACITY_MAX);
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"--max-groups %llu is outside the Agent's table bound of 1 to %u",
+			(unsigned long long)req->max_groups, XPROBE_AGENT_CAPACITY_MAX);
 	}
 	if (req->policy != XP_POLICY_EXACT || req->samples) {
 		selector_details(req, err);
 		xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
 		xp_error_hint(err, "use --match exact and --duration-ms without --samples");
-		return xp_error_set(err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
-				    "aggregate measurement requires duration, exact activity endpoints, and no samples limit");
+		return xp_error_set(
+			err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
+			"aggregate measurement requires duration, exact activity endpoints, and no samples limit");
 	}
 	if (req->duration_ms > req->timeout_ms) {
 		xp_error_detail_u64(err, "duration_ms", req->duration_ms);
@@ -125,15 +131,20 @@ static int selection_check(void *ctx, struct xp_measure_req *req, struct xp_erro
 
 	if (!xp_selector_is_activity(a) || !xp_selector_is_activity(b)) {
 		selector_details(req, err);
-		xp_error_hint(err, "aggregate inventories group kernels, copies or sets: use cuda:kernel_start -> cuda:kernel_end, cuda:memcpy_start -> cuda:memcpy_end or cuda:memset_start -> cuda:memset_end");
+		xp_error_hint(
+			err,
+			"aggregate inventories group kernels, copies or sets: use cuda:kernel_start -> cuda:kernel_end, cuda:memcpy_start -> cuda:memcpy_end or cuda:memset_start -> cuda:memset_end");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "aggregate measurement supports CUPTI activity endpoints only");
 	}
 	if (a->kind != b->kind || a->is_end || !b->is_end || !same_filter(a, b)) {
 		selector_details(req, err);
-		xp_error_hint(err, "give the start and end selectors of one activity kind the same filter, start first");
-		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				    "aggregate measurement requires matching kernel, memcpy, or memset start/end selectors");
+		xp_error_hint(
+			err,
+			"give the start and end selectors of one activity kind the same filter, start first");
+		return xp_error_set(
+			err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+			"aggregate measurement requires matching kernel, memcpy, or memset start/end selectors");
 	}
 	rc = xp_agent_arm_build(sels, 2, XPROBE_AGENT_MODE_AGGREGATE, req->max_groups, ctx, err);
 	if (rc == -XPROBE_E_INVALID_EVENT_SELECTOR)
@@ -155,15 +166,17 @@ static int verdict(const struct xp_measure_req *req, const struct xp_agg_dec *d,
 		xp_error_detail_u64(err, "observed_activities", st->observed);
 		xp_error_detail_u64(err, "dropped_activities", st->dropped);
 		xp_error_hint(err, "narrow the selector or explicitly increase max-groups");
-		return xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-				    "aggregate group table reached its configured capacity of %llu groups",
-				    (unsigned long long)st->capacity);
+		return xp_error_set(
+			err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+			"aggregate group table reached its configured capacity of %llu groups",
+			(unsigned long long)st->capacity);
 	}
 	if (st->dropped) {
 		selector_details(req, err);
 		xp_error_detail_u64(err, "dropped_activities", st->dropped);
 		xp_error_detail_u64(err, "observed_activities", st->observed);
-		xp_error_hint(err, "reduce the event rate or explicitly increase the capture capacity");
+		xp_error_hint(err,
+			      "reduce the event rate or explicitly increase the capture capacity");
 		return xp_error_set(err, XPROBE_E_EVENTS_DROPPED, true,
 				    "aggregate capture dropped %llu activities",
 				    (unsigned long long)st->dropped);

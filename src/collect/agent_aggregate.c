@@ -80,9 +80,9 @@ int xp_agent_aggregate_collect(const struct xp_agent_agg_opts *o, struct xp_agen
 	if (o->arm->op != XPROBE_AGENT_OP_ARM || o->arm->mode != XPROBE_AGENT_MODE_AGGREGATE)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "an aggregate capture needs an AGGREGATE ARM request");
-	rc = o->socket_path ? xp_agent_connect_path(o->target, o->socket_path, o->timeout_ms,
-						    &conn, err) :
-			      xp_agent_connect(o->target, o->timeout_ms, &conn, err);
+	rc = o->socket_path ?
+		     xp_agent_connect_path(o->target, o->socket_path, o->timeout_ms, &conn, err) :
+		     xp_agent_connect(o->target, o->timeout_ms, &conn, err);
 	if (rc)
 		return rc;
 	res->features = conn.hello.features;
@@ -161,8 +161,7 @@ void xp_agent_aggregate_sort(struct xp_agent_agg_result *res)
 		qsort(res->dec.groups, res->dec.n, sizeof(*res->dec.groups), group_cmp);
 }
 
-const char *xp_agent_aggregate_hint(const struct xp_agg_group *g, bool end, char *buf,
-				    size_t size)
+const char *xp_agent_aggregate_hint(const struct xp_agg_group *g, bool end, char *buf, size_t size)
 {
 	const char *b = end ? "end" : "start";
 	char *esc = NULL;

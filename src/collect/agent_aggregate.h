@@ -86,8 +86,7 @@ void xp_agent_aggregate_sort(struct xp_agent_agg_result *res);
  * small (XP_AGG_HINT_MAX always fits).
  */
 #define XP_AGG_HINT_MAX (32 + 2 * XPROBE_NAME_MAX)
-const char *xp_agent_aggregate_hint(const struct xp_agg_group *g, bool end, char *buf,
-				    size_t size);
+const char *xp_agent_aggregate_hint(const struct xp_agg_group *g, bool end, char *buf, size_t size);
 
 /* "kernel", "memcpy", "memset" (the contract's AggregateActivity). */
 const char *xp_agent_aggregate_activity(uint32_t kind);

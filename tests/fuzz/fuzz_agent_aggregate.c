@@ -37,8 +37,7 @@ static void check_group(const struct xp_agg_group *g)
 	if (g->kind != XPROBE_AGENT_KIND_KERNEL && g->kind != XPROBE_AGENT_KIND_MEMCPY &&
 	    g->kind != XPROBE_AGENT_KIND_MEMSET)
 		abort();
-	if (g->name_len > XPROBE_NAME_MAX || g->name[g->name_len] ||
-	    strlen(g->name) != g->name_len)
+	if (g->name_len > XPROBE_NAME_MAX || g->name[g->name_len] || strlen(g->name) != g->name_len)
 		abort();
 	if (g->kind != XPROBE_AGENT_KIND_KERNEL && (g->name_len || g->name_complete))
 		abort();

@@ -166,12 +166,12 @@ static struct xprobe_agent_group *grp(struct xpt_pkt *p, size_t i)
 	return (struct xprobe_agent_group *)(p->b + i * sizeof(struct xprobe_agent_group));
 }
 
-#define POKE(name, body)                                                         \
-	static void name(struct xprobe_agent_reply *r, struct xpt_pkt *p)        \
-	{                                                                        \
-		(void)r;                                                         \
-		(void)p;                                                         \
-		body;                                                            \
+#define POKE(name, body)                                                  \
+	static void name(struct xprobe_agent_reply *r, struct xpt_pkt *p) \
+	{                                                                 \
+		(void)r;                                                  \
+		(void)p;                                                  \
+		body;                                                     \
 	}
 
 POKE(p_kind, grp(p, 1)->kind = XPROBE_AGENT_KIND_CUDA_API)
@@ -189,16 +189,29 @@ POKE(p_mk_kernel, grp(p, 0)->memcpy_kind = 1)
 POKE(p_mk_range, grp(p, 1)->memcpy_kind = 6)
 POKE(p_flags_copy, grp(p, 1)->flags = NC)
 POKE(p_flags_unsupported, grp(p, 0)->flags = XPROBE_RECF_NAME_UNSUPPORTED)
-POKE(p_name_set, { grp(p, 2)->name_len = 1; grp(p, 2)->name[0] = 'x'; })
+POKE(p_name_set, {
+	grp(p, 2)->name_len = 1;
+	grp(p, 2)->name[0] = 'x';
+})
 POKE(p_name_long, grp(p, 0)->name_len = 128)
 POKE(p_name_nul, grp(p, 0)->name[1] = '\0')
 POKE(p_name_tail, grp(p, 0)->name[100] = 'x')
 POKE(p_kernel_bytes, grp(p, 0)->bytes = 1)
-POKE(p_dup, { *grp(p, 2) = *grp(p, 1); grp(p, 2)->count = 1; grp(p, 2)->total_ns = 60; })
+POKE(p_dup, {
+	*grp(p, 2) = *grp(p, 1);
+	grp(p, 2)->count = 1;
+	grp(p, 2)->total_ns = 60;
+})
 POKE(p_observed, r->observed = 7)
-POKE(p_offset, { r->offset = 1; r->retained = 4; })
+POKE(p_offset, {
+	r->offset = 1;
+	r->retained = 4;
+})
 POKE(p_nrecords, r->retained = 5)
-POKE(p_bytes, { r->bytes = 3 * 184 - 8; p->len -= 8; })
+POKE(p_bytes, {
+	r->bytes = 3 * 184 - 8;
+	p->len -= 8;
+})
 POKE(p_pid, r->pid = 1)
 POKE(p_capacity, r->capacity = 17)
 POKE(p_arm_ns, r->arm_ns = 5)
@@ -286,12 +299,8 @@ static void test_seeds(void)
 		size_t groups;
 		uint64_t grouped;
 	} seeds[] = {
-		{ "table", 1, 4, 11 },
-		{ "grown", 1, 3, 9 },
-		{ "empty", 1, 0, 0 },
-		{ "full", 1, 2, 4 },
-		{ "bad_dup", 0, 0, 0 },
-		{ "bad_shrunk", 0, 0, 0 },
+		{ "table", 1, 4, 11 },	{ "grown", 1, 3, 9 },	{ "empty", 1, 0, 0 },
+		{ "full", 1, 2, 4 },	{ "bad_dup", 0, 0, 0 }, { "bad_shrunk", 0, 0, 0 },
 		{ "bad_cut", 0, 0, 0 },
 	};
 	static uint8_t buf[64 * 1024];

@@ -150,7 +150,8 @@ static void test_api_and_activity(void)
 	CHECK(!(e->cuda.flags & XP_CUDAF_RUNTIME_CORRELATION_ID));
 	CHECK_STR(xp_capture_str(&c, e->cuda.kernel_name), "gemm");
 	CHECK(e->cuda.grid.x == 4 && e->cuda.grid.y == 2 && e->cuda.block.x == 128);
-	CHECK((e->cuda.flags & (XP_CUDAF_GRID | XP_CUDAF_BLOCK)) == (XP_CUDAF_GRID | XP_CUDAF_BLOCK));
+	CHECK((e->cuda.flags & (XP_CUDAF_GRID | XP_CUDAF_BLOCK)) ==
+	      (XP_CUDAF_GRID | XP_CUDAF_BLOCK));
 	CHECK(!(e->cuda.flags & (XP_CUDAF_BYTES | XP_CUDAF_MEMCPY_KIND)));
 	CHECK_STR(attr(&c, e, "kernel_name_complete"), "true");
 	e = &c.events[3];
@@ -207,8 +208,8 @@ static void test_activity_clock(void)
 	CHECK_EQ_U64(c.count, 6);
 	for (size_t i = 0; i < c.count; i++)
 		CHECK_EQ_U64(c.events[i].clock_domain, c.events[i].source == XP_SRC_CUPTI_ACTIVITY ?
-								XP_CLOCK_CUPTI :
-								XP_CLOCK_HOST_MONOTONIC);
+							       XP_CLOCK_CUPTI :
+							       XP_CLOCK_HOST_MONOTONIC);
 	xpt_reply(&r, XPROBE_AGENT_OP_STOP, PID, START, 100);
 	r.features = F_CUDA;
 	r.state = XPROBE_AGENT_STOPPED;
@@ -244,11 +245,11 @@ static void bad_record(const struct xpt_pkt *p, const char *field, int line)
 	dec_close(&d, &c);
 }
 
-#define BAD_ACT(a, name, field)                      \
-	do {                                         \
-		memset(&pkt, 0, sizeof(pkt));        \
-		xpt_act(&pkt, &(a), name);           \
-		bad_record(&pkt, field, __LINE__);   \
+#define BAD_ACT(a, name, field)                    \
+	do {                                       \
+		memset(&pkt, 0, sizeof(pkt));      \
+		xpt_act(&pkt, &(a), name);         \
+		bad_record(&pkt, field, __LINE__); \
 	} while (0)
 
 static void test_malformed(void)
