@@ -375,8 +375,8 @@ static int activity_check(struct xp_agent_dec *d, const struct xprobe_record *r,
 		return dec_bad(d, err, "name", "non-zero padding after the kernel name");
 	if (a->reserved)
 		return dec_bad(d, err, "reserved", "reserved field is %u", a->reserved);
-	if ((kernel && a->bytes) || (!copy && (a->runtime_correlation_id || a->memcpy_kind ||
-					       a->raw_copy_kind)) ||
+	if ((kernel && a->bytes) ||
+	    (!copy && (a->runtime_correlation_id || a->memcpy_kind || a->raw_copy_kind)) ||
 	    (r->type != XPROBE_EV_CUDA_MEMSET && a->memset_value) ||
 	    (!kernel && nonzero(p, offsetof(struct xprobe_cuda_activity, grid_x),
 				offsetof(struct xprobe_cuda_activity, reserved))))

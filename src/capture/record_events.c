@@ -488,8 +488,8 @@ static int cuda_api(struct xp_rec_map *m, const struct xprobe_record *r)
 	if (!e)
 		return rc;
 	e->source = XP_SRC_CUPTI_CALLBACK;
-	e->event_type = r->type == XPROBE_EV_CUDA_API_ENTRY ? XP_EV_CUDA_API_ENTRY :
-							      XP_EV_CUDA_API_EXIT;
+	e->event_type =
+		r->type == XPROBE_EV_CUDA_API_ENTRY ? XP_EV_CUDA_API_ENTRY : XP_EV_CUDA_API_EXIT;
 	e->flags |= XP_EVF_CUDA;
 	if (r->a0) {
 		e->cuda.correlation_id = (uint32_t)r->a0;
@@ -546,8 +546,8 @@ static int cuda_activity(struct xp_rec_map *m, const struct xprobe_record *r)
 		types[0] = XP_EV_GPU_KERNEL_START;
 		types[1] = XP_EV_GPU_KERNEL_END;
 		if (r->name_len)
-			name = xp_capture_intern_n(m->c, (const char *)r + XPROBE_CUDA_ACTIVITY_SIZE,
-						   r->name_len);
+			name = xp_capture_intern_n(
+				m->c, (const char *)r + XPROBE_CUDA_ACTIVITY_SIZE, r->name_len);
 		break;
 	case XPROBE_EV_CUDA_MEMCPY:
 		types[0] = XP_EV_GPU_MEMCPY_START;
