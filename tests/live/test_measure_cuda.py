@@ -661,3 +661,24 @@ def test_aggregate_cancelled_by_sigint(xprobe):
         assert [(g["name"], g["count"]) for g in res.doc["inventory"]["groups"]] == [("gemm", 4)]
         assert fx.stats()["kinds"] == 0  # the STOP ran: activity disabled
         fx.quit()
+
+
+def test_aggregate_human_view(xprobe):
+    """Without --json: one summary line, a line per group (count, mean,
+    total, its start hint), nothing on stderr."""
+    import subprocess
+    from agent_helpers import wait_state
+    with CuptiFixture("preload") as fx:
+        p = subprocess.Popen([xprobe.binary, "measure", "--pid", str(fx.pid), "--from",
+                              "cuda:kernel_start", "--to", "cuda:kernel_end", "--match",
+                              "exact", "--aggregate", "--duration-ms", "1500"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_state(fx.pid, "active")
+        assert fx.do("launch 3 gemm 2000") == 3
+        out, err = p.communicate(timeout=30)
+        assert p.returncode == 0 and err == "", (out, err)
+        lines = out.splitlines()
+        assert lines[0].startswith("GPU activity inventory of pid %d " % fx.pid)
+        assert "3 activities in 1 groups of 4096" in lines[0]
+        assert lines[-1].split() == ["3", "2000", "6000", "cuda:kernel_start:name~^gemm$"]
+        fx.quit()
