@@ -54,7 +54,11 @@ class CuptiFixture:
             e["LD_PRELOAD"] = libxprobe()
         e.update(env or {})
         self.mode = mode
-        self.p = subprocess.Popen([os.path.join(double_dir(), "cupti_fixture")],
+        exe = os.path.join(double_dir(), "cupti_fixture")
+        assert os.path.exists(exe), (
+            "%s is missing: the CUPTI test double is built only where CMake finds the CUPTI "
+            "headers (lib/CMakeLists.txt, XPL_CUPTI_INCLUDE); build target cupti_double" % exe)
+        self.p = subprocess.Popen([exe],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   bufsize=1, env=e)
         self.pid = self.p.pid
