@@ -186,10 +186,41 @@ class Tool:
         with open(path) as f:
             return f.read()
 
-    def stop(self, signo=signal.SIGINT, timeout=120):
+    def prog_ids(self):
+        """BPF program ids the tool holds (its fdinfo)."""
+        ids = set()
+        pid = self.pid()
+        for fd, t in fd_targets(pid).items():
+            if "bpf-prog" not in t and "bpf_link" not in t and "bpf-link" not in t:
+                continue
+            try:
+                with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                    for line in f:
+                        k, _, v = line.partition(":")
+                        if k == "prog_id":
+                            ids.add(int(v))
+            except OSError:
+                pass
+        return ids
+
+    def stop(self, signo=signal.SIGINT, timeout=60, grace=0):
+        """End the tool (after @grace s for one that ends by itself)."""
+        deadline = time.monotonic() + grace
+        while self.p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         if self.p.poll() is None:
             self.p.send_signal(signo)
-        self.p.wait(timeout=timeout)
+        try:
+            self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # (bpftrace 0.17 once sat on a SIGINT for minutes here): the
+            # launcher still reports CPU and RSS of a tool it had to kill
+            print("  (%s did not stop in %d s: killed)" % (self.p.args[2], timeout))
+            try:
+                os.kill(self.pid(), signal.SIGKILL)
+            except (OSError, RuntimeError):
+                pass
+            self.p.wait(timeout=30)
         with open(self.stat) as f:
             us, kb = f.read().split()
         return int(us) / 1e6, int(kb) / 1024.0, self.text(self.out), self.text(self.err)
@@ -296,9 +327,23 @@ def bt_pct(rows, pct):
     return None, None
 
 
-def run_mode(mode, table, pipe, n, rp):
+def prog_stats(ids):
+    """(run_time_ns, run_cnt) summed over programs (kernel.bpf_stats_enabled)."""
+    t = c = 0
+    for i in ids:
+        r = subprocess.run(["bpftool", "-j", "prog", "show", "id", str(i)], capture_output=True,
+                           text=True)
+        if r.returncode == 0:
+            d = json.loads(r.stdout)
+            t += d.get("run_time_ns", 0)
+            c += d.get("run_cnt", 0)
+    return t, c
+
+
+def run_mode(mode, table, pipe, n, rp, stats=False):
     """One mode over one benchmark run: (ops/s, cpu s, rss MiB, p50, p99,
-    pairs, extra)."""
+    pairs, extra, redis CPU ns/request); with @stats, the tool's BPF
+    programs' ns per run instead (kernel.bpf_stats_enabled)."""
     calls = 2 * n
     tool = None
     if mode == "xprobe --histogram":
@@ -312,7 +357,7 @@ def run_mode(mode, table, pipe, n, rp):
     elif mode.startswith("xprobe exact"):
         # every processCommand call is one pair; writes: about one per
         # request unpipelined, fewer pipelined (measured by --histogram)
-        samples = int(calls * 0.95) if table == "uprobe" else int(WRITES[pipe] * calls * 0.9)
+        samples = int(calls * 0.95) if table == "uprobe" else int(WRITES[pipe] * calls * 0.6)
         events = 2 * calls * max(1.0, WRITES[pipe] if table == "syscall" else 1.0)
         argv = [XPROBE, "measure", "--pid", str(rp), "--samples", str(max(samples, 1)),
                 "--max-events", str(int(events) + 50000), "--timeout-ms", "900000"]
@@ -333,12 +378,18 @@ def run_mode(mode, table, pipe, n, rp):
         tool = Tool([SYSCOUNT, "-L", "-p", str(rp)])
         # (its "Tracing syscalls" line sits in a full stdio buffer until exit)
         tool.wait_fds(["bpf_link", "bpf-link", "perf_event"], 2)
+    ids = tool.prog_ids() if stats and tool else set()
+    t0, c0 = prog_stats(ids)
     ops, rcpu = benchmark(pipe, n, rp)
+    if stats:
+        t1, c1 = prog_stats(ids)
+        tool.stop(grace=30 if mode == "xprobe exact" else 0)
+        return (t1 - t0) / (c1 - c0) if c1 > c0 else None
     if tool is None:
         return ops, None, None, None, None, None, None, rcpu
-    # SIGINT ends the open-ended tools; the exact mode has usually stopped
-    # by itself at its --samples bound
-    cpu, rss, out, err = tool.stop()
+    # SIGINT ends the open-ended tools; the exact mode stops by itself at
+    # its --samples bound (it may still be correlating: give it time)
+    cpu, rss, out, err = tool.stop(grace=30 if mode == "xprobe exact" else 0)
     p50 = p99 = pairs = extra = None
     if mode == "xprobe --histogram":
         p50, p99, pairs = hist_pcts(json.loads(out))
@@ -392,9 +443,25 @@ def table(kind, pipe):
             order = modes[r % len(modes):] + modes[:r % len(modes)]
             for m in order:
                 res[m].append(run_mode(m, kind, pipe, n, rp))
+        # one more run each with the kernel's BPF run-time accounting on
+        # (it adds its own clock reads to every program, so it is kept out
+        # of the throughput rounds): the programs' own ns per run
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            old = f.read().strip()
+        try:
+            with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+                f.write("1")
+            for m in modes[1:]:
+                BPF_NS[(kind, pipe, m)] = run_mode(m, kind, pipe, n // 2, rp, stats=True)
+        finally:
+            with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+                f.write(old)
     finally:
         stop_redis(redis)
     return res
+
+
+BPF_NS = {}
 
 
 def report(kind, pipe, res):
@@ -412,11 +479,11 @@ def report(kind, pipe, res):
     base = med([x[0] for x in res["untraced"]])
     base_cpu = med([x[7] for x in res["untraced"]])
     rows = {}
-    print("%-24s %9s %10s %10s %10s %8s %8s %9s %9s %8s" % (
-        "mode", "ops/s", "added ns", "redis CPU", "added CPU", "CPU s", "RSS MiB", "p50",
-        "p99", "pairs"))
-    print("%-24s %9s %10s %10s %10s %8s %8s" % ("", "", per, "ns/request", per, "collector",
-                                                "collector"))
+    print("%-24s %9s %10s %10s %10s %8s %8s %8s %9s %9s %8s" % (
+        "mode", "ops/s", "added ns", "redis CPU", "added CPU", "BPF ns", "CPU s", "RSS MiB",
+        "p50", "p99", "pairs"))
+    print("%-24s %9s %10s %10s %10s %8s %8s %8s" % ("", "", per, "ns/request", per, "per run",
+                                                    "collector", "collector"))
     for m, v in res.items():
         ops = med([x[0] for x in v])
         rcpu = med([x[7] for x in v])
@@ -431,11 +498,12 @@ def report(kind, pipe, res):
         if m == "syscount -L":
             note = "  (mean %s)" % fmt_ns(med([x[6] for x in v]))
         if m == "xprobe exact":
-            st = sorted(set(str(x[6]) for x in v))
+            st = sorted(set(str(x[6]).split(":")[0] for x in v))
             note = "  (status %s)" % ",".join(st)
-        print("%-24s %9s %10s %10s %10s %8s %8s %9s %9s %8s%s" % (
-            m, fmt(ops, 0), fmt(added, 0), fmt(rcpu, 0), fmt(added_cpu, 0), fmt(cpu, 3),
-            fmt(rss, 1), fmt_ns(p50), fmt_ns(p99), fmt(pairs, 0), note))
+        print("%-24s %9s %10s %10s %10s %8s %8s %8s %9s %9s %8s%s" % (
+            m, fmt(ops, 0), fmt(added, 0), fmt(rcpu, 0), fmt(added_cpu, 0),
+            fmt(BPF_NS.get((kind, pipe, m)), 1), fmt(cpu, 3), fmt(rss, 1), fmt_ns(p50),
+            fmt_ns(p99), fmt(pairs, 0), note))
     h, b, f, e = (rows["xprobe --histogram"], rows["bpftrace hist()"],
                   rows["bpftrace empty (floor)"], rows["xprobe exact"])
     buckets = [x[6] for x in b["v"] if x[6]]

@@ -61,10 +61,10 @@
 /* --- configuration (rodata, set before load) ---------------------------- */
 
 /* targ_tgid, use_pidns, ns_tgid, pidns_dev, pidns_ino: target_filter.bpf.h */
-const volatile __u32 nested = 0;     /* 1: stack-nested, 0: exact */
+const volatile __u32 nested = 0; /* 1: stack-nested, 0: exact */
 const volatile __u32 max_depth = XP_LH_MAX_DEPTH; /* 1..XP_LH_MAX_DEPTH */
 const volatile __u32 group_by = XP_LH_BY_NONE;
-const volatile __s32 start_nr = -1;  /* syscall endpoints */
+const volatile __s32 start_nr = -1; /* syscall endpoints */
 const volatile __s32 end_nr = -1;
 
 /* --- state ------------------------------------------------------------- */
@@ -189,11 +189,11 @@ static __always_inline void record(struct xp_lh_total *t, __u64 d, __u64 key, in
 
 /* A rare-path counter of the per-CPU total (the hot paths never touch
  * them, so a start looks the total up only when it must count). */
-#define COUNT(field)                                                  \
-	do {                                                          \
-		struct xp_lh_total *t_ = total();                      \
-		if (t_)                                               \
-			__sync_fetch_and_add(&t_->c.field, 1);        \
+#define COUNT(field)                                           \
+	do {                                                   \
+		struct xp_lh_total *t_ = total();              \
+		if (t_)                                        \
+			__sync_fetch_and_add(&t_->c.field, 1); \
 	} while (0)
 
 static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
@@ -354,8 +354,9 @@ int xp_lh_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	if ((__s64)ctx->args[1] != start_nr)
 		return 0;
 	if (group_by == XP_LH_BY_ARG0)
-		bad = bpf_probe_read_kernel(&key, sizeof(key),
-					    (void *)(ctx->args[0] + offsetof(struct pt_regs, di))) != 0;
+		bad = bpf_probe_read_kernel(
+			      &key, sizeof(key),
+			      (void *)(ctx->args[0] + offsetof(struct pt_regs, di))) != 0;
 	on_start(tid, key, bad);
 	return 0;
 }
@@ -381,8 +382,9 @@ int xp_lh_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	now = bpf_ktime_get_ns();
 	o = bpf_map_lookup_elem(&xp_lh_open, &tid);
 	if (!o || !o->busy) {
-		if (bpf_probe_read_kernel(&nr, sizeof(nr),
-					  (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax))))
+		if (bpf_probe_read_kernel(
+			    &nr, sizeof(nr),
+			    (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax))))
 			return 0;
 		if (nr == end_nr && (t = total()))
 			__sync_fetch_and_add(&t->c.unpaired_ends, 1);

@@ -70,25 +70,29 @@ int xp_histogram_usage(const struct xp_cli *cli, char *why, size_t size)
 			    "--max-groups bounds the groups of --by; add --by thread or --by arg0");
 	policy = xp_policy_parse(cli->match);
 	if (policy != XP_POLICY_EXACT && policy != XP_POLICY_STACK_NESTED) {
-		snprintf(why, size,
-			 "--histogram pairs in the kernel with --match exact or stack-nested, not '%s'",
-			 cli->match);
+		snprintf(
+			why, size,
+			"--histogram pairs in the kernel with --match exact or stack-nested, not '%s'",
+			cli->match);
 		return -EINVAL;
 	}
 	if (cli->has_max_depth && policy != XP_POLICY_STACK_NESTED)
-		return fail(why, size,
-			    "--max-depth bounds stack-nested pairing; --match exact keeps one open start per thread");
+		return fail(
+			why, size,
+			"--max-depth bounds stack-nested pairing; --match exact keeps one open start per thread");
 	if (!strncmp(cli->from, "cuda:", 5) || !strncmp(cli->to, "cuda:", 5))
-		return fail(why, size,
-			    "--histogram takes host endpoints (syscall:, uprobe:, python:); cuda: endpoints are collected by the Agent, not in the kernel");
+		return fail(
+			why, size,
+			"--histogram takes host endpoints (syscall:, uprobe:, python:); cuda: endpoints are collected by the Agent, not in the kernel");
 	memset(&s, 0, sizeof(s));
 	memset(&e, 0, sizeof(e));
 	/* a selector that does not parse is the command's INVALID_EVENT_SELECTOR */
 	if (xp_selector_parse(cli->from, &s, &err) == 0 &&
 	    xp_selector_parse(cli->to, &e, &err) == 0 && !one_lifecycle(&s, &e)) {
-		snprintf(why, size,
-			 "--histogram pairs the start and end of one lifecycle per thread in the kernel: syscall:NAME:entry -> syscall:NAME:exit, uprobe:BIN:FUNC:entry -> uprobe:BIN:FUNC:return (the function named the same way), or python:gc_start -> python:gc_end; '%s' -> '%s' is not one",
-			 cli->from, cli->to);
+		snprintf(
+			why, size,
+			"--histogram pairs the start and end of one lifecycle per thread in the kernel: syscall:NAME:entry -> syscall:NAME:exit, uprobe:BIN:FUNC:entry -> uprobe:BIN:FUNC:return (the function named the same way), or python:gc_start -> python:gc_end; '%s' -> '%s' is not one",
+			cli->from, cli->to);
 		rc = -EINVAL;
 	}
 	xp_error_clear(&err);

@@ -109,8 +109,8 @@ static int first_issue(struct hist_req *q, struct xp_error *err)
 	return xp_error_set(err, q->v.issues[0].code, true, "%s", q->v.issues[0].message);
 }
 
-static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups,
-		  uint64_t *depth, struct xp_error *err)
+static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups, uint64_t *depth,
+		  struct xp_error *err)
 {
 	int rc;
 
@@ -126,11 +126,15 @@ static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups
 		return rc;
 	if ((cli->has_duration_ms && !cli->duration_ms) ||
 	    (cli->has_timeout_ms && !cli->timeout_ms)) {
-		xp_error_detail_str(err, "flag", cli->has_duration_ms && !cli->duration_ms ?
-							 "duration-ms" : "timeout-ms");
-		xp_error_hint(err, "pass a positive --duration-ms, or none to run until Ctrl-C or the target exits");
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "--histogram needs a positive --duration-ms and --timeout-ms when they are given");
+		xp_error_detail_str(err, "flag",
+				    cli->has_duration_ms && !cli->duration_ms ? "duration-ms" :
+										"timeout-ms");
+		xp_error_hint(
+			err,
+			"pass a positive --duration-ms, or none to run until Ctrl-C or the target exits");
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"--histogram needs a positive --duration-ms and --timeout-ms when they are given");
 	}
 	if (cli->has_duration_ms && cli->has_timeout_ms)
 		return xp_inventory_window_check(cli->duration_ms, cli->timeout_ms, err);
@@ -289,8 +293,7 @@ static void check_human(FILE *out, void *ctx)
 	xp_render_histogram_check_human(out, ctx);
 }
 
-int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t,
-			  struct xp_error *err)
+int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, struct xp_error *err)
 {
 	struct xp_histogram_check c;
 	struct hist_req q;
@@ -317,9 +320,9 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t,
 	c.start = &q.plan.ep[0];
 	c.end = &q.plan.ep[1];
 	c.object_load.tried = true;
-	c.object_load.err = -xp_lh_load_check(c.start, c.end, q.policy == XP_POLICY_STACK_NESTED,
-					      q.group_by, c.object_load.detail,
-					      sizeof(c.object_load.detail));
+	c.object_load.err =
+		-xp_lh_load_check(c.start, c.end, q.policy == XP_POLICY_STACK_NESTED, q.group_by,
+				  c.object_load.detail, sizeof(c.object_load.detail));
 	if (c.object_load.err)
 		xp_issue_add(c.issues, &c.nissues,
 			     c.object_load.err == EPERM || c.object_load.err == EACCES ?

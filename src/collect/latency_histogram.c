@@ -173,10 +173,11 @@ int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_
 	latency_hist_bpf__destroy(skel);
 	if (rc)
 		goto fail;
-	snprintf(detail, size,
-		 "loaded the latency histogram object (%s pairing, %u-thread in-flight map%s) and freed it",
-		 nested ? "stack-nested" : "exact", XP_LH_DEFAULT_MAX_INFLIGHT,
-		 group_by == XP_LH_BY_NONE ? "" : ", 256-group map");
+	snprintf(
+		detail, size,
+		"loaded the latency histogram object (%s pairing, %u-thread in-flight map%s) and freed it",
+		nested ? "stack-nested" : "exact", XP_LH_DEFAULT_MAX_INFLIGHT,
+		group_by == XP_LH_BY_NONE ? "" : ", 256-group map");
 	return 0;
 fail:
 	snprintf(why, sizeof(why), "%s", strerror(rc < 0 ? -rc : rc));
@@ -196,17 +197,15 @@ static struct bpf_link *attach_endpoint(struct latency_hist_bpf *skel,
 	case XP_LIVE_UPROBE: {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = ep->retprobe);
 
-		l = bpf_program__attach_uprobe_opts(end ? skel->progs.xp_lh_up_end :
-							  skel->progs.xp_lh_up_start,
-						    (pid_t)pid, ep->access_path,
-						    (size_t)ep->file_offset, &o);
+		l = bpf_program__attach_uprobe_opts(
+			end ? skel->progs.xp_lh_up_end : skel->progs.xp_lh_up_start, (pid_t)pid,
+			ep->access_path, (size_t)ep->file_offset, &o);
 		break;
 	}
 	case XP_LIVE_USDT:
-		l = bpf_program__attach_usdt(end ? skel->progs.xp_lh_usdt_end :
-						   skel->progs.xp_lh_usdt_start,
-					     (pid_t)pid, ep->access_path, ep->usdt_provider,
-					     ep->usdt_name, NULL);
+		l = bpf_program__attach_usdt(
+			end ? skel->progs.xp_lh_usdt_end : skel->progs.xp_lh_usdt_start, (pid_t)pid,
+			ep->access_path, ep->usdt_provider, ep->usdt_name, NULL);
 		break;
 	case XP_LIVE_SYS_ENTER:
 		l = bpf_program__attach_raw_tracepoint(skel->progs.xp_lh_sys_enter, "sys_enter");
@@ -367,8 +366,8 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 				    "cannot count the possible CPUs: %s", strerror(-r->ncpus));
 
 	xp_libbpf_capture();
-	rc = configure(&skel, &o->filter, o->start, o->end, o->nested, o->group_by,
-		       o->max_groups, o->max_inflight, o->max_depth);
+	rc = configure(&skel, &o->filter, o->start, o->end, o->nested, o->group_by, o->max_groups,
+		       o->max_inflight, o->max_depth);
 	if (rc) {
 		rc = bpf_fail(err, -rc, NULL, "open");
 		goto out;

@@ -109,8 +109,7 @@ static uint64_t nearest_rank(uint64_t count, uint32_t permille)
 	return r ? (uint64_t)r : 1;
 }
 
-int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille,
-		     struct xp_lh_percentile *out)
+int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille, struct xp_lh_percentile *out)
 {
 	uint64_t rank, seen = 0, lo, hi, a, b, m;
 	double ea, eb;
@@ -190,31 +189,35 @@ int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws)
 	int rc;
 
 	if (!r->pairs) {
-		snprintf(msg, sizeof(msg),
-			 "no start was followed by its end during the %.3f s window: the histogram is empty (%" PRIu64
-			 " starts, %" PRIu64 " ends seen)",
-			 (double)r->window_ns / 1e9, r->starts, r->ends);
+		snprintf(
+			msg, sizeof(msg),
+			"no start was followed by its end during the %.3f s window: the histogram is empty (%" PRIu64
+			" starts, %" PRIu64 " ends seen)",
+			(double)r->window_ns / 1e9, r->starts, r->ends);
 		if ((rc = xp_warnings_add_u64(ws, "NO_PAIRS", msg, "ends", r->ends, "starts",
 					      r->starts, "window_ns", r->window_ns, NULL)))
 			return rc;
 	}
 	if (c->inflight_overflow) {
-		snprintf(msg, sizeof(msg),
-			 "the %" PRIu64 "-thread in-flight table was full: %" PRIu64
-			 " starts were not kept, so their ends count as unpaired and their latencies are missing; raise --max-inflight",
-			 r->inflight_capacity, (uint64_t)c->inflight_overflow);
+		snprintf(
+			msg, sizeof(msg),
+			"the %" PRIu64 "-thread in-flight table was full: %" PRIu64
+			" starts were not kept, so their ends count as unpaired and their latencies are missing; raise --max-inflight",
+			r->inflight_capacity, (uint64_t)c->inflight_overflow);
 		if ((rc = xp_warnings_add_u64(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity",
 					      r->inflight_capacity, "inflight_overflow",
 					      (uint64_t)c->inflight_overflow, NULL)))
 			return rc;
 	}
 	if (c->depth_overflow) {
-		snprintf(msg, sizeof(msg),
-			 "%" PRIu64 " starts were nested deeper than --max-depth %" PRIu64
-			 " and were not kept: their latencies are missing (the pairs above them are intact)",
-			 (uint64_t)c->depth_overflow, r->max_depth);
+		snprintf(
+			msg, sizeof(msg),
+			"%" PRIu64 " starts were nested deeper than --max-depth %" PRIu64
+			" and were not kept: their latencies are missing (the pairs above them are intact)",
+			(uint64_t)c->depth_overflow, r->max_depth);
 		if ((rc = xp_warnings_add_u64(ws, "NESTING_DEPTH_EXCEEDED", msg, "depth_overflow",
-					      (uint64_t)c->depth_overflow, "max_depth", r->max_depth, NULL)))
+					      (uint64_t)c->depth_overflow, "max_depth",
+					      r->max_depth, NULL)))
 			return rc;
 	}
 	if (c->group_overflow) {
@@ -223,24 +226,26 @@ int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws)
 			 " pairs are in the total histogram but in no group; raise --max-groups",
 			 r->group_capacity, (uint64_t)c->group_overflow);
 		if ((rc = xp_warnings_add_u64(ws, "HISTOGRAM_GROUPS_FULL", msg, "group_capacity",
-					      r->group_capacity, "group_overflow", (uint64_t)c->group_overflow,
-					      NULL)))
+					      r->group_capacity, "group_overflow",
+					      (uint64_t)c->group_overflow, NULL)))
 			return rc;
 	}
 	if (c->key_unreadable) {
-		snprintf(msg, sizeof(msg),
-			 "the first argument of %" PRIu64
-			 " starts could not be read: those pairs are in the total histogram but in no group",
-			 (uint64_t)c->key_unreadable);
+		snprintf(
+			msg, sizeof(msg),
+			"the first argument of %" PRIu64
+			" starts could not be read: those pairs are in the total histogram but in no group",
+			(uint64_t)c->key_unreadable);
 		if ((rc = xp_warnings_add_u64(ws, "GROUP_KEY_UNREADABLE", msg, "key_unreadable",
 					      (uint64_t)c->key_unreadable, NULL)))
 			return rc;
 	}
 	if (c->minmax_contended) {
-		snprintf(msg, sizeof(msg),
-			 "%" PRIu64
-			 " min/max updates lost a race with concurrent updates of the same histogram: min_ns and max_ns may each be off by those values (count, sum and buckets are exact)",
-			 (uint64_t)c->minmax_contended);
+		snprintf(
+			msg, sizeof(msg),
+			"%" PRIu64
+			" min/max updates lost a race with concurrent updates of the same histogram: min_ns and max_ns may each be off by those values (count, sum and buckets are exact)",
+			(uint64_t)c->minmax_contended);
 		if ((rc = xp_warnings_add_u64(ws, "MINMAX_CONTENDED", msg, "minmax_contended",
 					      (uint64_t)c->minmax_contended, NULL)))
 			return rc;

@@ -65,8 +65,7 @@ static const char *attachment_name(const struct xp_live_endpoint *ep)
 	return "unknown";
 }
 
-static void render_endpoint(struct xpc_json *w, const char *role,
-			    const struct xp_live_endpoint *ep)
+static void render_endpoint(struct xpc_json *w, const char *role, const struct xp_live_endpoint *ep)
 {
 	bool sys = ep->kind == XP_LIVE_SYS_ENTER || ep->kind == XP_LIVE_SYS_EXIT;
 
@@ -354,7 +353,8 @@ static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *ind
 			break;
 		xp_lh_fmt_ns(a, sizeof(a), (double)p.value_ns);
 		if (p.permille % 10)
-			fprintf(out, "%sp%u.%u %s", i ? "  " : "", p.permille / 10, p.permille % 10, a);
+			fprintf(out, "%sp%u.%u %s", i ? "  " : "", p.permille / 10, p.permille % 10,
+				a);
 		else
 			fprintf(out, "%sp%u %s", i ? "  " : "", p.permille / 10, a);
 		if (p.rel_error > worst)
@@ -365,8 +365,8 @@ static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *ind
 	xp_lh_fmt_ns(b, sizeof(b), (double)h->sum_ns / (double)(uint64_t)h->count);
 	xp_lh_fmt_ns(c, sizeof(c), (double)h->max_ns);
 	xp_lh_fmt_ns(d, sizeof(d), (double)h->sum_ns);
-	fprintf(out, "%scount %" PRIu64 "  min %s  mean %s  max %s  sum %s\n", indent, (uint64_t)h->count, a,
-		b, c, d);
+	fprintf(out, "%scount %" PRIu64 "  min %s  mean %s  max %s  sum %s\n", indent,
+		(uint64_t)h->count, a, b, c, d);
 }
 
 void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
@@ -385,8 +385,8 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 	fprintf(out,
 		"unpaired: %" PRIu64 " starts (%" PRIu64 " superseded, %" PRIu64
 		" open at the end, %" PRIu64 " left by exiting threads), %" PRIu64 " ends\n",
-		r->unpaired_starts, (uint64_t)r->c.superseded, r->open_at_end, (uint64_t)r->c.thread_exit_open,
-		(uint64_t)r->c.unpaired_ends);
+		r->unpaired_starts, (uint64_t)r->c.superseded, r->open_at_end,
+		(uint64_t)r->c.thread_exit_open, (uint64_t)r->c.unpaired_ends);
 	fprintf(out,
 		"bounds: %" PRIu64 " in-flight overflow (%" PRIu64 " of %" PRIu64
 		" thread slots used)",
@@ -443,10 +443,11 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 	xpc_json_kstr(w, "group_key_kind", kind);
 	xpc_json_kobj_begin(w, "bpf");
 	xpc_json_kobj_begin(w, "histogram_object_load");
-	xpc_json_kstr(w, "status", c->object_load.tried ? errno_status(c->object_load.err) :
-							  "unknown");
-	xpc_json_kstr(w, "detail", c->object_load.tried ? c->object_load.detail :
-							  "not tried: an earlier step failed");
+	xpc_json_kstr(w, "status",
+		      c->object_load.tried ? errno_status(c->object_load.err) : "unknown");
+	xpc_json_kstr(w, "detail",
+		      c->object_load.tried ? c->object_load.detail :
+					     "not tried: an earlier step failed");
 	xpc_json_obj_end(w);
 	xpc_json_obj_end(w);
 	xpc_json_ku64(w, "inflight_map_entries", XP_LH_DEFAULT_MAX_INFLIGHT);
