@@ -13,6 +13,7 @@ timing: xprobe used never to unblock it, and ran to its timeout or full
 duration.
 """
 import json
+import os
 import signal
 import subprocess
 import time
@@ -23,13 +24,17 @@ import xprobe_test
 
 
 def spawn_with_pending(argv, signo):
-    def block():
+    """Start argv with @signo already pending: blocked and raised in the
+    child before exec (a pending signal survives execve), so it is there
+    when xprobe's main() unblocks it, however late this process gets to
+    run.  (Sending it after Popen returned raced with xprobe's start: under
+    load xprobe could reach validate's BPF probe first.)"""
+    def block_and_raise():
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT, signal.SIGTERM])
+        os.kill(os.getpid(), signo)
 
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         preexec_fn=block)
-    p.send_signal(signo)
-    return p
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=block_and_raise)
 
 
 def test_live_measure_cancelled_before_the_window(xprobe):
