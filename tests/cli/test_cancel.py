@@ -149,17 +149,17 @@ def test_signal_as_soon_as_the_handler_is_installed(xprobe, big_capture, tmp_pat
 
 @pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGINT], ids=["TERM", "INT"])
 def test_signal_pending_at_exec(xprobe, big_capture, tmp_path, signo):
-    """Sent immediately after spawn while the launcher held it blocked (so
-    it cannot land in the dynamic loader): xprobe unblocks the signals once
+    """Pending at exec (blocked and raised in the child before exec, so it
+    cannot land in the dynamic loader): xprobe unblocks the signals once
     its handler is installed and then honours the pending one."""
     out = tmp_path / "events.jsonl"
 
-    def block():
+    def block_and_raise():  # a pending signal survives execve
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT, signal.SIGTERM])
+        os.kill(os.getpid(), signo)
 
     p = subprocess.Popen(argv(xprobe, big_capture, out), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, preexec_fn=block)
-    p.send_signal(signo)
+                         stderr=subprocess.PIPE, text=True, preexec_fn=block_and_raise)
     rc, _, _, doc = finish(p)
     check_cancelled(rc, doc, signo, "decode", out)
 
