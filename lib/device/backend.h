@@ -66,9 +66,10 @@ struct xpl_backend_ops {
 	void (*execution)(struct xpl_backend *b, uint32_t dev, const struct xpl_exec_info *e);
 };
 
-/* The table by name: "sim", "cupti" (lib/device/cupti.c; a build without
- * CUPTI headers answers -XPROBE_E_BACKEND_UNAVAILABLE for it).  Anything
- * else: -XPROBE_E_UNKNOWN_NAME. */
+/* The table by name: "sim", "cupti" (lib/device/cupti.c; a build for a
+ * platform without CUPTI, not 64-bit Linux, answers
+ * -XPROBE_E_BACKEND_UNAVAILABLE for it).  Anything else:
+ * -XPROBE_E_UNKNOWN_NAME. */
 int xpl_backend_find(const char *name, const struct xpl_backend_ops **ops);
 
 /* Codes a backend's open returns that its callers pass on as they are

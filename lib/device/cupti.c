@@ -5,6 +5,12 @@
  * captures (`xprobe measure`) and for sessions' device profiles.
  * docs/agent.md ("The CUPTI backend") is the design as a user sees it.
  *
+ * Nothing of CUDA is included either: CUPTI's types, values and record
+ * layouts are our own transcription (cupti_abi.h, checked against the
+ * real headers wherever a toolkit is installed), so every 64-bit Linux
+ * build has this backend; a 32-bit one compiles it out (the #else at the
+ * end: BACKEND_UNAVAILABLE).
+ *
  * Loading.  Nothing of CUDA is linked: the first ARM naming a CUDA kind
  * (or a session asking for device_profile with backend "cupti") finds
  * the CUDA runtime this process maps (libcudart.so.<N>, from the loader's
@@ -76,9 +82,9 @@
 #include "../internal.h"
 #include "backend.h"
 #include "cupti.h"
+#include "cupti_abi.h"
 
-#ifdef XPL_HAVE_CUPTI
-#include <cupti.h>
+#if XPL_CUPTI_ABI
 
 #define MAX_CBID 2048 /* callback ids we can filter (13.0: 523 runtime, 807 driver) */
 #define CB_WORDS (MAX_CBID / 64)
@@ -93,24 +99,23 @@
 #define K_MEMCPY 2u
 #define K_MEMSET 4u
 
-typedef uint64_t(CUPTIAPI *ts_fn)(void);
-
+/* The entry points, resolved with dlsym (cupti_abi.h has their types). */
 struct fns {
-	__typeof__(cuptiGetVersion) *GetVersion;
-	__typeof__(cuptiSubscribe) *Subscribe;
-	__typeof__(cuptiUnsubscribe) *Unsubscribe;
-	__typeof__(cuptiEnableCallback) *EnableCallback;
-	__typeof__(cuptiGetCallbackName) *GetCallbackName;
-	__typeof__(cuptiActivityEnable) *ActivityEnable;
-	__typeof__(cuptiActivityDisable) *ActivityDisable;
-	__typeof__(cuptiActivityRegisterCallbacks) *ActivityRegisterCallbacks;
-	__typeof__(cuptiActivityFlushAll) *ActivityFlushAll;
-	__typeof__(cuptiActivityGetNextRecord) *ActivityGetNextRecord;
-	__typeof__(cuptiActivityGetNumDroppedRecords) *ActivityGetNumDroppedRecords;
-	__typeof__(cuptiGetTimestamp) *GetTimestamp;
+	xpl_cuptiGetVersion_t GetVersion;
+	xpl_cuptiSubscribe_t Subscribe;
+	xpl_cuptiUnsubscribe_t Unsubscribe;
+	xpl_cuptiEnableCallback_t EnableCallback;
+	xpl_cuptiGetCallbackName_t GetCallbackName;
+	xpl_cuptiActivityEnable_t ActivityEnable;
+	xpl_cuptiActivityDisable_t ActivityDisable;
+	xpl_cuptiActivityRegisterCallbacks_t ActivityRegisterCallbacks;
+	xpl_cuptiActivityFlushAll_t ActivityFlushAll;
+	xpl_cuptiActivityGetNextRecord_t ActivityGetNextRecord;
+	xpl_cuptiActivityGetNumDroppedRecords_t ActivityGetNumDroppedRecords;
+	xpl_cuptiGetTimestamp_t GetTimestamp;
 	/* optional */
-	CUptiResult(CUPTIAPI *ActivityRegisterTimestampCallback)(ts_fn);
-	__typeof__(cuptiGetResultString) *GetResultString;
+	xpl_cuptiActivityRegisterTimestampCallback_t ActivityRegisterTimestampCallback;
+	xpl_cuptiGetResultString_t GetResultString;
 };
 
 struct cbname {
@@ -148,7 +153,7 @@ static struct {
 	struct xpl_cupti_layout L;
 	int layout_rc; /* xpl_cupti_layout_for(): 0, or -2 (activity unreadable) */
 	uint32_t cuda_major, cupti_major;
-	CUpti_SubscriberHandle sub;
+	xpl_CUpti_SubscriberHandle sub;
 	bool ts_callback;
 	struct cbname names[2][MAX_CBID]; /* [domain - 1][cbid] */
 	uint64_t want[2][CB_WORDS]; /* callback ids the next ARM enables */
@@ -190,11 +195,11 @@ static int fail(char *why, size_t whylen, int code, const char *fmt, ...)
 	return code;
 }
 
-static const char *res_str(CUptiResult r)
+static const char *res_str(xpl_CUptiResult r)
 {
 	const char *s = NULL;
 
-	if (cu.f.GetResultString && cu.f.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+	if (cu.f.GetResultString && cu.f.GetResultString(r, &s) == XPL_CUPTI_SUCCESS && s)
 		return s;
 	return "CUPTI error";
 }
@@ -386,7 +391,7 @@ static void read_names(void)
 
 			cu.names[d][id].s = NULL;
 			cu.names[d][id].len = 0;
-			if (cu.f.GetCallbackName(d + 1, id, &s) != CUPTI_SUCCESS || !s ||
+			if (cu.f.GetCallbackName(d + 1, id, &s) != XPL_CUPTI_SUCCESS || !s ||
 			    !strcmp(s, "INVALID"))
 				continue;
 			cu.names[d][id].len = strip_version(s);
@@ -395,16 +400,16 @@ static void read_names(void)
 		}
 }
 
-static uint64_t CUPTIAPI mono_ts(void)
+static uint64_t mono_ts(void)
 {
 	return xpl_mono_ns();
 }
 
-static void CUPTIAPI api_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
-			    const void *data);
-static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size, size_t *max_records);
-static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-				   size_t valid);
+static void api_cb(void *ud, xpl_CUpti_CallbackDomain dom, xpl_CUpti_CallbackId cbid,
+		   const void *data);
+static void buf_requested(uint8_t **buffer, size_t *size, size_t *max_records);
+static void buf_completed(xpl_CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+			  size_t valid);
 
 /* Load the backend (cu.lock held).  @need_cuda: see cuda_major_of(). */
 static int load(bool need_cuda, char *why, size_t whylen)
@@ -412,7 +417,7 @@ static int load(bool need_cuda, char *why, size_t whylen)
 	struct maps_scan m;
 	char tried[512];
 	uint32_t major, version = 0;
-	CUptiResult r;
+	xpl_CUptiResult r;
 	int rc;
 
 	maps_scan(&m);
@@ -450,7 +455,7 @@ static int load(bool need_cuda, char *why, size_t whylen)
 	if (rc)
 		return rc;
 	r = cu.f.GetVersion(&version);
-	if (r != CUPTI_SUCCESS)
+	if (r != XPL_CUPTI_SUCCESS)
 		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
 			    "cuptiGetVersion failed: %s", res_str(r));
 	cu.layout_rc = xpl_cupti_layout_for(version, &cu.L);
@@ -460,20 +465,20 @@ static int load(bool need_cuda, char *why, size_t whylen)
 			    "conflicting majors (xprobe supports CUDA 12 and 13)",
 			    major, version, cu.L.major, major);
 	read_names();
-	r = cu.f.Subscribe(&cu.sub, (CUpti_CallbackFunc)api_cb, NULL);
-	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+	r = cu.f.Subscribe(&cu.sub, api_cb, NULL);
+	if (r == XPL_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
 			    "another tool already holds this process's CUPTI subscriber (Nsight, "
 			    "another profiler, or a CUPTI-based library): CUPTI allows one; "
 			    "stop that tool to measure CUDA with xprobe");
-	if (r != CUPTI_SUCCESS)
+	if (r != XPL_CUPTI_SUCCESS)
 		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
 			    "cuptiSubscribe failed: %s (%d)", res_str(r), (int)r);
 	/* before any activity kind is enabled (CUPTI's rule) */
 	cu.ts_callback = cu.f.ActivityRegisterTimestampCallback &&
-			 cu.f.ActivityRegisterTimestampCallback(mono_ts) == CUPTI_SUCCESS;
+			 cu.f.ActivityRegisterTimestampCallback(mono_ts) == XPL_CUPTI_SUCCESS;
 	r = cu.f.ActivityRegisterCallbacks(buf_requested, buf_completed);
-	if (r != CUPTI_SUCCESS) {
+	if (r != XPL_CUPTI_SUCCESS) {
 		cu.f.Unsubscribe(cu.sub);
 		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
 			    "cuptiActivityRegisterCallbacks failed: %s (%d)", res_str(r), (int)r);
@@ -515,7 +520,7 @@ static void calibrate(void)
 	for (int i = 0; i < 5; i++) {
 		uint64_t m0 = xpl_mono_ns(), c = 0, m1;
 
-		if (cu.f.GetTimestamp(&c) != CUPTI_SUCCESS)
+		if (cu.f.GetTimestamp(&c) != XPL_CUPTI_SUCCESS)
 			continue;
 		m1 = xpl_mono_ns();
 		if (m1 - m0 < best) {
@@ -550,7 +555,7 @@ static int pool_create(char *why, size_t whylen)
 	return 0;
 }
 
-static void CUPTIAPI buf_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+static void buf_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	uint8_t *p = atomic_load_explicit(&cu.pool, memory_order_acquire);
 	uint64_t m = atomic_load(&cu.pool_free);
@@ -607,7 +612,7 @@ static uint64_t corr_find(uint32_t corr)
 }
 
 static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
-						 const CUpti_CallbackData *cd)
+						 const xpl_CUpti_CallbackData *cd)
 {
 	struct xpl_tls *t = &xpl_tls;
 	const struct cbname *nm = &cu.names[d][cbid];
@@ -620,7 +625,7 @@ static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 		return;
 	if (!c->api || !nm->s)
 		goto out;
-	if (cd->callbackSite == CUPTI_API_ENTER) {
+	if (cd->callbackSite == XPL_CUPTI_API_ENTER) {
 		if (cd->correlationData)
 			*cd->correlationData = 0;
 		if (nested) {
@@ -634,7 +639,7 @@ static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 			if (c->kernel) /* for the clock check of its kernel */
 				corr_note(cd->correlationId, ts);
 		}
-	} else if (cd->callbackSite == CUPTI_API_EXIT) {
+	} else if (cd->callbackSite == XPL_CUPTI_API_EXIT) {
 		/* only the exit of an entry this capture recorded */
 		if (cd->correlationData && *cd->correlationData != c->gen)
 			goto out;
@@ -648,8 +653,8 @@ out:
 	xpl_agent_leave(t, nested);
 }
 
-static void CUPTIAPI api_cb(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
-			    const void *data)
+static void api_cb(void *ud, xpl_CUpti_CallbackDomain dom, xpl_CUpti_CallbackId cbid,
+		   const void *data)
 {
 	uint32_t d = (uint32_t)dom - 1u;
 
@@ -936,14 +941,14 @@ static void on_act(void *arg, int type, const struct xpl_cupti_act *a)
 
 static int next_rec(uint8_t *buf, size_t valid, void **rec)
 {
-	CUpti_Activity *a = *rec; /* in: the previous record (NULL: the first) */
-	CUptiResult r = cu.f.ActivityGetNextRecord(buf, valid, &a);
+	xpl_CUpti_Activity *a = *rec; /* in: the previous record (NULL: the first) */
+	xpl_CUptiResult r = cu.f.ActivityGetNextRecord(buf, valid, &a);
 
 	*rec = a;
-	return r == CUPTI_SUCCESS ? 0 : 1;
+	return r == XPL_CUPTI_SUCCESS ? 0 : 1;
 }
 
-static void process(uint8_t *buffer, size_t valid, CUcontext ctx, uint32_t stream)
+static void process(uint8_t *buffer, size_t valid, xpl_CUcontext ctx, uint32_t stream)
 {
 	struct proc p = { .t = &xpl_tls, .g_idx = -1 };
 	size_t dropped = 0;
@@ -969,7 +974,7 @@ static void process(uint8_t *buffer, size_t valid, CUcontext ctx, uint32_t strea
 	p.sink = cu.sink && cu.sink->narmed ? cu.sink : NULL;
 	xpl_cupti_walk(&cu.L, next_rec, buffer, valid, on_act, &p, &bad);
 	p.unknown += bad;
-	if (cu.f.ActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS)
+	if (cu.f.ActivityGetNumDroppedRecords(ctx, stream, &dropped) != XPL_CUPTI_SUCCESS)
 		dropped = 0;
 	if (p.sink) {
 		for (uint32_t d = 0; d < p.sink->ndev; d++)
@@ -991,8 +996,8 @@ static void process(uint8_t *buffer, size_t valid, CUcontext ctx, uint32_t strea
 	}
 }
 
-static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
-				   size_t valid)
+static void buf_completed(xpl_CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+			  size_t valid)
 {
 	(void)size;
 	if (!buffer)
@@ -1004,9 +1009,9 @@ static void CUPTIAPI buf_completed(CUcontext ctx, uint32_t stream, uint8_t *buff
 
 /* --- enabling ---------------------------------------------------------------------------- */
 
-static const CUpti_ActivityKind act_kinds[3] = { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-						 CUPTI_ACTIVITY_KIND_MEMCPY,
-						 CUPTI_ACTIVITY_KIND_MEMSET };
+static const xpl_CUpti_ActivityKind act_kinds[3] = { XPL_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+						     XPL_CUPTI_ACTIVITY_KIND_MEMCPY,
+						     XPL_CUPTI_ACTIVITY_KIND_MEMSET };
 
 /* Make the enabled kinds what the Agent and the sessions want (cu.lock). */
 static int act_update(char *why, size_t whylen)
@@ -1015,11 +1020,11 @@ static int act_update(char *why, size_t whylen)
 
 	for (uint32_t i = 0; i < 3; i++) {
 		uint32_t bit = 1u << i;
-		CUptiResult r;
+		xpl_CUptiResult r;
 
 		if ((want & bit) && !(cu.act_on & bit)) {
 			r = cu.f.ActivityEnable(act_kinds[i]);
-			if (r != CUPTI_SUCCESS)
+			if (r != XPL_CUPTI_SUCCESS)
 				return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
 					    "cuptiActivityEnable(%d) failed: %s (%d)",
 					    (int)act_kinds[i], res_str(r), (int)r);
@@ -1044,7 +1049,7 @@ static void callbacks_off(void)
 		for (uint32_t w = 0; w < CB_WORDS; w++) {
 			atomic_store(&cbmask[d][w], 0);
 			for (uint64_t m = cu.cb_on[d][w]; m; m &= m - 1)
-				cu.f.EnableCallback(0, cu.sub, (CUpti_CallbackDomain)(d + 1),
+				cu.f.EnableCallback(0, cu.sub, (xpl_CUpti_CallbackDomain)(d + 1),
 						    w * 64 + (uint32_t)__builtin_ctzll(m));
 			cu.cb_on[d][w] = 0;
 		}
@@ -1110,11 +1115,13 @@ int xpl_cupti_agent_prepare(struct xpl_agent_cap *c, const struct xprobe_agent_r
 	if (rc)
 		goto out;
 	if (cap_kinds(c) && cu.layout_rc) {
-		rc = fail(why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
-			  "this process's CUPTI reports API version %u, newer than the CUPTI %u.%u "
-			  "headers libxprobe was built with: its activity records may use structs "
-			  "this build does not know; rebuild libxprobe against that toolkit",
-			  cu.L.version, CUPTI_API_VERSION / 10000, CUPTI_API_VERSION / 100 % 100);
+		rc = fail(
+			why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+			"this process's CUPTI reports API version %u, newer than CUPTI %u (%u.%u), "
+			"the newest whose activity records libxprobe knows: its records may "
+			"use structs this build cannot read (CUDA API callbacks still work)",
+			cu.L.version, XPL_CUPTI_ABI_VERSION, XPL_CUPTI_ABI_VERSION / 10000,
+			XPL_CUPTI_ABI_VERSION / 100 % 100);
 		goto out;
 	}
 	rc = api_filters(req, why, whylen);
@@ -1136,10 +1143,10 @@ int xpl_cupti_agent_start(struct xpl_agent_cap *c, char *why, size_t whylen)
 		for (uint32_t w = 0; w < CB_WORDS && !rc; w++)
 			for (uint64_t m = cu.want[d][w]; m; m &= m - 1) {
 				uint32_t id = w * 64 + (uint32_t)__builtin_ctzll(m);
-				CUptiResult r = cu.f.EnableCallback(
-					1, cu.sub, (CUpti_CallbackDomain)(d + 1), id);
+				xpl_CUptiResult r = cu.f.EnableCallback(
+					1, cu.sub, (xpl_CUpti_CallbackDomain)(d + 1), id);
 
-				if (r != CUPTI_SUCCESS) {
+				if (r != XPL_CUPTI_SUCCESS) {
 					rc = fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
 						  "cuptiEnableCallback(%u, %u) failed: %s (%d)",
 						  d + 1, id, res_str(r), (int)r);
@@ -1192,7 +1199,7 @@ void xpl_cupti_agent_stop(struct xpl_agent_cap *c)
 		cu.act_agent = 0;
 		act_update(NULL, 0);
 		/* what the disabled kinds still hold, incomplete records too */
-		cu.f.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		cu.f.ActivityFlushAll(XPL_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	}
 	cu.cap = NULL;
 	pthread_mutex_unlock(&cu.lock);
@@ -1245,9 +1252,9 @@ static int be_open(struct xpl_backend *b, const struct xprobe_backend_opts *o)
 	rc = load(false, why, sizeof(why));
 	if (!rc && cu.layout_rc)
 		rc = fail(why, sizeof(why), -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
-			  "this process's CUPTI (API version %u) is newer than the headers "
-			  "libxprobe was built with; its activity records cannot be read",
-			  cu.L.version);
+			  "this process's CUPTI (API version %u) is newer than CUPTI %u, the "
+			  "newest whose activity records libxprobe knows; they cannot be read",
+			  cu.L.version, XPL_CUPTI_ABI_VERSION);
 	if (!rc)
 		rc = pool_create(why, sizeof(why));
 	if (rc) {
@@ -1312,15 +1319,15 @@ static int be_start(struct xpl_backend *b, uint32_t dev)
 
 static int be_harvest(struct xpl_backend *b, uint32_t dev)
 {
-	CUptiResult r = CUPTI_SUCCESS;
+	xpl_CUptiResult r = XPL_CUPTI_SUCCESS;
 
 	(void)b;
 	(void)dev;
 	pthread_mutex_lock(&cu.lock);
 	if (cu.act_on)
-		r = cu.f.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		r = cu.f.ActivityFlushAll(XPL_CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	pthread_mutex_unlock(&cu.lock);
-	return r == CUPTI_SUCCESS ? 0 : -XPROBE_E_DEVICE_FAILED;
+	return r == XPL_CUPTI_SUCCESS ? 0 : -XPROBE_E_DEVICE_FAILED;
 }
 
 static void be_stop(struct xpl_backend *b, uint32_t dev)
@@ -1381,14 +1388,15 @@ const struct xpl_backend_ops xpl_cupti_backend = {
 	.execution = be_execution,
 };
 
-#else /* !XPL_HAVE_CUPTI: built without CUPTI headers */
+#else /* !XPL_CUPTI_ABI: a platform CUPTI is not published for */
 
 static int unavailable(char *why, size_t whylen)
 {
 	if (why && whylen)
 		snprintf(why, whylen,
-			 "this libxprobe was built without CUPTI headers: no CUDA device backend "
-			 "(CUDA API, kernel, memcpy and memset records need it)");
+			 "CUPTI exists for 64-bit Linux only (x86_64, aarch64): this libxprobe, "
+			 "built for another platform, has no CUDA device backend (CUDA API, "
+			 "kernel, memcpy and memset records need it)");
 	return -XPROBE_E_BACKEND_UNAVAILABLE;
 }
 

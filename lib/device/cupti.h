@@ -9,8 +9,10 @@
  * libxprobe never links libcupti: everything here reaches CUPTI through a
  * table of entry points resolved with dlsym from the libcupti.so.<major>
  * this file's loader opens (cupti.c), and only when a capture or a session
- * asks for CUDA data.  Built without CUPTI headers (XPL_HAVE_CUPTI unset),
- * every entry point here answers -XPROBE_E_BACKEND_UNAVAILABLE.
+ * asks for CUDA data, with the types of our own transcription of CUPTI's
+ * ABI (cupti_abi.h): no CUDA toolkit is needed to build it.  On a platform
+ * CUPTI is not published for (not 64-bit Linux: XPL_CUPTI_ABI is 0) every
+ * entry point here answers -XPROBE_E_BACKEND_UNAVAILABLE.
  */
 #ifndef XPL_CUPTI_H
 #define XPL_CUPTI_H
@@ -40,8 +42,8 @@ struct xpl_backend_ops;
  * CUPTI whose layouts this build does not know), CUPTI_NOT_AVAILABLE
  * (libcupti missing or broken, another subscriber), INVALID_EVENT_SELECTOR
  * (an API filter no callback of its domain passes), ALREADY_ACTIVE (the
- * backend is feeding another capture), BACKEND_UNAVAILABLE (built without
- * CUPTI headers).
+ * backend is feeding another capture), BACKEND_UNAVAILABLE (a platform
+ * without CUPTI, cupti_abi.h).
  */
 int xpl_cupti_agent_prepare(struct xpl_agent_cap *c, const struct xprobe_agent_req *req, char *why,
 			    size_t whylen);
@@ -61,7 +63,7 @@ bool xpl_cupti_loaded(uint32_t *cuda_major, uint32_t *cupti_major);
 /* --- sessions ------------------------------------------------------------------------ */
 
 extern const struct xpl_backend_ops xpl_cupti_backend;
-/* Built with CUPTI headers: the backend table may name "cupti". */
+/* The backend is built (XPL_CUPTI_ABI): the backend table may name "cupti". */
 bool xpl_cupti_built(void);
 
 /* --- the decoder (cupti_walk.c) -------------------------------------------------------- */
@@ -82,8 +84,9 @@ struct xpl_cupti_layout {
  * The layouts of CUPTI API version @version (cuptiGetVersion): 12.x
  * reports 19..28 (CUDA 12.0 .. 12.9), 13.x reports 13mmpp.  0; -1 for a
  * version outside CUDA 12..13 (@L->major says which major, 0 unknown); -2
- * for a 12/13 version newer than the headers this file was built with (its
- * records may use a struct this build does not know).
+ * for a 13.x minor newer than the layouts cupti_abi.h transcribes
+ * (XPL_CUPTI_ABI_VERSION: its records may use a struct this build does not
+ * know).
  */
 int xpl_cupti_layout_for(uint32_t version, struct xpl_cupti_layout *L);
 

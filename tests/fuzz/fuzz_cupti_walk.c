@@ -33,8 +33,6 @@
 #include "agent/capture.h"
 #include "device/cupti.h"
 
-#ifdef XPL_HAVE_CUPTI
-
 static const uint32_t versions[] = { 19, 22, 26, 28, 130000, 130001, 18, 139900 };
 
 static uint8_t *buf;
@@ -144,14 +142,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	return 0;
 }
-
-#else /* built without CUPTI headers: no backend, nothing to fuzz */
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	(void)data;
-	(void)size;
-	return 0;
-}
-
-#endif

@@ -56,8 +56,8 @@ class CuptiFixture:
         self.mode = mode
         exe = os.path.join(double_dir(), "cupti_fixture")
         assert os.path.exists(exe), (
-            "%s is missing: the CUPTI test double is built only where CMake finds the CUPTI "
-            "headers (lib/CMakeLists.txt, XPL_CUPTI_INCLUDE); build target cupti_double" % exe)
+            "%s is missing: build target cupti_double (the CUPTI test double, "
+            "tests/fixtures/cupti_double; no CUDA toolkit needed)" % exe)
         self.p = subprocess.Popen([exe],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   bufsize=1, env=e)

@@ -236,6 +236,40 @@ def test_api_entry_to_exit(xprobe):
         fx.quit()
 
 
+def test_chevron_launches_are___cudaLaunchKernel(xprobe):
+    """CUDA 13 compiles kernel<<<>>>() to __cudaLaunchKernel, a callback id
+    of its own (the double's chevron command plays it): the selector
+    cuda:runtime_api:__cudaLaunchKernel arms exactly that callback (entry
+    -> exit pairs are the chevron launches, not the cudaLaunchKernel
+    calls), and its entries pair with their kernels by time.  Exact
+    API -> kernel pairing is the contract's for cudaLaunchKernel and
+    cuLaunchKernel only: validate refuses it for __cudaLaunchKernel."""
+    api = "cuda:runtime_api:__cudaLaunchKernel:"
+    with CuptiFixture("preload") as fx:
+        res, done = measure_cuda(xprobe, fx, ["--from", api + "entry", "--to", api + "exit"]
+                                 + WINDOW, ["chevron 4 gemm 1000", "launch 3 gemm 1000"])
+        assert res.rc == 0, res
+        assert samples(res.doc)["matched"] == done["chevron 4 gemm 1000"] == 4
+        assert res.doc["collection"]["cupti"]["observed_records"] == 8
+        for pair in res.doc["evidence"]:
+            for e in (pair["start"], pair["end"]):
+                assert e["attributes"]["cuda_api_name"] == "__cudaLaunchKernel"
+                assert e["cuda"]["callback_domain"] == 2 and e["cuda"]["callback_id"] == 505
+        sel = ["--from", api + "entry", "--to", "cuda:kernel_start:name~^gemm$"]
+        res, done = measure_cuda(xprobe, fx, sel + ["--match", "first-after",
+                                                    "--duration-ms", 1500],
+                                 ["chevron 5 gemm 1000"])
+        assert res.rc == 0, res
+        assert samples(res.doc)["matched"] == done["chevron 5 gemm 1000"] == 5
+        for pair in res.doc["evidence"]:
+            assert pair["start"]["cuda"]["correlation_id"] == \
+                pair["end"]["cuda"]["correlation_id"]
+        v = xprobe.run("validate", "--pid", fx.pid, *sel, "--match", "exact")
+        assert v.rc == 0 and v.doc["valid"] is False, v
+        assert [i["code"] for i in v.doc["issues"]] == ["INVALID_CORRELATION_POLICY"]
+        fx.quit()
+
+
 @pytest.mark.parametrize("kind,raw,other", [("HtoD", 1, 2), ("DtoH", 2, 1)])
 def test_memcpy_by_kind(xprobe, kind, raw, other):
     """memcpy start -> end of one direction: the Agent admits that kind

@@ -218,18 +218,18 @@ def test_missing_tracefs_for_named_tracepoint(xprobe, tmp_path):
         fx.quit()
 
 
-def test_cuda_endpoint_is_cupti_not_available(xprobe):
+def test_cuda_endpoint_without_cuda_in_target(xprobe):
     """The Agent is injected (tests/live/test_measure_cuda_agent.py has the
-    details), then its ARM of CUDA kinds is refused: no device backend in
-    this build."""
+    details), then its ARM of CUDA kinds is refused: the CUPTI backend (in
+    every 64-bit build, toolkit or not) finds no CUDA in this process."""
     with sleeper("--calls", 0) as fx:
         res = xprobe.run("measure", "--pid", fx.pid,
                          "--from", "cuda:runtime_api:cudaLaunchKernel:exit",
                          "--to", "cuda:kernel_start:name~flash.*", "--match", "exact",
                          "--samples", 1)
         assert res.rc == 1
-        assert res.code == "CUPTI_NOT_AVAILABLE"
-        assert res.error["details"]["agent_status"] == "BACKEND_UNAVAILABLE"
+        assert res.code == "CUDA_CONTEXT_NOT_FOUND"
+        assert res.error["details"]["agent_status"] == "CUDA_CONTEXT_NOT_FOUND"
         assert res.error["hints"]
         fx.quit()
 

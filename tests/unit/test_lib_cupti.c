@@ -7,9 +7,10 @@
  * runtime, driver and CUPTI are the TEST DOUBLE (libcudart.so.13,
  * libcuda.so.1, libcupti.so.13 of the build tree, found through
  * LD_LIBRARY_PATH as NVIDIA's would be), libxprobe preloaded.  The double
- * writes records in the installed CUPTI headers' struct layouts, so the
- * backend's real code walks them.  Every count is compared with what the
- * fixture says it did.
+ * writes records in CUPTI's struct layouts as lib/device/cupti_abi.h
+ * transcribes them (checked against NVIDIA's headers where a toolkit is
+ * installed: lib/device/cupti_abi_check.c), so the backend's real code
+ * walks them.  Every count is compared with what the fixture says it did.
  *
  *   layouts      which structs each CUPTI version emits; the fields read
  *                sit at one offset in all of them; the decoder on
@@ -24,6 +25,11 @@
  *                ptsz variant is another name), entry/exit pairs, the
  *                correlation id of API records on kernels, copies (driver
  *                id + runtime id) and sets; unknown names refused;
+ *   <<<>>>       CUDA 13's __cudaLaunchKernel callback (what nvcc 13 makes
+ *                of a chevron launch): armed by name, its kernels
+ *                correlated, unseen by cudaLaunchKernel; CUDA 12 has no
+ *                such callback (refused) and its chevrons are
+ *                cudaLaunchKernel;
  *   before ARM   an API call in flight at ARM leaves no exit; a kernel
  *                that began before ARM is excluded (and, begun over 1 s
  *                before, clears HOST_MONOTONIC);
@@ -36,13 +42,15 @@
  *   aggregate    groups by name / kind / device, counts and durations,
  *                bytes, a cut name, offsets, a full table;
  *   refusals     another subscriber, CUDA 11, conflicting majors, a CUPTI
- *                newer than our headers (activity refused, API allowed),
+ *                newer than our transcription (activity refused, API allowed),
  *                CUDA 12 (Kernel9 layout, Memcpy5/Memset3 before 12.8);
  *   threads      four threads launch while SNAPSHOTs run and the double's
  *                worker completes buffers (TSan runs this binary).
  */
-#ifndef XPL_HAVE_CUPTI
-/* Built without CUPTI headers: the backend is compiled out and says so. */
+#include "../../lib/device/cupti_abi.h"
+
+#if !XPL_CUPTI_ABI
+/* A platform without CUPTI: the backend is compiled out and says so. */
 #include "../../lib/device/backend.h"
 #include "../../lib/device/cupti.h"
 #include "testlib.h"
@@ -56,11 +64,10 @@ int main(void)
 	CHECK(xpl_backend_find("cupti", &ops) == -XPROBE_E_BACKEND_UNAVAILABLE);
 	CHECK(xpl_cupti_agent_prepare(NULL, NULL, why, sizeof(why)) ==
 	      -XPROBE_E_BACKEND_UNAVAILABLE);
-	CHECK(strstr(why, "without CUPTI headers") != NULL);
+	CHECK(strstr(why, "64-bit Linux only") != NULL);
 	TEST_MAIN_END();
 }
 #else
-#include <cupti.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -95,56 +102,64 @@ static void test_layouts(void)
 	      L.memcpy == 6 && L.memset == 4);
 	CHECK(xpl_cupti_layout_for(28, &L) == 0 && L.major == 12);
 	CHECK(xpl_cupti_layout_for(130000, &L) == 0 && L.major == 13 && L.kernel == 10 &&
-	      L.kernel_bytes == sizeof(CUpti_ActivityKernel10));
-	CHECK(xpl_cupti_layout_for(CUPTI_API_VERSION, &L) == 0 && L.major == 13);
-	/* newer than these headers: refused, major known */
+	      L.kernel_bytes == sizeof(xpl_CUpti_ActivityKernel10));
+	CHECK(xpl_cupti_layout_for(XPL_CUPTI_ABI_VERSION, &L) == 0 && L.major == 13);
+	/* a 13.x minor newer than the transcription: refused, major known */
 	CHECK(xpl_cupti_layout_for(130500, &L) == -2 && L.major == 13);
+	CHECK(xpl_cupti_layout_for(130100, &L) == -2 && L.major == 13);
+	CHECK(xpl_cupti_layout_for(130099, &L) == 0 && L.kernel == 10);
 	CHECK(xpl_cupti_layout_for(18, &L) == -1 && L.major == 11);
 	CHECK(xpl_cupti_layout_for(140000, &L) == -1 && L.major == 14);
 	CHECK(xpl_cupti_layout_for(120500, &L) == -1);
 	CHECK(xpl_cupti_layout_for(0, &L) == -1);
 
 	/* every field the decoder reads sits at one offset in each struct */
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, start);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, end);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, deviceId);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, contextId);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, streamId);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, correlationId);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, gridX);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, blockZ);
-	SAME_OFF(CUpti_ActivityKernel9, CUpti_ActivityKernel10, name);
-	SAME_OFF(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, copyKind);
-	SAME_OFF(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, bytes);
-	SAME_OFF(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, runtimeCorrelationId);
-	SAME_OFF(CUpti_ActivityMemset3, CUpti_ActivityMemset4, value);
-	SAME_OFF(CUpti_ActivityMemset3, CUpti_ActivityMemset4, correlationId);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, start);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, end);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, deviceId);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, contextId);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, streamId);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, correlationId);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, gridX);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, blockZ);
+	SAME_OFF(xpl_CUpti_ActivityKernel9, xpl_CUpti_ActivityKernel10, name);
+	SAME_OFF(xpl_CUpti_ActivityMemcpy5, xpl_CUpti_ActivityMemcpy6, copyKind);
+	SAME_OFF(xpl_CUpti_ActivityMemcpy5, xpl_CUpti_ActivityMemcpy6, bytes);
+	SAME_OFF(xpl_CUpti_ActivityMemcpy5, xpl_CUpti_ActivityMemcpy6, runtimeCorrelationId);
+	SAME_OFF(xpl_CUpti_ActivityMemset3, xpl_CUpti_ActivityMemset4, value);
+	SAME_OFF(xpl_CUpti_ActivityMemset3, xpl_CUpti_ActivityMemset4, correlationId);
 
-	CHECK(xpl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD) == XPROBE_AGENT_MEMCPY_HTOD);
-	CHECK(xpl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_HTOA) == XPROBE_AGENT_MEMCPY_HTOD);
-	CHECK(xpl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_ATOH) == XPROBE_AGENT_MEMCPY_DTOH);
-	CHECK(xpl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) == XPROBE_AGENT_MEMCPY_DTOD);
-	CHECK(xpl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_HTOH) == XPROBE_AGENT_MEMCPY_HTOH);
-	CHECK(xpl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP) == XPROBE_AGENT_MEMCPY_PTOP);
-	CHECK(xpl_cupti_memcpy_kind(CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN) == 0);
+	CHECK(xpl_cupti_memcpy_kind(XPL_CUPTI_ACTIVITY_MEMCPY_KIND_HTOD) ==
+	      XPROBE_AGENT_MEMCPY_HTOD);
+	CHECK(xpl_cupti_memcpy_kind(XPL_CUPTI_ACTIVITY_MEMCPY_KIND_HTOA) ==
+	      XPROBE_AGENT_MEMCPY_HTOD);
+	CHECK(xpl_cupti_memcpy_kind(XPL_CUPTI_ACTIVITY_MEMCPY_KIND_ATOH) ==
+	      XPROBE_AGENT_MEMCPY_DTOH);
+	CHECK(xpl_cupti_memcpy_kind(XPL_CUPTI_ACTIVITY_MEMCPY_KIND_DTOD) ==
+	      XPROBE_AGENT_MEMCPY_DTOD);
+	CHECK(xpl_cupti_memcpy_kind(XPL_CUPTI_ACTIVITY_MEMCPY_KIND_HTOH) ==
+	      XPROBE_AGENT_MEMCPY_HTOH);
+	CHECK(xpl_cupti_memcpy_kind(XPL_CUPTI_ACTIVITY_MEMCPY_KIND_PTOP) ==
+	      XPROBE_AGENT_MEMCPY_PTOP);
+	CHECK(xpl_cupti_memcpy_kind(XPL_CUPTI_ACTIVITY_MEMCPY_KIND_UNKNOWN) == 0);
 	CHECK(xpl_cupti_memcpy_kind(200) == 0);
 }
 
 static void test_decoder(void)
 {
 	struct xpl_cupti_layout L13, L12, L12old;
-	CUpti_ActivityKernel10 k10;
-	CUpti_ActivityKernel9 k9;
-	CUpti_ActivityMemcpy5 m5;
-	CUpti_ActivityMemset4 s4;
-	CUpti_ActivityAPI api;
+	xpl_CUpti_ActivityKernel10 k10;
+	xpl_CUpti_ActivityKernel9 k9;
+	xpl_CUpti_ActivityMemcpy5 m5;
+	xpl_CUpti_ActivityMemset4 s4;
+	xpl_CUpti_ActivityAPI api;
 	struct xpl_cupti_act a;
 
 	xpl_cupti_layout_for(130001, &L13);
 	xpl_cupti_layout_for(28, &L12);
 	xpl_cupti_layout_for(22, &L12old);
 	memset(&k10, 0, sizeof(k10));
-	k10.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k10.kind = XPL_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 	k10.start = 100;
 	k10.end = 250;
 	k10.deviceId = 3;
@@ -158,7 +173,7 @@ static void test_decoder(void)
 	      a.grid[0] == 4 && a.block[0] == 128 && !strcmp(a.name, "k"));
 	/* the same through CUDA 12's struct */
 	memset(&k9, 0, sizeof(k9));
-	k9.kind = CUPTI_ACTIVITY_KIND_KERNEL;
+	k9.kind = XPL_CUPTI_ACTIVITY_KIND_KERNEL;
 	k9.start = 5;
 	k9.end = 6;
 	k9.correlationId = 8;
@@ -166,11 +181,11 @@ static void test_decoder(void)
 	CHECK(xpl_cupti_decode(&L12, &k9, sizeof(k9), &a) == XPROBE_EV_CUDA_KERNEL);
 	CHECK(a.start == 5 && a.end == 6 && a.corr == 8 && !strcmp(a.name, "nine"));
 	/* a record cut before the name pointer is refused; the kind alone too */
-	CHECK(xpl_cupti_decode(&L13, &k10, offsetof(CUpti_ActivityKernel10, name), &a) == -1);
+	CHECK(xpl_cupti_decode(&L13, &k10, offsetof(xpl_CUpti_ActivityKernel10, name), &a) == -1);
 	CHECK(xpl_cupti_decode(&L13, &k10, 2, &a) == -1);
 	memset(&m5, 0, sizeof(m5));
-	m5.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-	m5.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+	m5.kind = XPL_CUPTI_ACTIVITY_KIND_MEMCPY;
+	m5.copyKind = XPL_CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
 	m5.bytes = 4096;
 	m5.start = 10;
 	m5.end = 20;
@@ -180,7 +195,7 @@ static void test_decoder(void)
 	CHECK(a.bytes == 4096 && a.memcpy_kind == XPROBE_AGENT_MEMCPY_DTOH &&
 	      a.raw_copy_kind == 2 && a.corr == 1 && a.rcorr == 2);
 	memset(&s4, 0, sizeof(s4));
-	s4.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	s4.kind = XPL_CUPTI_ACTIVITY_KIND_MEMSET;
 	s4.value = 0xab;
 	s4.bytes = 64;
 	s4.start = 1;
@@ -189,9 +204,9 @@ static void test_decoder(void)
 	CHECK(a.memset_value == 0xab && a.bytes == 64);
 	/* a kind we do not read: 0, never guessed */
 	memset(&api, 0, sizeof(api));
-	api.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	api.kind = XPL_CUPTI_ACTIVITY_KIND_RUNTIME;
 	CHECK(xpl_cupti_decode(&L13, &api, sizeof(api), &a) == 0);
-	api.kind = (CUpti_ActivityKind)0x7fff;
+	api.kind = (xpl_CUpti_ActivityKind)0x7fff;
 	CHECK(xpl_cupti_decode(&L13, &api, sizeof(api), &a) == 0);
 }
 
@@ -207,10 +222,10 @@ static int walk_next(uint8_t *buf, size_t valid, void **rec)
 	if (!*rec)
 		i = 0;
 	if (i >= walk_n)
-		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+		return XPL_CUPTI_ERROR_MAX_LIMIT_REACHED;
 	*rec = walk_offs[i] == (size_t)-1 ? NULL : buf + walk_offs[i];
 	i++;
-	return CUPTI_SUCCESS;
+	return XPL_CUPTI_SUCCESS;
 }
 
 static uint64_t walk_kernels, walk_unknown;
@@ -229,20 +244,20 @@ static void test_walker(void)
 {
 	static uint8_t buf[1024] __attribute__((aligned(8)));
 	struct xpl_cupti_layout L;
-	CUpti_ActivityKernel10 k;
-	CUpti_ActivityAPI api;
+	xpl_CUpti_ActivityKernel10 k;
+	xpl_CUpti_ActivityAPI api;
 	uint64_t bad = 0, n;
 	size_t ok[] = { 0, 256, 512 }, outside[] = { 0, 2048 }, cut[] = { 0, 1024 - 64 },
 	       odd[] = { 0, 4 };
 
 	xpl_cupti_layout_for(130001, &L);
 	memset(&k, 0, sizeof(k));
-	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.kind = XPL_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 	k.start = 1;
 	k.end = 2;
 	k.name = "w";
 	memset(&api, 0, sizeof(api));
-	api.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+	api.kind = XPL_CUPTI_ACTIVITY_KIND_DRIVER;
 	memcpy(buf, &k, sizeof(k));
 	memcpy(buf + 256, &api, sizeof(api));
 	memcpy(buf + 512, &k, sizeof(k));
@@ -450,7 +465,7 @@ static void test_loading(void)
 	CHECK(cx_maps(&x) == 1);
 	cx_stats(&x, &ds);
 	CHECK(ds.loaded && ds.subscribed == 1 && ds.tscb == 1);
-	CHECK(ds.kinds == 1ull << CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	CHECK(ds.kinds == 1ull << XPL_CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
 	/* kernels before ARM were never recorded: activity was off */
 	CHECK(ap_simple(x.fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
 	CHECK_EQ_U64(r.h.nrecords, 0);
@@ -645,7 +660,7 @@ static void test_api(void)
 			continue;
 		CHECK_STR(kname(k, buf, sizeof(buf)), "k_a");
 		CHECK(en->ts <= k->ts && en->ts <= ex->ts && en->tid == ex->tid && en->tid != 0);
-		CHECK(en->aux == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+		CHECK(en->aux == XPL_CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
 		CHECK(en->flags == XPROBE_RECF_NAME_COMPLETE && en->name_len == 16);
 	}
 	CHECK(r.h.features & XPROBE_AGENT_F_HOST_MONOTONIC);
@@ -668,7 +683,7 @@ static void test_api(void)
 	{
 		const struct xprobe_record *s = api_rec(&r, XPROBE_EV_CUDA_API_ENTRY, ids[0]);
 
-		CHECK(s && s->aux == CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2);
+		CHECK(s && s->aux == XPL_CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2);
 	}
 	CHECK_EQ_U64(count(&r, XPROBE_EV_CUDA_KERNEL), 0);
 	CHECK_EQ_U64(r.h.nrecords, 10);
@@ -782,6 +797,117 @@ static void test_filter_all_delivered(void)
 	CHECK(r.h.state == XPROBE_AGENT_STOPPED && r.h.observed == 4);
 	ap_reply_free(&r);
 	cx_stop(&x);
+}
+
+/* --- <<<>>> launches ---------------------------------------------------------------------- */
+
+/* API entries of @r whose kernel (by correlation id) is named @kernel. */
+static uint64_t entries_with_kernel(const struct ap_reply *r, const char *kernel)
+{
+	const struct xprobe_record *rec;
+	uint64_t n = 0;
+	char buf[64];
+
+	AP_FOR_EACH(r, rec)
+	{
+		const struct xprobe_record *k;
+
+		if (rec->type != XPROBE_EV_CUDA_API_ENTRY)
+			continue;
+		k = by_corr(r, XPROBE_EV_CUDA_KERNEL, rec->a0, false);
+		n += k && !strcmp(kname(k, buf, sizeof(buf)), kernel);
+	}
+	return n;
+}
+
+/* nvcc 13 compiles kernel<<<>>>() to __cudaLaunchKernel, which CUPTI
+ * reports under its own callback id; nvcc 12 to cudaLaunchKernel. */
+static void test_chevron(void)
+{
+	struct xprobe_agent_req q;
+	struct ap_reply r = { 0 };
+	struct xprobe_agent_filter *f;
+	const struct xprobe_record *rec;
+	uint64_t ids[8];
+	struct cx x;
+
+	if (cx_start(&x, 13, NULL) == 0) {
+		/* the runtime's __cudaLaunchKernel, by its stripped name */
+		arm_req(&q, XPROBE_AGENT_MODE_EXACT, 1000);
+		f = add(&q, XPROBE_AGENT_KIND_CUDA_API, XPROBE_AGENT_NAME_EXACT,
+			"__cudaLaunchKernel");
+		f->api_domain = XPROBE_AGENT_API_RUNTIME;
+		add(&q, XPROBE_AGENT_KIND_KERNEL, XPROBE_AGENT_NAME_ANY, NULL);
+		CHECK(rpc(&x, &q, &r) == 0);
+		CHECK(cx_cmd(&x, "chevron 3 k_chev 2000") == 3);
+		CHECK(cx_cmd(&x, "launch 2 k_call 2000") == 2);
+		CHECK(ap_simple(x.fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
+		CHECK_EQ_U64(entries(&r, "__cudaLaunchKernel", XPROBE_CUDA_DOMAIN_RUNTIME, ids,
+				     ARRAY_N(ids)),
+			     3);
+		CHECK_EQ_U64(count(&r, XPROBE_EV_CUDA_API_ENTRY), 3);
+		CHECK_EQ_U64(count(&r, XPROBE_EV_CUDA_API_EXIT), 3);
+		CHECK_EQ_U64(count(&r, XPROBE_EV_CUDA_KERNEL), 5);
+		/* each entry's correlation id is its kernel's */
+		CHECK_EQ_U64(entries_with_kernel(&r, "k_chev"), 3);
+		AP_FOR_EACH(&r, rec)
+		if (rec->type == XPROBE_EV_CUDA_API_ENTRY)
+			CHECK(rec->aux == XPL_CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 &&
+			      rec->name_len == 18 && rec->flags == XPROBE_RECF_NAME_COMPLETE);
+
+		/* cudaLaunchKernel sees the explicit calls only, no chevron */
+		arm_req(&q, XPROBE_AGENT_MODE_EXACT, 1000);
+		f = add(&q, XPROBE_AGENT_KIND_CUDA_API, XPROBE_AGENT_NAME_EXACT,
+			"cudaLaunchKernel");
+		f->api_domain = XPROBE_AGENT_API_RUNTIME;
+		add(&q, XPROBE_AGENT_KIND_KERNEL, XPROBE_AGENT_NAME_ANY, NULL);
+		CHECK(rpc(&x, &q, &r) == 0);
+		CHECK(cx_cmd(&x, "chevron 3 k_chev 2000") == 3);
+		CHECK(cx_cmd(&x, "launch 2 k_call 2000") == 2);
+		CHECK(ap_simple(x.fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
+		CHECK_EQ_U64(count(&r, XPROBE_EV_CUDA_API_ENTRY), 2);
+		CHECK_EQ_U64(count(&r, XPROBE_EV_CUDA_KERNEL), 5);
+		CHECK_EQ_U64(entries_with_kernel(&r, "k_call"), 2);
+		CHECK_EQ_U64(entries_with_kernel(&r, "k_chev"), 0);
+
+		/* a suffix rule reaches both */
+		arm_req(&q, XPROBE_AGENT_MODE_EXACT, 1000);
+		add(&q, XPROBE_AGENT_KIND_CUDA_API, XPROBE_AGENT_NAME_SUFFIX, "cudaLaunchKernel");
+		CHECK(rpc(&x, &q, &r) == 0);
+		CHECK(cx_cmd(&x, "chevron 1 k_chev 10") == 1 && cx_cmd(&x, "launch 1 k 10") == 1);
+		CHECK(ap_simple(x.fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
+		CHECK_EQ_U64(entries(&r, "__cudaLaunchKernel", XPROBE_CUDA_DOMAIN_RUNTIME, ids, 8),
+			     1);
+		CHECK_EQ_U64(entries(&r, "cudaLaunchKernel", XPROBE_CUDA_DOMAIN_RUNTIME, ids, 8),
+			     1);
+		cx_stop(&x);
+	} else {
+		CHECK(!"fixture started");
+	}
+
+	/* CUDA 12: no __cudaLaunchKernel callback; a chevron is cudaLaunchKernel */
+	if (cx_start(&x, 12, NULL) == 0) {
+		arm_req(&q, XPROBE_AGENT_MODE_EXACT, 10);
+		add(&q, XPROBE_AGENT_KIND_CUDA_API, XPROBE_AGENT_NAME_EXACT, "__cudaLaunchKernel");
+		CHECK(rpc(&x, &q, &r) == -XPROBE_E_INVALID_EVENT_SELECTOR);
+		CHECK(strstr(r.h.message, "__cudaLaunchKernel") != NULL);
+		arm_req(&q, XPROBE_AGENT_MODE_EXACT, 1000);
+		add(&q, XPROBE_AGENT_KIND_CUDA_API, XPROBE_AGENT_NAME_EXACT, "cudaLaunchKernel");
+		add(&q, XPROBE_AGENT_KIND_KERNEL, XPROBE_AGENT_NAME_ANY, NULL);
+		CHECK(rpc(&x, &q, &r) == 0);
+		CHECK(cx_cmd(&x, "chevron 2 k_chev 2000") == 2);
+		CHECK(ap_simple(x.fd, XPROBE_AGENT_OP_STOP, 0, &r) == 0);
+		CHECK_EQ_U64(entries(&r, "cudaLaunchKernel", XPROBE_CUDA_DOMAIN_RUNTIME, ids, 8),
+			     2);
+		CHECK_EQ_U64(entries_with_kernel(&r, "k_chev"), 2);
+		AP_FOR_EACH(&r, rec)
+		if (rec->type == XPROBE_EV_CUDA_API_ENTRY)
+			CHECK(rec->aux == XPL_CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+		cx_stop(&x);
+	} else {
+		CHECK(!"fixture started");
+	}
+	ap_reply_free(&r);
 }
 
 /* --- before ARM -------------------------------------------------------------------------- */
@@ -1402,6 +1528,7 @@ int main(void)
 	test_kernels();
 	test_api();
 	test_filter_all_delivered();
+	test_chevron();
 	test_before_arm();
 	test_clocks();
 	test_drops();
@@ -1416,4 +1543,4 @@ int main(void)
 		lt_rm_rf(scratch);
 	TEST_MAIN_END();
 }
-#endif /* XPL_HAVE_CUPTI */
+#endif /* XPL_CUPTI_ABI */
