@@ -75,7 +75,7 @@ static void test_backend_choice(void)
 	xprobe_inspect_config_set_backend(c, NULL, NULL);
 	CHECK(xprobe_inspect_begin_with_options(c) == -XPROBE_E_BACKEND_UNAVAILABLE);
 	CHECK(strstr(xprobe_last_error(), "'sim'") != NULL);
-	/* cupti: compiled out without CUPTI headers; built, it is loaded when
+	/* cupti: compiled out off 64-bit Linux; built, it is loaded when
 	 * the engine opens, and this process maps no CUDA and its loader finds
 	 * no usable CUPTI: CUPTI_NOT_AVAILABLE, with the backend's reason
 	 * (test_lib_cupti.c drives it against its test double) */
