@@ -6,8 +6,10 @@
  * value, every struct size and field offset, every entry point's type.
  * Built as an object (never linked) wherever CMake finds cupti.h
  * (lib/CMakeLists.txt, XPL_CUPTI_INCLUDE); a mismatch fails the build of
- * libxprobe.  Structs of a later CUPTI than the headers at hand are
- * checked only where those headers define them.
+ * libxprobe.  It compiles against the headers of any CUDA 12 or 13
+ * toolkit: what a toolkit's headers do not define yet (Kernel10 and
+ * __cudaLaunchKernel before 13.0, Memcpy6/Memset4 and, to be safe, the
+ * timestamp callback before 12.8) is checked only where they do.
  */
 #include <cupti.h> /* cupti_result, _callbacks, _activity, _version, the cbid tables */
 #include <stddef.h>
@@ -27,10 +29,6 @@
 #define SAME_TYPE(A, B) _Static_assert(__builtin_types_compatible_p(A, B), #A " is " #B)
 
 _Static_assert(XPL_CUPTI_ABI, "CUPTI's headers on a platform cupti_abi.h does not cover");
-
-/* versions: the transcription is of headers no newer than these */
-_Static_assert(XPL_CUPTI_ABI_VERSION <= CUPTI_API_VERSION,
-	       "cupti_abi.h claims layouts of a CUPTI newer than these headers");
 
 /* results */
 SAME_TYPE(xpl_CUptiResult, CUptiResult);
@@ -189,7 +187,10 @@ SAME_FIELD(xpl_CUpti_ActivityAPI, CUpti_ActivityAPI, returnValue);
 /* buffer and timestamp callbacks */
 SAME_TYPE(xpl_CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackRequestFunc);
 SAME_TYPE(xpl_CUpti_BuffersCallbackCompleteFunc, CUpti_BuffersCallbackCompleteFunc);
+/* older headers may lack it (the backend resolves it as optional) */
+#if CUPTI_API_VERSION >= XPL_CUPTI_VERSION_12_8
 SAME_TYPE(xpl_CUpti_TimestampCallbackFunc, CUpti_TimestampCallbackFunc);
+#endif
 
 /* entry points: our pointer types are the real functions' */
 #define ENTRY(f) SAME_TYPE(xpl_##f##_t, __typeof__(&f))
@@ -202,7 +203,9 @@ ENTRY(cuptiGetCallbackName);
 ENTRY(cuptiActivityEnable);
 ENTRY(cuptiActivityDisable);
 ENTRY(cuptiActivityRegisterCallbacks);
+#if CUPTI_API_VERSION >= XPL_CUPTI_VERSION_12_8
 ENTRY(cuptiActivityRegisterTimestampCallback);
+#endif
 ENTRY(cuptiActivityFlushAll);
 ENTRY(cuptiActivityGetNumDroppedRecords);
 ENTRY(cuptiGetTimestamp);
