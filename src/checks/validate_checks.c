@@ -105,12 +105,47 @@ void xp_issue_add(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
 
 /* ---- policy ---------------------------------------------------------------- */
 
+/*
+ * The APIs that launch exactly one kernel, whose CUPTI correlation id the
+ * kernel's activity record carries: an exact API <-> kernel pair.  The
+ * reference allows cudaLaunchKernel and cuLaunchKernel only; CUDA 13
+ * compiles kernel<<<>>>() to __cudaLaunchKernel (a callback id of its
+ * own), and per-thread-default-stream builds call the _ptsz forms, whose
+ * kernels carry the call's correlation id just the same (docs/cuda.md,
+ * "Which API a launch is").  Graph launches start many kernels under one
+ * id and are not in the list.
+ */
 static bool launch_api(const struct xp_selector *s)
 {
-	return s->kind == XP_SEL_CUDA_API && s->category && s->name &&
-	       ((strcmp(s->category, "runtime_api") == 0 &&
-		 strcmp(s->name, "cudaLaunchKernel") == 0) ||
-		(strcmp(s->category, "driver_api") == 0 && strcmp(s->name, "cuLaunchKernel") == 0));
+	static const char *const runtime[] = {
+		"cudaLaunchKernel",	      "cudaLaunchKernel_ptsz",
+		"__cudaLaunchKernel",	      "__cudaLaunchKernel_ptsz",
+		"cudaLaunchKernelExC",	      "cudaLaunchKernelExC_ptsz",
+		"cudaLaunchCooperativeKernel", "cudaLaunchCooperativeKernel_ptsz",
+	};
+	static const char *const driver[] = {
+		"cuLaunchKernel",	      "cuLaunchKernel_ptsz",
+		"cuLaunchKernelEx",	      "cuLaunchKernelEx_ptsz",
+		"cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz",
+	};
+	const char *const *names;
+	size_t n, i;
+
+	if (s->kind != XP_SEL_CUDA_API || !s->category || !s->name)
+		return false;
+	if (strcmp(s->category, "runtime_api") == 0) {
+		names = runtime;
+		n = sizeof(runtime) / sizeof(runtime[0]);
+	} else if (strcmp(s->category, "driver_api") == 0) {
+		names = driver;
+		n = sizeof(driver) / sizeof(driver[0]);
+	} else {
+		return false;
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(s->name, names[i]) == 0)
+			return true;
+	return false;
 }
 
 /*

@@ -241,9 +241,11 @@ def test_chevron_launches_are___cudaLaunchKernel(xprobe):
     of its own (the double's chevron command plays it): the selector
     cuda:runtime_api:__cudaLaunchKernel arms exactly that callback (entry
     -> exit pairs are the chevron launches, not the cudaLaunchKernel
-    calls), and its entries pair with their kernels by time.  Exact
-    API -> kernel pairing is the contract's for cudaLaunchKernel and
-    cuLaunchKernel only: validate refuses it for __cudaLaunchKernel."""
+    calls), and its entries pair with their kernels by time (first-after)
+    and exactly, by CUPTI correlation id: validate counts __cudaLaunchKernel
+    among the launch APIs (the reference names only cudaLaunchKernel and
+    cuLaunchKernel, which would leave CUDA 13's <<<>>> without an exact
+    pairing)."""
     api = "cuda:runtime_api:__cudaLaunchKernel:"
     with CuptiFixture("preload") as fx:
         res, done = measure_cuda(xprobe, fx, ["--from", api + "entry", "--to", api + "exit"]
@@ -265,8 +267,17 @@ def test_chevron_launches_are___cudaLaunchKernel(xprobe):
             assert pair["start"]["cuda"]["correlation_id"] == \
                 pair["end"]["cuda"]["correlation_id"]
         v = xprobe.run("validate", "--pid", fx.pid, *sel, "--match", "exact")
-        assert v.rc == 0 and v.doc["valid"] is False, v
-        assert [i["code"] for i in v.doc["issues"]] == ["INVALID_CORRELATION_POLICY"]
+        assert v.rc == 0 and v.doc["valid"] is True, v
+        assert v.doc["policy_recommendation"]["policy"] == "exact"
+        res, done = measure_cuda(xprobe, fx, sel + ["--match", "exact", "--duration-ms", 1500],
+                                 ["chevron 3 gemm 1000", "launch 2 gemm 1000"])
+        assert res.rc == 0, res
+        assert samples(res.doc)["matched"] == done["chevron 3 gemm 1000"] == 3
+        assert res.doc["correlation"]["method"] == "exact_cupti_correlation_id"
+        for pair in res.doc["evidence"]:
+            assert pair["start"]["attributes"]["cuda_api_name"] == "__cudaLaunchKernel"
+            assert pair["start"]["cuda"]["correlation_id"] == \
+                pair["end"]["cuda"]["correlation_id"]
         fx.quit()
 
 
