@@ -11,9 +11,15 @@ PY := /usr/bin/python3
 # 18 minutes keeps the whole run near 25 minutes, well under 40, with room
 # for a few more targets.
 FUZZ_SECONDS ?= 90
+# make install: under $(DESTDIR)$(PREFIX) (cmake/install.cmake lists what);
+# install-files does the same from an existing build directory, BUILD_DIR.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD_DIR ?= build
 
 .PHONY: all deps build build-asan build-fuzz demo test test-unit test-cli \
-	test-asan test-fuzz tracefs bench clean build-tsan test-tsan check-layering
+	test-asan test-fuzz tracefs bench clean build-tsan test-tsan check-layering \
+	install install-files
 
 all: build
 
@@ -78,6 +84,16 @@ check-layering:
 
 test: check-layering test-unit test-tsan test-cli test-fuzz
 	@echo "xprobe: all tests passed"
+
+# DESTDIR made absolute: cmake --install would take a relative one from
+# its own working directory.
+XP_INSTALL = DESTDIR="$(if $(DESTDIR),$(abspath $(DESTDIR)))" cmake --install $(1) --prefix "$(PREFIX)"
+
+install: build
+	@$(call XP_INSTALL,build)
+
+install-files:
+	@$(call XP_INSTALL,$(BUILD_DIR))
 
 bench: build
 	@XPROBE_BENCH_DEPS=1 ./scripts/install-deps.sh

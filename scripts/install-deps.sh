@@ -4,11 +4,13 @@
 # root (or through sudo when available).  Used by `make deps`, `make demo`,
 # `make test` and .ci/run.
 set -eu
+# man-db: `man -l` renders the installed xprobe(1) in tests/cli/test_install.py.
 # libcapstone-dev: Capstone decodes x86 code so +0x uprobe offsets are refused mid-instruction (src/resolve/insn.c).
 PKGS="build-essential cmake pkg-config clang llvm libclang-rt-14-dev
 libbpf-dev bpftool libelf-dev libdw-dev libpcre2-dev libsimdjson-dev
 libprotobuf-c-dev protobuf-c-compiler systemtap-sdt-dev
 libcapstone-dev
+man-db
 python3 python3-pytest python3-jsonschema jq
 linux-libc-dev util-linux procps"
 if [ "${XPROBE_BENCH_DEPS:-0}" = 1 ]; then
