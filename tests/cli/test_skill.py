@@ -9,7 +9,7 @@ selector parses (measure --input refuses a bad one before it reads a
 pair); every example spec is a valid MeasurementSpec and passes measure
 --spec's parser.  Each check runs with a planted defect as well, so the
 oracle is known to fail.  The examples themselves run against live
-fixtures in tests/live/test_skill.py.
+fixtures in tests/live/test_skill_live.py.
 """
 import json
 import os

@@ -5,7 +5,7 @@ and the example MeasurementSpecs of examples/specs/.
 
 tests/cli/test_skill.py checks what the Skill says against the binary
 (flags, codes, selectors, policies, the specs' parser);
-tests/live/test_skill.py runs every example against the bundled fixtures.
+tests/live/test_skill_live.py runs every example against the bundled fixtures.
 
 An example in commands.md is a fenced ```sh block holding exactly one
 command line, followed by a line
