@@ -299,6 +299,9 @@ def test_completion_values(dest):
     assert complete(dest, "xprobe measure --format ") == ["jsonl", "chrome"]
     assert complete(dest, "xprobe measure --by ") == ["thread", "arg0"]
     assert complete(dest, "xprobe measure --samples ") == []
+    assert complete(dest, "xprobe measure --events-out %s/us" % dest) == [dest + "/usr"]
+    assert complete(dest, "xprobe measure --input %s/usr/bin/xpr" % dest) == [
+        inst(dest, "bin/xprobe")]
     pids = complete(dest, "xprobe validate --pid 1")
     assert "1" in pids and all(p.startswith("1") and p.isdigit() for p in pids)
 
