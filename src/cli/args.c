@@ -22,7 +22,7 @@ enum opt_id {
 	O_EVENTS_OUT, O_FORMAT, O_NAME, O_SAMPLES, O_DURATION, O_TIMEOUT, O_MAX_EVENTS,
 	O_AGGREGATE, O_CPU_SAMPLE, O_SYSCALL_AGG, O_MAX_GROUPS, O_FREQUENCY, O_MAX_SAMPLES,
 	O_STACK_DEPTH, O_MAX_THREADS, O_MAX_INFLIGHT, O_UNSAFE_OFFSET,
-	O_HISTOGRAM, O_BY, O_MAX_DEPTH,
+	O_HISTOGRAM, O_BY, O_MAX_DEPTH, O_REPORT,
 };
 
 struct opt_def {
@@ -64,6 +64,7 @@ static const struct opt_def opt_defs[] = {
 	{ { "histogram", no_argument, NULL, O_HISTOGRAM }, XP_OPT_HISTOGRAM },
 	{ { "by", required_argument, NULL, O_BY }, XP_OPT_BY },
 	{ { "max-depth", required_argument, NULL, O_MAX_DEPTH }, XP_OPT_MAX_DEPTH },
+	{ { "report", required_argument, NULL, O_REPORT }, XP_OPT_REPORT },
 };
 
 #define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -356,6 +357,7 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		case O_UNSAFE_OFFSET: cli->unsafe_offset = true; break;
 		case O_HISTOGRAM: cli->histogram = true; break;
 		case O_BY: cli->by = optarg; break;
+		case O_REPORT: cli->report = optarg; break;
 		case ':':
 			return usage_error(cmd, "a value is required for '%s' but none was supplied",
 					   argv[optind - 1]);

@@ -81,6 +81,10 @@ struct xp_cli {
 	const char *by;          /* --by thread|arg0, as written */
 	bool has_max_depth;
 	uint64_t max_depth;      /* --max-depth (stack-nested --histogram) */
+
+	const char *report;      /* measure --report PATH.html (src/report/html_report.h) */
+	int argc;                /* the command line, as given (the report shows it) */
+	char *const *argv;
 };
 
 /* Defaults of the contract. */

@@ -81,6 +81,9 @@ static const struct xp_command commands[] = {
 		"Artifacts:\n"
 		"      --events-out <PATH>    write the whole bounded capture atomically, mode 0600\n"
 		"      --format <FMT>         jsonl (default) | chrome (Chrome Trace Event Format)\n"
+		"      --report <PATH>        a self-contained HTML report of the result (or of a\n"
+		"                             failed capture): percentiles, histogram, timeline;\n"
+		"                             inventories too; written atomically, mode 0600\n"
 		"CUDA and NVTX endpoints (the xprobe Agent inside the target; docs/agent.md):\n"
 		"      --agent <PATH>         Agent library to inject for CUDA API/activity\n"
 		"                             endpoints (default: $XPROBE_CUPTI_AGENT_PATH, then\n"
@@ -114,7 +117,7 @@ static const struct xp_command commands[] = {
 			XP_OPT_SYSCALL_AGG | XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY |
 			XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH | XP_OPT_MAX_THREADS |
 			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
-			XP_OPT_MAX_DEPTH,
+			XP_OPT_MAX_DEPTH | XP_OPT_REPORT,
 		cmd_measure,
 	},
 };
@@ -174,6 +177,8 @@ int main(int argc, char **argv)
 		xpc_cancel_release();
 	memset(&cli, 0, sizeof(cli));
 	cli.command = commands[i].name;
+	cli.argc = argc - 1; /* from the command's name on */
+	cli.argv = argv + 1;
 	rc = xp_args_parse(&commands[i], argc - 1, argv + 1, &cli, &done);
 	if (rc || done)
 		return rc;

@@ -8,6 +8,7 @@
 
 #include "../../common/cancel.h"
 #include "inventory.h"
+#include "report_out.h"
 
 volatile sig_atomic_t xp_inventory_stop;
 
@@ -107,7 +108,11 @@ int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_j
 
 	xp_cli_session_id("measure", session, sizeof(session));
 	*session_id = session;
-	rc = xp_cli_emit(cli, render_json, render_human, view);
+	rc = xp_emit_reported(cli,
+			      cli->cpu_sample	     ? XP_HTML_CPU_SAMPLE :
+			      cli->syscall_aggregate ? XP_HTML_SYSCALL_AGGREGATE :
+						       XP_HTML_HISTOGRAM,
+			      render_json, render_human, view);
 	*session_id = NULL;
 	return rc;
 }

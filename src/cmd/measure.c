@@ -26,6 +26,7 @@
 #include "../capture/spec.h"
 #include "histogram.h"
 #include "measure.h"
+#include "report_out.h"
 
 struct result_ctx {
 	const struct xp_measurement_view *view;
@@ -57,11 +58,14 @@ static void artifact_on_error(struct xp_measure_req *req, const struct xp_captur
 	struct xp_error werr = { 0 };
 	int rc;
 
+	req->report_capture = c; /* --report too, with the final error */
 	if (!req->events_out)
 		return;
 	rc = xp_export_write(req->events_out, req->format, c, req->session_id, &werr);
 	if (rc) {
 		char msg[XP_ERR_MESSAGE_MAX];
+
+		req->artifact_failed = true;
 
 		snprintf(msg, sizeof(msg), "%s", werr.message);
 		xp_error_detail_str(err, "original_error_code", xprobe_errname(err->code));
@@ -285,6 +289,9 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		};
 		struct result_ctx ctx = { &view };
 
+		rc = xp_report_result(req, &view, &err);
+		if (rc)
+			goto fail;
 		code = xp_cli_emit(req->cli, render_json, render_human, &ctx);
 	}
 	xp_correlation_free(&corr);
@@ -293,6 +300,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 fail:
 	if (req->cli->format && !req->events_out && err.code != XPROBE_E_TRACE_EXPORT_FAILED)
 		xp_error_hint(&err, "--format also requires --events-out");
+	xp_report_failure(req, &err);
 	code = xp_cli_fail(req->cli, &err);
 	xp_error_clear(&err);
 	xp_correlation_free(&corr);
@@ -557,6 +565,9 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 		break;
 	}
 out:
+	if (rc < 0)
+		xp_report_failure(req, err); /* before the capture goes */
+	req->report_capture = NULL;
 	req->live = NULL; /* lo is ours */
 	xp_capture_free(&c);
 	xp_warnings_free(&ws);
@@ -672,6 +683,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 				  "capture reached its configured limit of %llu records",
 				  (unsigned long long)capacity);
 		artifact_on_error(req, &c, err);
+		xp_report_failure(req, err);
 		xp_capture_free(&c);
 		return rc;
 	}

@@ -35,6 +35,11 @@ struct xp_measure_req {
 	bool has_target;           /* live: target identity below */
 	struct xp_target target;
 	const struct xp_live_outcome *live; /* how a live capture ended, once it did */
+	/* a failed measurement's capture, set where its artifacts are due
+	 * (artifact_on_error): --report writes it with the final error
+	 * (report_out.h); artifact_failed: --events-out could not be written */
+	const struct xp_capture *report_capture;
+	bool artifact_failed;
 };
 
 /*

@@ -35,6 +35,7 @@
 #include "../collect/live_source.h"
 #include "inventory.h"
 #include "measure.h"
+#include "report_out.h"
 
 static void emit_json(struct xpc_json *w, void *view)
 {
@@ -251,7 +252,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_cli_emit(cli, emit_json, emit_human, &view);
+		rc = xp_emit_reported(cli, XP_HTML_AGGREGATE, emit_json, emit_human, &view);
 	}
 	goto out;
 fail:

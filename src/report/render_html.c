@@ -1,0 +1,766 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * render_html.c - the self-contained HTML report (html_report.h): the
+ * page template with the embedded stylesheet and renderer
+ * (html_assets.h), the document --json prints, and what the page draws
+ * that the document cannot carry: the histogram of every pair, the
+ * threads, and a bounded timeline.
+ *
+ * Why the CLI computes the histogram: above XP_HTML_TIMELINE_MAX pairs the
+ * page holds only a sample of them, and a histogram recomputed from a
+ * sample would not be exact.  So every count is taken here from all pairs,
+ * in one pass, and the page only draws it.  The page never sees more than
+ * XP_HTML_TIMELINE_MAX pairs or events and XP_HTML_EVIDENCE_MAX full
+ * evidence pairs, so its size is bounded (about 1.5 MB whatever the
+ * capture's size) and so is its load time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../common/atomic_file.h"
+#include "../../common/buf.h"
+#include "../../common/json.h"
+#include "../../common/readfile.h"
+#include "../model/event_json.h"
+#include "html_assets.h"
+#include "html_report.h"
+
+#define NBUCKETS 65 /* xp_html_log2_bucket(): 0 and 2^0 .. 2^63 */
+
+/* --- one lane per thread ------------------------------------------------ */
+
+struct lane {
+	uint32_t pid, tid;
+	uint64_t count, min, max, sum; /* of the pairs that start on it */
+};
+
+/* Threads in first-seen order, found through an open-addressing table of
+ * (pid, tid) keys; slot value = lane index + 1 (0 = empty). */
+struct lanes {
+	struct lane *v;
+	size_t n, cap;
+	uint32_t *slot;
+	size_t nslots; /* power of two, at least twice n */
+};
+
+static uint64_t lane_key(uint32_t pid, uint32_t tid)
+{
+	return (uint64_t)pid << 32 | tid;
+}
+
+static size_t lane_hash(uint64_t k, size_t mask)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (size_t)k & mask;
+}
+
+static int lanes_grow(struct lanes *l)
+{
+	size_t n = l->nslots ? l->nslots * 2 : 64, i;
+	uint32_t *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (i = 0; i < l->n; i++) {
+		size_t h = lane_hash(lane_key(l->v[i].pid, l->v[i].tid), n - 1);
+
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = (uint32_t)(i + 1);
+	}
+	free(l->slot);
+	l->slot = s;
+	l->nslots = n;
+	return 0;
+}
+
+/* The lane of (@pid, @tid), added if new: its index, or -ENOMEM. */
+static long lane_of(struct lanes *l, uint32_t pid, uint32_t tid)
+{
+	uint64_t k = lane_key(pid, tid);
+	size_t h;
+
+	if ((l->n + 1) * 2 > l->nslots && lanes_grow(l))
+		return -ENOMEM;
+	h = lane_hash(k, l->nslots - 1);
+	while (l->slot[h]) {
+		const struct lane *x = &l->v[l->slot[h] - 1];
+
+		if (x->pid == pid && x->tid == tid)
+			return (long)(l->slot[h] - 1);
+		h = (h + 1) & (l->nslots - 1);
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		struct lane *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
+	l->v[l->n].pid = pid;
+	l->v[l->n].tid = tid;
+	l->v[l->n].min = UINT64_MAX;
+	l->slot[h] = (uint32_t)(l->n + 1);
+	return (long)l->n++;
+}
+
+static void lanes_free(struct lanes *l)
+{
+	free(l->v);
+	free(l->slot);
+}
+
+/* --- event kinds: (event_type, name) as the timeline labels them ------- */
+
+struct kind {
+	uint8_t event_type;
+	xp_str_t name; /* 0 = none */
+	bool raw; /* name is JSON text (an attribute value), not a string */
+	uint64_t count;
+};
+
+struct kinds {
+	struct kind *v;
+	size_t n, cap;
+	xp_str_t api_name_key; /* "cuda_api_name" in the capture, or 0 */
+};
+
+/*
+ * The name an event is shown by: the demangled symbol, the symbol, the
+ * CUDA API name attribute, the kernel name, the NVTX range name, or none.
+ */
+static xp_str_t event_name(const struct xp_capture *c, const struct xp_event *e, xp_str_t api_key,
+			   bool *raw)
+{
+	xp_str_t id;
+
+	*raw = false;
+	if (e->flags & XP_EVF_HOST) {
+		if (e->host.symbol_demangled)
+			return e->host.symbol_demangled;
+		if (e->host.symbol)
+			return e->host.symbol;
+	}
+	if (api_key && (id = xp_event_attr(c, e, api_key)) != 0) {
+		const char *s = xp_capture_str(c, id);
+
+		if (s && s[0] == '"') {
+			*raw = true;
+			return id;
+		}
+	}
+	if ((e->flags & XP_EVF_CUDA) && e->cuda.kernel_name)
+		return e->cuda.kernel_name;
+	if ((e->flags & XP_EVF_NVTX) && e->nvtx.name)
+		return e->nvtx.name;
+	return 0;
+}
+
+/* Kinds are few (a measurement selects two); a linear search is enough,
+ * and the table is bounded by the events drawn. */
+static long kind_of(struct kinds *k, const struct xp_capture *c, const struct xp_event *e)
+{
+	bool raw;
+	xp_str_t name = event_name(c, e, k->api_name_key, &raw);
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (k->v[i].event_type == e->event_type && k->v[i].name == name)
+			return (long)i;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 8;
+		struct kind *v = realloc(k->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		k->v = v;
+		k->cap = cap;
+	}
+	k->v[k->n] = (struct kind){ .event_type = e->event_type, .name = name, .raw = raw };
+	return (long)k->n++;
+}
+
+/* --- the embedded JSON ------------------------------------------------- */
+
+/*
+ * Copy @json into @out so that it can sit inside a <script> element: no
+ * "<" (so no "</script" and no "<!--"), ">" or "&" is left.  JSON has
+ * these characters only inside strings, where \u003c is the same
+ * character, so the text parses to the same value.
+ */
+static void put_script_json(struct xpc_buf *out, const char *json, size_t n)
+{
+	size_t i, from = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *rep;
+
+		switch (json[i]) {
+		case '<':
+			rep = "\\u003c";
+			break;
+		case '>':
+			rep = "\\u003e";
+			break;
+		case '&':
+			rep = "\\u0026";
+			break;
+		default:
+			continue;
+		}
+		xpc_buf_append(out, json + from, i - from);
+		xpc_buf_puts(out, rep);
+		from = i + 1;
+	}
+	xpc_buf_append(out, json + from, n - from);
+}
+
+static void render_error_doc(struct xpc_json *w, const struct xp_error *err)
+{
+	xpc_json_obj_begin(w);
+	xpc_json_kstr(w, "schema_version", XP_SCHEMA_VERSION);
+	xpc_json_kbool(w, "ok", false);
+	xpc_json_kobj_begin(w, "error");
+	xp_error_render_fields(err, w);
+	xpc_json_obj_end(w);
+	xpc_json_obj_end(w);
+}
+
+/* The document --json prints, evidence capped (html_report.h). */
+static void render_document(struct xpc_json *w, const struct xp_html_report *r)
+{
+	switch (r->kind) {
+	case XP_HTML_MEASUREMENT: {
+		struct xp_correlation corr = *r->result->corr;
+		struct xp_measurement_view v = *r->result;
+
+		if (corr.npairs > XP_HTML_EVIDENCE_MAX)
+			corr.npairs = XP_HTML_EVIDENCE_MAX;
+		v.corr = &corr;
+		xp_render_measurement_json(w, &v);
+		break;
+	}
+	case XP_HTML_MEASUREMENT_ERROR:
+		render_error_doc(w, r->error);
+		break;
+	default:
+		r->render_doc(w, r->doc_ctx);
+		break;
+	}
+}
+
+static const char *kind_name(enum xp_html_kind k)
+{
+	switch (k) {
+	case XP_HTML_MEASUREMENT:
+		return "measurement";
+	case XP_HTML_MEASUREMENT_ERROR:
+		return "measurement_error";
+	case XP_HTML_CPU_SAMPLE:
+		return "cpu_sample";
+	case XP_HTML_SYSCALL_AGGREGATE:
+		return "syscall_aggregate";
+	case XP_HTML_AGGREGATE:
+		return "aggregate";
+	case XP_HTML_HISTOGRAM:
+		return "histogram";
+	}
+	return "unknown";
+}
+
+/* Which of @total items the timeline draws: all up to the bound, else
+ * item j = floor(j * total / XP_HTML_TIMELINE_MAX). */
+static size_t drawn_count(size_t total)
+{
+	return total > XP_HTML_TIMELINE_MAX ? XP_HTML_TIMELINE_MAX : total;
+}
+
+static size_t drawn_index(size_t j, size_t total)
+{
+	if (total <= XP_HTML_TIMELINE_MAX)
+		return j;
+	return (size_t)(((unsigned __int128)j * total) / XP_HTML_TIMELINE_MAX);
+}
+
+static void put_sampling(struct xpc_json *w, const char *unit, size_t total)
+{
+	size_t n = drawn_count(total);
+	char rule[200];
+
+	xpc_json_kstr(w, "unit", unit);
+	xpc_json_ku64(w, "total", total);
+	xpc_json_ku64(w, "drawn", n);
+	xpc_json_kbool(w, "sampled", n < total);
+	if (n < total)
+		snprintf(rule, sizeof(rule),
+			 "every %s j = floor(j * %zu / %u) for j = 0 .. %u, in %s order", unit,
+			 total, XP_HTML_TIMELINE_MAX, XP_HTML_TIMELINE_MAX - 1,
+			 strcmp(unit, "pair") == 0 ? "evidence (start time)" : "capture (time)");
+	xpc_json_kstr(w, "rule", n < total ? rule : NULL);
+}
+
+static void put_kinds(struct xpc_json *w, const struct xp_capture *c, const struct kinds *k,
+		      bool counts)
+{
+	size_t i;
+
+	xpc_json_karr_begin(w, "kinds");
+	for (i = 0; i < k->n; i++) {
+		const struct kind *x = &k->v[i];
+
+		xpc_json_obj_begin(w);
+		xpc_json_kstr(w, "event_type", xp_event_type_name(x->event_type));
+		if (!x->name)
+			xpc_json_knull(w, "name");
+		else if (x->raw)
+			xpc_json_kraw(w, "name", xp_capture_str(c, x->name));
+		else
+			xpc_json_kstr(w, "name", xp_capture_str(c, x->name));
+		if (counts)
+			xpc_json_ku64(w, "events", x->count);
+		xpc_json_obj_end(w);
+	}
+	xpc_json_arr_end(w);
+}
+
+static void put_lanes(struct xpc_json *w, const struct lanes *l, bool pairs)
+{
+	size_t i;
+
+	xpc_json_karr_begin(w, "lanes");
+	for (i = 0; i < l->n; i++) {
+		const struct lane *x = &l->v[i];
+
+		xpc_json_obj_begin(w);
+		xpc_json_ku64(w, "pid", x->pid);
+		xpc_json_ku64(w, "tid", x->tid);
+		xpc_json_ku64(w, pairs ? "pairs" : "events", x->count);
+		if (pairs) {
+			xpc_json_kopt_u64(w, "min_ns", x->count, x->min);
+			xpc_json_kopt_u64(w, "max_ns", x->count, x->max);
+			xpc_json_kopt_u64(w, "sum_ns", x->count, x->sum);
+		}
+		xpc_json_obj_end(w);
+	}
+	xpc_json_arr_end(w);
+}
+
+/* The histogram of every pair: buckets from the first non-empty to the
+ * last, the empty ones between them included. */
+static void put_histogram(struct xpc_json *w, const struct xp_correlation *corr)
+{
+	uint64_t counts[NBUCKETS] = { 0 };
+	unsigned lo = NBUCKETS, hi = 0, b;
+	size_t i;
+
+	for (i = 0; i < corr->npairs; i++)
+		counts[xp_html_log2_bucket(corr->pairs[i].latency_ns)]++;
+	for (b = 0; b < NBUCKETS; b++) {
+		if (!counts[b])
+			continue;
+		if (lo == NBUCKETS)
+			lo = b;
+		hi = b;
+	}
+	xpc_json_kobj_begin(w, "histogram");
+	xpc_json_kstr(w, "scheme", "log2");
+	xpc_json_ku64(w, "total", corr->npairs);
+	xpc_json_karr_begin(w, "buckets");
+	for (b = lo; lo < NBUCKETS && b <= hi; b++) {
+		xpc_json_obj_begin(w);
+		xpc_json_ku64(w, "lower_ns", b ? 1ull << (b - 1) : 0);
+		/* the top bucket's bound 2^64 does not fit: its upper is inclusive */
+		xpc_json_ku64(w, "upper_ns", b == 0 ? 1 : b < 64 ? 1ull << b : UINT64_MAX);
+		xpc_json_ku64(w, "count", counts[b]);
+		xpc_json_obj_end(w);
+	}
+	xpc_json_arr_end(w);
+	xpc_json_obj_end(w);
+}
+
+/* The pairs' lanes (statistics over every pair), kinds and timeline. */
+static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
+{
+	const struct xp_correlation *corr = v->corr;
+	const struct xp_capture *c = v->capture;
+	size_t n = drawn_count(corr->npairs), i, j;
+	struct kinds k = { 0 };
+	struct lanes l = { 0 };
+	long *sk = NULL, *ek = NULL, *sl = NULL, *el = NULL;
+	uint64_t t0 = UINT64_MAX;
+	int rc = -ENOMEM;
+
+	k.api_name_key = xp_strtab_find(&c->strings, "cuda_api_name", strlen("cuda_api_name"));
+	for (i = 0; i < corr->npairs; i++) {
+		const struct xp_pair *p = &corr->pairs[i];
+		const struct xp_event *s = &c->events[p->start];
+		long li = lane_of(&l, s->pid, s->tid);
+		struct lane *x;
+
+		if (li < 0)
+			goto out;
+		x = &l.v[li];
+		x->count++;
+		x->sum += p->latency_ns;
+		if (p->latency_ns < x->min)
+			x->min = p->latency_ns;
+		if (p->latency_ns > x->max)
+			x->max = p->latency_ns;
+	}
+	sk = calloc(n + 1, sizeof(*sk));
+	ek = calloc(n + 1, sizeof(*ek));
+	sl = calloc(n + 1, sizeof(*sl));
+	el = calloc(n + 1, sizeof(*el));
+	if (!sk || !ek || !sl || !el)
+		goto out;
+	for (j = 0; j < n; j++) {
+		const struct xp_pair *p = &corr->pairs[drawn_index(j, corr->npairs)];
+		const struct xp_event *s = &c->events[p->start], *e = &c->events[p->end];
+
+		sk[j] = kind_of(&k, c, s);
+		ek[j] = kind_of(&k, c, e);
+		sl[j] = lane_of(&l, s->pid, s->tid);
+		el[j] = lane_of(&l, e->pid, e->tid);
+		if (sk[j] < 0 || ek[j] < 0 || sl[j] < 0 || el[j] < 0)
+			goto out;
+		if (s->timestamp_ns < t0)
+			t0 = s->timestamp_ns;
+		if (e->timestamp_ns < t0)
+			t0 = e->timestamp_ns;
+	}
+	if (!n)
+		t0 = 0;
+	put_histogram(w, corr);
+	put_lanes(w, &l, true);
+	put_kinds(w, c, &k, false);
+
+	xpc_json_kobj_begin(w, "timeline");
+	put_sampling(w, "pair", corr->npairs);
+	xpc_json_ku64(w, "t0_ns", t0);
+#define COLUMN(key, expr)                                                                     \
+	do {                                                                                  \
+		xpc_json_karr_begin(w, key);                                                  \
+		for (j = 0; j < n; j++) {                                                     \
+			const struct xp_pair *p = &corr->pairs[drawn_index(j, corr->npairs)]; \
+			const struct xp_event *s = &c->events[p->start];                      \
+			const struct xp_event *e = &c->events[p->end];                        \
+			(void)s;                                                              \
+			(void)e;                                                              \
+			expr;                                                                 \
+		}                                                                             \
+		xpc_json_arr_end(w);                                                          \
+	} while (0)
+	COLUMN("pair", xpc_json_u64(w, drawn_index(j, corr->npairs)));
+	COLUMN("lane", xpc_json_u64(w, (uint64_t)sl[j]));
+	COLUMN("end_lane", xpc_json_u64(w, (uint64_t)el[j]));
+	COLUMN("start", xpc_json_u64(w, s->timestamp_ns - t0));
+	COLUMN("end", xpc_json_u64(w, e->timestamp_ns - t0));
+	COLUMN("latency", xpc_json_u64(w, p->latency_ns));
+	COLUMN("start_kind", xpc_json_u64(w, (uint64_t)sk[j]));
+	COLUMN("end_kind", xpc_json_u64(w, (uint64_t)ek[j]));
+	COLUMN("start_seq", xpc_json_u64(w, s->sequence));
+	COLUMN("end_seq", xpc_json_u64(w, e->sequence));
+	COLUMN("start_cpu", (s->flags & XP_EVF_CPU) ? xpc_json_u64(w, s->cpu) : xpc_json_null(w));
+	COLUMN("end_cpu", (e->flags & XP_EVF_CPU) ? xpc_json_u64(w, e->cpu) : xpc_json_null(w));
+#undef COLUMN
+	xpc_json_obj_end(w);
+	rc = 0;
+out:
+	free(sk);
+	free(ek);
+	free(sl);
+	free(el);
+	free(k.v);
+	lanes_free(&l);
+	return rc;
+}
+
+/* A failure: what was captured (every event counted by kind and thread)
+ * and a timeline of the events. */
+static int put_capture(struct xpc_json *w, const struct xp_capture *c)
+{
+	size_t n = drawn_count(c->count), i, j;
+	struct kinds k = { 0 };
+	struct lanes l = { 0 };
+	long *ki = NULL, *li = NULL;
+	uint64_t t0 = UINT64_MAX, host = 0;
+	int rc = -ENOMEM;
+
+	k.api_name_key = xp_strtab_find(&c->strings, "cuda_api_name", strlen("cuda_api_name"));
+	ki = calloc(c->count + 1, sizeof(*ki));
+	li = calloc(c->count + 1, sizeof(*li));
+	if (!ki || !li)
+		goto out;
+	for (i = 0; i < c->count; i++) {
+		const struct xp_event *e = &c->events[i];
+
+		ki[i] = kind_of(&k, c, e);
+		li[i] = lane_of(&l, e->pid, e->tid);
+		if (ki[i] < 0 || li[i] < 0)
+			goto out;
+		k.v[ki[i]].count++;
+		l.v[li[i]].count++;
+		host += xp_event_is_host(e);
+		if (e->timestamp_ns < t0)
+			t0 = e->timestamp_ns;
+	}
+	if (!c->count)
+		t0 = 0;
+	xpc_json_kobj_begin(w, "capture");
+	xpc_json_ku64(w, "events", c->count);
+	xpc_json_ku64(w, "host_events", host);
+	xpc_json_ku64(w, "cuda_events", c->count - host);
+	xpc_json_ku64(w, "dropped_records", c->dropped);
+	xpc_json_kbool(w, "record_limit_reached", c->record_limit_reached);
+	xpc_json_obj_end(w);
+	put_lanes(w, &l, false);
+	put_kinds(w, c, &k, true);
+	xpc_json_kobj_begin(w, "timeline");
+	put_sampling(w, "event", c->count);
+	xpc_json_ku64(w, "t0_ns", t0);
+	xpc_json_karr_begin(w, "event");
+	for (j = 0; j < n; j++)
+		xpc_json_u64(w, drawn_index(j, c->count));
+	xpc_json_arr_end(w);
+	xpc_json_karr_begin(w, "lane");
+	for (j = 0; j < n; j++)
+		xpc_json_u64(w, (uint64_t)li[drawn_index(j, c->count)]);
+	xpc_json_arr_end(w);
+	xpc_json_karr_begin(w, "time");
+	for (j = 0; j < n; j++)
+		xpc_json_u64(w, c->events[drawn_index(j, c->count)].timestamp_ns - t0);
+	xpc_json_arr_end(w);
+	xpc_json_karr_begin(w, "kind");
+	for (j = 0; j < n; j++)
+		xpc_json_u64(w, (uint64_t)ki[drawn_index(j, c->count)]);
+	xpc_json_arr_end(w);
+	xpc_json_karr_begin(w, "seq");
+	for (j = 0; j < n; j++)
+		xpc_json_u64(w, c->events[drawn_index(j, c->count)].sequence);
+	xpc_json_arr_end(w);
+	xpc_json_karr_begin(w, "cpu");
+	for (j = 0; j < n; j++) {
+		const struct xp_event *e = &c->events[drawn_index(j, c->count)];
+
+		if (e->flags & XP_EVF_CPU)
+			xpc_json_u64(w, e->cpu);
+		else
+			xpc_json_null(w);
+	}
+	xpc_json_arr_end(w);
+	xpc_json_obj_end(w);
+	rc = 0;
+out:
+	free(ki);
+	free(li);
+	free(k.v);
+	lanes_free(&l);
+	return rc;
+}
+
+/* The "xprobe-report" block. */
+static int render_meta(struct xpc_json *w, const struct xp_html_report *r)
+{
+	const struct xp_capture *c =
+		r->kind == XP_HTML_MEASUREMENT ? r->result->capture : r->capture;
+	const struct xp_host_collection *h =
+		r->kind == XP_HTML_MEASUREMENT ? r->result->host : NULL;
+	bool measurement = r->kind == XP_HTML_MEASUREMENT || r->kind == XP_HTML_MEASUREMENT_ERROR;
+	int i, rc = 0;
+
+	xpc_json_obj_begin(w);
+	xpc_json_ku64(w, "report_version", 1);
+	xpc_json_kstr(w, "generator", r->generator);
+	xpc_json_kstr(w, "kind", kind_name(r->kind));
+	xpc_json_karr_begin(w, "command");
+	xpc_json_str(w, "xprobe");
+	for (i = 0; i < r->argc; i++)
+		xpc_json_str(w, r->argv[i]);
+	xpc_json_arr_end(w);
+	xpc_json_key(w, "target");
+	if (r->has_target || (c && c->has_pid)) {
+		bool st = r->has_target || c->has_start_time;
+
+		xpc_json_obj_begin(w);
+		xpc_json_ku64(w, "pid", r->has_target ? r->pid : c->pid);
+		xpc_json_kopt_u64(w, "process_start_time", st,
+				  r->has_target ? r->process_start_time : c->process_start_time);
+		xpc_json_kstr(w, "source", r->has_target ? "live" : "input");
+		xpc_json_obj_end(w);
+	} else {
+		xpc_json_null(w);
+	}
+	xpc_json_karr_begin(w, "inputs");
+	for (size_t k = 0; k < r->ninputs; k++)
+		xpc_json_str(w, r->inputs[k]);
+	xpc_json_arr_end(w);
+	xpc_json_key(w, "selectors");
+	if (measurement) {
+		xpc_json_obj_begin(w);
+		xpc_json_kstr(w, "start", r->start_selector);
+		xpc_json_kstr(w, "end", r->end_selector);
+		xpc_json_kstr(w, "match_policy", r->match_policy);
+		xpc_json_obj_end(w);
+	} else {
+		xpc_json_null(w);
+	}
+	xpc_json_key(w, "host_ring");
+	if (h) {
+		xpc_json_obj_begin(w);
+		xpc_json_ku64(w, "record_capacity", h->record_capacity);
+		xpc_json_ku64(w, "observed_records", h->observed_records);
+		xpc_json_ku64(w, "retained_records", h->retained_records);
+		xpc_json_ku64(w, "dropped_records", h->dropped_records);
+		xpc_json_obj_end(w);
+	} else {
+		xpc_json_null(w);
+	}
+	if (r->kind == XP_HTML_MEASUREMENT) {
+		size_t np = r->result->corr->npairs;
+
+		xpc_json_kobj_begin(w, "evidence");
+		xpc_json_ku64(w, "total", np);
+		xpc_json_ku64(w, "embedded", np > XP_HTML_EVIDENCE_MAX ? XP_HTML_EVIDENCE_MAX : np);
+		xpc_json_obj_end(w);
+		rc = put_pairs(w, r->result);
+	} else if (r->kind == XP_HTML_MEASUREMENT_ERROR) {
+		rc = put_capture(w, r->capture);
+	}
+	xpc_json_obj_end(w);
+	return rc;
+}
+
+/*
+ * The page: the template with its markers replaced, in order, by the
+ * stylesheet, the two JSON blocks and the script.  A template without
+ * every marker is a build defect (INTERNAL, not an export failure).
+ */
+static const char *const markers[] = { "@XPROBE_CSS@", "@XPROBE_DOCUMENT@", "@XPROBE_REPORT@",
+				       "@XPROBE_JS@" };
+
+static int build_page(struct xpc_buf *page, const struct xpc_buf *doc, const struct xpc_buf *meta)
+{
+	const char *t = xp_html_asset_template, *end = t + xp_html_asset_template_len;
+	size_t m;
+
+	for (m = 0; m < sizeof(markers) / sizeof(markers[0]); m++) {
+		const char *at = strstr(t, markers[m]);
+
+		if (!at || at > end)
+			return -EINVAL;
+		xpc_buf_append(page, t, (size_t)(at - t));
+		switch (m) {
+		case 0:
+			xpc_buf_append(page, xp_html_asset_css, xp_html_asset_css_len);
+			break;
+		case 1:
+			put_script_json(page, xpc_buf_str(doc), doc->len);
+			break;
+		case 2:
+			put_script_json(page, xpc_buf_str(meta), meta->len);
+			break;
+		case 3:
+			xpc_buf_append(page, xp_html_asset_js, xp_html_asset_js_len);
+			break;
+		}
+		t = at + strlen(markers[m]);
+	}
+	xpc_buf_append(page, t, (size_t)(end - t));
+	return xpc_buf_ok(page) ? 0 : -ENOMEM;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* As export.c's: @dest_mode is the st_mode of a refused destination. */
+static int report_failed(struct xp_error *err, const char *path, int rc, unsigned dest_mode)
+{
+	char reason[256];
+
+	xp_error_detail_str(err, "path", path);
+	if (dest_mode && (rc == -XPC_EFTYPE || rc == -ELOOP || rc == -EISDIR)) {
+		const char *type = xpc_file_type_name((mode_t)dest_mode);
+
+		xp_error_detail_str(err, "file_type", type);
+		xp_error_hint(
+			err,
+			"--report writes a new or regular file only and never replaces a %s; pass another path",
+			type);
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				    "failed to write %s: it exists and is a %s, not a regular file",
+				    path, type);
+	}
+	xprobe_strerror(rc, reason, sizeof(reason));
+	xp_error_hint(err, "check that the report's directory exists and is writable");
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to write %s: %s",
+			    path, reason);
+}
+
+int xp_html_report_write(const char *path, const struct xp_html_report *r, struct xp_error *err)
+{
+	struct xpc_buf doc = XPC_BUF_INIT, meta = XPC_BUF_INIT, page = XPC_BUF_INIT;
+	struct xpc_atomic_file f = { .fd = -1 };
+	struct xpc_json w;
+	int rc;
+
+	if (!path || !*path)
+		return report_failed(err, "", -EINVAL, 0);
+	rc = xpc_atomic_open(&f, path);
+	if (rc)
+		return report_failed(err, path, rc, f.dest_mode);
+	xpc_json_init_buf(&w, &doc, 0);
+	render_document(&w, r);
+	rc = xpc_json_finish(&w);
+	if (!rc) {
+		xpc_json_init_buf(&w, &meta, 0);
+		rc = render_meta(&w, r);
+		if (rc && !w.err)
+			w.err = rc;
+		rc = xpc_json_finish(&w);
+	}
+	if (!rc) {
+		rc = build_page(&page, &doc, &meta);
+		if (rc == -EINVAL) {
+			xpc_atomic_abort(&f);
+			rc = xp_error_set(
+				err, XPROBE_E_INTERNAL, false,
+				"the HTML report's template lacks a marker (a build defect)");
+			goto out;
+		}
+	}
+	if (!rc)
+		rc = write_all(f.fd, xpc_buf_str(&page), page.len);
+	if (rc) {
+		xpc_atomic_abort(&f);
+		rc = report_failed(err, path, rc, 0);
+		goto out;
+	}
+	rc = xpc_atomic_commit(&f);
+	if (rc)
+		rc = report_failed(err, path, rc, f.dest_mode);
+out:
+	xpc_buf_free(&doc);
+	xpc_buf_free(&meta);
+	xpc_buf_free(&page);
+	return rc;
+}
