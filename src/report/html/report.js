@@ -240,7 +240,7 @@
     }
     if (!isFinite(lo)) { lo = 0; hi = 1; }
     if (hi <= lo) hi = lo + 1;
-    var pad = (hi - lo) * 0.01;
+    var pad = (hi - lo) * 0.02;
     var full = { a: lo - pad, b: hi + pad }, view = { a: full.a, b: full.b };
     var rects = new Array(items.n);
     var frag = document.createDocumentFragment();

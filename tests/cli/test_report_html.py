@@ -1,0 +1,363 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`measure --input ... --report PATH.html`: the self-contained HTML report
+(docs/output.md, "The HTML report"), checked in a real browser.
+
+Each page is loaded from file:// in Debian's headless Chromium
+(tests/pylib/browser.py, over the DevTools pipe) and read back from the
+rendered DOM: the histogram has one bar per non-empty log2 bucket with the
+counts of every pair, the figures shown are the --json document's, the
+timeline has one bar per evidence pair (or per sampled pair, with the
+sampling note and rule), and the page logged no error and requested
+nothing.  Screenshots are kept in <build>/test-artifacts.  The file itself
+is written like --events-out: atomically, mode 0600, refusing anything
+but a regular file, and a failure to write it is TRACE_EXPORT_FAILED
+(keeping a failed measurement's code).
+"""
+import json
+import os
+import shutil
+
+import pytest
+
+import report_html as rh
+import xpcap
+from browser import Browser
+
+UPROBE = ("--from", "uprobe:%s:handle_request:entry" % xpcap.APP,
+          "--to", "uprobe:%s:handle_request:return" % xpcap.APP, "--match", "stack-nested")
+MMAP = ("--from", "syscall:mmap:entry", "--to", "syscall:mmap:exit", "--match", "exact")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser() as b:
+        yield b
+
+
+def request_pairs(n, threads=3, base=1_000_000, spread=None, symbol="handle_request"):
+    """@n entry/return pairs spread over @threads threads, latencies over
+    several powers of two (pair i: 300 ns * 1.37^(i mod 23), deterministic)."""
+    events, t = [], base
+    lat = spread or (lambda i: int(300 * 1.37 ** (i % 23)) + i % 7)
+    for i in range(n):
+        tid = 5000 + i % threads
+        events.append(xpcap.uprobe_entry(tid, t, symbol=symbol))
+        events.append(xpcap.uprobe_return(tid, t + lat(i), symbol=symbol))
+        t += lat(i) + 50
+    return events, [lat(i) for i in range(n)]
+
+
+def without_session(doc):
+    """The document with its session id (the pid of xprobe) blanked, so
+    two runs compare."""
+    s = json.dumps(doc)
+    sid = doc.get("session_id")
+    return json.loads(s.replace(sid, "SID")) if sid else doc
+
+
+def check_numbers(view, doc):
+    """Every figure of the page that stands for a document field equals it,
+    as data-value and as the text shown."""
+    m = doc["measurement"]
+    fields = view["fields"]
+    for k, v in m["latency_ns"].items():
+        f = fields["measurement.latency_ns." + k]
+        assert rh.same_value(f["value"], v), (k, f, v)
+        assert f["text"] == rh.fmt_ns(v), (k, f, v)
+    for k, v in m["samples"].items():
+        f = fields["measurement.samples." + k]
+        assert rh.same_value(f["value"], v) and f["text"] == rh.fmt_int(v), (k, f, v)
+    for k in ("method", "confidence"):
+        f = fields["correlation." + k]
+        assert f["value"] == doc["correlation"][k] == f["text"], (k, f)
+    f = fields["correlation.score"]
+    assert rh.same_value(f["value"], doc["correlation"]["score"])
+    assert f["text"] == rh._fixed(doc["correlation"]["score"], 3)
+    assert fields["clock.alignment"]["text"] == doc["clock"]["alignment"]
+    assert rh.same_value(fields["clock.estimated_error_ns"]["value"], doc["clock"]["estimated_error_ns"])
+    assert fields["status"]["text"] == doc["status"]
+    for k in ("host_events", "cuda_events", "dropped_events"):
+        f = fields["collection." + k]
+        assert rh.same_value(f["value"], doc["collection"][k]), (k, f)
+    assert view["warnings"] == [w["code"] for w in doc["warnings"]]
+
+
+def check_histogram(view, latencies):
+    want = rh.log2_buckets(latencies)
+    got = {(int(b["lower"]), int(b["upper"])): int(b["count"]) for b in view["hbars"]}
+    assert len(view["hbars"]) == len(want), (view["hbars"], want)
+    assert got == want
+
+
+def test_result_page_shows_the_json_document(xprobe, tmp_path, browser):
+    events, lats = request_pairs(60)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "report.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 1000, "--name", "handle",
+                   "--report", out)
+    assert r.rc == 0, r
+    doc = r.doc
+    rh.check_file(out)
+    # the embedded document is the one --json printed, every pair included
+    embedded, rep = rh.blocks(out)
+    assert embedded == doc
+    assert rep["kind"] == "measurement" and rep["evidence"] == {"total": 60, "embedded": 60}
+    assert rep["command"][:2] == ["xprobe", "measure"] and str(out) in rep["command"]
+    assert rep["target"] == {"pid": xpcap.PID, "process_start_time": xpcap.START_TIME,
+                             "source": "input"}
+    assert sorted(lats) == sorted(p["latency_ns"] for p in doc["evidence"])
+
+    view = rh.load(browser, out, os.path.join(rh.artifact_dir(), "report-result.png"))
+    check_numbers(view, doc)
+    check_histogram(view, [p["latency_ns"] for p in doc["evidence"]])
+    assert view["pairs"] == len(doc["evidence"]) == 60
+    assert sorted(view["pair_ids"]) == list(range(60))
+    assert view["sampling"]["sampled"] == "false" and view["sampling"]["total"] == 60
+    assert len(view["lanes"]) == 3 and all("20 pairs" in x for x in view["lanes"]), view["lanes"]
+    assert view["h1"] == "xprobe latency measurement: handle"
+    assert "--report" in view["command"] and "target: PID %d" % xpcap.PID in view["target"]
+    assert os.path.getsize(os.path.join(rh.artifact_dir(), "report-result.png")) > 10000
+
+
+def test_json_document_is_the_same_with_and_without_report(xprobe, tmp_path):
+    events, _ = request_pairs(20)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    a = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100)
+    b = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100,
+                   "--report", tmp_path / "r.html")
+    assert a.rc == b.rc == 0
+    assert without_session(a.doc) == without_session(b.doc)
+    # human mode: the report changes nothing on stdout either
+    h1 = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100, json_mode=False)
+    h2 = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100, "--report",
+                    tmp_path / "r2.html", json_mode=False)
+    assert h1.rc == h2.rc == 0 and h1.stdout == h2.stdout and h2.stderr == ""
+
+
+def test_above_10000_pairs_the_timeline_is_sampled_and_the_histogram_exact(xprobe, tmp_path,
+                                                                          browser):
+    n = 12345
+    # a few outliers far out, so exactness shows in sparse buckets
+    events, lats = request_pairs(n, threads=4, spread=lambda i: 1000 + (i * 7919) % 90000
+                                 + (50_000_000 if i % 4001 == 0 else 0))
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events, check=False)
+    out = tmp_path / "big.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", n, "--report", out,
+                   check_schema=False)
+    assert r.rc == 0, r
+    doc = r.doc
+    assert len(doc["evidence"]) == n
+    rh.check_file(out)
+    assert os.path.getsize(out) < 2 * 1024 * 1024
+    embedded, rep = rh.blocks(out)
+    xprobe_schema_valid(embedded)
+    # the document, its evidence cut to the first 256 pairs
+    full = dict(doc, evidence=doc["evidence"][:rh.EVIDENCE_MAX])
+    assert embedded == full
+    assert rep["evidence"] == {"total": n, "embedded": rh.EVIDENCE_MAX}
+    tl = rep["timeline"]
+    assert tl["sampled"] is True and tl["drawn"] == rh.TIMELINE_MAX and tl["total"] == n
+    assert tl["pair"] == rh.drawn(n)
+    # each drawn pair is the evidence pair it names
+    for j in (0, 1, 4999, rh.TIMELINE_MAX - 1):
+        p = doc["evidence"][tl["pair"][j]]
+        assert tl["latency"][j] == p["latency_ns"]
+        assert tl["start"][j] + tl["t0_ns"] == p["start"]["timestamp_ns"]
+        assert tl["end"][j] + tl["t0_ns"] == p["end"]["timestamp_ns"]
+        assert tl["start_seq"][j] == p["start"]["sequence"]
+
+    view = rh.load(browser, out, os.path.join(rh.artifact_dir(), "report-sampled.png"))
+    check_numbers(view, doc)
+    check_histogram(view, [p["latency_ns"] for p in doc["evidence"]])
+    assert sum(int(b["count"]) for b in view["hbars"]) == n
+    assert view["pairs"] == rh.TIMELINE_MAX
+    s = view["sampling"]
+    assert s["sampled"] == "true" and s["drawn"] == rh.TIMELINE_MAX and s["total"] == n
+    assert "10,000 of 12,345 pairs" in s["text"] and "floor(j * 12345 / 10000)" in s["text"]
+    assert "every pair" in s["text"]
+    assert sum(int(x.split("\u00b7")[1].split()[0].replace(",", "")) for x in view["lanes"]) == n
+
+
+def xprobe_schema_valid(doc):
+    import xprobe_test
+    xprobe_test.validate(doc, "measurement-result")
+
+
+HOSTILE = '</script><script>window.pwned=1</script><!-- <img src=x onerror="window.pwned=2"> &amp;'
+
+
+def test_hostile_names_stay_text(xprobe, tmp_path, browser):
+    """A name or symbol holding markup cannot end the data block or run:
+    it is shown as the text it is."""
+    sym = "h</script><!--<b>x"
+    events, _ = request_pairs(5, symbol=sym)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "hostile.html"
+    sel = ("--from", "uprobe:%s:%s:entry" % (xpcap.APP, sym), "--to",
+           "uprobe:%s:%s:return" % (xpcap.APP, sym), "--match", "stack-nested")
+    r = xprobe.run("measure", "--input", src, *sel, "--samples", 10, "--name", HOSTILE,
+                   "--report", out)
+    assert r.rc == 0, r
+    embedded, rep = rh.blocks(out)
+    assert embedded == r.doc and embedded["measurement"]["name"] == HOSTILE
+    view = rh.load(browser, out)
+    assert view["page"].evaluate("window.pwned === undefined") is True
+    assert view["h1"] == "xprobe latency measurement: " + HOSTILE
+    assert view["title"] == "xprobe: " + HOSTILE
+    assert view["pairs"] == 5
+    assert sym in view["body"]  # the selectors, shown as text
+    assert rep["kinds"][0]["name"] == sym
+
+
+def test_failed_measurement_page_shows_the_capture(xprobe, tmp_path, browser):
+    """NO_MATCHED_SAMPLES with a capture: the error document as --json
+    prints it (naming the page), what was captured, every event drawn."""
+    events = [xpcap.syscall_entry(100 + i % 2, 1000 + 100 * i) for i in range(7)]
+    events.append(xpcap.syscall_entry(300, 5000, name="read", args=[3, 0, 10, 0, 0, 0]))
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "failed.html"
+    r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report", out)
+    assert r.rc == 1 and r.code == "NO_MATCHED_SAMPLES", r
+    assert r.error["details"]["report_path"] == str(out)
+    rh.check_file(out)
+    embedded, rep = rh.blocks(out)
+    assert embedded == r.doc
+    assert rep["kind"] == "measurement_error"
+    assert rep["capture"]["events"] == 8 and rep["capture"]["host_events"] == 8
+    kinds = {(k["event_type"], k["name"]): k["events"] for k in rep["kinds"]}
+    assert kinds == {("syscall_entry", "mmap"): 7, ("syscall_entry", "read"): 1}
+
+    view = rh.load(browser, out, os.path.join(rh.artifact_dir(), "report-failed.png"))
+    assert view["fields"]["error.code"]["text"] == "NO_MATCHED_SAMPLES"
+    assert view["fields"]["error.message"]["text"] == r.error["message"]
+    for k, v in r.error["details"].items():
+        assert rh.same_value(view["fields"]["error.details." + k]["value"], v), k
+    assert view["events"] == 8 and view["pairs"] == 0 and view["hbars"] == []
+    assert view["sampling"]["sampled"] == "false" and view["sampling"]["total"] == 8
+    assert len(view["lanes"]) == 3
+
+
+def test_capture_at_its_limit_writes_the_page_too(xprobe, tmp_path, browser):
+    """EVENT_RATE_TOO_HIGH from a capture that reached its bound (the
+    other failure path with a capture)."""
+    events = [xpcap.syscall_entry(100, 1000), xpcap.syscall_exit(100, 1500)]
+    src = xpcap.write_host_capture(tmp_path / "cap.json", events, record_limit_reached=True)
+    out = tmp_path / "limit.html"
+    r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report", out)
+    assert r.code == "EVENT_RATE_TOO_HIGH", r
+    assert r.error["details"]["report_path"] == str(out)
+    embedded, rep = rh.blocks(out)
+    assert embedded == r.doc and rep["capture"]["events"] == 2
+    assert rep["capture"]["record_limit_reached"] is True
+    view = rh.load(browser, out)
+    assert view["events"] == 2 and view["fields"]["error.code"]["text"] == "EVENT_RATE_TOO_HIGH"
+
+
+def test_no_capture_no_page(xprobe, tmp_path):
+    """A failure before any capture (an undecodable input) writes nothing."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json\n")
+    out = tmp_path / "r.html"
+    r = xprobe.run("measure", "--input", bad, *MMAP, "--samples", 5, "--report", out)
+    assert r.code == "TRACE_EXPORT_FAILED" and "report_path" not in r.error["details"], r
+    assert not out.exists() and os.listdir(tmp_path) == ["bad.jsonl"]
+
+
+def _special(tmp_path, kind):
+    p = tmp_path / ("dest-" + kind)
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "symlink":
+        (tmp_path / "target.html").write_text("keep")
+        os.symlink(tmp_path / "target.html", p)
+    elif kind == "directory":
+        p.mkdir()
+    elif kind == "device":
+        return "/dev/null", "character device"
+    return str(p), {"fifo": "fifo", "symlink": "symlink", "directory": "directory"}[kind]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "directory", "device"])
+def test_non_regular_destinations_are_refused(xprobe, tmp_path, kind):
+    events, _ = request_pairs(4)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    dest, type_name = _special(tmp_path, kind)
+    before = sorted(os.listdir(tmp_path))
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 10, "--report", dest)
+    assert r.rc == 1 and r.code == "TRACE_EXPORT_FAILED", r
+    e = r.error
+    assert e["details"]["path"] == dest and e["details"]["file_type"] == type_name, e
+    assert e["message"] == "failed to write %s: it exists and is a %s, not a regular file" % (
+        dest, type_name)
+    assert e["recoverable"] is False and any("--report" in h for h in e["hints"])
+    assert sorted(os.listdir(tmp_path)) == before  # nothing replaced, no temporary
+    if kind == "symlink":
+        assert (tmp_path / "target.html").read_text() == "keep"
+    assert os.path.exists("/dev/null") and not os.path.isfile("/dev/null")
+
+
+def test_failed_measurement_with_unwritable_report_keeps_its_code(xprobe, tmp_path):
+    events = [xpcap.syscall_entry(100, 1000)]
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    os.mkfifo(tmp_path / "fifo")
+    r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report",
+                   tmp_path / "fifo")
+    assert r.code == "TRACE_EXPORT_FAILED", r
+    d = r.error["details"]
+    assert d["original_error_code"] == "NO_MATCHED_SAMPLES" and d["file_type"] == "fifo"
+    assert "report_path" not in d and d["path"] == str(tmp_path / "fifo")
+    assert d["start_selector"] == "syscall:mmap:entry"  # the failure's details stay
+    # a missing directory: the write's own reason
+    r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report",
+                   tmp_path / "nodir" / "r.html")
+    assert r.code == "TRACE_EXPORT_FAILED", r
+    assert r.error["details"]["original_error_code"] == "NO_MATCHED_SAMPLES"
+    assert r.error["message"].endswith("No such file or directory"), r.error
+
+
+def test_a_regular_file_is_replaced_atomically_mode_0600(xprobe, tmp_path):
+    events, _ = request_pairs(4)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "r.html"
+    out.write_text("old")
+    os.chmod(out, 0o644)
+    old_umask = os.umask(0)
+    try:
+        r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 10, "--report", out)
+    finally:
+        os.umask(old_umask)
+    assert r.rc == 0, r
+    rh.check_file(out)
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "r.html"]
+
+
+def test_report_is_self_contained(xprobe, tmp_path):
+    """One file: no URL the browser would fetch, a policy that forbids any,
+    and the page works when copied anywhere (only the file is read)."""
+    events, _ = request_pairs(4)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "r.html"
+    assert xprobe.run("measure", "--input", src, *UPROBE, "--samples", 10, "--report",
+                      out).rc == 0
+    html = out.read_text()
+    assert "default-src 'none'" in html
+    for needle in ("src=\"http", "href=\"http", "@import", "url(http", "<link", "<iframe",
+                   "fetch(", "XMLHttpRequest", "<script src"):
+        assert needle not in html, needle
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    shutil.copy(out, moved / "copy.html")
+    with Browser() as b:
+        view = rh.load(b, moved / "copy.html")
+        assert view["pairs"] == 4
+
+
+def test_report_flag_syntax(xprobe):
+    r = xprobe.run("measure", "--input", "x", "--report", json_mode=False)
+    assert r.rc == 2 and "a value is required for '--report'" in r.stderr
+    r = xprobe.run("validate", "--pid", "1", "--from", "a", "--to", "b", "--match", "exact",
+                   "--report", "r.html", json_mode=False)
+    assert r.rc == 2 and "unexpected argument '--report'" in r.stderr
+    help_ = xprobe.run("measure", "--help", json_mode=False)
+    assert "--report <PATH>" in help_.stdout
