@@ -6,10 +6,13 @@
 set -eu
 # man-db: `man -l` renders the installed xprobe(1) in tests/cli/test_install.py.
 # libcapstone-dev: Capstone decodes x86 code so +0x uprobe offsets are refused mid-instruction (src/resolve/insn.c).
+# chromium-headless-shell: the HTML report's tests load each page in a real browser
+# (tests/pylib/browser.py; Debian 12 has it beside the full chromium package).
 PKGS="build-essential cmake pkg-config clang llvm libclang-rt-14-dev
 libbpf-dev bpftool libelf-dev libdw-dev libpcre2-dev libsimdjson-dev
 libprotobuf-c-dev protobuf-c-compiler systemtap-sdt-dev
 libcapstone-dev
+chromium-headless-shell
 man-db
 python3 python3-pytest python3-jsonschema jq
 linux-libc-dev util-linux procps"
