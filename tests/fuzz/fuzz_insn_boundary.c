@@ -14,6 +14,13 @@
  *         the resolver does); offsets across every executable segment are
  *         checked as entry and return probes, and each verdict's fields
  *         are checked against the offset.
+ *
+ * Both modes also run the probe-site classifier (src/resolve/
+ * probe_site.h): on raw code the kernel-rule classification of the first
+ * instruction (a verdict in range, a length within the buffer and the
+ * longest instruction, a NUL-terminated text); in ELF files the site check
+ * with a suggestion, whose suggested offset must lie after the site and be
+ * an emulated instruction.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -26,9 +33,26 @@
 #include <unistd.h>
 
 #include "resolve/insn.h"
+#include "resolve/probe_site.h"
 #include "resolve/xelf.h"
 
 #define BASE 0x400000ull
+
+static void classify(const uint8_t *code, size_t len, bool x86_64, uint64_t addr)
+{
+	struct xp_uprobe_insn in;
+
+	memset(&in, 0xa5, sizeof(in));
+	if (xp_uprobe_insn_classify(code, len, x86_64, addr, &in))
+		return;
+	if (in.handling > XP_UPROBE_UNKNOWN || !xp_uprobe_handling_name(in.handling))
+		abort();
+	if (in.handling != XP_UPROBE_UNKNOWN &&
+	    (in.len == 0 || in.len > len || in.len > XP_INSN_MAX_LEN || !in.rule))
+		abort();
+	if (!memchr(in.text, 0, sizeof(in.text)))
+		abort();
+}
 
 static void raw(const uint8_t *data, size_t size)
 {
@@ -64,6 +88,7 @@ static void raw(const uint8_t *data, size_t size)
 	/* outside the buffer is refused, never read */
 	if (xp_insn_boundary(arch, data + 4, len, BASE, BASE + len, &r) == 0)
 		abort();
+	classify(data + 4, len, arch == XP_INSN_X86_64, target);
 }
 
 static void check_offset(struct xp_elf *e, uint64_t off)
@@ -102,6 +127,22 @@ static void check_offset(struct xp_elf *e, uint64_t off)
 	}
 }
 
+static void check_site(const char *path, uint64_t off)
+{
+	struct xp_probe_site site;
+
+	if (xp_probe_site_check(path, off, true, &site) == 0 && site.checked) {
+		if (site.file_offset != off || site.insn.handling > XP_UPROBE_UNKNOWN)
+			abort();
+		if (site.has_suggestion &&
+		    (site.suggested_offset <= off ||
+		     (site.suggested.handling != XP_UPROBE_EMULATED &&
+		      site.suggested.handling != XP_UPROBE_OPTIMIZED)))
+			abort();
+	}
+	xp_probe_site_free(&site);
+}
+
 static void elf(const uint8_t *data, size_t size)
 {
 	struct xp_elf e;
@@ -128,8 +169,10 @@ static void elf(const uint8_t *data, size_t size)
 			n = p->p_filesz <= 256 ? p->p_filesz : 64;
 			step = p->p_filesz <= 256 ? 1 : p->p_filesz / 64;
 			for (k = 0; k < n; k++)
-				if (xp_elf_offset_executable(&e, p->p_offset + k * step))
+				if (xp_elf_offset_executable(&e, p->p_offset + k * step)) {
 					check_offset(&e, p->p_offset + k * step);
+					check_site(path, p->p_offset + k * step);
+				}
 		}
 		xp_elf_close(&e);
 	}
