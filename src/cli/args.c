@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../../common/parse.h"
+#include "../report/report.h" /* enum xp_hist_view */
 #include "args.h"
 #include "histogram_args.h"
 
@@ -22,7 +23,7 @@ enum opt_id {
 	O_EVENTS_OUT, O_FORMAT, O_NAME, O_SAMPLES, O_DURATION, O_TIMEOUT, O_MAX_EVENTS,
 	O_AGGREGATE, O_CPU_SAMPLE, O_SYSCALL_AGG, O_MAX_GROUPS, O_FREQUENCY, O_MAX_SAMPLES,
 	O_STACK_DEPTH, O_MAX_THREADS, O_MAX_INFLIGHT, O_UNSAFE_OFFSET,
-	O_HISTOGRAM, O_BY, O_MAX_DEPTH, O_REPORT,
+	O_HISTOGRAM, O_BY, O_MAX_DEPTH, O_REPORT, O_HIST,
 };
 
 struct opt_def {
@@ -65,6 +66,7 @@ static const struct opt_def opt_defs[] = {
 	{ { "by", required_argument, NULL, O_BY }, XP_OPT_BY },
 	{ { "max-depth", required_argument, NULL, O_MAX_DEPTH }, XP_OPT_MAX_DEPTH },
 	{ { "report", required_argument, NULL, O_REPORT }, XP_OPT_REPORT },
+	{ { "hist", required_argument, NULL, O_HIST }, XP_OPT_HIST },
 };
 
 #define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -156,6 +158,9 @@ static const struct conflict conflicts[] = {
 	{ XP_OPT_HISTOGRAM, XP_OPT_CPU_SAMPLE }, { XP_OPT_HISTOGRAM, XP_OPT_SYSCALL_AGG },
 	{ XP_OPT_HISTOGRAM, XP_OPT_AGGREGATE }, { XP_OPT_HISTOGRAM, XP_OPT_AGENT },
 	{ XP_OPT_HISTOGRAM, XP_OPT_CUPTI_SOCKET },
+	/* --hist: the terminal histogram of a latency result, not an inventory's */
+	{ XP_OPT_HIST, XP_OPT_HISTOGRAM }, { XP_OPT_HIST, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_HIST, XP_OPT_SYSCALL_AGG }, { XP_OPT_HIST, XP_OPT_AGGREGATE },
 };
 
 /* Flags that only make sense with another one (any of `needs`). */
@@ -358,6 +363,17 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		case O_HISTOGRAM: cli->histogram = true; break;
 		case O_BY: cli->by = optarg; break;
 		case O_REPORT: cli->report = optarg; break;
+		case O_HIST:
+			if (!strcmp(optarg, "log2"))
+				cli->hist = XP_HIST_LOG2;
+			else if (!strcmp(optarg, "linear"))
+				cli->hist = XP_HIST_LINEAR;
+			else if (!strcmp(optarg, "none"))
+				cli->hist = XP_HIST_NONE;
+			else
+				return usage_error(cmd, "invalid value '%s' for '--hist': expected log2, linear or none",
+						   optarg);
+			break;
 		case ':':
 			return usage_error(cmd, "a value is required for '%s' but none was supplied",
 					   argv[optind - 1]);

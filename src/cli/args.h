@@ -43,6 +43,7 @@ enum xp_opt_bit {
 	XP_OPT_BY = 1ul << 27,
 	XP_OPT_MAX_DEPTH = 1ul << 28,
 	XP_OPT_REPORT = 1ul << 29,
+	XP_OPT_HIST = 1ul << 30,
 };
 
 /*

@@ -29,8 +29,9 @@ struct xpc_json;
 struct xp_cli {
 	const char *command;     /* "doctor", "discover", "validate", "measure" */
 	bool json;
-	bool non_interactive;
-	bool no_color;
+	bool non_interactive;    /* also: no progress line on stderr */
+	bool no_color;           /* (NO_COLOR too: xp_cli_color) */
+	int hist;                /* --hist: enum xp_hist_view (report.h), log2 by default */
 
 	bool has_pid;
 	uint32_t pid;
@@ -135,6 +136,39 @@ int xp_cli_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w
  * warning, go to stderr).
  */
 void xp_cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Colors: only on a terminal (@fd), never with --no-color, with NO_COLOR
+ * set to anything non-empty (https://no-color.org), or with TERM=dumb.
+ */
+bool xp_cli_color(const struct xp_cli *cli, int fd);
+
+/*
+ * The progress line on stderr while a live capture runs: only when
+ * stderr is a terminal and --non-interactive was not given (whatever
+ * --json says: a terminal is no program reading the document).  One line,
+ * redrawn in place ("\r", the line, blanks over the rest), at most once per
+ * XP_CLI_PROGRESS_NS, cut to the terminal's width so it never wraps, and
+ * erased by xp_cli_progress_end before anything else is printed.  Drawing
+ * allocates nothing (one write(2) of a stack buffer): it runs inside the
+ * live loop (src/collect/live_run.c calls back with counters, the command
+ * formats them, this writes them).
+ */
+#define XP_CLI_PROGRESS_NS 100000000ull /* 10 redraws a second at most */
+
+struct xp_cli_progress {
+	bool on;          /* a terminal, and --non-interactive not given */
+	bool color;
+	bool drawn;       /* a line is on the screen now */
+	size_t width;     /* ... this many bytes of it (blanked by the next) */
+	uint64_t last_ns; /* CLOCK_MONOTONIC of the last redraw */
+};
+
+void xp_cli_progress_init(struct xp_cli_progress *p, const struct xp_cli *cli);
+/* Redraw with @text (plain ASCII), unless the last redraw is too recent. */
+void xp_cli_progress_draw(struct xp_cli_progress *p, const char *text);
+/* Erase the line ("\r", blanks, "\r") if one is drawn. */
+void xp_cli_progress_end(struct xp_cli_progress *p);
 
 /* Session id of this invocation: "xp_<kind>_<xprobe pid>". */
 void xp_cli_session_id(const char *kind, char *buf, size_t size);

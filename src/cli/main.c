@@ -14,8 +14,8 @@
 #define COMMON_HELP                                                               \
 	"Common options:\n"                                                       \
 	"      --json             write exactly one JSON document to stdout\n"     \
-	"      --non-interactive  never prompt (xprobe never does)\n"            \
-	"      --no-color         plain output (xprobe never colors)\n"          \
+	"      --non-interactive  never prompt (xprobe never does), no progress line\n" \
+	"      --no-color         no colors (also NO_COLOR=1; colors only on a terminal)\n" \
 	"  -h, --help             print this help\n"
 
 static const struct xp_command commands[] = {
@@ -84,6 +84,10 @@ static const struct xp_command commands[] = {
 		"      --report <PATH>        a self-contained HTML report of the result (or of a\n"
 		"                             failed capture): percentiles, histogram, timeline;\n"
 		"                             inventories too; written atomically, mode 0600\n"
+		"Terminal view (without --json; docs/output.md):\n"
+		"      --hist <MODE>          log2 | linear | none: the histogram of the matched\n"
+		"                             latencies under the summary (default log2: power-of-two\n"
+		"                             buckets; linear: automatic step)\n"
 		"CUDA and NVTX endpoints (the xprobe Agent inside the target; docs/agent.md):\n"
 		"      --agent <PATH>         Agent library to inject for CUDA API/activity\n"
 		"                             endpoints (default: $XPROBE_CUPTI_AGENT_PATH, then\n"
@@ -117,7 +121,7 @@ static const struct xp_command commands[] = {
 			XP_OPT_SYSCALL_AGG | XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY |
 			XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH | XP_OPT_MAX_THREADS |
 			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
-			XP_OPT_MAX_DEPTH | XP_OPT_REPORT,
+			XP_OPT_MAX_DEPTH | XP_OPT_REPORT | XP_OPT_HIST,
 		cmd_measure,
 	},
 };

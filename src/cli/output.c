@@ -1,14 +1,121 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * output.c - the one place that writes a command's result or error, so
- * that "exactly one document on stdout" holds by construction.
+ * that "exactly one document on stdout" holds by construction; and what a
+ * terminal gets besides: colors and the live progress line (cli.h).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../../common/env_hooks.h"
 #include "../../common/json.h"
 #include "cli.h"
+
+bool xp_cli_color(const struct xp_cli *cli, int fd)
+{
+	const char *term = xpc_env("TERM");
+
+	/* xpc_env: NULL when unset or empty, so NO_COLOR= keeps colors */
+	if (cli->no_color || xpc_env("NO_COLOR") || (term && !strcmp(term, "dumb")))
+		return false;
+	return isatty(fd) == 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* All of @n bytes to stderr; a terminal that stops taking them just
+ * loses the progress line. */
+static void put_stderr(const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDERR_FILENO, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+void xp_cli_progress_init(struct xp_cli_progress *p, const struct xp_cli *cli)
+{
+	memset(p, 0, sizeof(*p));
+	p->on = !cli->non_interactive && isatty(STDERR_FILENO) == 1;
+	p->color = p->on && xp_cli_color(cli, STDERR_FILENO);
+}
+
+#define PREFIX "xprobe: "
+#define PROGRESS_MAX 400 /* columns of text at most */
+
+/*
+ * "\r", the prefix, @text cut to the terminal's width less one column (a
+ * full row wraps on some terminals, and "\r" only returns to the start of
+ * the last row), then blanks over what the previous line had beyond this
+ * one: no escape sequence but the prefix's color, so a terminal without
+ * colors (--no-color, NO_COLOR, TERM=dumb) gets none.
+ */
+void xp_cli_progress_draw(struct xp_cli_progress *p, const char *text)
+{
+	char line[1 + 32 + 2 * (sizeof(PREFIX) + PROGRESS_MAX)];
+	size_t cols = 80, room, len = strlen(text), vis, off;
+	struct winsize ws;
+	uint64_t now;
+
+	if (!p->on)
+		return;
+	now = mono_ns();
+	if (p->drawn && now - p->last_ns < XP_CLI_PROGRESS_NS)
+		return;
+	p->last_ns = now;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		cols = ws.ws_col;
+	room = cols > sizeof(PREFIX) ? cols - sizeof(PREFIX) : 0; /* sizeof: + the column */
+	if (room > PROGRESS_MAX)
+		room = PROGRESS_MAX;
+	if (len > room) {
+		len = room;
+		while (len && ((unsigned char)text[len] & 0xc0) == 0x80)
+			len--; /* not inside a UTF-8 sequence */
+	}
+	vis = sizeof(PREFIX) - 1 + len; /* bytes >= columns: blanks never overflow */
+	off = (size_t)snprintf(line, sizeof(line), "\r%s%.*s",
+			       p->color ? "\033[1;36mxprobe:\033[0m " : PREFIX, (int)len, text);
+	/* invariant: p->width <= sizeof(PREFIX) - 1 + PROGRESS_MAX, so it fits */
+	if (p->width > vis) {
+		memset(line + off, ' ', p->width - vis);
+		off += p->width - vis;
+	}
+	put_stderr(line, off);
+	p->width = vis;
+	p->drawn = true;
+}
+
+void xp_cli_progress_end(struct xp_cli_progress *p)
+{
+	char line[2 + sizeof(PREFIX) + PROGRESS_MAX];
+
+	if (!p->on || !p->drawn)
+		return;
+	line[0] = '\r';
+	memset(line + 1, ' ', p->width);
+	line[1 + p->width] = '\r';
+	put_stderr(line, p->width + 2);
+	p->drawn = false;
+	p->width = 0;
+}
 
 void xp_cli_session_id(const char *kind, char *buf, size_t size)
 {

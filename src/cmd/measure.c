@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../common/cancel.h"
 #include "../../common/json.h"
@@ -285,6 +286,11 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			.capture = c,
 			.corr = &corr,
 			.extra_warnings = extra,
+			.hist = req->cli->hist,
+			.color = xp_cli_color(req->cli, STDOUT_FILENO),
+			.signo = req->live && req->live->res.stop == XP_LIVE_STOP_SIGNAL ?
+					 req->live->res.signo :
+					 0,
 			.host = host,
 		};
 		struct result_ctx ctx = { &view };

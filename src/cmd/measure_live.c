@@ -17,6 +17,9 @@
  *      src/collect/live_source.h); --samples stops once the correlator
  *      pairs enough events of the merged capture, --duration-ms on time
  *      from arming, --timeout-ms bounds the whole wait.
+ * While the capture runs, a terminal on stderr gets a progress line
+ * (on_progress below; src/cli/output.c decides whether and draws it),
+ * erased as soon as xp_live_run returns, before anything is printed.
  * The startup slack of the contract: a target already inside an event
  * when probes arm leaves an end without a start (or a start without an
  * end); the policies count those as unmatched, never as pairs, and the
@@ -247,6 +250,57 @@ static void find_children(const struct xp_measure_req *req, const struct xp_live
 	snprintf(out->children_file, sizeof(out->children_file), "%s", file ? file : "");
 }
 
+/* What the progress line says besides the loop's counters. */
+struct progress_ctx {
+	struct xp_cli_progress line;
+	const struct xp_measure_req *req;
+	size_t probes; /* eBPF endpoints attached */
+	bool agent;    /* the Agent collects too */
+};
+
+/*
+ * "armed 2 probes on pid 4242 | <=37/100 pairs | 1.2s, timeout in 28.8s |
+ * 302 events, 0 dropped | FROM -> TO" (the selectors last: the line is
+ * cut to the terminal's width).  Pairs are known once the
+ * samples rule counted them; before, each pair needs its own end record,
+ * so the end records seen bound them.  No allocation: the loop calls this.
+ */
+static void on_progress(void *vctx, const struct xp_live_progress *p)
+{
+	struct progress_ctx *x = vctx;
+	char text[512], pairs[64], when[96], armed[48];
+	uint64_t bound = p->samples;
+
+	if (p->pairs_counted)
+		snprintf(pairs, sizeof(pairs), "%llu/%llu pairs", (unsigned long long)p->pairs,
+			 (unsigned long long)bound);
+	else if (bound)
+		snprintf(pairs, sizeof(pairs), "<=%llu/%llu pairs",
+			 (unsigned long long)p->end_records, (unsigned long long)bound);
+	else
+		snprintf(pairs, sizeof(pairs), "<=%llu pairs", (unsigned long long)p->end_records);
+	if (p->duration_ns) {
+		uint64_t left = p->duration_ns > p->elapsed_ns ? p->duration_ns - p->elapsed_ns : 0;
+
+		snprintf(when, sizeof(when), "%.1fs left of %.1fs", (double)left / 1e9,
+			 (double)p->duration_ns / 1e9);
+	} else {
+		snprintf(when, sizeof(when), "%.1fs, timeout in %.1fs", (double)p->elapsed_ns / 1e9,
+			 (double)p->timeout_left_ns / 1e9);
+	}
+	if (x->probes && x->agent)
+		snprintf(armed, sizeof(armed), "%zu probe%s + Agent", x->probes,
+			 x->probes > 1 ? "s" : "");
+	else if (x->probes)
+		snprintf(armed, sizeof(armed), "%zu probe%s", x->probes, x->probes > 1 ? "s" : "");
+	else
+		snprintf(armed, sizeof(armed), "the Agent");
+	snprintf(text, sizeof(text), "armed %s on pid %u | %s | %s | %llu events, %llu dropped | %s -> %s",
+		 armed, x->req->target.pid, pairs, when, (unsigned long long)p->events,
+		 (unsigned long long)p->dropped, x->req->from_text, x->req->to_text);
+	xp_cli_progress_draw(&x->line, text);
+}
+
 int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_live_outcome *out, struct xp_warnings *ws,
 			    struct xp_error *err)
@@ -254,6 +308,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	uint64_t t0 = xp_live_now_ns();
 	struct xp_live_source *src[XP_LIVE_MAX_SOURCES] = { 0 };
 	struct xp_live_samples_rule rule;
+	struct progress_ctx prog;
 	struct xp_agent_source_opts ao;
 	struct xp_live_ebpf_opts eo;
 	struct xp_live_run_opts ro;
@@ -362,7 +417,16 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	ro.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	ro.first_read_delay_ms = test_first_read_delay_ms();
 	ro.samples = req->samples ? &rule : NULL;
+	xp_cli_progress_init(&prog.line, req->cli);
+	prog.req = req;
+	prog.probes = plan.n;
+	prog.agent = ap.needed;
+	if (prog.line.on) {
+		ro.progress = on_progress;
+		ro.progress_ctx = &prog;
+	}
 	rc = xp_live_run(&ro, src, nsrc, c, &out->res, err);
+	xp_cli_progress_end(&prog.line);
 	if (!rc && c->count == 0)
 		find_children(req, &plan, out);
 	for (i = 0; i < nsrc; i++) {

@@ -9,7 +9,10 @@
  *            link per endpoint -- an attach failure of a target that went
  *            away is TARGET_EXITED, the better explanation
  *   arm      one store into the object's .bss
- *   poll     consume the ring: each record checked and staged (live.h)
+ *   poll     consume the ring: each record checked and staged (live.h);
+ *            the drop counters read at most every XP_LIVE_PROGRESS_NS, so
+ *            a progress line shows losses as they happen (stop reads
+ *            them again: the final count and earliest timestamp)
  *   flush    staged records -> events
  *   stop     detach every link (the kernel waits out programs in flight),
  *            then, when the records are wanted, consume what is left and
@@ -45,6 +48,7 @@ struct ebpf_source {
 	uint64_t ring_bytes;
 	uint64_t busy_records;
 	bool nomem;
+	uint64_t drops_read_ns; /* when poll last read the drop counters */
 	uint64_t per_endpoint[XP_LIVE_MAX_ENDPOINTS];
 };
 
@@ -131,7 +135,6 @@ static int ebpf_poll(struct xp_live_source *s, uint64_t now, struct xp_error *er
 	struct ebpf_source *e = of(s);
 	int got;
 
-	(void)now;
 	got = xp_live_bpf_consume(e->b);
 	if (got < 0 && got != -EINTR)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
@@ -140,6 +143,15 @@ static int ebpf_poll(struct xp_live_source *s, uint64_t now, struct xp_error *er
 		return nomem(err);
 	if (got < 0)
 		got = 0;
+	if (now - e->drops_read_ns >= XP_LIVE_PROGRESS_NS) {
+		uint64_t dropped, first_ts;
+
+		e->drops_read_ns = now;
+		if (!xp_live_bpf_dropped(e->b, &dropped, &first_ts)) {
+			s->st.dropped = dropped;
+			s->st.first_drop_ts = first_ts;
+		}
+	}
 	s->busy = got > 0 && (uint64_t)got >= e->busy_records;
 	sync_stats(e);
 	return got;

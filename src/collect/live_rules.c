@@ -61,6 +61,7 @@ int xp_live_samples_enough(struct xp_live_samples_rule *r, struct xp_capture *c,
 	rc = xp_live_count_pairs(r, c, &matched, err);
 	if (rc)
 		return rc;
+	r->matched = matched;
 	return matched >= samples;
 }
 

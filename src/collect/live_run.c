@@ -21,6 +21,10 @@
  *      would; a samples capture is cut at its stopping point and its
  *      losses decided (live_rules.c)
  *
+ * Progress (o->progress): after a round that did not end the loop, at
+ * most every XP_LIVE_PROGRESS_NS, the loop hands its counters to the
+ * caller's callback, which renders them (this file never prints).
+ *
  * Sources poll on the loop's period; one that wants a slower pace (the
  * Agent: a SNAPSHOT costs the target a wakeup) skips polls itself.  The
  * period shortens to XP_LIVE_POLL_US_BUSY after a round a source found
@@ -132,13 +136,40 @@ static void count_retained(const struct xp_capture *c, struct xp_live_source **s
 		src[i]->st.retained = src[i]->kind == XP_LIVE_SRC_EBPF ? host : c->count - host;
 }
 
+/* The counters of a round for the progress callback. */
+static void report_progress(const struct xp_live_run_opts *o, struct xp_live_source **src,
+			    size_t n, const struct xp_live_result *res, uint64_t now,
+			    uint64_t end_records, uint64_t held)
+{
+	struct xp_live_progress p;
+	size_t i;
+
+	memset(&p, 0, sizeof(p));
+	p.elapsed_ns = now - res->t_armed_ns;
+	p.duration_ns = o->duration_ns;
+	p.timeout_left_ns = o->deadline_ns > now ? o->deadline_ns - now : 0;
+	if (o->samples) {
+		p.samples = o->samples->opts.samples;
+		p.pairs_counted = o->samples->last_ns != 0;
+		p.pairs = o->samples->matched;
+	}
+	p.end_records = end_records;
+	for (i = 0; i < n; i++) {
+		p.events += src[i]->st.observed;
+		p.dropped += src[i]->st.dropped;
+	}
+	p.held = held;
+	p.max_events = o->max_events;
+	o->progress(o->progress_ctx, &p);
+}
+
 int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, size_t n,
 		struct xp_capture *c, struct xp_live_result *res, struct xp_error *err)
 {
 	const struct xp_live_source_stats *stv[XP_LIVE_MAX_SOURCES];
 	struct sigaction sa, old_sa[NSIG_LIVE];
 	sigset_t block, orig_mask;
-	uint64_t period_ns, duration_end = 0, last_verify = 0, unknown = 0;
+	uint64_t period_ns, duration_end = 0, last_verify = 0, unknown = 0, last_progress = 0;
 	size_t i, prepared = 0;
 	int pidfd = -1, rc;
 	bool busy = false, own_pidfd = true;
@@ -303,6 +334,10 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 		if (now >= o->deadline_ns) {
 			res->stop = XP_LIVE_STOP_TIMEOUT;
 			break;
+		}
+		if (o->progress && (!last_progress || now - last_progress >= XP_LIVE_PROGRESS_NS)) {
+			last_progress = now;
+			report_progress(o, src, n, res, now, end_records, held);
 		}
 	}
 	res->collected = true;

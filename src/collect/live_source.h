@@ -118,7 +118,8 @@ struct xp_live_samples_rule {
 	struct xp_selector *to;
 	struct xp_correlate_opts opts; /* policy, samples, duration_ns, max_events */
 	size_t last_count;
-	uint64_t last_ns;
+	uint64_t last_ns;              /* 0: never counted */
+	uint64_t matched;              /* pairs at the last count (progress) */
 };
 
 /*
@@ -189,6 +190,28 @@ const char *xp_live_stop_name(enum xp_live_stop s);
  * this many are staged (bounds the staging memory). */
 #define XP_LIVE_FLUSH_RECORDS 65536u
 
+/*
+ * What a live capture has done so far, for a progress line: counters
+ * only (the one-way rule: the command renders them, src/cli/output.c
+ * writes them).  Reported at most every XP_LIVE_PROGRESS_NS once armed,
+ * from the loop, and never after it ended.
+ */
+#define XP_LIVE_PROGRESS_NS 100000000ull
+
+struct xp_live_progress {
+	uint64_t elapsed_ns;      /* since armed */
+	uint64_t duration_ns;     /* the duration rule (0 = none) */
+	uint64_t timeout_left_ns; /* until the deadline */
+	uint64_t samples;         /* the samples bound (0 = none) */
+	bool pairs_counted;       /* the samples rule counted pairs already ... */
+	uint64_t pairs;           /* ... this many, at its last count */
+	uint64_t end_records;     /* end-selector records so far: pairs <= this */
+	uint64_t events;          /* records every source was offered so far */
+	uint64_t dropped;         /* ... of which lost (as far as known yet) */
+	uint64_t held;            /* events and staged records */
+	uint64_t max_events;
+};
+
 struct xp_live_run_opts {
 	const struct xp_target *target;
 	uint64_t max_events;      /* the merged capture's bound (> 0) */
@@ -200,6 +223,10 @@ struct xp_live_run_opts {
 	struct xp_live_samples_rule *samples;
 	/* process identity the capture records (its events' pid) */
 	uint32_t event_pid;
+	/* called from the loop with the counters, at most every
+	 * XP_LIVE_PROGRESS_NS (NULL: none); it must not allocate or block */
+	void (*progress)(void *ctx, const struct xp_live_progress *p);
+	void *progress_ctx;
 };
 
 struct xp_live_result {

@@ -12,13 +12,16 @@
  * kernels).  collection: a result is always complete (drops and a full
  * table are errors), observed / grouped / dropped activities, the table's
  * capacity, groups in use (occupied_slots: the Agent's table holds one
- * slot per group) and its utilization.
+ * slot per group) and its utilization.  The human table is sorted apart
+ * from the document, as perf report sorts (share of the time, then
+ * count): the document keeps the reference's order.
  */
 #include <inttypes.h>
 
 #include "../../common/json.h"
 #include "../capture/record_events.h"
 #include "../collect/agent_aggregate.h"
+#include "../collect/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "report.h"
 
 #define XP_HUMAN_GROUPS 15
@@ -86,25 +89,65 @@ void xp_render_aggregate_json(struct xpc_json *w, const struct xp_aggregate_view
 	xpc_json_obj_end(w);
 }
 
+/* The terminal's order, as perf report's: more of the time first, then
+ * more activities, then the document's order. */
+static bool human_before(const struct xp_agg_group *a, size_t ia, const struct xp_agg_group *b,
+			 size_t ib)
+{
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns;
+	if (a->count != b->count)
+		return a->count > b->count;
+	return ia < ib;
+}
+
+/* The first XP_HUMAN_GROUPS groups in that order, into @top (no
+ * allocation: insertion into a short list); returns how many. */
+static size_t human_top(const struct xp_agg_dec *d, size_t top[XP_HUMAN_GROUPS])
+{
+	size_t i, j, n = 0;
+
+	for (i = 0; i < d->n; i++) {
+		for (j = n; j > 0 && human_before(&d->groups[i], i, &d->groups[top[j - 1]],
+						  top[j - 1]);
+		     j--)
+			if (j < XP_HUMAN_GROUPS)
+				top[j] = top[j - 1];
+		if (j < XP_HUMAN_GROUPS)
+			top[j] = i;
+		if (n < XP_HUMAN_GROUPS)
+			n++;
+	}
+	return n;
+}
+
 void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v)
 {
 	const struct xp_agg_dec *d = &v->result->dec;
-	size_t i, n = d->n < XP_HUMAN_GROUPS ? d->n : XP_HUMAN_GROUPS;
+	size_t i, n, top[XP_HUMAN_GROUPS];
+	uint64_t all_ns = 0;
 
 	fprintf(out,
 		"GPU activity inventory of pid %u (%s -> %s): %" PRIu64 " activities in %zu "
 		"groups of %" PRIu64 ", %.3f s\n",
 		v->pid, v->start_selector, v->end_selector, d->grouped, d->n, d->st.capacity,
 		(double)v->result->window_ns / 1e9);
+	for (i = 0; i < d->n; i++)
+		all_ns += d->groups[i].total_ns;
+	n = human_top(d, top);
 	if (n)
-		fprintf(out, "\n%10s %14s %14s  %s\n", "count", "mean ns", "total ns", "group");
+		fprintf(out, "\n%7s %10s %10s %10s  %s\n", "% time", "total", "mean", "count",
+			"group");
 	for (i = 0; i < n; i++) {
-		const struct xp_agg_group *g = &d->groups[i];
-		char hint[XP_AGG_HINT_MAX];
+		const struct xp_agg_group *g = &d->groups[top[i]];
+		char hint[XP_AGG_HINT_MAX], total[32], mean[32];
 		const char *h = xp_agent_aggregate_hint(g, false, hint, sizeof(hint));
 
-		fprintf(out, "%10" PRIu64 " %14.0f %14" PRIu64 "  %s\n", g->count,
-			(double)g->total_ns / (double)g->count, g->total_ns, h ? h : "?");
+		xp_lh_fmt_ns(total, sizeof(total), (double)g->total_ns);
+		xp_lh_fmt_ns(mean, sizeof(mean), (double)g->total_ns / (double)g->count);
+		fprintf(out, "%7.2f %10s %10s %10" PRIu64 "  %s\n",
+			all_ns ? 100.0 * (double)g->total_ns / (double)all_ns : 0.0, total, mean,
+			g->count, h ? h : "?");
 	}
 	if (d->n > n)
 		fprintf(out, "... %zu more in --json\n", d->n - n);

@@ -7,6 +7,8 @@
  * cpu_sample.h) and prints it; every verdict it shows was derived there.
  * Key order follows the schema; optional values are null, never omitted.
  * Proportions are count / observed_samples (0.0 when nothing was observed).
+ * The human table: self and total shares, self samples, the function and
+ * its selector hint, in the profile's order (self, then total).
  */
 #include <inttypes.h>
 
@@ -217,14 +219,16 @@ void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 		c->lost_samples);
 	fprintf(out, "python: %s%s%s\n", v->python_status, v->python_hint[0] ? " -- " : "",
 		v->python_hint);
+	/* perf report's table, in the profile's order: the self share first,
+	 * then the total (children included) share */
 	if (n)
-		fprintf(out, "\n  self%%  total%%  function\n");
+		fprintf(out, "\n%7s %7s %8s  %s\n", "self %", "total %", "samples", "function");
 	for (i = 0; i < n; i++) {
 		const struct xp_cpu_function *f = &p->functions[i];
 		uint64_t total = c->observed_samples;
 
-		fprintf(out, "%6.1f %6.1f  ", 100.0 * share(f->exclusive, total),
-			100.0 * share(f->inclusive, total));
+		fprintf(out, "%7.2f %7.2f %8" PRIu64 "  ", 100.0 * share(f->exclusive, total),
+			100.0 * share(f->inclusive, total), f->exclusive);
 		if (f->name)
 			fprintf(out, "%s [%s]", f->name, xp_frame_kind_name(f->kind));
 		else

@@ -21,12 +21,11 @@
 
 #include "../../common/json.h"
 #include "../correlate/correlate.h"
+#include "render_bars.h"
 #include "render_histogram.h"
 #include "report.h"
 
-#define XP_HIST_BAR 40
 #define XP_HUMAN_GROUPS 16
-#define XP_POW2_BINS 65 /* [0, 1) and [2^k, 2^(k+1)) for k = 0..63 */
 
 const char *xp_histogram_status(const struct xp_lh_result *r)
 {
@@ -294,45 +293,14 @@ static unsigned pow2_bin(uint32_t b)
 	return k + 1;
 }
 
-static void bin_bound(char *buf, size_t size, unsigned bin)
-{
-	if (bin == 0)
-		snprintf(buf, size, "0");
-	else if (bin >= 64)
-		snprintf(buf, size, "inf");
-	else
-		xp_lh_fmt_ns(buf, size, (double)(1ull << (bin - 1)));
-}
-
 static void human_bars(FILE *out, const struct xp_lh_dist *h)
 {
-	uint64_t bins[XP_POW2_BINS] = { 0 }, top = 0;
-	unsigned first = XP_POW2_BINS, last = 0, i;
+	uint64_t bins[XP_POW2_BINS] = { 0 };
 	uint32_t b;
 
 	for (b = 0; b < XP_LH_BUCKETS; b++)
 		bins[pow2_bin(b)] += h->buckets[b];
-	for (i = 0; i < XP_POW2_BINS; i++) {
-		if (!bins[i])
-			continue;
-		if (first == XP_POW2_BINS)
-			first = i;
-		last = i;
-		if (bins[i] > top)
-			top = bins[i];
-	}
-	for (i = first; i < XP_POW2_BINS && i <= last; i++) {
-		char lo[32], hi[32], label[80], bar[XP_HIST_BAR + 1];
-		unsigned n = (unsigned)((bins[i] * XP_HIST_BAR + top - 1) / top);
-
-		bin_bound(lo, sizeof(lo), i);
-		bin_bound(hi, sizeof(hi), i + 1);
-		snprintf(label, sizeof(label), "[%s, %s)", lo, hi);
-		memset(bar, ' ', XP_HIST_BAR);
-		memset(bar, '@', n > XP_HIST_BAR ? XP_HIST_BAR : n);
-		bar[XP_HIST_BAR] = '\0';
-		fprintf(out, "%-20s %8" PRIu64 " |%s|\n", label, bins[i], bar);
-	}
+	xp_render_pow2_bars(out, bins, false);
 }
 
 static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *indent)

@@ -7,11 +7,21 @@
  * (struct xp_host_collection) are not a JSON field; the human summary
  * prints them, and losses after a samples capture's stopping point are
  * the warning HOST_RECORDS_LOST_AFTER_STOP (src/cmd/measure.c).
+ *
+ * Under the human summary: the distribution of the matched latencies
+ * (--hist log2 | linear | none, render_bars.h) and, when pairs of more
+ * than one thread matched, one line per thread (count, p50, p99, max),
+ * from src/correlate/latency_view.h.  Nothing of it is in the JSON.
  */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "../../common/json.h"
+#include "../collect/latency_histogram.h" /* xp_lh_fmt_ns */
+#include "../correlate/latency_view.h"
 #include "../model/event_json.h"
+#include "render_bars.h"
 #include "report.h"
 
 /*
@@ -147,17 +157,80 @@ static void fmt_ns(char *buf, size_t n, double ns)
 		snprintf(buf, n, "%.0f ns", ns);
 }
 
+#define XP_HUMAN_THREADS 16
+
+/* The distribution under the summary: bpftrace's hist() or lhist(). */
+static void human_histogram(FILE *out, const struct xp_measurement_view *v)
+{
+	const struct xp_correlation *r = v->corr;
+
+	if (v->hist == XP_HIST_NONE || !r->npairs)
+		return;
+	if (v->hist == XP_HIST_LINEAR) {
+		struct xp_linear_hist h;
+		char step[32];
+
+		xp_latency_linear(r->pairs, r->npairs, &h);
+		xp_lh_fmt_ns(step, sizeof(step), (double)h.step);
+		fprintf(out, "\nhistogram of %zu pairs (linear buckets of %s):\n", r->npairs, step);
+		xp_render_linear_bars(out, &h, v->color);
+	} else {
+		uint64_t bins[XP_POW2_BINS];
+
+		xp_latency_pow2(r->pairs, r->npairs, bins);
+		fprintf(out, "\nhistogram of %zu pairs (power-of-two buckets):\n", r->npairs);
+		xp_render_pow2_bars(out, bins, v->color);
+	}
+}
+
+/* count, p50, p99, max of each thread, when more than one matched. */
+static void human_threads(FILE *out, const struct xp_measurement_view *v)
+{
+	const struct xp_correlation *r = v->corr;
+	struct xp_thread_latency *t;
+	size_t i, n;
+
+	if (r->npairs < 2)
+		return;
+	if (xp_latency_threads(v->capture, r->pairs, r->npairs, &t, &n)) {
+		fprintf(out, "\nper thread: not shown (out of memory)\n");
+		return;
+	}
+	if (n > 1) {
+		fprintf(out, "\nper thread (the start event's tid), %zu threads:\n", n);
+		for (i = 0; i < n && i < XP_HUMAN_THREADS; i++) {
+			char a[32], b[32], c[32];
+
+			fmt_ns(a, sizeof(a), (double)t[i].st.p50);
+			fmt_ns(b, sizeof(b), (double)t[i].st.p99);
+			fmt_ns(c, sizeof(c), (double)t[i].st.max);
+			fprintf(out, "  tid %-7u %7" PRIu64 " pairs  p50 %s  p99 %s  max %s\n",
+				t[i].tid, t[i].count, a, b, c);
+		}
+		if (n > XP_HUMAN_THREADS)
+			fprintf(out, "  ... %zu more threads (every pair is in --json's evidence)\n",
+				n - XP_HUMAN_THREADS);
+	}
+	free(t);
+}
+
 void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 {
 	const struct xp_correlation *r = v->corr;
 	char a[32], b[32], c[32], d[32], e[32];
 
-	fprintf(out, "%s -> %s (%s, %s)\n", v->start_selector, v->end_selector, r->method,
+	fprintf(out, "%s%s -> %s%s (%s, %s)\n", v->color ? XP_SGR_BOLD : "", v->start_selector,
+		v->end_selector, v->color ? XP_SGR_RESET : "", r->method,
 		xp_confidence_name(r->confidence));
 	fprintf(out, "status: %s; %" PRIu64 " matched, %" PRIu64 " unmatched start, %" PRIu64
 		     " unmatched end, %" PRIu64 " ambiguous; score %.3f\n",
 		v->status, r->matched, r->unmatched_start, r->unmatched_end, r->ambiguous,
 		r->score);
+	if (v->signo)
+		fprintf(out,
+			"cancelled: signal %d (%s) stopped the live capture early; these are the "
+			"pairs captured until then\n",
+			v->signo, strsignal(v->signo));
 	fmt_ns(a, sizeof(a), (double)r->latency.min);
 	fmt_ns(b, sizeof(b), (double)r->latency.p50);
 	fmt_ns(c, sizeof(c), (double)r->latency.p99);
@@ -175,4 +248,6 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 			v->host->dropped_records);
 	xp_render_warnings_human(out, &r->warnings);
 	xp_render_warnings_human(out, v->extra_warnings);
+	human_histogram(out, v);
+	human_threads(out, v);
 }

@@ -7,11 +7,13 @@
  * sorted, totals and drops summed) and prints it.  Known x86_64 numbers
  * get their name and exact syscall:NAME:entry|exit hints; unknown numbers
  * stay numeric with null hints.  Durations without a matched pair are
- * null, never 0.
+ * null, never 0.  The human table: share of the time, total and mean in
+ * readable units, entries, errors, in flight, name; sorted as the JSON.
  */
 #include <inttypes.h>
 
 #include "../../common/json.h"
+#include "../collect/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "../collect/syscall_aggregate.h"
 #include "report.h"
 
@@ -104,27 +106,37 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 {
 	const struct xp_sa_result *r = v->result;
 	size_t i, n = r->ngroups < XP_HUMAN_SYSCALLS ? r->ngroups : XP_HUMAN_SYSCALLS;
+	uint64_t all_ns = 0;
 
 	fprintf(out,
 		"syscall inventory of pid %u: %" PRIu64 " entries, %" PRIu64
 		" errors in %.3f s, %zu syscalls, %s (%" PRIu64 " dropped)\n",
 		v->pid, r->entries, r->errors, (double)r->window_ns / 1e9, r->ngroups,
 		v->complete ? "complete" : "partial", v->dropped);
+	for (i = 0; i < r->ngroups; i++)
+		all_ns += r->groups[i].total_ns;
+	/* syscount's / strace -c's table, in the summary's order: the share
+	 * of the time first, then the count (xp_sa_result_finish) */
 	if (n)
-		fprintf(out, "\n%-20s %10s %8s %8s %12s %12s\n", "syscall", "entries", "errors",
-			"inflight", "mean ns", "total ns");
+		fprintf(out, "\n%7s %10s %10s %10s %8s %8s  %s\n", "% time", "total", "mean",
+			"entries", "errors", "inflight", "syscall");
 	for (i = 0; i < n; i++) {
 		const struct xp_sa_summary_group *g = &r->groups[i];
-		char name[32];
+		char name[32], total[32], mean[32];
 
 		if (g->name)
 			snprintf(name, sizeof(name), "%s", g->name);
 		else
 			snprintf(name, sizeof(name), "#%d", (int)g->nr);
-		fprintf(out, "%-20s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %12.0f %12" PRIu64 "\n",
-			name, g->entries, g->errors, g->inflight_at_end,
-			g->matched_exits ? (double)g->total_ns / (double)g->matched_exits : 0.0,
-			g->total_ns);
+		xp_lh_fmt_ns(total, sizeof(total), (double)g->total_ns);
+		if (g->matched_exits)
+			xp_lh_fmt_ns(mean, sizeof(mean),
+				     (double)g->total_ns / (double)g->matched_exits);
+		else
+			snprintf(mean, sizeof(mean), "-");
+		fprintf(out, "%7.2f %10s %10s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  %s\n",
+			100.0 * ratio(g->total_ns, all_ns), total, mean, g->entries, g->errors,
+			g->inflight_at_end, name);
 	}
 	if (r->ngroups > n)
 		fprintf(out, "... %zu more in --json\n", r->ngroups - n);

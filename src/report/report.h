@@ -55,6 +55,19 @@ struct xp_measurement_view {
 	const struct xp_warnings *extra_warnings; /* appended after the correlator's */
 	/* live host collection counters (NULL for completed inputs) */
 	const struct xp_host_collection *host;
+	/* the terminal view only (never JSON): the histogram under the
+	 * summary (enum xp_hist_view), SGR colors, and the signal that
+	 * cancelled a live capture (0: none) */
+	int hist;
+	bool color;
+	int signo;
+};
+
+/* The histogram of a human measurement view (--hist). */
+enum xp_hist_view {
+	XP_HIST_LOG2 = 0, /* power-of-two buckets (the default) */
+	XP_HIST_LINEAR,   /* linear buckets, automatic step */
+	XP_HIST_NONE,
 };
 
 
