@@ -709,8 +709,8 @@ def test_aggregate_cancelled_by_sigint(xprobe):
 
 
 def test_aggregate_human_view(xprobe):
-    """Without --json: one summary line, a line per group (count, mean,
-    total, its start hint), nothing on stderr."""
+    """Without --json: one summary line, a header, a line per group (share
+    of the time, total, mean, count, its start hint), nothing on stderr."""
     import subprocess
     from agent_helpers import wait_state
     with CuptiFixture("preload") as fx:
@@ -725,5 +725,7 @@ def test_aggregate_human_view(xprobe):
         lines = out.splitlines()
         assert lines[0].startswith("GPU activity inventory of pid %d " % fx.pid)
         assert "3 activities in 1 groups of 4096" in lines[0]
-        assert lines[-1].split() == ["3", "2000", "6000", "cuda:kernel_start:name~^gemm$"]
+        assert lines[-2].split() == ["%", "time", "total", "mean", "count", "group"]
+        assert lines[-1].split() == ["100.00", "6.00us", "2.00us", "3",
+                                     "cuda:kernel_start:name~^gemm$"]
         fx.quit()
