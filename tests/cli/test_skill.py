@@ -31,7 +31,7 @@ DEMO = os.path.join(sk.ROOT, "demo", "mmap.jsonl")
 # Filled into the placeholders where no target is needed (parse only).
 DUMMY = {"BINARY": "/srv/app/server", "FUNCTION": "handle_request", "PID": "4242",
          "PY_PID": "4242", "CUDA_PID": "4242", "NVTX_PID": "4242", "ROOT_PID": "1",
-         "CAPTURE": "/tmp/capture.jsonl", "SPEC": "/tmp/spec.json"}
+         "CAPTURE": "/tmp/capture.jsonl", "REPORT": "/tmp/report.html", "SPEC": "/tmp/spec.json"}
 # Variables of other software the Skill tells users to set: NVTX's loader
 # reads NVTX_INJECTION64_PATH (docs/agent.md), xprobe only names it.
 FOREIGN_NAMES = {"NVTX_INJECTION64_PATH"}

@@ -18,7 +18,7 @@ The placeholders become:
                                NVTX_INJECTION64_PATH, ranging "step" in a loop
   <ROOT_PID>                   this test process, with the fake NVML
                                (XPROBE_NVML_LIBRARY) reporting <CUDA_PID>
-  <CAPTURE>, <SPEC>            files in a temporary directory
+  <CAPTURE>, <REPORT>, <SPEC>  files in a temporary directory
 """
 import json
 import os
@@ -107,6 +107,7 @@ def world(tmp_path_factory):
             "NVTX_PID": str(nvtx.pid),
             "ROOT_PID": str(os.getpid()),
             "CAPTURE": str(tmp / "capture.jsonl"),
+            "REPORT": str(tmp / "report.html"),
             "SPEC": str(tmp / "spec.json"),
         }
         targets = {"host": service.pid, "python": py.pid, "cuda": cuda.pid}
@@ -181,9 +182,13 @@ def test_example(xprobe, world, ex):
         # a result is what the Skill says to trust only after its quality
         assert doc["collection"]["completeness"] == "complete", r
         assert doc["measurement"]["samples"]["matched"] > 0, r
-    if "--events-out" in argv:
-        path = argv[argv.index("--events-out") + 1]
-        assert os.path.getsize(path) > 0 and oct(os.stat(path).st_mode & 0o777) == "0o600"
+    for flag in ("--events-out", "--report"):
+        if flag in argv:
+            path = argv[argv.index(flag) + 1]
+            assert os.path.getsize(path) > 0 and os.stat(path).st_mode & 0o777 == 0o600, flag
+    if "--report" in argv:
+        with open(argv[argv.index("--report") + 1]) as f:
+            assert f.read(64).lstrip().lower().startswith("<!doctype html")
 
 
 @pytest.mark.parametrize("spec", sk.spec_files(), ids=os.path.basename)
