@@ -104,6 +104,13 @@ static void exact_bound(char *buf, size_t size, uint64_t v, int unit_exp, int de
 		snprintf(buf, size, "%" PRIu64 "%s", v / div, unit[unit_exp]);
 }
 
+void xp_render_linear_step(char *buf, size_t size, const struct xp_linear_hist *h)
+{
+	int unit_exp = h->step_exp / 3 * 3;
+
+	exact_bound(buf, size, h->step, unit_exp > 9 ? 9 : unit_exp, 0);
+}
+
 void xp_render_linear_bars(FILE *out, const struct xp_linear_hist *h, bool color)
 {
 	char label[XP_LINEAR_MAX_BUCKETS][LABEL_MAX];

@@ -37,4 +37,8 @@ void xp_render_pow2_bars(FILE *out, const uint64_t bins[XP_POW2_BINS], bool colo
  * largest bound with as many decimals as its step needs. */
 void xp_render_linear_bars(FILE *out, const struct xp_linear_hist *h, bool color);
 
+/* The linear step exactly, in the largest unit it is a whole number of
+ * ("100ns", "5us", "200us", "2ms"). */
+void xp_render_linear_step(char *buf, size_t size, const struct xp_linear_hist *h);
+
 #endif /* XP_REPORT_RENDER_BARS_H */

@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "../../common/json.h"
-#include "../collect/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "../correlate/latency_view.h"
 #include "../model/event_json.h"
 #include "render_bars.h"
@@ -171,7 +170,7 @@ static void human_histogram(FILE *out, const struct xp_measurement_view *v)
 		char step[32];
 
 		xp_latency_linear(r->pairs, r->npairs, &h);
-		xp_lh_fmt_ns(step, sizeof(step), (double)h.step);
+		xp_render_linear_step(step, sizeof(step), &h);
 		fprintf(out, "\nhistogram of %zu pairs (linear buckets of %s):\n", r->npairs, step);
 		xp_render_linear_bars(out, &h, v->color);
 	} else {

@@ -298,6 +298,7 @@ def test_completion_values(dest):
     assert complete(dest, "xprobe validate --match st") == ["stack-nested", "stream-order"]
     assert complete(dest, "xprobe measure --format ") == ["jsonl", "chrome"]
     assert complete(dest, "xprobe measure --by ") == ["thread", "arg0"]
+    assert complete(dest, "xprobe measure --hist ") == ["log2", "linear", "none"]
     assert complete(dest, "xprobe measure --samples ") == []
     assert complete(dest, "xprobe measure --events-out %s/us" % dest) == [dest + "/usr"]
     assert complete(dest, "xprobe measure --input %s/usr/bin/xpr" % dest) == [

@@ -7,11 +7,15 @@ sort -- the share first, then the count:
   entries, errors, in flight, syscall;
 - --cpu-sample: self %, total %, self samples, function and hint;
 - --aggregate: % time, total, mean, count, group (sorted for the terminal
-  only: the document keeps the reference's kind/name order).
+  only: the document keeps the reference's kind/name order);
+
+and the per-thread lines of live latency results, the demo's included.
 """
+import os
 import re
 import subprocess
 
+import xprobe_test
 from agent_helpers import wait_state
 from cuda_helpers import CuptiFixture
 from inv_helpers import InvProc, fixture_path
@@ -126,3 +130,15 @@ def test_the_human_view_of_a_duration_capture_has_per_thread_lines(xprobe):
         counts.append(int(m.group(2)))
     assert sum(counts) == matched and counts == sorted(counts, reverse=True)
     assert "histogram of %d pairs (power-of-two buckets):" % matched in lines
+
+
+def test_the_demo_shows_the_histogram(xprobe):
+    """scripts/demo.sh (make demo): its human measurement prints the
+    histogram of its 40 pairs and the two workers' lines."""
+    demo = os.path.join(xprobe_test.ROOT, "scripts", "demo.sh")
+    p = subprocess.run([demo, xprobe.binary], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p
+    lines = p.stdout.splitlines()
+    i = lines.index("histogram of 40 pairs (power-of-two buckets):")
+    assert re.fullmatch(r"\[\S+, \S+\) +\d+ \|@+ *\|", lines[i + 1]), lines[i + 1]
+    assert "per thread (the start event's tid), 2 threads:" in lines
