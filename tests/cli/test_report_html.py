@@ -119,6 +119,72 @@ def test_result_page_shows_the_json_document(xprobe, tmp_path, browser):
     assert os.path.getsize(os.path.join(rh.artifact_dir(), "report-result.png")) > 10000
 
 
+INTERACT = r"""
+(() => {
+  const bars = Array.from(document.querySelectorAll('rect.pair'));
+  const svg = document.querySelector('#timeline svg');
+  const tip = document.getElementById('tooltip');
+  const geo = () => bars.map(r => [+r.getAttribute('x'), +r.getAttribute('width')]);
+  const out = {};
+  const r = bars[%d], box = r.getBoundingClientRect();
+  r.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: box.x + 1, clientY: box.y + 2}));
+  out.tip = tip.hidden ? null : tip.textContent;
+  svg.dispatchEvent(new MouseEvent('mouseleave', {bubbles: false}));
+  out.tip_after = tip.hidden;
+  const before = geo();
+  const btn = t => Array.from(document.querySelectorAll('#timeline button')).find(b => b.textContent === t);
+  btn('zoom in').click();
+  out.zoom_in = geo();
+  btn('reset').click();
+  out.reset = geo();
+  const sb = svg.getBoundingClientRect();
+  svg.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, deltaY: -100,
+    clientX: sb.x + sb.width - 20, clientY: sb.y + 30}));
+  out.wheel = geo();
+  btn('reset').click();
+  svg.dispatchEvent(new MouseEvent('mousedown', {bubbles: true, clientX: sb.x + 400, clientY: sb.y + 30}));
+  window.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: sb.x + 300, clientY: sb.y + 30}));
+  window.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
+  out.drag = geo();
+  out.before = before;
+  return out;
+})()
+"""
+
+
+def test_timeline_hover_shows_both_events_and_zooms(xprobe, tmp_path, browser):
+    events, _ = request_pairs(30)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "r.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100, "--report", out)
+    assert r.rc == 0, r
+    view = rh.load(browser, out)
+    k = 7
+    j = view["pair_ids"][k]  # the k-th bar stands for timeline entry j = pair j
+    got = view["page"].evaluate(INTERACT % k)
+    pair = r.doc["evidence"][j]
+    tip = got["tip"]
+    assert tip is not None and tip.startswith("pair #%d " % j), tip
+    assert "evt_%d" % pair["start"]["sequence"] in tip and "evt_%d" % pair["end"]["sequence"] in tip
+    assert "(%d ns)" % pair["latency_ns"] in tip
+    assert str(pair["start"]["timestamp_ns"]) in tip and str(pair["end"]["timestamp_ns"]) in tip
+    assert "tid %d" % pair["start"]["tid"] in tip and "host_function_entry" in tip
+    assert got["tip_after"] is True
+    before = got["before"]
+    # zoom in: every bar twice as wide (about the middle)
+    for (x0, w0), (x1, w1) in zip(before, got["zoom_in"]):
+        if w0 > 1:
+            assert abs(w1 - 2 * w0) < 0.05, (w0, w1)
+    assert got["reset"] == before
+    # the wheel zooms at the pointer (near the right end: bars there stay put)
+    assert max(w for _, w in got["wheel"]) > max(w for _, w in before)
+    last = max(range(len(before)), key=lambda i: before[i][0])
+    assert abs(got["wheel"][last][0] - before[last][0]) < 0.25 * before[last][1] + 30
+    # dragging 100 px to the left moves every bar 100 px to the left
+    for (x0, _), (x1, _) in zip(before, got["drag"]):
+        assert abs((x0 - x1) - 100) < 0.05, (x0, x1)
+
+
 def test_json_document_is_the_same_with_and_without_report(xprobe, tmp_path):
     events, _ = request_pairs(20)
     src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
