@@ -24,6 +24,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../common/cancel.h"
 #include "../checks/validate_checks.h"
@@ -156,12 +157,43 @@ static void emit_human(FILE *out, void *view)
 	xp_render_histogram_human(out, view);
 }
 
+/* The window's progress line (cli.h): what is armed and the time. */
+struct hist_progress {
+	struct xp_cli_progress line;
+	const struct hist_req *q;
+	uint32_t pid;
+	uint64_t duration_ns, timeout_ns; /* 0: none */
+};
+
+static void on_progress(void *ctx, uint64_t elapsed_ns)
+{
+	struct hist_progress *x = ctx;
+	char text[512], when[96];
+
+	if (x->duration_ns)
+		snprintf(when, sizeof(when), "%.1fs left of %.1fs",
+			 (double)(x->duration_ns > elapsed_ns ? x->duration_ns - elapsed_ns : 0) /
+				 1e9,
+			 (double)x->duration_ns / 1e9);
+	else if (x->timeout_ns)
+		snprintf(when, sizeof(when), "%.1fs, timeout in %.1fs", (double)elapsed_ns / 1e9,
+			 (double)(x->timeout_ns > elapsed_ns ? x->timeout_ns - elapsed_ns : 0) /
+				 1e9);
+	else
+		snprintf(when, sizeof(when), "%.1fs, until Ctrl-C or the target exits",
+			 (double)elapsed_ns / 1e9);
+	snprintf(text, sizeof(text), "histogram armed on pid %u | %s | %s -> %s", x->pid, when,
+		 x->q->cli->from, x->q->cli->to);
+	xp_cli_progress_draw(&x->line, text);
+}
+
 int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 {
 	uint64_t t0 = xp_live_now_ns();
 	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = verify_armed };
 	struct xp_inventory_signals sig;
 	struct xp_warnings ws = { 0 };
+	struct hist_progress prog;
 	struct xp_lh_result r;
 	struct xp_target_ns ns;
 	struct xp_target t;
@@ -217,10 +249,22 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	o.duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
 	o.deadline_ns = cli->has_timeout_ms ? t0 + cli->timeout_ms * 1000000ull : 0;
 	o.on_armed_ctx = &t;
+	xp_cli_progress_init(&prog.line, cli);
+	prog.q = &q;
+	prog.pid = t.pid;
+	prog.duration_ns = o.duration_ms * 1000000ull;
+	/* the deadline counts from the start, the window from arming: near
+	 * enough for a progress line */
+	prog.timeout_ns = cli->has_timeout_ms ? cli->timeout_ms * 1000000ull : 0;
+	if (prog.line.on) {
+		o.progress = on_progress;
+		o.progress_ctx = &prog;
+	}
 
 	xp_inventory_signals_catch(&sig);
 	rc = xp_lh_collect(&o, &r, err);
 	xp_inventory_signals_restore(&sig);
+	xp_cli_progress_end(&prog.line);
 	if (rc)
 		goto out;
 	have_r = true;
@@ -270,6 +314,7 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 			.timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : 0,
 			.result = &r,
 			.warnings = &ws,
+			.color = xp_cli_color(cli, STDOUT_FILENO),
 		};
 
 		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);

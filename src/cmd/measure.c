@@ -285,8 +285,8 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			.end_selector = req->to_text,
 			.capture = c,
 			.corr = &corr,
-			.host = host,
 			.extra_warnings = extra,
+			.host = host,
 			.hist = req->cli->hist,
 			.color = xp_cli_color(req->cli, STDOUT_FILENO),
 			.signo = req->live && req->live->res.stop == XP_LIVE_STOP_SIGNAL ?

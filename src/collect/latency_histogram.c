@@ -302,7 +302,7 @@ out:
 static enum xp_lh_stop wait_window(const struct xp_lh_opts *o, uint64_t armed_at, int pidfd)
 {
 	uint64_t end = o->duration_ms ? armed_at + o->duration_ms * 1000000ull : 0;
-	uint64_t last_verify = armed_at;
+	uint64_t last_verify = armed_at, last_progress = 0;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
@@ -316,6 +316,10 @@ static enum xp_lh_stop wait_window(const struct xp_lh_opts *o, uint64_t armed_at
 			return XP_LH_STOP_DURATION;
 		if (o->deadline_ns && now >= o->deadline_ns)
 			return XP_LH_STOP_TIMEOUT;
+		if (o->progress && (!last_progress || now - last_progress >= XP_LIVE_PROGRESS_NS)) {
+			last_progress = now;
+			o->progress(o->progress_ctx, now - armed_at);
+		}
 		if (pidfd < 0 && now - last_verify >= XP_LH_POLL_MS * 1000000ull) {
 			struct xp_error verr = { 0 };
 			int gone = xp_target_verify(o->target, &verr) != 0;

@@ -109,6 +109,11 @@ struct xp_lh_opts {
 	 * target identity there); a non-zero return aborts with its error. */
 	int (*on_armed)(void *ctx, struct xp_error *err);
 	void *on_armed_ctx;
+	/* Called from the window's wait with the time since arming, at most
+	 * every XP_LIVE_PROGRESS_NS (NULL: none); it must not allocate or
+	 * block.  The pairs are in the kernel's maps until the window ends. */
+	void (*progress)(void *ctx, uint64_t elapsed_ns);
+	void *progress_ctx;
 };
 
 /*

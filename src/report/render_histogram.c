@@ -293,17 +293,17 @@ static unsigned pow2_bin(uint32_t b)
 	return k + 1;
 }
 
-static void human_bars(FILE *out, const struct xp_lh_dist *h)
+static void human_bars(FILE *out, const struct xp_lh_dist *h, bool color)
 {
 	uint64_t bins[XP_POW2_BINS] = { 0 };
 	uint32_t b;
 
 	for (b = 0; b < XP_LH_BUCKETS; b++)
 		bins[pow2_bin(b)] += h->buckets[b];
-	xp_render_pow2_bars(out, bins, false);
+	xp_render_pow2_bars(out, bins, color);
 }
 
-static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *indent)
+static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *indent, bool color)
 {
 	struct xp_lh_percentile p;
 	char a[32], b[32], c[32], d[32];
@@ -314,7 +314,7 @@ static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *ind
 		fprintf(out, "%sno pairs\n", indent);
 		return;
 	}
-	human_bars(out, h);
+	human_bars(out, h, color);
 	fprintf(out, "%s", indent);
 	for (i = 0; i < XP_LH_NPCT; i++) {
 		if (xp_lh_percentile(h, xp_lh_pct_permille[i], &p))
@@ -349,7 +349,7 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 	fprintf(out, "%" PRIu64 " pairs in %.3f s, stopped by %s, %s\n\n", r->pairs,
 		(double)r->window_ns / 1e9, xp_lh_stop_name(r->stop),
 		xp_lh_complete(r) ? "complete" : "partial");
-	human_summary(out, &r->total, "");
+	human_summary(out, &r->total, "", v->color);
 	fprintf(out,
 		"unpaired: %" PRIu64 " starts (%" PRIu64 " superseded, %" PRIu64
 		" open at the end, %" PRIu64 " left by exiting threads), %" PRIu64 " ends\n",
@@ -370,7 +370,7 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 	for (i = 0; i < n; i++) {
 		key_label(label, sizeof(label), kind, r->groups[i].key);
 		fprintf(out, "\n%s:\n", label);
-		human_summary(out, &r->groups[i].h, "");
+		human_summary(out, &r->groups[i].h, "", v->color);
 	}
 	if (r->ngroups > n)
 		fprintf(out, "\n... %zu more groups in --json\n", r->ngroups - n);

@@ -36,6 +36,7 @@ struct xp_histogram_view {
 	uint64_t timeout_ms;         /* 0 = none given (null) */
 	const struct xp_lh_result *result; /* finished */
 	const struct xp_warnings *warnings;
+	bool color;                  /* the terminal view's bars in color */
 };
 
 /* "completed", "cancelled", "target_exited", "timed_out". */

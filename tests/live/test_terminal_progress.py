@@ -46,13 +46,15 @@ class TtyRun:
     """xprobe with stderr on a pseudo-terminal of @cols columns (stdout a
     pipe); .tty holds every byte the terminal got, .draws their times."""
 
-    def __init__(self, xprobe, args, cols=100, env=None, sigint_after_draws=None):
+    def __init__(self, xprobe, args, cols=100, env=None, sigint_after_draws=None,
+                 stdout_tty=False):
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
         self.argv = [xprobe.binary] + [str(a) for a in args]
         t0 = time.monotonic()
         out = tempfile.TemporaryFile()  # not a pipe: a document may exceed its buffer
-        p = subprocess.Popen(self.argv, stdout=out, stderr=slave, env=env or env_of())
+        p = subprocess.Popen(self.argv, stdout=slave if stdout_tty else out, stderr=slave,
+                             env=env or env_of())
         os.close(slave)
         buf, signalled = b"", False
         while True:
@@ -207,3 +209,38 @@ def test_ctrl_c_stops_cleanly_and_says_so(xprobe):
                               "--json"], sigint_after_draws=3)
     doc = xprobe_test.check_document(run.argv, run.rc, run.stdout, "measurement-result")
     assert doc["status"] == "cancelled"
+
+
+def test_histogram_window_progress(xprobe):
+    """measure --histogram: its window has a progress line too (the time;
+    the pairs stay in the kernel's maps until the window ends)."""
+    with service() as fx:
+        run = TtyRun(xprobe, ["measure", "--pid", fx.pid, "--histogram", *MMAP,
+                              "--duration-ms", 1500], cols=160)
+        assert run.rc == 0, (run.stdout, run.tty)
+        draws = run.drawn()
+        assert 5 <= len(draws) <= 10 * run.elapsed + 1, (len(draws), run.elapsed)
+        for text in draws:
+            assert re.fullmatch(r"histogram armed on pid %d \| \d+\.\ds left of 1\.5s \| "
+                                r"syscall:mmap:entry -> syscall:mmap:exit" % fx.pid, text), text
+        assert run.tty.endswith("\r") and set(run.lines[-2][1:]) == {" "}
+        assert run.stdout.startswith("latency histogram of pid %d" % fx.pid)
+        # without --duration-ms: until Ctrl-C (which ends it as a result)
+        run = TtyRun(xprobe, ["measure", "--pid", fx.pid, "--histogram", *MMAP], cols=160,
+                     sigint_after_draws=3)
+        assert run.rc == 0, (run.stdout, run.tty)
+        assert run.drawn()[0].startswith(
+            "histogram armed on pid %d | 0.0s, until Ctrl-C or the target exits" % fx.pid)
+        assert "stopped by cancelled" in run.stdout
+        run = TtyRun(xprobe, ["measure", "--pid", fx.pid, "--histogram", *MMAP,
+                              "--duration-ms", 300, "--non-interactive"])
+        assert run.rc == 0 and run.tty == ""
+
+
+def test_histogram_bars_in_color_on_a_terminal(xprobe):
+    with service() as fx:
+        args = ["measure", "--pid", fx.pid, "--histogram", *MMAP, "--duration-ms", 300]
+        run = TtyRun(xprobe, args, stdout_tty=True)
+        assert run.rc == 0 and "\x1b[32m@" in run.tty, repr(run.tty[-500:])
+        run = TtyRun(xprobe, args, stdout_tty=True, env=env_of(NO_COLOR="1"))
+        assert run.rc == 0 and "|@" in run.tty and "\x1b" not in run.tty, repr(run.tty)
