@@ -17,7 +17,10 @@
  *                      latency histogram of every pair (exact counts),
  *                      one lane per thread, and the timeline table of up
  *                      to XP_HTML_TIMELINE_MAX pairs (a failure: events)
- *                      with the sampling rule when there are more.
+ *                      with the sampling rule when there are more; the
+ *                      threads and event kinds listed are the drawn
+ *                      items' (with counts over everything), so the page
+ *                      is bounded whatever the capture holds.
  * Both are escaped so that no "<" appears in them (\u003c): a string of
  * the target's ("</script>", "<!--") cannot end the block.
  *

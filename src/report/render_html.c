@@ -30,28 +30,23 @@
 
 #define NBUCKETS 65 /* xp_html_log2_bucket(): 0 and 2^0 .. 2^63 */
 
-/* --- one lane per thread ------------------------------------------------ */
+/* --- first-seen indexes of 64-bit keys --------------------------------- */
 
-struct lane {
-	uint32_t pid, tid;
-	uint64_t count, min, max, sum; /* of the pairs that start on it */
-};
-
-/* Threads in first-seen order, found through an open-addressing table of
- * (pid, tid) keys; slot value = lane index + 1 (0 = empty). */
-struct lanes {
-	struct lane *v;
+/*
+ * Keys (a thread's pid and tid, an event kind's type and name) numbered
+ * in first-seen order, found through an open-addressing table: slot value
+ * = index + 1 (0 = empty), at most half the slots used.  Both the lanes
+ * and the kinds are looked up once per pair or event, so this is the
+ * all-pairs pass's inner step: no linear search, whatever the capture.
+ */
+struct keyidx {
+	uint64_t *keys; /* by index */
 	size_t n, cap;
 	uint32_t *slot;
-	size_t nslots; /* power of two, at least twice n */
+	size_t nslots; /* power of two */
 };
 
-static uint64_t lane_key(uint32_t pid, uint32_t tid)
-{
-	return (uint64_t)pid << 32 | tid;
-}
-
-static size_t lane_hash(uint64_t k, size_t mask)
+static size_t key_hash(uint64_t k, size_t mask)
 {
 	k ^= k >> 33;
 	k *= 0xff51afd7ed558ccdull;
@@ -59,63 +54,110 @@ static size_t lane_hash(uint64_t k, size_t mask)
 	return (size_t)k & mask;
 }
 
-static int lanes_grow(struct lanes *l)
+static int keyidx_grow(struct keyidx *t)
 {
-	size_t n = l->nslots ? l->nslots * 2 : 64, i;
+	size_t n = t->nslots ? t->nslots * 2 : 64, i;
 	uint32_t *s = calloc(n, sizeof(*s));
 
 	if (!s)
 		return -ENOMEM;
-	for (i = 0; i < l->n; i++) {
-		size_t h = lane_hash(lane_key(l->v[i].pid, l->v[i].tid), n - 1);
+	for (i = 0; i < t->n; i++) {
+		size_t h = key_hash(t->keys[i], n - 1);
 
 		while (s[h])
 			h = (h + 1) & (n - 1);
 		s[h] = (uint32_t)(i + 1);
 	}
-	free(l->slot);
-	l->slot = s;
-	l->nslots = n;
+	free(t->slot);
+	t->slot = s;
+	t->nslots = n;
 	return 0;
 }
+
+/* The index of @key, added if new (*added); or -ENOMEM. */
+static long keyidx_get(struct keyidx *t, uint64_t key, bool *added)
+{
+	size_t h;
+
+	*added = false;
+	if ((t->n + 1) * 2 > t->nslots && keyidx_grow(t))
+		return -ENOMEM;
+	h = key_hash(key, t->nslots - 1);
+	while (t->slot[h]) {
+		if (t->keys[t->slot[h] - 1] == key)
+			return (long)(t->slot[h] - 1);
+		h = (h + 1) & (t->nslots - 1);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 16;
+		uint64_t *v = realloc(t->keys, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->keys = v;
+		t->cap = cap;
+	}
+	t->keys[t->n] = key;
+	t->slot[h] = (uint32_t)(t->n + 1);
+	*added = true;
+	return (long)t->n++;
+}
+
+static void keyidx_free(struct keyidx *t)
+{
+	free(t->keys);
+	free(t->slot);
+}
+
+/* Grow @v (elements of @size, *@cap of them) to hold index @i. */
+static int grow_to(void **v, size_t *cap, size_t size, size_t i)
+{
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (i < *cap)
+		return 0;
+	while (n <= i)
+		n *= 2;
+	p = realloc(*v, n * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+/* --- one lane per thread ------------------------------------------------ */
+
+struct lane {
+	uint32_t pid, tid;
+	uint64_t count, min, max, sum; /* of the pairs that start on it */
+};
+
+struct lanes {
+	struct keyidx idx; /* (pid << 32 | tid) */
+	struct lane *v; /* by index */
+	size_t cap;
+};
 
 /* The lane of (@pid, @tid), added if new: its index, or -ENOMEM. */
 static long lane_of(struct lanes *l, uint32_t pid, uint32_t tid)
 {
-	uint64_t k = lane_key(pid, tid);
-	size_t h;
+	bool added;
+	long i = keyidx_get(&l->idx, (uint64_t)pid << 32 | tid, &added);
 
-	if ((l->n + 1) * 2 > l->nslots && lanes_grow(l))
+	if (i < 0 || !added)
+		return i;
+	if (grow_to((void **)&l->v, &l->cap, sizeof(*l->v), (size_t)i))
 		return -ENOMEM;
-	h = lane_hash(k, l->nslots - 1);
-	while (l->slot[h]) {
-		const struct lane *x = &l->v[l->slot[h] - 1];
-
-		if (x->pid == pid && x->tid == tid)
-			return (long)(l->slot[h] - 1);
-		h = (h + 1) & (l->nslots - 1);
-	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		struct lane *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	memset(&l->v[l->n], 0, sizeof(l->v[l->n]));
-	l->v[l->n].pid = pid;
-	l->v[l->n].tid = tid;
-	l->v[l->n].min = UINT64_MAX;
-	l->slot[h] = (uint32_t)(l->n + 1);
-	return (long)l->n++;
+	l->v[i] = (struct lane){ .pid = pid, .tid = tid, .min = UINT64_MAX };
+	return i;
 }
 
 static void lanes_free(struct lanes *l)
 {
+	keyidx_free(&l->idx);
 	free(l->v);
-	free(l->slot);
 }
 
 /* --- event kinds: (event_type, name) as the timeline labels them ------- */
@@ -128,14 +170,18 @@ struct kind {
 };
 
 struct kinds {
-	struct kind *v;
-	size_t n, cap;
+	struct keyidx idx; /* (event_type << 32 | name) */
+	struct kind *v; /* by index */
+	size_t cap;
 	xp_str_t api_name_key; /* "cuda_api_name" in the capture, or 0 */
 };
 
 /*
  * The name an event is shown by: the demangled symbol, the symbol, the
  * CUDA API name attribute, the kernel name, the NVTX range name, or none.
+ * A string id is either a plain string or an attribute's JSON text, never
+ * both (the text of a string attribute has its quotes), so the id alone
+ * tells which: the kind's key need not hold @raw.
  */
 static xp_str_t event_name(const struct xp_capture *c, const struct xp_event *e, xp_str_t api_key,
 			   bool *raw)
@@ -164,28 +210,25 @@ static xp_str_t event_name(const struct xp_capture *c, const struct xp_event *e,
 	return 0;
 }
 
-/* Kinds are few (a measurement selects two); a linear search is enough,
- * and the table is bounded by the events drawn. */
+/* The kind of @e, added if new: its index, or -ENOMEM. */
 static long kind_of(struct kinds *k, const struct xp_capture *c, const struct xp_event *e)
 {
-	bool raw;
+	bool raw, added;
 	xp_str_t name = event_name(c, e, k->api_name_key, &raw);
-	size_t i;
+	long i = keyidx_get(&k->idx, (uint64_t)e->event_type << 32 | name, &added);
 
-	for (i = 0; i < k->n; i++)
-		if (k->v[i].event_type == e->event_type && k->v[i].name == name)
-			return (long)i;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? k->cap * 2 : 8;
-		struct kind *v = realloc(k->v, cap * sizeof(*v));
+	if (i < 0 || !added)
+		return i;
+	if (grow_to((void **)&k->v, &k->cap, sizeof(*k->v), (size_t)i))
+		return -ENOMEM;
+	k->v[i] = (struct kind){ .event_type = e->event_type, .name = name, .raw = raw };
+	return i;
+}
 
-		if (!v)
-			return -ENOMEM;
-		k->v = v;
-		k->cap = cap;
-	}
-	k->v[k->n] = (struct kind){ .event_type = e->event_type, .name = name, .raw = raw };
-	return (long)k->n++;
+static void kinds_free(struct kinds *k)
+{
+	keyidx_free(&k->idx);
+	free(k->v);
 }
 
 /* --- the embedded JSON ------------------------------------------------- */
@@ -307,15 +350,55 @@ static void put_sampling(struct xpc_json *w, const char *unit, size_t total)
 	xpc_json_kstr(w, "rule", n < total ? rule : NULL);
 }
 
-static void put_kinds(struct xpc_json *w, const struct xp_capture *c, const struct kinds *k,
-		      bool counts)
+/*
+ * The lanes and kinds a page lists: those the drawn items reference, so a
+ * capture of a million threads or names lists at most two per drawn item
+ * (the timeline's bound), not all of them.  remap[i] is entry i's index
+ * in the list, -1 when it is not listed; remap_mark() marks the entries
+ * @refs names, remap_number() numbers the marked ones in order.
+ */
+static long *remap_new(size_t n)
 {
+	long *m = malloc((n + 1) * sizeof(*m));
+	size_t i;
+
+	for (i = 0; m && i < n; i++)
+		m[i] = -1;
+	return m;
+}
+
+static void remap_mark(long *remap, const long *refs, size_t nrefs)
+{
+	size_t j;
+
+	for (j = 0; j < nrefs; j++)
+		remap[refs[j]] = 0;
+}
+
+static void remap_number(long *remap, size_t n)
+{
+	long next = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (remap[i] == 0)
+			remap[i] = next++;
+}
+
+static void put_kinds(struct xpc_json *w, const struct xp_capture *c, const struct kinds *k,
+		      const long *remap, bool counts)
+{
+	uint64_t other = 0;
 	size_t i;
 
 	xpc_json_karr_begin(w, "kinds");
-	for (i = 0; i < k->n; i++) {
+	for (i = 0; i < k->idx.n; i++) {
 		const struct kind *x = &k->v[i];
 
+		if (remap[i] < 0) {
+			other += x->count;
+			continue;
+		}
 		xpc_json_obj_begin(w);
 		xpc_json_kstr(w, "event_type", xp_event_type_name(x->event_type));
 		if (!x->name)
@@ -329,16 +412,24 @@ static void put_kinds(struct xpc_json *w, const struct xp_capture *c, const stru
 		xpc_json_obj_end(w);
 	}
 	xpc_json_arr_end(w);
+	xpc_json_ku64(w, "kinds_total", k->idx.n);
+	if (counts)
+		xpc_json_ku64(w, "events_of_unlisted_kinds", other);
 }
 
-static void put_lanes(struct xpc_json *w, const struct lanes *l, bool pairs)
+static void put_lanes(struct xpc_json *w, const struct lanes *l, const long *remap, bool pairs)
 {
+	uint64_t other = 0;
 	size_t i;
 
 	xpc_json_karr_begin(w, "lanes");
-	for (i = 0; i < l->n; i++) {
+	for (i = 0; i < l->idx.n; i++) {
 		const struct lane *x = &l->v[i];
 
+		if (remap[i] < 0) {
+			other += x->count;
+			continue;
+		}
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "pid", x->pid);
 		xpc_json_ku64(w, "tid", x->tid);
@@ -351,6 +442,8 @@ static void put_lanes(struct xpc_json *w, const struct lanes *l, bool pairs)
 		xpc_json_obj_end(w);
 	}
 	xpc_json_arr_end(w);
+	xpc_json_ku64(w, "lanes_total", l->idx.n);
+	xpc_json_ku64(w, pairs ? "pairs_of_unlisted_lanes" : "events_of_unlisted_lanes", other);
 }
 
 /* The histogram of every pair: buckets from the first non-empty to the
@@ -394,7 +487,7 @@ static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
 	size_t n = drawn_count(corr->npairs), i, j;
 	struct kinds k = { 0 };
 	struct lanes l = { 0 };
-	long *sk = NULL, *ek = NULL, *sl = NULL, *el = NULL;
+	long *sk = NULL, *ek = NULL, *sl = NULL, *el = NULL, *lmap = NULL, *kmap = NULL;
 	uint64_t t0 = UINT64_MAX;
 	int rc = -ENOMEM;
 
@@ -443,9 +536,19 @@ static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
 	}
 	if (!n)
 		t0 = 0;
+	lmap = remap_new(l.idx.n);
+	kmap = remap_new(k.idx.n);
+	if (!lmap || !kmap)
+		goto out;
+	remap_mark(lmap, sl, n);
+	remap_mark(lmap, el, n);
+	remap_number(lmap, l.idx.n);
+	remap_mark(kmap, sk, n);
+	remap_mark(kmap, ek, n);
+	remap_number(kmap, k.idx.n);
 	put_histogram(w, corr);
-	put_lanes(w, &l, true);
-	put_kinds(w, c, &k, false);
+	put_lanes(w, &l, lmap, true);
+	put_kinds(w, c, &k, kmap, false);
 
 	xpc_json_kobj_begin(w, "timeline");
 	put_sampling(w, "pair", corr->npairs);
@@ -464,13 +567,13 @@ static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
 		xpc_json_arr_end(w);                                                          \
 	} while (0)
 	COLUMN("pair", xpc_json_u64(w, drawn_index(j, corr->npairs)));
-	COLUMN("lane", xpc_json_u64(w, (uint64_t)sl[j]));
-	COLUMN("end_lane", xpc_json_u64(w, (uint64_t)el[j]));
+	COLUMN("lane", xpc_json_u64(w, (uint64_t)lmap[sl[j]]));
+	COLUMN("end_lane", xpc_json_u64(w, (uint64_t)lmap[el[j]]));
 	COLUMN("start", xpc_json_u64(w, s->timestamp_ns - t0));
 	COLUMN("end", xpc_json_u64(w, e->timestamp_ns - t0));
 	COLUMN("latency", xpc_json_u64(w, p->latency_ns));
-	COLUMN("start_kind", xpc_json_u64(w, (uint64_t)sk[j]));
-	COLUMN("end_kind", xpc_json_u64(w, (uint64_t)ek[j]));
+	COLUMN("start_kind", xpc_json_u64(w, (uint64_t)kmap[sk[j]]));
+	COLUMN("end_kind", xpc_json_u64(w, (uint64_t)kmap[ek[j]]));
 	COLUMN("start_seq", xpc_json_u64(w, s->sequence));
 	COLUMN("end_seq", xpc_json_u64(w, e->sequence));
 	COLUMN("start_cpu", (s->flags & XP_EVF_CPU) ? xpc_json_u64(w, s->cpu) : xpc_json_null(w));
@@ -483,7 +586,9 @@ out:
 	free(ek);
 	free(sl);
 	free(el);
-	free(k.v);
+	free(lmap);
+	free(kmap);
+	kinds_free(&k);
 	lanes_free(&l);
 	return rc;
 }
@@ -495,7 +600,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	size_t n = drawn_count(c->count), i, j;
 	struct kinds k = { 0 };
 	struct lanes l = { 0 };
-	long *ki = NULL, *li = NULL;
+	long *ki = NULL, *li = NULL, *kd = NULL, *ld = NULL, *kmap = NULL, *lmap = NULL;
 	uint64_t t0 = UINT64_MAX, host = 0;
 	int rc = -ENOMEM;
 
@@ -519,6 +624,21 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	}
 	if (!c->count)
 		t0 = 0;
+	/* the drawn events' kinds and lanes, listed (remap_new) */
+	kd = calloc(n + 1, sizeof(*kd));
+	ld = calloc(n + 1, sizeof(*ld));
+	kmap = remap_new(k.idx.n);
+	lmap = remap_new(l.idx.n);
+	if (!kd || !ld || !kmap || !lmap)
+		goto out;
+	for (j = 0; j < n; j++) {
+		kd[j] = ki[drawn_index(j, c->count)];
+		ld[j] = li[drawn_index(j, c->count)];
+	}
+	remap_mark(kmap, kd, n);
+	remap_number(kmap, k.idx.n);
+	remap_mark(lmap, ld, n);
+	remap_number(lmap, l.idx.n);
 	xpc_json_kobj_begin(w, "capture");
 	xpc_json_ku64(w, "events", c->count);
 	xpc_json_ku64(w, "host_events", host);
@@ -526,8 +646,8 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	xpc_json_ku64(w, "dropped_records", c->dropped);
 	xpc_json_kbool(w, "record_limit_reached", c->record_limit_reached);
 	xpc_json_obj_end(w);
-	put_lanes(w, &l, false);
-	put_kinds(w, c, &k, true);
+	put_lanes(w, &l, lmap, false);
+	put_kinds(w, c, &k, kmap, true);
 	xpc_json_kobj_begin(w, "timeline");
 	put_sampling(w, "event", c->count);
 	xpc_json_ku64(w, "t0_ns", t0);
@@ -537,7 +657,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "lane");
 	for (j = 0; j < n; j++)
-		xpc_json_u64(w, (uint64_t)li[drawn_index(j, c->count)]);
+		xpc_json_u64(w, (uint64_t)lmap[ld[j]]);
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "time");
 	for (j = 0; j < n; j++)
@@ -545,7 +665,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "kind");
 	for (j = 0; j < n; j++)
-		xpc_json_u64(w, (uint64_t)ki[drawn_index(j, c->count)]);
+		xpc_json_u64(w, (uint64_t)kmap[kd[j]]);
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "seq");
 	for (j = 0; j < n; j++)
@@ -566,7 +686,11 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 out:
 	free(ki);
 	free(li);
-	free(k.v);
+	free(kd);
+	free(ld);
+	free(kmap);
+	free(lmap);
+	kinds_free(&k);
 	lanes_free(&l);
 	return rc;
 }

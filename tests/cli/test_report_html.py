@@ -319,6 +319,31 @@ def test_capture_at_its_limit_writes_the_page_too(xprobe, tmp_path, browser):
     assert view["events"] == 2 and view["fields"]["error.code"]["text"] == "EVENT_RATE_TOO_HIGH"
 
 
+def test_a_capture_of_many_threads_and_names_stays_bounded(xprobe, tmp_path, browser):
+    """30,000 events, each of its own thread and symbol, and no pair: the
+    page lists only the kinds and threads of the 10,000 drawn events (each
+    with its count over all events) and says how many more there are, so
+    it stays small; every event is still counted."""
+    n = 30000
+    events = [xpcap.uprobe_entry(10000 + i, 1000 + 10 * i, symbol="fn_%05d" % i)
+              for i in range(n)]
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events, check=False)
+    out = tmp_path / "many.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 5, "--report", out)
+    assert r.code == "NO_MATCHED_SAMPLES", r
+    assert os.path.getsize(out) < 2 * 1024 * 1024, os.path.getsize(out)
+    _, rep = rh.blocks(out)
+    drawn = set(rh.drawn(n))
+    assert rep["kinds_total"] == rep["lanes_total"] == n
+    assert len(rep["kinds"]) == len(rep["lanes"]) == len(drawn) == rh.TIMELINE_MAX
+    assert [k["name"] for k in rep["kinds"]] == ["fn_%05d" % i for i in sorted(drawn)]
+    assert rep["events_of_unlisted_kinds"] == rep["events_of_unlisted_lanes"] == n - len(drawn)
+    assert rep["capture"]["events"] == n
+    view = rh.load(browser, out)
+    assert view["events"] == rh.TIMELINE_MAX
+    assert "20,000 more kinds with 20,000 events" in view["body"]
+
+
 def test_no_capture_no_page(xprobe, tmp_path):
     """A failure before any capture (an undecodable input) writes nothing."""
     bad = tmp_path / "bad.jsonl"

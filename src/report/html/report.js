@@ -433,6 +433,9 @@
         add(row, el('td', null, fmtNs(l.sum_ns / l.pairs)));
         add(row, el('td', null, fmtNs(l.max_ns)));
       });
+    if (rep.lanes_total > rep.lanes.length)
+      add(th, el('p', 'note', fmtInt(rep.lanes_total - rep.lanes.length) + ' more threads with ' +
+        fmtInt(rep.pairs_of_unlisted_lanes) + ' pairs have no pair in the timeline and are not listed'));
     var ev = rep.evidence;
     footer(ev.embedded < ev.total ? 'its evidence holds the first ' + fmtInt(ev.embedded) + ' of ' + fmtInt(ev.total) +
       ' pairs with both full events (the rest of the document is unchanged; --json and --events-out have every pair)' :
@@ -482,6 +485,12 @@
       add(row, el('td', 'l mono', k.name === null ? '' : k.name));
       add(row, el('td', null, fmtInt(k.events)));
     });
+    if (rep.kinds_total > rep.kinds.length)
+      add(cs, el('p', 'note', fmtInt(rep.kinds_total - rep.kinds.length) + ' more kinds with ' +
+        fmtInt(rep.events_of_unlisted_kinds) + ' events have no event in the timeline and are not listed'));
+    if (rep.lanes_total > rep.lanes.length)
+      add(cs, el('p', 'note', fmtInt(rep.lanes_total - rep.lanes.length) + ' more threads with ' +
+        fmtInt(rep.events_of_unlisted_lanes) + ' events have no event in the timeline and are not listed'));
     var ts = section('Timeline of the captured events');
     var tl = rep.timeline;
     samplingNote(ts, tl, 'The counts above include every event.');
