@@ -67,7 +67,6 @@ static void artifact_on_error(struct xp_measure_req *req, const struct xp_captur
 		char msg[XP_ERR_MESSAGE_MAX];
 
 		req->artifact_failed = true;
-
 		snprintf(msg, sizeof(msg), "%s", werr.message);
 		xp_error_detail_str(err, "original_error_code", xprobe_errname(err->code));
 		xp_error_detail_str(err, "path", req->events_out);
@@ -571,8 +570,10 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 		break;
 	}
 out:
-	if (rc < 0)
-		xp_report_failure(req, err); /* before the capture goes */
+	/* before the capture goes; a stop request's error is rewritten by
+	 * cmd_measure (cancelled()), so no page shows the one before it */
+	if (rc < 0 && rc != -ECANCELED)
+		xp_report_failure(req, err);
 	req->report_capture = NULL;
 	req->live = NULL; /* lo is ours */
 	xp_capture_free(&c);
