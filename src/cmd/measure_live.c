@@ -255,7 +255,7 @@ struct progress_ctx {
 	struct xp_cli_progress line;
 	const struct xp_measure_req *req;
 	size_t probes; /* eBPF endpoints attached */
-	bool agent;    /* the Agent collects too */
+	bool agent; /* the Agent collects too */
 };
 
 /*
@@ -295,8 +295,9 @@ static void on_progress(void *vctx, const struct xp_live_progress *p)
 		snprintf(armed, sizeof(armed), "%zu probe%s", x->probes, x->probes > 1 ? "s" : "");
 	else
 		snprintf(armed, sizeof(armed), "the Agent");
-	snprintf(text, sizeof(text), "armed %s on pid %u | %s | %s | %llu events, %llu dropped | %s -> %s",
-		 armed, x->req->target.pid, pairs, when, (unsigned long long)p->events,
+	snprintf(text, sizeof(text),
+		 "armed %s on pid %u | %s | %s | %llu events, %llu dropped | %s -> %s", armed,
+		 x->req->target.pid, pairs, when, (unsigned long long)p->events,
 		 (unsigned long long)p->dropped, x->req->from_text, x->req->to_text);
 	xp_cli_progress_draw(&x->line, text);
 }

@@ -137,9 +137,9 @@ static void count_retained(const struct xp_capture *c, struct xp_live_source **s
 }
 
 /* The counters of a round for the progress callback. */
-static void report_progress(const struct xp_live_run_opts *o, struct xp_live_source **src,
-			    size_t n, const struct xp_live_result *res, uint64_t now,
-			    uint64_t end_records, uint64_t held)
+static void report_progress(const struct xp_live_run_opts *o, struct xp_live_source **src, size_t n,
+			    const struct xp_live_result *res, uint64_t now, uint64_t end_records,
+			    uint64_t held)
 {
 	struct xp_live_progress p;
 	size_t i;

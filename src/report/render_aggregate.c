@@ -108,8 +108,8 @@ static size_t human_top(const struct xp_agg_dec *d, size_t top[XP_HUMAN_GROUPS])
 	size_t i, j, n = 0;
 
 	for (i = 0; i < d->n; i++) {
-		for (j = n; j > 0 && human_before(&d->groups[i], i, &d->groups[top[j - 1]],
-						  top[j - 1]);
+		for (j = n;
+		     j > 0 && human_before(&d->groups[i], i, &d->groups[top[j - 1]], top[j - 1]);
 		     j--)
 			if (j < XP_HUMAN_GROUPS)
 				top[j] = top[j - 1];

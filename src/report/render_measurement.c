@@ -207,7 +207,8 @@ static void human_threads(FILE *out, const struct xp_measurement_view *v)
 				t[i].tid, t[i].count, a, b, c);
 		}
 		if (n > XP_HUMAN_THREADS)
-			fprintf(out, "  ... %zu more threads (every pair is in --json's evidence)\n",
+			fprintf(out,
+				"  ... %zu more threads (every pair is in --json's evidence)\n",
 				n - XP_HUMAN_THREADS);
 	}
 	free(t);
