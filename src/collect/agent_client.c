@@ -90,18 +90,41 @@ denied(struct xp_error *err, uint32_t pid, const char *path, const char *fmt, ..
 			    "cannot use the Agent socket of PID %" PRIu32 ": %s", pid, why);
 }
 
-static int __attribute__((format(printf, 3, 4)))
-unavailable(struct xp_agent_conn *c, struct xp_error *err, const char *fmt, ...)
+static int vunavailable(struct xp_agent_conn *c, struct xp_error *err, const char *fmt, va_list ap)
 {
 	char why[512];
-	va_list ap;
 
-	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
 	conn_details(err, c->pid, c->path);
 	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
 			    "the Agent of PID %" PRIu32 " %s", c->pid, why);
+}
+
+static int __attribute__((format(printf, 3, 4)))
+unavailable(struct xp_agent_conn *c, struct xp_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vunavailable(c, err, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* unavailable(), and the connection closed: what is still in flight
+ * cannot be told from the next reply (header comment). */
+static int __attribute__((format(printf, 3, 4)))
+lost(struct xp_agent_conn *c, struct xp_error *err, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vunavailable(c, err, fmt, ap);
+	va_end(ap);
+	xp_agent_disconnect(c);
+	return rc;
 }
 
 /* A protocol violation already in @err (TRACE_EXPORT_FAILED): add where. */
@@ -307,13 +330,23 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-static void conn_reset(struct xp_agent_conn *c, const struct xp_target *t, int timeout_ms)
+/* A fresh, unconnected @c for @t, and the target's view into @v. */
+static int conn_begin(struct xp_agent_conn *c, const struct xp_target *t, int timeout_ms,
+		      struct target_view *v, struct xp_error *err)
 {
+	int rc;
+
 	memset(c, 0, sizeof(*c));
 	c->fd = -1;
 	c->pid = t->pid;
 	c->start_time = t->start_time;
 	c->timeout_ms = timeout_ms > 0 ? timeout_ms : XP_AGENT_TIMEOUT_MS;
+	rc = target_view(t, v, err);
+	if (rc)
+		return rc;
+	c->ns_pid = v->ns_pid;
+	c->uid = v->uid;
+	return 0;
 }
 
 /* The type of what @name in @dfd is, for messages. */
@@ -468,12 +501,9 @@ int xp_agent_connect(const struct xp_target *t, int timeout_ms, struct xp_agent_
 	struct target_view v;
 	struct stat st;
 
-	conn_reset(conn, t, timeout_ms);
-	rc = target_view(t, &v, err);
+	rc = conn_begin(conn, t, timeout_ms, &v, err);
 	if (rc)
 		return rc;
-	conn->ns_pid = v.ns_pid;
-	conn->uid = v.uid;
 	display_path(t, &v, conn->path, sizeof(conn->path));
 	sock_names(t, &v, dname, sizeof(dname), sname, sizeof(sname));
 	if (!v.via_proc)
@@ -537,12 +567,9 @@ int xp_agent_connect_path(const struct xp_target *t, const char *path, int timeo
 	struct target_view v;
 	int dfd = -1, rc;
 
-	conn_reset(conn, t, timeout_ms);
-	rc = target_view(t, &v, err);
+	rc = conn_begin(conn, t, timeout_ms, &v, err);
 	if (rc)
 		return rc;
-	conn->ns_pid = v.ns_pid;
-	conn->uid = v.uid;
 	snprintf(conn->path, sizeof(conn->path), "%s", path);
 	if (strlen(path) >= sizeof(conn->path))
 		memcpy(conn->path + sizeof(conn->path) - 4, "...", 4);
@@ -613,18 +640,14 @@ static int wait_fd(struct xp_agent_conn *c, short events, const char *what, stru
 		if (now >= deadline) {
 			xp_error_detail_u64(err, "timeout_ms", (uint64_t)c->timeout_ms);
 			xp_error_detail_str(err, "op", what);
-			unavailable(c, err, "did not answer %s within %d ms", what, c->timeout_ms);
-			xp_agent_disconnect(c);
-			return -XPROBE_E_CUPTI_NOT_AVAILABLE;
+			return lost(c, err, "did not answer %s within %d ms", what, c->timeout_ms);
 		}
 		slice = deadline - now > 100 ? 100 : (int)(deadline - now);
 		n = poll(&p, 1, slice);
 		if (n < 0 && errno != EINTR) {
 			int e = errno;
 
-			unavailable(c, err, "cannot be waited for: poll: %s", strerror(e));
-			xp_agent_disconnect(c);
-			return -XPROBE_E_CUPTI_NOT_AVAILABLE;
+			return lost(c, err, "cannot be waited for: poll: %s", strerror(e));
 		}
 		if (n > 0)
 			return 0; /* readable, writable, or hung up: the call says */
@@ -645,9 +668,7 @@ static int send_req(struct xp_agent_conn *c, const struct xprobe_agent_req *req,
 		if (n == (ssize_t)sizeof(*req))
 			return 0;
 		if (n >= 0) { /* a SEQPACKET send is whole or nothing */
-			unavailable(c, err, "took a partial %s request", what);
-			xp_agent_disconnect(c);
-			return -XPROBE_E_CUPTI_NOT_AVAILABLE;
+			return lost(c, err, "took a partial %s request", what);
 		}
 		if (errno == EINTR)
 			continue;
@@ -655,10 +676,8 @@ static int send_req(struct xp_agent_conn *c, const struct xprobe_agent_req *req,
 			int e = errno;
 
 			xp_error_detail_str(err, "op", what);
-			unavailable(c, err, "closed the connection before %s: %s", what,
+			return lost(c, err, "closed the connection before %s: %s", what,
 				    strerror(e));
-			xp_agent_disconnect(c);
-			return -XPROBE_E_CUPTI_NOT_AVAILABLE;
 		}
 		rc = wait_fd(c, POLLOUT, what, err);
 		if (rc)
@@ -698,9 +717,7 @@ static int recv_pkt(struct xp_agent_conn *c, void *buf, size_t cap, size_t *len,
 		}
 		if (n == 0) {
 			xp_error_detail_str(err, "op", what);
-			unavailable(c, err, "closed the connection before answering %s", what);
-			xp_agent_disconnect(c);
-			return -XPROBE_E_CUPTI_NOT_AVAILABLE;
+			return lost(c, err, "closed the connection before answering %s", what);
 		}
 		if (errno == EINTR)
 			continue;
@@ -708,9 +725,7 @@ static int recv_pkt(struct xp_agent_conn *c, void *buf, size_t cap, size_t *len,
 			int e = errno;
 
 			xp_error_detail_str(err, "op", what);
-			unavailable(c, err, "cannot be read from (%s): %s", what, strerror(e));
-			xp_agent_disconnect(c);
-			return -XPROBE_E_CUPTI_NOT_AVAILABLE;
+			return lost(c, err, "cannot be read from (%s): %s", what, strerror(e));
 		}
 		rc = wait_fd(c, POLLIN, what, err);
 		if (rc)
@@ -842,24 +857,69 @@ int xp_agent_arm(struct xp_agent_conn *conn, const struct xprobe_agent_req *req,
 	return 0;
 }
 
-/* SNAPSHOT or STOP: the reply, then every packet into @dec. */
-static int read_records(struct xp_agent_conn *c, uint32_t op, struct xp_agent_dec *dec,
+/*
+ * What read_packets() decodes into: the record decoder (an exact capture)
+ * or the group decoder (an aggregate one); exactly one is set.
+ */
+struct packet_sink {
+	struct xp_agent_dec *rec;
+	struct xp_agg_dec *agg;
+};
+
+static int sink_reply(const struct packet_sink *s, const struct xprobe_agent_reply *r,
+		      struct xp_error *err)
+{
+	return s->rec ? xp_agent_dec_reply(s->rec, r, err) : xp_agg_dec_reply(s->agg, r, err);
+}
+
+static int sink_chunk(const struct packet_sink *s, const void *buf, size_t len,
+		      struct xp_error *err)
+{
+	return s->rec ? xp_agent_dec_chunk(s->rec, buf, len, err) :
+			xp_agg_dec_chunk(s->agg, buf, len, err);
+}
+
+/*
+ * Close the reply once every packet arrived.  A bound the records crossed
+ * (EVENT_RATE_TOO_HIGH) leaves the connection usable, so only a violation
+ * closes it; any error of the groups' end closes it.
+ */
+static int sink_end(struct xp_agent_conn *c, const struct packet_sink *s, struct xp_error *err)
+{
+	int rc;
+
+	if (s->rec) {
+		rc = xp_agent_dec_end(s->rec, err);
+		return rc == -XPROBE_E_TRACE_EXPORT_FAILED ? violation(c, err, rc) : rc;
+	}
+	rc = xp_agg_dec_end(s->agg, err);
+	return rc ? violation(c, err, rc) : 0;
+}
+
+/*
+ * SNAPSHOT or STOP: the reply, then every packet into the sink.  Records
+ * are asked from the offset already decoded; groups always from 0 (their
+ * totals as of this reply).
+ */
+static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct packet_sink *s,
 			struct xprobe_agent_reply *rep, struct xp_error *err)
 {
 	struct xprobe_agent_req req;
 	struct xprobe_agent_reply r;
 	const char *what = xp_agent_op_name(op);
+	bool *in_reply = s->rec ? &s->rec->in_reply : &s->agg->in_reply;
 	uint8_t *buf = NULL;
 	int rc;
 
 	xp_agent_req_init(&req, op);
-	req.offset = dec->st.records;
+	if (s->rec)
+		req.offset = s->rec->st.records;
 	rc = transact(c, &req, &r, err);
 	if (rc)
 		return rc;
 	if (rep)
 		*rep = r;
-	rc = xp_agent_dec_reply(dec, &r, err);
+	rc = sink_reply(s, &r, err);
 	if (rc)
 		return violation(c, err, rc);
 	if (r.nchunks) {
@@ -880,25 +940,22 @@ static int read_records(struct xp_agent_conn *c, uint32_t op, struct xp_agent_de
 			xp_error_detail_u64(err, "packet_bytes", len);
 			xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
 			xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-				     "the Agent sent a record packet of %zu bytes (at most %u)",
-				     len, XPROBE_AGENT_CHUNK_MAX);
+				     "the Agent sent a %s packet of %zu bytes (at most %u)",
+				     s->rec ? "record" : "group", len, XPROBE_AGENT_CHUNK_MAX);
 			rc = violation(c, err, -XPROBE_E_TRACE_EXPORT_FAILED);
 			goto out;
 		}
-		rc = xp_agent_dec_chunk(dec, buf, len, err);
+		rc = sink_chunk(s, buf, len, err);
 		if (rc) {
 			rc = violation(c, err, rc);
 			goto out;
 		}
 	}
-	/* every packet arrived: a bound crossed leaves the connection usable */
-	rc = xp_agent_dec_end(dec, err);
-	if (rc == -XPROBE_E_TRACE_EXPORT_FAILED)
-		rc = violation(c, err, rc);
+	rc = sink_end(c, s, err);
 out:
 	free(buf);
-	if (rc && dec->in_reply) {
-		dec->in_reply = false; /* this reply is lost with the connection */
+	if (rc && *in_reply) {
+		*in_reply = false; /* this reply is lost with the connection */
 		if (c->fd >= 0)
 			xp_agent_disconnect(c);
 	}
@@ -908,91 +965,35 @@ out:
 int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 		      struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	return read_records(conn, XPROBE_AGENT_OP_SNAPSHOT, dec, rep, err);
+	struct packet_sink s = { .rec = dec };
+
+	return read_packets(conn, XPROBE_AGENT_OP_SNAPSHOT, &s, rep, err);
 }
 
 int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 		  struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	int rc = read_records(conn, XPROBE_AGENT_OP_STOP, dec, rep, err);
+	struct packet_sink s = { .rec = dec };
+	int rc = read_packets(conn, XPROBE_AGENT_OP_STOP, &s, rep, err);
 
 	if (!rc || rc == -XPROBE_E_EVENT_RATE_TOO_HIGH)
 		conn->armed = false;
 	return rc;
 }
 
-/* SNAPSHOT or STOP of an aggregate capture: every group from 0 (their
- * totals as of this reply), then every packet into @dec. */
-static int read_groups(struct xp_agent_conn *c, uint32_t op, struct xp_agg_dec *dec,
-		       struct xprobe_agent_reply *rep, struct xp_error *err)
-{
-	struct xprobe_agent_req req;
-	struct xprobe_agent_reply r;
-	const char *what = xp_agent_op_name(op);
-	uint8_t *buf = NULL;
-	int rc;
-
-	xp_agent_req_init(&req, op);
-	rc = transact(c, &req, &r, err);
-	if (rc)
-		return rc;
-	if (rep)
-		*rep = r;
-	rc = xp_agg_dec_reply(dec, &r, err);
-	if (rc)
-		return violation(c, err, rc);
-	if (r.nchunks) {
-		buf = malloc(XPROBE_AGENT_CHUNK_MAX);
-		if (!buf) {
-			xp_agent_disconnect(c);
-			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-		}
-	}
-	for (uint32_t i = 0; i < r.nchunks; i++) {
-		size_t len = 0;
-
-		rc = recv_pkt(c, buf, XPROBE_AGENT_CHUNK_MAX, &len, what, err);
-		if (rc)
-			goto out;
-		if (len > XPROBE_AGENT_CHUNK_MAX) {
-			xp_error_detail_str(err, "field", "bytes");
-			xp_error_detail_u64(err, "packet_bytes", len);
-			xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
-			xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-				     "the Agent sent a group packet of %zu bytes (at most %u)", len,
-				     XPROBE_AGENT_CHUNK_MAX);
-			rc = violation(c, err, -XPROBE_E_TRACE_EXPORT_FAILED);
-			goto out;
-		}
-		rc = xp_agg_dec_chunk(dec, buf, len, err);
-		if (rc) {
-			rc = violation(c, err, rc);
-			goto out;
-		}
-	}
-	rc = xp_agg_dec_end(dec, err);
-	if (rc)
-		rc = violation(c, err, rc);
-out:
-	free(buf);
-	if (rc && dec->in_reply) {
-		dec->in_reply = false; /* this reply is lost with the connection */
-		if (c->fd >= 0)
-			xp_agent_disconnect(c);
-	}
-	return rc;
-}
-
 int xp_agent_snapshot_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
 			     struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	return read_groups(conn, XPROBE_AGENT_OP_SNAPSHOT, dec, rep, err);
+	struct packet_sink s = { .agg = dec };
+
+	return read_packets(conn, XPROBE_AGENT_OP_SNAPSHOT, &s, rep, err);
 }
 
 int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
 			 struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	int rc = read_groups(conn, XPROBE_AGENT_OP_STOP, dec, rep, err);
+	struct packet_sink s = { .agg = dec };
+	int rc = read_packets(conn, XPROBE_AGENT_OP_STOP, &s, rep, err);
 
 	if (!rc)
 		conn->armed = false;
