@@ -21,6 +21,7 @@
 
 #include "../../common/cancel.h"
 #include "../model/names.h"
+#include "agent_sink.h"
 #include "decode_agent.h"
 #include "record_events.h"
 
@@ -62,21 +63,31 @@ const char *xp_agent_stop_reason_name(uint32_t reason)
 	return XP_NAME_OF(stop_names, reason, "unknown");
 }
 
+int xp_agent_vfail(struct xp_error *err, const char *field, const char *hint, const char *where,
+		   const char *fmt, va_list ap)
+{
+	char why[256];
+
+	vsnprintf(why, sizeof(why), fmt, ap);
+	xp_error_detail_str(err, "field", field);
+	xp_error_hint(err, "%s", hint);
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "%s: %s", where, why);
+}
+
 /* A malformed reply header: TRACE_EXPORT_FAILED naming @field. */
 static int __attribute__((format(printf, 4, 5)))
 reply_bad(struct xp_error *err, uint32_t op, const char *field, const char *fmt, ...)
 {
-	char why[256];
+	char where[64];
 	va_list ap;
+	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	xp_error_detail_str(err, "field", field);
+	snprintf(where, sizeof(where), "the Agent sent a malformed %s reply", xp_agent_op_name(op));
 	xp_error_detail_str(err, "op", xp_agent_op_name(op));
-	xp_error_hint(err, HINT_SKEW);
-	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-			    "the Agent sent a malformed %s reply: %s", xp_agent_op_name(op), why);
+	va_start(ap, fmt);
+	rc = xp_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 static bool has_records(uint32_t op)
@@ -164,23 +175,29 @@ int xp_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_err
 
 /* --- the decoder ------------------------------------------------------- */
 
+int xp_agent_dec_vbad(struct xp_agent_dec *d, struct xp_error *err, const char *field,
+		      const char *fmt, va_list ap)
+{
+	char where[64];
+
+	snprintf(where, sizeof(where), "failed to decode the Agent capture of PID %" PRIu32,
+		 d->pid);
+	xp_error_detail_u64(err, "pid", d->pid);
+	xp_error_detail_u64(err, "record_offset", d->st.records);
+	return xp_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
+}
+
 /* A broken stream or sequence: TRACE_EXPORT_FAILED naming @field. */
 static int __attribute__((format(printf, 4, 5)))
 dec_bad(struct xp_agent_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
 {
-	char why[256];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	rc = xp_agent_dec_vbad(d, err, field, fmt, ap);
 	va_end(ap);
-	xp_error_detail_str(err, "field", field);
-	xp_error_detail_u64(err, "pid", d->pid);
-	xp_error_detail_u64(err, "record_offset", d->st.records);
-	xp_error_hint(err, HINT_SKEW);
-	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-			    "failed to decode the Agent capture of PID %" PRIu32 ": %s", d->pid,
-			    why);
+	return rc;
 }
 
 /* record_events.c's failures (out of memory, push level) */
@@ -217,6 +234,20 @@ void xp_agent_dec_free(struct xp_agent_dec *d)
 		free(d->map);
 	}
 	d->map = NULL;
+}
+
+void xp_agent_stats_take(struct xp_agent_stats *st, const struct xprobe_agent_reply *rep)
+{
+	st->valid = true;
+	st->features = rep->features;
+	st->state = rep->state;
+	st->stop_reason = rep->stop_reason;
+	st->arm_ns = rep->arm_ns;
+	st->capacity = rep->capacity;
+	st->observed = rep->observed;
+	st->retained = rep->retained;
+	st->dropped = rep->dropped;
+	st->unknown = rep->unknown;
 }
 
 int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *rep,
@@ -286,16 +317,7 @@ int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *
 	c->cupti.record_capacity = rep->capacity;
 	c->cupti.observed_records = rep->observed;
 	c->cupti.dropped_records = rep->dropped;
-	d->st.valid = true;
-	d->st.features = rep->features;
-	d->st.state = rep->state;
-	d->st.stop_reason = rep->stop_reason;
-	d->st.arm_ns = rep->arm_ns;
-	d->st.capacity = rep->capacity;
-	d->st.observed = rep->observed;
-	d->st.retained = rep->retained;
-	d->st.dropped = rep->dropped;
-	d->st.unknown = rep->unknown;
+	xp_agent_stats_take(&d->st, rep);
 	if (rep->op == XPROBE_AGENT_OP_ARM)
 		return 0;
 	d->in_reply = true;
@@ -543,55 +565,9 @@ int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err)
 
 int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err)
 {
-	const uint8_t *p = buf;
-	size_t off = 0;
-	int rc;
+	struct xp_agent_sink s = { .rec = d };
 
-	if (len == 0)
-		return dec_bad(d, err, "size", "no reply");
-	while (off < len) {
-		struct xprobe_agent_reply rep;
-		uint32_t op;
-
-		if (len - off < sizeof(rep))
-			return reply_bad(err, 0, "size", "%zu bytes, expected %zu", len - off,
-					 sizeof(rep));
-		memcpy(&rep, p + off, sizeof(rep));
-		op = rep.op;
-		if (op != XPROBE_AGENT_OP_ARM && !has_records(op))
-			return reply_bad(err, op, "op", "op %" PRIu32 " in a capture", op);
-		rc = xp_agent_reply_check(&rep, sizeof(rep), op, err);
-		if (rc)
-			return rc;
-		if (rep.status)
-			return dec_bad(d, err, "status", "the %s reply failed with status %" PRId32,
-				       xp_agent_op_name(op), rep.status);
-		rc = xp_agent_dec_reply(d, &rep, err);
-		if (rc)
-			return rc;
-		off += sizeof(rep);
-		for (uint32_t i = 0; i < rep.nchunks; i++) {
-			uint32_t n;
-
-			if (len - off < sizeof(n))
-				return dec_bad(d, err, "nchunks",
-					       "the capture ends before packet %u", i);
-			memcpy(&n, p + off, sizeof(n));
-			off += sizeof(n);
-			if (n > len - off)
-				return dec_bad(d, err, "bytes",
-					       "packet %u of %" PRIu32 " bytes is cut at %zu", i, n,
-					       len - off);
-			rc = xp_agent_dec_chunk(d, p + off, n, err);
-			if (rc)
-				return rc;
-			off += n;
-		}
-		rc = xp_agent_dec_end(d, err);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return xp_agent_sink_buf(&s, buf, len, err);
 }
 
 /* --- a saved capture file (agent.h's struct xprobe_agent_capfile) ---------- */
@@ -604,16 +580,13 @@ int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct
 static int __attribute__((format(printf, 3, 4)))
 file_bad(struct xp_error *err, const char *field, const char *fmt, ...)
 {
-	char why[256];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	rc = xp_agent_vfail(err, field, HINT_FILE, "malformed Agent capture file", fmt, ap);
 	va_end(ap);
-	xp_error_detail_str(err, "field", field);
-	xp_error_hint(err, HINT_FILE);
-	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-			    "malformed Agent capture file: %s", why);
+	return rc;
 }
 
 int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile *out,

@@ -53,6 +53,7 @@
 #ifndef XP_CAPTURE_DECODE_AGENT_H
 #define XP_CAPTURE_DECODE_AGENT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,6 +80,18 @@ struct xp_agent_stats {
 	uint64_t records; /* records received and decoded (the next offset) */
 	uint64_t unknown_types; /* records of a type this build does not map */
 };
+
+/* A checked reply's counters into @st (valid set; records and
+ * unknown_types are the decoder's own): both decoders' last reply. */
+void xp_agent_stats_take(struct xp_agent_stats *st, const struct xprobe_agent_reply *rep);
+
+/*
+ * The TRACE_EXPORT_FAILED (not recoverable) every check of the Agent's
+ * replies, packets and files returns: details.field = @field, the hint
+ * @hint, the message "@where: " and @fmt's text.  Return its code.
+ */
+int xp_agent_vfail(struct xp_error *err, const char *field, const char *hint, const char *where,
+		   const char *fmt, va_list ap);
 
 struct xp_agent_dec {
 	struct xp_capture *c; /* events go here (not owned) */
@@ -138,6 +151,11 @@ int xp_agent_dec_chunk(struct xp_agent_dec *d, const void *buf, size_t len, stru
 
 /* Close the open reply: everything announced arrived; the bound. */
 int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err);
+
+/* A broken stream of @d: xp_agent_vfail with details pid and
+ * record_offset, "failed to decode the Agent capture of PID <pid>". */
+int xp_agent_dec_vbad(struct xp_agent_dec *d, struct xp_error *err, const char *field,
+		      const char *fmt, va_list ap);
 
 /*
  * Everything at once, for the fuzz target and tests: one or more replies,

@@ -19,26 +19,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent_sink.h"
 #include "decode_agent_agg.h"
 
 #define HINT_SKEW "rebuild xprobe and libxprobe from the same release"
 #define GROUP_SIZE sizeof(struct xprobe_agent_group)
 
+int xp_agg_dec_vbad(struct xp_agg_dec *d, struct xp_error *err, const char *field, const char *fmt,
+		    va_list ap)
+{
+	char where[80];
+
+	snprintf(where, sizeof(where),
+		 "failed to decode the Agent's aggregate capture of PID %" PRIu32, d->pid);
+	xp_error_detail_u64(err, "pid", d->pid);
+	return xp_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
+}
+
 static int __attribute__((format(printf, 4, 5)))
 bad(struct xp_agg_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
 {
-	char why[256];
 	va_list ap;
+	int rc;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	rc = xp_agg_dec_vbad(d, err, field, fmt, ap);
 	va_end(ap);
-	xp_error_detail_str(err, "field", field);
-	xp_error_detail_u64(err, "pid", d->pid);
-	xp_error_hint(err, HINT_SKEW);
-	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-			    "failed to decode the Agent's aggregate capture of PID %" PRIu32 ": %s",
-			    d->pid, why);
+	return rc;
 }
 
 void xp_agg_dec_init(struct xp_agg_dec *d, uint32_t pid, uint64_t start_time)
@@ -127,16 +134,7 @@ int xp_agg_dec_reply(struct xp_agg_dec *d, const struct xprobe_agent_reply *rep,
 			d->cap = rep->retained;
 		}
 	}
-	d->st.valid = true;
-	d->st.features = rep->features;
-	d->st.state = rep->state;
-	d->st.stop_reason = rep->stop_reason;
-	d->st.arm_ns = rep->arm_ns;
-	d->st.capacity = rep->capacity;
-	d->st.observed = rep->observed;
-	d->st.retained = rep->retained;
-	d->st.dropped = rep->dropped;
-	d->st.unknown = rep->unknown;
+	xp_agent_stats_take(&d->st, rep);
 	if (!has_groups(rep->op))
 		return 0;
 	d->in_reply = true;
@@ -327,50 +325,7 @@ int xp_agg_dec_end(struct xp_agg_dec *d, struct xp_error *err)
 
 int xp_agg_dec_buf(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_error *err)
 {
-	const uint8_t *p = buf;
-	size_t off = 0;
-	int rc;
+	struct xp_agent_sink s = { .agg = d };
 
-	if (len == 0)
-		return bad(d, err, "size", "no reply");
-	while (off < len) {
-		struct xprobe_agent_reply rep;
-
-		if (len - off < sizeof(rep))
-			return bad(d, err, "size", "%zu bytes, expected a %zu-byte reply",
-				   len - off, sizeof(rep));
-		memcpy(&rep, p + off, sizeof(rep));
-		if (rep.op != XPROBE_AGENT_OP_ARM && !has_groups(rep.op))
-			return bad(d, err, "op", "op %" PRIu32 " in a capture", rep.op);
-		rc = xp_agent_reply_check(&rep, sizeof(rep), rep.op, err);
-		if (rc)
-			return rc;
-		if (rep.status)
-			return bad(d, err, "status", "the %s reply failed with status %" PRId32,
-				   xp_agent_op_name(rep.op), rep.status);
-		rc = xp_agg_dec_reply(d, &rep, err);
-		if (rc)
-			return rc;
-		off += sizeof(rep);
-		for (uint32_t i = 0; i < rep.nchunks; i++) {
-			uint32_t n;
-
-			if (len - off < sizeof(n))
-				return bad(d, err, "nchunks", "the capture ends before packet %u",
-					   i);
-			memcpy(&n, p + off, sizeof(n));
-			off += sizeof(n);
-			if (n > len - off)
-				return bad(d, err, "bytes", "packet %u of %" PRIu32 " bytes is cut",
-					   i, n);
-			rc = xp_agg_dec_chunk(d, p + off, n, err);
-			if (rc)
-				return rc;
-			off += n;
-		}
-		rc = xp_agg_dec_end(d, err);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	return xp_agent_sink_buf(&s, buf, len, err);
 }

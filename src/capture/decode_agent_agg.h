@@ -89,6 +89,11 @@ int xp_agg_dec_chunk(struct xp_agg_dec *d, const void *buf, size_t len, struct x
 /* Close the open reply: everything arrived, no duplicate key, the sum. */
 int xp_agg_dec_end(struct xp_agg_dec *d, struct xp_error *err);
 
+/* A broken stream of @d: xp_agent_vfail with detail pid, "failed to
+ * decode the Agent's aggregate capture of PID <pid>". */
+int xp_agg_dec_vbad(struct xp_agg_dec *d, struct xp_error *err, const char *field, const char *fmt,
+		    va_list ap);
+
 /*
  * Everything at once (fuzz target, tests): replies each followed by their
  * packets, each packet behind its length as a native uint32_t, the

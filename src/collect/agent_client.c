@@ -39,6 +39,7 @@
 
 #include "../../common/cancel.h"
 #include "../../common/parse.h"
+#include "../capture/agent_sink.h"
 #include "../capture/decode_agent.h"
 #include "../capture/decode_agent_agg.h"
 #include "../process/namespaces.h"
@@ -858,42 +859,17 @@ int xp_agent_arm(struct xp_agent_conn *conn, const struct xprobe_agent_req *req,
 }
 
 /*
- * What read_packets() decodes into: the record decoder (an exact capture)
- * or the group decoder (an aggregate one); exactly one is set.
- */
-struct packet_sink {
-	struct xp_agent_dec *rec;
-	struct xp_agg_dec *agg;
-};
-
-static int sink_reply(const struct packet_sink *s, const struct xprobe_agent_reply *r,
-		      struct xp_error *err)
-{
-	return s->rec ? xp_agent_dec_reply(s->rec, r, err) : xp_agg_dec_reply(s->agg, r, err);
-}
-
-static int sink_chunk(const struct packet_sink *s, const void *buf, size_t len,
-		      struct xp_error *err)
-{
-	return s->rec ? xp_agent_dec_chunk(s->rec, buf, len, err) :
-			xp_agg_dec_chunk(s->agg, buf, len, err);
-}
-
-/*
  * Close the reply once every packet arrived.  A bound the records crossed
  * (EVENT_RATE_TOO_HIGH) leaves the connection usable, so only a violation
  * closes it; any error of the groups' end closes it.
  */
-static int sink_end(struct xp_agent_conn *c, const struct packet_sink *s, struct xp_error *err)
+static int sink_end(struct xp_agent_conn *c, const struct xp_agent_sink *s, struct xp_error *err)
 {
-	int rc;
+	int rc = xp_agent_sink_end(s, err);
 
-	if (s->rec) {
-		rc = xp_agent_dec_end(s->rec, err);
-		return rc == -XPROBE_E_TRACE_EXPORT_FAILED ? violation(c, err, rc) : rc;
-	}
-	rc = xp_agg_dec_end(s->agg, err);
-	return rc ? violation(c, err, rc) : 0;
+	if (rc == -XPROBE_E_TRACE_EXPORT_FAILED || (rc && s->agg))
+		return violation(c, err, rc);
+	return rc;
 }
 
 /*
@@ -901,13 +877,13 @@ static int sink_end(struct xp_agent_conn *c, const struct packet_sink *s, struct
  * are asked from the offset already decoded; groups always from 0 (their
  * totals as of this reply).
  */
-static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct packet_sink *s,
+static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct xp_agent_sink *s,
 			struct xprobe_agent_reply *rep, struct xp_error *err)
 {
 	struct xprobe_agent_req req;
 	struct xprobe_agent_reply r;
 	const char *what = xp_agent_op_name(op);
-	bool *in_reply = s->rec ? &s->rec->in_reply : &s->agg->in_reply;
+	bool *in_reply = xp_agent_sink_in_reply(s);
 	uint8_t *buf = NULL;
 	int rc;
 
@@ -919,7 +895,7 @@ static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct packe
 		return rc;
 	if (rep)
 		*rep = r;
-	rc = sink_reply(s, &r, err);
+	rc = xp_agent_sink_reply(s, &r, err);
 	if (rc)
 		return violation(c, err, rc);
 	if (r.nchunks) {
@@ -945,7 +921,7 @@ static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct packe
 			rc = violation(c, err, -XPROBE_E_TRACE_EXPORT_FAILED);
 			goto out;
 		}
-		rc = sink_chunk(s, buf, len, err);
+		rc = xp_agent_sink_chunk(s, buf, len, err);
 		if (rc) {
 			rc = violation(c, err, rc);
 			goto out;
@@ -965,7 +941,7 @@ out:
 int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 		      struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	struct packet_sink s = { .rec = dec };
+	struct xp_agent_sink s = { .rec = dec };
 
 	return read_packets(conn, XPROBE_AGENT_OP_SNAPSHOT, &s, rep, err);
 }
@@ -973,7 +949,7 @@ int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 		  struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	struct packet_sink s = { .rec = dec };
+	struct xp_agent_sink s = { .rec = dec };
 	int rc = read_packets(conn, XPROBE_AGENT_OP_STOP, &s, rep, err);
 
 	if (!rc || rc == -XPROBE_E_EVENT_RATE_TOO_HIGH)
@@ -984,7 +960,7 @@ int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 int xp_agent_snapshot_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
 			     struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	struct packet_sink s = { .agg = dec };
+	struct xp_agent_sink s = { .agg = dec };
 
 	return read_packets(conn, XPROBE_AGENT_OP_SNAPSHOT, &s, rep, err);
 }
@@ -992,7 +968,7 @@ int xp_agent_snapshot_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
 int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
 			 struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	struct packet_sink s = { .agg = dec };
+	struct xp_agent_sink s = { .agg = dec };
 	int rc = read_packets(conn, XPROBE_AGENT_OP_STOP, &s, rep, err);
 
 	if (!rc)
