@@ -97,6 +97,22 @@ uint32_t xpl_cupti_name_kept(const char *name, bool *complete)
 	return name ? (uint32_t)xpl_name_cut(name, complete) : 0;
 }
 
+/*
+ * What a kernel, copy and set record share: the type, the times, where it
+ * ran and the correlation id (each at one offset in every struct of its
+ * kind: cupti_abi.h).
+ */
+#define ACT_COMMON(o, r, ev)                    \
+	do {                                    \
+		(o)->type = (ev);               \
+		(o)->start = (r)->start;        \
+		(o)->end = (r)->end;            \
+		(o)->device = (r)->deviceId;    \
+		(o)->context = (r)->contextId;  \
+		(o)->stream = (r)->streamId;    \
+		(o)->corr = (r)->correlationId; \
+	} while (0)
+
 #define KERNEL_FROM(T)                                                                \
 	static int kernel_##T(const void *rec, size_t avail, struct xpl_cupti_act *o) \
 	{                                                                             \
@@ -104,13 +120,7 @@ uint32_t xpl_cupti_name_kept(const char *name, bool *complete)
                                                                                       \
 		if (avail < READ_END(T, name))                                        \
 			return -1;                                                    \
-		o->type = XPROBE_EV_CUDA_KERNEL;                                      \
-		o->start = k->start;                                                  \
-		o->end = k->end;                                                      \
-		o->device = k->deviceId;                                              \
-		o->context = k->contextId;                                            \
-		o->stream = k->streamId;                                              \
-		o->corr = k->correlationId;                                           \
+		ACT_COMMON(o, k, XPROBE_EV_CUDA_KERNEL);                              \
 		o->grid[0] = (uint32_t)k->gridX;                                      \
 		o->grid[1] = (uint32_t)k->gridY;                                      \
 		o->grid[2] = (uint32_t)k->gridZ;                                      \
@@ -128,13 +138,7 @@ uint32_t xpl_cupti_name_kept(const char *name, bool *complete)
                                                                                       \
 		if (avail < READ_END(T, runtimeCorrelationId))                        \
 			return -1;                                                    \
-		o->type = XPROBE_EV_CUDA_MEMCPY;                                      \
-		o->start = m->start;                                                  \
-		o->end = m->end;                                                      \
-		o->device = m->deviceId;                                              \
-		o->context = m->contextId;                                            \
-		o->stream = m->streamId;                                              \
-		o->corr = m->correlationId;                                           \
+		ACT_COMMON(o, m, XPROBE_EV_CUDA_MEMCPY);                              \
 		o->rcorr = m->runtimeCorrelationId;                                   \
 		o->bytes = m->bytes;                                                  \
 		o->raw_copy_kind = m->copyKind;                                       \
@@ -149,13 +153,7 @@ uint32_t xpl_cupti_name_kept(const char *name, bool *complete)
                                                                                       \
 		if (avail < READ_END(T, correlationId))                               \
 			return -1;                                                    \
-		o->type = XPROBE_EV_CUDA_MEMSET;                                      \
-		o->start = m->start;                                                  \
-		o->end = m->end;                                                      \
-		o->device = m->deviceId;                                              \
-		o->context = m->contextId;                                            \
-		o->stream = m->streamId;                                              \
-		o->corr = m->correlationId;                                           \
+		ACT_COMMON(o, m, XPROBE_EV_CUDA_MEMSET);                              \
 		o->bytes = m->bytes;                                                  \
 		o->memset_value = m->value;                                           \
 		return XPROBE_EV_CUDA_MEMSET;                                         \
