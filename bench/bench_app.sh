@@ -102,43 +102,9 @@ def fmt_ns(v):
 
 
 # --- the launcher: CPU time and peak RSS of the tool alone (wait4) --------
-LAUNCH_SRC = r"""
-#include <signal.h>
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-static pid_t child;
-static void fwd(int s) { if (child > 0) kill(child, s); }
-int main(int argc, char **argv)
-{
-	struct rusage ru;
-	int st = 0;
-	FILE *f;
-
-	signal(SIGINT, fwd);
-	signal(SIGTERM, fwd);
-	child = fork();
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execvp(argv[2], argv + 2);
-		_exit(127);
-	}
-	while (wait4(child, &st, 0, &ru) < 0)
-		;
-	f = fopen(argv[1], "w");
-	fprintf(f, "%ld %ld\n", (long)(ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-				 ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec),
-		ru.ru_maxrss);
-	fclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-"""
 LAUNCH = os.path.join(TMP, "xp_launch")
-with open(LAUNCH + ".c", "w") as _f:
-    _f.write(LAUNCH_SRC)
-subprocess.run(["cc", "-O1", "-o", LAUNCH, LAUNCH + ".c"], check=True)
+subprocess.run(["cc", "-O1", "-o", LAUNCH, os.path.join(ROOT, "bench", "xp_launch.c")],
+               check=True)
 
 
 class Tool:

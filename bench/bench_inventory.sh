@@ -41,8 +41,9 @@ import tempfile
 import time
 
 BUILD, RUNS, WHAT = os.path.abspath(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ROOT = os.path.abspath(sys.argv[4])
 # the process helpers the live tests use (perf_fds: the profiler is armed)
-sys.path.insert(0, os.path.join(os.path.abspath(sys.argv[4]), "tests", "pylib"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "pylib"))
 from proc_helpers import perf_fds  # noqa: E402
 XPROBE = os.path.join(BUILD, "bin", "xprobe")
 FX = os.path.join(BUILD, "tests", "fixtures")
@@ -64,46 +65,10 @@ def ratio(a, b):
 
 # Peak RSS and CPU come from a tiny C launcher's wait4(): a child forked
 # by this Python process would carry Python's own RSS into ru_maxrss (the
-# kernel folds the pre-exec mm's high-water mark into it).
-LAUNCH_SRC = r"""
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-static pid_t child;
-static void fwd(int s) { if (child > 0) kill(child, s); }
-int main(int argc, char **argv)
-{
-	struct rusage ru;
-	int st = 0;
-	FILE *f;
-
-	signal(SIGINT, fwd);
-	signal(SIGTERM, fwd);
-	child = fork();
-	if (child == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		execvp(argv[2], argv + 2);
-		_exit(127);
-	}
-	while (wait4(child, &st, 0, &ru) < 0)
-		;
-	f = fopen(argv[1], "w");
-	fprintf(f, "%ld %ld\n", (long)(ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-				 ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec),
-		ru.ru_maxrss);
-	fclose(f);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-"""
+# kernel folds the pre-exec mm's high-water mark into it): bench/xp_launch.c.
 LAUNCH = os.path.join(TMP, "xp_launch")
-with open(LAUNCH + ".c", "w") as _f:
-    _f.write(LAUNCH_SRC)
-subprocess.run(["cc", "-O1", "-o", LAUNCH, LAUNCH + ".c"], check=True)
-os.unlink(LAUNCH + ".c")
+subprocess.run(["cc", "-O1", "-o", LAUNCH, os.path.join(ROOT, "bench", "xp_launch.c")],
+               check=True)
 _nstat = [0]
 
 
