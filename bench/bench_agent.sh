@@ -35,17 +35,17 @@ build=${1:-${XPROBE_BUILD:-$root/build}}
 runs=${2:-15}
 status=0
 
-/usr/bin/python3 - "$build" "$runs" <<'EOF' || status=1
+/usr/bin/python3 - "$build" "$runs" "$root" <<'EOF' || status=1
 import os
 import signal
-import socket
 import statistics
-import struct
 import subprocess
 import sys
 import time
 
 build, runs = sys.argv[1], int(sys.argv[2])
+sys.path.insert(0, os.path.join(sys.argv[3], "tests", "pylib"))
+from agent_wire import REPLY, hello_bytes, socket_path  # noqa: E402
 xprobe = os.path.join(build, "bin", "xprobe")
 lib = os.path.join(build, "lib", "libxprobe.so")
 fixture = os.path.join(build, "tests", "fixtures", "live_nvtx")
@@ -57,30 +57,13 @@ bpftrace = subprocess.run(["sh", "-c", "command -v bpftrace"], capture_output=Tr
 if not bpftrace:
     sys.exit("bench_agent: bpftrace is not installed (the anchor)")
 
-REQ = struct.Struct("<8sIIIIQQII")
-REPLY = struct.Struct("<8sIIIiIIIIQIIQQQQQQQQQII256s")
-
-
 def now():
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
-def start_time(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        text = f.read()
-    return int(text[text.rindex(")") + 2:].split()[19])
-
-
 def hello(path):
     """(state, arm_ns) of the Agent, as a second client (agent.h)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        s.connect(path)
-        req = REQ.pack(b"XPAGREQ\0", 1, 1, 352, 0, 0, 0, 0, 0)
-        s.send(req + b"\0" * (352 - len(req)))
-        f = REPLY.unpack(s.recv(4096))
-    finally:
-        s.close()
+    f = REPLY.unpack(hello_bytes(path))
     return f[6], f[12]
 
 
@@ -89,7 +72,7 @@ fx = subprocess.Popen([fixture, "--mode", "mixed", "--iters", "1"], stdin=subpro
                       stdout=subprocess.PIPE, text=True, env=env)
 fx.stdout.readline()  # ready: its first NVTX call started the Agent
 pid = fx.pid
-sock = "/tmp/xprobe-agent-%d/agent-%d-%d.sock" % (os.geteuid(), pid, start_time(pid))
+sock = socket_path(pid, os.geteuid())
 sel = ["--from", "cuda:nvtx_range_start:name~^step$", "--to", "cuda:nvtx_range_end:name~^step$"]
 
 

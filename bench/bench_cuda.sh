@@ -41,16 +41,16 @@ if [ -e "$root/bench/lib/bench_cupti.sh" ]; then
 	echo
 fi
 
-/usr/bin/python3 - "$build" "$runs" <<'EOF' || status=1
+/usr/bin/python3 - "$build" "$runs" "$root" <<'EOF' || status=1
 import os
-import socket
 import statistics
-import struct
 import subprocess
 import sys
 import time
 
 build, runs = sys.argv[1], int(sys.argv[2])
+sys.path.insert(0, os.path.join(sys.argv[3], "tests", "pylib"))
+from agent_wire import REPLY, hello_bytes, socket_path  # noqa: E402
 xprobe = os.path.join(build, "bin", "xprobe")
 lib = os.path.join(build, "lib", "libxprobe.so")
 double = os.path.join(build, "tests", "cupti_double")
@@ -60,35 +60,18 @@ for path in (xprobe, lib, os.path.join(double, "cupti_fixture"), nvtx_fixture):
         sys.exit("bench_cuda: %s is missing (build xprobe, libxprobe, cupti_double, "
                  "fx_live_nvtx)" % path)
 
-REQ = struct.Struct("<8sIIIIQQII")
-REPLY = struct.Struct("<8sIIIiIIIIQIIQQQQQQQQQII256s")
-
-
 def now():
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
-def start_time(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        text = f.read()
-    return int(text[text.rindex(")") + 2:].split()[19])
-
-
 def state(path):
     """The Agent's capture state, as a second client (agent.h HELLO)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        s.connect(path)
-        req = REQ.pack(b"XPAGREQ\0", 1, 1, 352, 0, 0, 0, 0, 0)
-        s.send(req + b"\0" * (352 - len(req)))
-        return REPLY.unpack(s.recv(4096))[6]
-    finally:
-        s.close()
+    return REPLY.unpack(hello_bytes(path))[6]
 
 
 def armed_after(pid, sel):
     """ns from spawning measure to its capture seen armed."""
-    sock = "/tmp/xprobe-agent-%d/agent-%d-%d.sock" % (os.geteuid(), pid, start_time(pid))
+    sock = socket_path(pid, os.geteuid())
     t0 = now()
     p = subprocess.Popen([xprobe, "measure", "--pid", str(pid)] + sel +
                          ["--match", "exact", "--duration-ms", "20", "--json"],

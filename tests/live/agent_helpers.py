@@ -7,26 +7,18 @@ under NVTX_INJECTION64_PATH=<build>/lib/libxprobe.so, so NVTX's first call
 loads libxprobe and its Agent serves a control socket.
 
 agent_hello(pid): one HELLO over the target's control socket, as a second
-client (the Agent serves several connections; only one may arm), written
-from include/xprobe/agent.h's layout: how a test learns that a measure
-running in the background has armed (state ACTIVE), without a BPF link
-to wait for.
+client (tests/pylib/agent_wire.py, include/xprobe/agent.h's layout): how a
+test learns that a measure running in the background has armed (state
+ACTIVE), without a BPF link to wait for.
 """
 import os
-import socket
-import struct
 import time
 
 import xprobe_test
+from agent_wire import REPLY, REPLY_SIZE, STATE, hello_bytes, socket_path
 from measure_live_helpers import Fixture, LiveRun
-from proc_helpers import fixture_path, start_time
+from proc_helpers import fixture_path
 
-REQ = struct.Struct("<8sIIIIQQII")  # then two 152-byte filters
-REQ_SIZE = 352
-REPLY = struct.Struct("<8sIIIiIIIIQIIQQQQQQQQQII256s")
-REPLY_SIZE = 392
-assert REPLY.size == REPLY_SIZE
-STATE = {0: "idle", 1: "active", 2: "limit_reached", 3: "stopped", 4: "failed"}
 F_NVTX_ROUTED, F_DEVICE_BACKEND, F_HOST_MONOTONIC, F_INJECTED = 1, 2, 4, 8
 
 
@@ -34,21 +26,9 @@ def libxprobe():
     return os.path.join(xprobe_test.build_dir(), "lib", "libxprobe.so")
 
 
-def socket_path(pid, uid=0):
-    return "/tmp/xprobe-agent-%d/agent-%d-%d.sock" % (uid, pid, start_time(pid))
-
-
 def agent_hello(pid, path=None, timeout=2.0):
     """The HELLO reply of @pid's Agent as a dict (state as a word)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        s.settimeout(timeout)
-        s.connect(path or socket_path(pid))
-        req = REQ.pack(b"XPAGREQ\0", 1, 1, REQ_SIZE, 0, 0, 0, 0, 0)
-        s.send(req + b"\0" * (REQ_SIZE - len(req)))
-        data = s.recv(4096)
-    finally:
-        s.close()
+    data = hello_bytes(path or socket_path(pid), timeout)
     assert len(data) == REPLY_SIZE, len(data)
     f = REPLY.unpack(data)
     assert f[0] == b"XPAGREP\0", f[0]
