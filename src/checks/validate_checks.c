@@ -793,12 +793,16 @@ int xp_validate_syscall_aggregate(const struct xp_target *t, struct xp_syscall_a
 					      out->probe.prog_load.err	? &out->probe.prog_load :
 									  &out->probe.attach;
 
-		xp_issue_add(out->issues, &out->nissues,
-		      s->err == EPERM || s->err == EACCES ? XPROBE_E_PERMISSION_DENIED :
-							    XPROBE_E_INTERNAL,
+		xp_issue_add(out->issues, &out->nissues, xp_bpf_step_code(s),
 		      "the eBPF syscall aggregate path cannot load here: %s", s->detail);
 	}
 	return xp_target_verify(t, err);
+}
+
+int xp_bpf_step_code(const struct xp_bpf_step *s)
+{
+	return s->err == EPERM || s->err == EACCES ? XPROBE_E_PERMISSION_DENIED :
+						     XPROBE_E_INTERNAL;
 }
 
 void xp_inventory_check_free(struct xp_warnings *w)

@@ -86,6 +86,10 @@ struct xp_issue {
 void xp_issue_add(struct xp_issue *v, size_t *n, int code, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* The issue code of a failed BPF step: PERMISSION_DENIED when the kernel
+ * refused it (EPERM, EACCES), else INTERNAL. */
+int xp_bpf_step_code(const struct xp_bpf_step *s);
+
 struct xp_validation {
 	struct xp_target target;
 	struct xp_endpoint_check start, end;

@@ -92,11 +92,8 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 						      XP_DEFAULT_MAX_INFLIGHT, c.object_load.detail,
 						      sizeof(c.object_load.detail));
 		if (c.object_load.err)
-			xp_issue_add(c.issues, &c.nissues,
-				     c.object_load.err == EPERM || c.object_load.err == EACCES ?
-					     XPROBE_E_PERMISSION_DENIED :
-					     XPROBE_E_INTERNAL,
-				     "%s", c.object_load.detail);
+			xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
+				     c.object_load.detail);
 		code = xp_cli_emit(cli, agg_json, agg_human, &c);
 		xp_inventory_check_free(&c.warnings);
 		return code;

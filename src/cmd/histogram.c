@@ -142,11 +142,6 @@ static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups
 	return 0;
 }
 
-static int verify_armed(void *ctx, struct xp_error *err)
-{
-	return xp_target_verify(ctx, err);
-}
-
 static void emit_json(struct xpc_json *w, void *view)
 {
 	xp_render_histogram_json(w, view);
@@ -190,7 +185,7 @@ static void on_progress(void *ctx, uint64_t elapsed_ns)
 int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 {
 	uint64_t t0 = xp_live_now_ns();
-	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = verify_armed };
+	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = xp_inventory_verify_armed };
 	struct xp_inventory_signals sig;
 	struct xp_warnings ws = { 0 };
 	struct hist_progress prog;
@@ -234,13 +229,9 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	rc = xp_target_namespaces(&t, &ns, err);
 	if (rc)
 		goto out;
-	rc = xp_live_filter_init(&o.filter, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino,
-				 ns.ns_pid);
-	if (rc) {
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-				  "cannot read xprobe's own PID namespace: %s", strerror(-rc));
+	rc = xp_live_filter_for(&o.filter, &t, &ns, err);
+	if (rc)
 		goto out;
-	}
 	o.target = &t;
 	o.start = &q.plan.ep[0];
 	o.end = &q.plan.ep[1];
@@ -369,11 +360,8 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 		-xp_lh_load_check(c.start, c.end, q.policy == XP_POLICY_STACK_NESTED, q.group_by,
 				  c.object_load.detail, sizeof(c.object_load.detail));
 	if (c.object_load.err)
-		xp_issue_add(c.issues, &c.nissues,
-			     c.object_load.err == EPERM || c.object_load.err == EACCES ?
-				     XPROBE_E_PERMISSION_DENIED :
-				     XPROBE_E_INTERNAL,
-			     "%s", c.object_load.detail);
+		xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
+			     c.object_load.detail);
 	rc = xp_cli_emit(cli, check_json, check_human, &c);
 out:
 	req_free(&q);

@@ -34,6 +34,11 @@ int xp_inventory_bound(struct xp_error *err, const char *flag, uint64_t v, uint6
 			    (unsigned long long)min, (unsigned long long)max);
 }
 
+int xp_inventory_verify_armed(void *target, struct xp_error *err)
+{
+	return xp_target_verify(target, err);
+}
+
 int xp_inventory_window_check(uint64_t duration_ms, uint64_t timeout_ms, struct xp_error *err)
 {
 	if (timeout_ms != 0 && duration_ms <= timeout_ms)

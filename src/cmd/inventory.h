@@ -31,6 +31,10 @@ struct xp_inventory_signals {
 int xp_inventory_bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t min,
 		       uint64_t max, const char *why);
 
+/* The collectors' on_armed check: @target (a struct xp_target) is still
+ * the process identified (xp_target_verify). */
+int xp_inventory_verify_armed(void *target, struct xp_error *err);
+
 /* The window must fit in the timeout (and the timeout must not be 0). */
 int xp_inventory_window_check(uint64_t duration_ms, uint64_t timeout_ms, struct xp_error *err);
 

@@ -363,13 +363,9 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	if (rc)
 		goto out;
 	eo.target = &req->target;
-	rc = xp_live_filter_init(&eo.filter, &req->target, ns.same_pidns, ns.pidns_dev,
-				 ns.pidns_ino, ns.ns_pid);
-	if (rc) {
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-				  "cannot read xprobe's own PID namespace (%s)", strerror(-rc));
+	rc = xp_live_filter_for(&eo.filter, &req->target, &ns, err);
+	if (rc)
 		goto out;
-	}
 
 	/* 2b. the Agent, loaded into the target when it must be */
 	rc = activate(req, &ap, ws, out, err);

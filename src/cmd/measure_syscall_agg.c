@@ -25,11 +25,6 @@
 #include "measure.h"
 #include "../process/namespaces.h"
 
-static int verify_armed(void *ctx, struct xp_error *err)
-{
-	return xp_target_verify(ctx, err);
-}
-
 static void emit_json(struct xpc_json *w, void *view)
 {
 	xp_render_syscall_agg_json(w, view);
@@ -49,7 +44,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 		.max_inflight = cli->has_max_inflight ? cli->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
 		.duration_ms = cli->duration_ms,
 		.stop = &xp_inventory_stop,
-		.on_armed = verify_armed,
+		.on_armed = xp_inventory_verify_armed,
 	};
 	struct xp_sa_result r;
 	struct xp_warnings ws = { 0 };
@@ -68,13 +63,9 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
 	if (rc)
 		return rc;
-	rc = xp_live_filter_init(&o.filter, &t, ns.same_pidns, ns.pidns_dev, ns.pidns_ino,
-				 ns.ns_pid);
-	if (rc) {
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
-				  "cannot read xprobe's own PID namespace: %s", strerror(-rc));
+	rc = xp_live_filter_for(&o.filter, &t, &ns, err);
+	if (rc)
 		goto out;
-	}
 	o.on_armed_ctx = &t;
 
 	xp_inventory_signals_catch(&sig);

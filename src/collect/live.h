@@ -122,6 +122,12 @@ struct xp_live_filter {
 int xp_live_filter_init(struct xp_live_filter *f, const struct xp_target *t, bool same_pidns,
 			uint64_t pidns_dev, uint64_t pidns_ino, uint32_t ns_pid);
 
+/* xp_live_filter_init from @ns (xp_target_namespaces of @t), for the
+ * commands: 0, or INTERNAL in @err when xprobe's own PID namespace
+ * cannot be read. */
+int xp_live_filter_for(struct xp_live_filter *f, const struct xp_target *t,
+		       const struct xp_target_ns *ns, struct xp_error *err);
+
 /*
  * Ring size in bytes: records * the slot of the largest record kind among
  * @ep, rounded up to a power of two and clamped to [XP_LIVE_RING_MIN,

@@ -249,3 +249,15 @@ int xp_live_filter_init(struct xp_live_filter *f, const struct xp_target *t, boo
 	f->event_pid = f->use_pidns ? ns_pid : t->pid;
 	return 0;
 }
+
+int xp_live_filter_for(struct xp_live_filter *f, const struct xp_target *t,
+		       const struct xp_target_ns *ns, struct xp_error *err)
+{
+	int rc = xp_live_filter_init(f, t, ns->same_pidns, ns->pidns_dev, ns->pidns_ino,
+				     ns->ns_pid);
+
+	if (rc)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false,
+				    "cannot read xprobe's own PID namespace: %s", strerror(-rc));
+	return 0;
+}
