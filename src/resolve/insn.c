@@ -119,21 +119,6 @@ void xp_offset_info_free(struct xp_offset_info *i)
 	memset(i, 0, sizeof(*i));
 }
 
-/* The executable PT_LOAD whose file image holds @off. */
-static const GElf_Phdr *exec_segment(const struct xp_elf *e, uint64_t off)
-{
-	size_t i;
-
-	for (i = 0; i < e->phnum; i++) {
-		const GElf_Phdr *p = &e->phdrs[i];
-
-		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && p->p_offset <= off &&
-		    off - p->p_offset < p->p_filesz)
-			return p;
-	}
-	return NULL;
-}
-
 static int unverified(struct xp_offset_info *out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -151,7 +136,7 @@ static int unverified(struct xp_offset_info *out, const char *fmt, ...)
 int xp_insn_check_offset(struct xp_elf *e, uint64_t off, bool is_return,
 			 struct xp_offset_info *out)
 {
-	const GElf_Phdr *seg = exec_segment(e, off);
+	const GElf_Phdr *seg = xp_elf_exec_segment(e, off);
 	struct xp_sym_match fn;
 	struct xp_insn_result r;
 	enum xp_insn_arch arch;

@@ -307,21 +307,6 @@ void xp_probe_site_free(struct xp_probe_site *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The executable PT_LOAD whose file image holds @off. */
-static const GElf_Phdr *exec_segment(const struct xp_elf *e, uint64_t off)
-{
-	size_t i;
-
-	for (i = 0; i < e->phnum; i++) {
-		const GElf_Phdr *p = &e->phdrs[i];
-
-		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && p->p_offset <= off &&
-		    off - p->p_offset < p->p_filesz)
-			return p;
-	}
-	return NULL;
-}
-
 static int unchecked(struct xp_probe_site *out, const char *why)
 {
 	out->checked = false;
@@ -394,7 +379,7 @@ int xp_probe_site_check(const char *path, uint64_t off, bool want_suggestion,
 		xp_elf_close(&e);
 		return unchecked(out, "this build decodes x86 code only");
 	}
-	seg = exec_segment(&e, off);
+	seg = xp_elf_exec_segment(&e, off);
 	if (!seg) {
 		xp_elf_close(&e);
 		return unchecked(out, "the offset is not inside an executable segment");

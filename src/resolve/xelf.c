@@ -213,7 +213,7 @@ int xp_elf_va_to_offset(const struct xp_elf *e, uint64_t va, uint64_t *off)
 	return -ERANGE;
 }
 
-bool xp_elf_offset_executable(const struct xp_elf *e, uint64_t off)
+const GElf_Phdr *xp_elf_exec_segment(const struct xp_elf *e, uint64_t off)
 {
 	size_t i;
 
@@ -222,9 +222,14 @@ bool xp_elf_offset_executable(const struct xp_elf *e, uint64_t off)
 
 		if (p->p_type == PT_LOAD && (p->p_flags & PF_X) && p->p_offset <= off &&
 		    off - p->p_offset < p->p_filesz)
-			return true;
+			return p;
 	}
-	return false;
+	return NULL;
+}
+
+bool xp_elf_offset_executable(const struct xp_elf *e, uint64_t off)
+{
+	return xp_elf_exec_segment(e, off) != NULL;
 }
 
 static char *hex_of(const unsigned char *p, size_t n)

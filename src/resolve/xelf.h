@@ -72,6 +72,8 @@ char *xp_elf_build_id(struct xp_elf *e);
 /* Virtual address -> file offset through the first PT_LOAD whose file
  * image holds it.  Return 0 or -ERANGE. */
 int xp_elf_va_to_offset(const struct xp_elf *e, uint64_t va, uint64_t *off);
+/* The executable PT_LOAD whose file image holds @off, or NULL. */
+const GElf_Phdr *xp_elf_exec_segment(const struct xp_elf *e, uint64_t off);
 /* True when @off lies in the file image of an executable PT_LOAD. */
 bool xp_elf_offset_executable(const struct xp_elf *e, uint64_t off);
 
