@@ -490,7 +490,9 @@ static int dynsym_hash_lookup(struct xp_elf *e, const char *name, struct collect
 	symoffset = h[1];
 	bloom_size = h[2];
 	shift = h[3];
-	if (nbuckets == 0 || bloom_size == 0 || shift >= bit ||
+	/* hash is 32 bits: a bloom shift of 32 or more is malformed (glibc's
+	 * ld.so shifts the same 32-bit hash), so scan instead. */
+	if (nbuckets == 0 || bloom_size == 0 || shift >= 32 ||
 	    4 + (size_t)bloom_size * wsz + nbuckets > words)
 		return 0;
 	hash = gnu_hash_of(name);
