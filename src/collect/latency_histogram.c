@@ -62,43 +62,23 @@ static uint64_t now_ns(void)
 static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *ep,
 		    const char *what)
 {
-	char why[128];
+	struct xp_libbpf_failure f = {
+		.e = e,
+		.what = what,
+		.objects = "the latency histogram eBPF programs",
+		.ep = ep,
+		.maps = "the latency histogram maps",
+	};
+	int rc = xp_libbpf_fail(err, &f);
 
-	e = xp_libbpf_fail_details(err, e, why, sizeof(why));
-	if (ep)
-		xp_error_detail_str(err, "selector", ep->selector);
-	if (e == EPERM || e == EACCES) {
-		xp_error_hint(err, "run xprobe as root, or grant it CAP_BPF and CAP_PERFMON");
-		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
-				    "permission denied to %s the latency histogram eBPF programs",
-				    what);
-	}
-	if (e == ESRCH) {
-		xp_error_hint(err, "the target exited while probes were attached; start it again");
-		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
-				    "target process exited while xprobe attached its probes");
-	}
-	if (e == E2BIG || e == ENOMEM) {
-		xp_error_hint(err, "lower --max-groups or --max-inflight");
-		return xp_error_set(
-			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-			"the kernel refused the latency histogram maps at their configured sizes");
-	}
-	if (ep && ep->kind == XP_LIVE_UPROBE && e == ENOENT) {
-		xp_error_detail_str(err, "binary_path", ep->access_path);
-		xp_error_hint(err, "run xprobe validate with the exact selector text");
-		return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
-				    "cannot attach %s: %s is not accessible", ep->selector,
-				    ep->access_path);
-	}
+	if (rc)
+		return rc;
 	if (ep && (ep->kind == XP_LIVE_UPROBE || ep->kind == XP_LIVE_USDT)) {
 		xp_error_hint(err, "run xprobe validate with the exact selector text");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				    "the kernel refused the probe for %s: %s", ep->selector, why);
+				    "the kernel refused the probe for %s: %s", ep->selector, f.why);
 	}
-	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
-	return xp_error_set(err, XPROBE_E_INTERNAL, false,
-			    "failed to %s the latency histogram eBPF programs: %s", what, why);
+	return xp_libbpf_fail_internal(err, &f);
 }
 
 /*

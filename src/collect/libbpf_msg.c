@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 
 #include "libbpf_msg.h"
+#include "live.h"
 
 static char last_msg[512];
 
@@ -56,4 +57,45 @@ int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size)
 	if (last_msg[0])
 		xp_error_detail_str(err, "libbpf_message", last_msg);
 	return e;
+}
+
+int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f)
+{
+	const struct xp_live_endpoint *ep = f->ep;
+
+	f->e = xp_libbpf_fail_details(err, f->e, f->why, sizeof(f->why));
+	if (ep)
+		xp_error_detail_str(err, "selector", ep->selector);
+	if (f->e == EPERM || f->e == EACCES) {
+		xp_error_hint(err, "run xprobe as root, or grant it CAP_BPF and CAP_PERFMON");
+		if (f->perm_hint)
+			xp_error_hint(err, "%s", f->perm_hint);
+		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
+				    "permission denied to %s %s", f->what, f->objects);
+	}
+	if (f->e == ESRCH) {
+		xp_error_hint(err, "the target exited while probes were attached; start it again");
+		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
+				    "target process exited while xprobe attached its probes");
+	}
+	if (f->maps && (f->e == E2BIG || f->e == ENOMEM)) {
+		xp_error_hint(err, "lower --max-groups or --max-inflight");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "the kernel refused %s at their configured sizes", f->maps);
+	}
+	if (ep && ep->kind == XP_LIVE_UPROBE && f->e == ENOENT) {
+		xp_error_detail_str(err, "binary_path", ep->access_path);
+		xp_error_hint(err, "run xprobe validate with the exact selector text");
+		return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
+				    "cannot attach %s: %s is not accessible", ep->selector,
+				    ep->access_path);
+	}
+	return 0;
+}
+
+int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure *f)
+{
+	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
+	return xp_error_set(err, XPROBE_E_INTERNAL, false, "failed to %s %s: %s", f->what,
+			    f->objects, f->why);
 }

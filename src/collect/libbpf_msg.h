@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libbpf_msg.h - the one capture of libbpf's messages, for every libbpf
- * user of the CLI (live_bpf.c, syscall_aggregate.c).
+ * user of the CLI (live_bpf.c, latency_histogram.c, syscall_aggregate.c),
+ * and the contract codes they map a failed libbpf step to.
  *
  * libbpf prints its diagnostics (the verifier's complaint, a missing BTF,
  * a refused map) through one process-wide callback.  xprobe never lets
@@ -35,5 +36,36 @@ const char *xp_libbpf_message(void);
  * positive errno the caller maps to a contract code.
  */
 int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size);
+
+struct xp_live_endpoint; /* live.h */
+
+/* A failed libbpf step, as xp_libbpf_fail() words and maps it. */
+struct xp_libbpf_failure {
+	int e; /* the errno (either sign; 0 reads as EINVAL); positive after */
+	const char *what; /* the step: "load", "attach", "size the maps of" */
+	const char *objects; /* what it was done to: "the syscall aggregate eBPF programs" */
+	const struct xp_live_endpoint *ep; /* the endpoint being attached, or NULL */
+	const char *maps; /* maps sized by --max-groups / --max-inflight: "the
+			   * syscall aggregate maps"; NULL: none */
+	const char *perm_hint; /* a second hint for PERMISSION_DENIED, or NULL */
+	char why[128]; /* out: the errno's text */
+};
+
+/*
+ * The rules every libbpf user of the CLI shares, in this order, after the
+ * details of xp_libbpf_fail_details() and the endpoint's "selector":
+ *   EPERM, EACCES: PERMISSION_DENIED "permission denied to <what>
+ *     <objects>" (run as root or grant CAP_BPF and CAP_PERFMON; then
+ *     perm_hint);
+ *   ESRCH: TARGET_EXITED (the target exited while probes were attached);
+ *   E2BIG, ENOMEM with maps: SESSION_LIMIT_EXCEEDED "the kernel refused
+ *     <maps> at their configured sizes";
+ *   ENOENT attaching a uprobe: BINARY_NOT_MAPPED (its binary is gone).
+ * Returns -code, or 0 when none applies: the caller's own rules follow,
+ * then xp_libbpf_fail_internal().
+ */
+int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f);
+/* INTERNAL "failed to <what> <objects>: <why>", the doctor hint. */
+int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure *f);
 
 #endif

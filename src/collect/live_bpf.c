@@ -69,55 +69,45 @@ struct xp_live_obj {
 static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *ep,
 		    const char *what)
 {
-	char why[128];
+	char objects[XP_ERR_MESSAGE_MAX];
+	struct xp_libbpf_failure f = {
+		.e = e,
+		.what = what,
+		.objects = objects,
+		.ep = ep,
+		.perm_hint = "run xprobe doctor to see which probe capabilities are restricted",
+	};
+	int rc;
 
-	e = xp_libbpf_fail_details(err, e, why, sizeof(why));
-	if (ep)
-		xp_error_detail_str(err, "selector", ep->selector);
-	if (e == EPERM || e == EACCES) {
-		xp_error_hint(err, "run xprobe as root, or grant it CAP_BPF and CAP_PERFMON");
-		xp_error_hint(err, "run xprobe doctor to see which probe capabilities are restricted");
-		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
-				    "permission denied to %s eBPF probes%s%s", what,
-				    ep ? " for " : "", ep ? ep->selector : "");
-	}
-	if (e == ESRCH) {
-		xp_error_hint(err, "the target exited while probes were attached; start it again");
-		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
-				    "target process exited while xprobe attached its probes");
-	}
+	snprintf(objects, sizeof(objects), "eBPF probes%s%s", ep ? " for " : "",
+		 ep ? ep->selector : "");
+	rc = xp_libbpf_fail(err, &f);
+	if (rc)
+		return rc;
+	e = f.e;
 	if (ep && (e == ENOENT || e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP)) {
 		switch (ep->kind) {
-		case XP_LIVE_UPROBE:
-			if (e == ENOENT) {
-				xp_error_detail_str(err, "binary_path", ep->access_path);
-				xp_error_hint(err, "run xprobe validate with the exact selector text");
-				return xp_error_set(err, XPROBE_E_BINARY_NOT_MAPPED, true,
-						    "cannot attach %s: %s is not accessible",
-						    ep->selector, ep->access_path);
-			}
+		case XP_LIVE_UPROBE: /* ENOENT: xp_libbpf_fail's BINARY_NOT_MAPPED */
 			xp_error_hint(err, "run xprobe validate with the exact selector text");
 			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 					    "the kernel refused the uprobe for %s: %s",
-					    ep->selector, why);
+					    ep->selector, f.why);
 		case XP_LIVE_USDT:
 			xp_error_hint(err, "run xprobe validate to see which CPython markers the target maps");
 			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 					    "cannot attach USDT marker %s:%s for %s: %s",
-					    ep->usdt_provider, ep->usdt_name, ep->selector, why);
+					    ep->usdt_provider, ep->usdt_name, ep->selector, f.why);
 		case XP_LIVE_TRACEPOINT:
 			xp_error_hint(err, "list available tracepoints under /sys/kernel/tracing/events");
 			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 					    "tracepoint %s:%s is not available: %s", ep->tp_category,
-					    ep->tp_name, why);
+					    ep->tp_name, f.why);
 		case XP_LIVE_SYS_ENTER:
 		case XP_LIVE_SYS_EXIT:
 			break;
 		}
 	}
-	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
-	return xp_error_set(err, XPROBE_E_INTERNAL, false, "failed to %s eBPF probes%s%s: %s", what,
-			    ep ? " for " : "", ep ? ep->selector : "", why);
+	return xp_libbpf_fail_internal(err, &f);
 }
 
 /* --- open / load ------------------------------------------------------- */

@@ -46,24 +46,15 @@ static uint64_t now_ns(void)
 
 static int bpf_fail(struct xp_error *err, int e, const char *what)
 {
-	char why[128];
+	struct xp_libbpf_failure f = {
+		.e = e,
+		.what = what,
+		.objects = "the syscall aggregate eBPF programs",
+		.maps = "the syscall aggregate maps",
+	};
+	int rc = xp_libbpf_fail(err, &f);
 
-	e = xp_libbpf_fail_details(err, e, why, sizeof(why));
-	if (e == EPERM || e == EACCES) {
-		xp_error_hint(err, "run xprobe as root, or grant it CAP_BPF and CAP_PERFMON");
-		return xp_error_set(err, XPROBE_E_PERMISSION_DENIED, true,
-				    "permission denied to %s the syscall aggregate eBPF programs",
-				    what);
-	}
-	if (e == E2BIG || e == ENOMEM) {
-		xp_error_hint(err, "lower --max-groups or --max-inflight");
-		return xp_error_set(
-			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-			"the kernel refused the syscall aggregate maps at their configured sizes");
-	}
-	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
-	return xp_error_set(err, XPROBE_E_INTERNAL, false,
-			    "failed to %s the syscall aggregate eBPF programs: %s", what, why);
+	return rc ? rc : xp_libbpf_fail_internal(err, &f);
 }
 
 /* Read both maps and the counters into @r (links already gone). */
