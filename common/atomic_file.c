@@ -252,3 +252,31 @@ int xpc_atomic_write(const char *path, const void *data, size_t len)
 	}
 	return xpc_atomic_commit(&f);
 }
+
+/* realpath(dirname(p)) "/" basename(p) into @out, or the text of @p. */
+static void canonical_name(const char *p, char *out, size_t size)
+{
+	char *d = strdup(p), *b = strdup(p), dir[PATH_MAX];
+
+	if (d && b && realpath(dirname(d), dir))
+		snprintf(out, size, "%s/%s", dir, basename(b));
+	else
+		snprintf(out, size, "%s", p);
+	free(d);
+	free(b);
+}
+
+int xpc_same_file(const char *a, const char *b)
+{
+	char ca[PATH_MAX + NAME_MAX + 2], cb[sizeof(ca)];
+	struct stat sa, sb;
+	int ea = stat(a, &sa), eb = stat(b, &sb);
+
+	if (ea == 0 && eb == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	if (ea == 0 || eb == 0)
+		return 0;
+	canonical_name(a, ca, sizeof(ca));
+	canonical_name(b, cb, sizeof(cb));
+	return strcmp(ca, cb) == 0;
+}

@@ -50,6 +50,14 @@ void xpc_atomic_abort(struct xpc_atomic_file *f);
  * stops at its next check and aborts, which removes its temporary.
  */
 void xpc_atomic_unlink_inflight(void);
+/*
+ * Whether two paths name the same file: the same inode when both exist;
+ * neither existing, the same name in the same directory (the directories
+ * resolved by realpath; raw text where one cannot be resolved).  One
+ * existing and the other not: different.  For refusing an output that
+ * would replace an input or another output of the same run.
+ */
+int xpc_same_file(const char *a, const char *b);
 /* Convenience: whole buffer in one go. */
 int xpc_atomic_write(const char *path, const void *data, size_t len);
 

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/atomic_file.h"
 #include "../../common/cancel.h"
 #include "../../common/json.h"
 #include "../capture/capture_io.h"
@@ -699,6 +700,37 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 	return code;
 }
 
+/*
+ * An output that names an input or the other output would replace it:
+ * `--events-out in.jsonl` loses the capture being measured, `--report`
+ * and `--events-out` on one path keep only the last one written.
+ */
+static int output_clash(struct xp_error *err, const char *flag, const char *path,
+			const char *other)
+{
+	xp_error_detail_str(err, "path", path);
+	xp_error_hint(err, "give %s a path of its own", flag);
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, true,
+			    "%s %s names the same file as %s: writing it would replace it", flag,
+			    path, other);
+}
+
+static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
+{
+	const char *outs[2] = { cli->events_out, cli->report };
+	const char *flags[2] = { "--events-out", "--report" };
+	size_t i, j;
+
+	for (i = 0; i < 2; i++) {
+		for (j = 0; outs[i] && j < cli->ninputs; j++)
+			if (xpc_same_file(outs[i], cli->inputs[j]))
+				return output_clash(err, flags[i], outs[i], "--input");
+	}
+	if (outs[0] && outs[1] && xpc_same_file(outs[0], outs[1]))
+		return output_clash(err, flags[1], outs[1], "--events-out");
+	return 0;
+}
+
 static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 			struct xp_spec *spec, struct xp_error *err)
 {
@@ -784,6 +816,9 @@ int cmd_measure(const struct xp_cli *cli)
 	req.events_out = cli->events_out;
 	req.format = cli->format ? xp_export_format_parse(cli->format) : XP_EXPORT_JSONL;
 	xp_cli_session_id("measure", req.session_id, sizeof(req.session_id));
+
+	if ((rc = check_outputs(cli, &err)))
+		goto out;
 
 	if (cli->spec) {
 		rc = measure_spec(cli, &req, &spec, &err);

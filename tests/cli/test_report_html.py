@@ -452,3 +452,34 @@ def test_report_flag_syntax(xprobe):
     assert r.rc == 2 and "unexpected argument '--report'" in r.stderr
     help_ = xprobe.run("measure", "--help", json_mode=False)
     assert "--report <PATH>" in help_.stdout
+
+
+@pytest.mark.parametrize("flags", [
+    ("--events-out", "in.jsonl"),
+    ("--report", "./in.jsonl"),
+    ("--events-out", "o.jsonl", "--report", "o.jsonl"),
+    ("--events-out", "o.jsonl", "--report", "../{dir}/o.jsonl"),
+])
+def test_an_output_naming_an_input_or_the_other_output_is_refused(xprobe, tmp_path, flags,
+                                                                   monkeypatch):
+    """Nothing is written: the capture being measured and the other output
+    would otherwise be replaced (the last write won)."""
+    events, _ = request_pairs(4)
+    src = tmp_path / "in.jsonl"
+    xpcap.write_jsonl(src, events)
+    before = src.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    flags = [f.format(dir=tmp_path.name) for f in flags]
+    r = xprobe.run("measure", "--input", "in.jsonl", *UPROBE, "--samples", 4, *flags)
+    assert r.rc == 1 and r.code == "TRACE_EXPORT_FAILED", r
+    flag, path = flags[-2], flags[-1]
+    other = "--input" if len(flags) == 2 else "--events-out"
+    assert r.error["message"] == ("%s %s names the same file as %s: writing it would replace it"
+                                  % (flag, path, other)), r.error
+    assert r.error["details"]["path"] == path
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl"] and src.read_bytes() == before
+    # different paths: both written
+    r = xprobe.run("measure", "--input", "in.jsonl", *UPROBE, "--samples", 4, "--events-out",
+                   "o.jsonl", "--report", "o.html")
+    assert r.rc == 0, r
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "o.html", "o.jsonl"]

@@ -312,6 +312,40 @@ static void test_readfile(void)
 	rmdir(dir);
 }
 
+/* xpc_same_file: one inode under two names, one name under two spellings. */
+static void test_same_file(void)
+{
+	char dir[] = "/tmp/xp_same_XXXXXX", a[256], b[256], hard[256], sub[256], up[300];
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	snprintf(hard, sizeof(hard), "%s/hard", dir);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	snprintf(up, sizeof(up), "%s/../a", sub);
+	CHECK(mkdir(sub, 0700) == 0);
+	/* neither exists: the same name in the same directory */
+	CHECK(xpc_same_file(a, a) == 1);
+	CHECK(xpc_same_file(a, up) == 1);
+	CHECK(xpc_same_file(a, b) == 0);
+	CHECK(xpc_same_file("/nonexistent-dir/x", "/nonexistent-dir/x") == 1);
+	CHECK(xpc_same_file("/nonexistent-dir/x", "/nonexistent-dir/y") == 0);
+	/* one exists: different */
+	CHECK(xpc_atomic_write(a, "x", 1) == 0);
+	CHECK(xpc_same_file(a, b) == 0 && xpc_same_file(b, a) == 0);
+	/* both exist: by inode (a hard link is the same file) */
+	CHECK(xpc_same_file(a, up) == 1);
+	CHECK(link(a, hard) == 0);
+	CHECK(xpc_same_file(a, hard) == 1);
+	CHECK(xpc_atomic_write(b, "x", 1) == 0);
+	CHECK(xpc_same_file(a, b) == 0);
+	unlink(a);
+	unlink(b);
+	unlink(hard);
+	rmdir(sub);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_floats();
@@ -320,6 +354,7 @@ int main(void)
 	test_parse();
 	test_atomic();
 	test_atomic_refuses_non_regular();
+	test_same_file();
 	test_readfile();
 	TEST_MAIN_END();
 }
