@@ -10,6 +10,11 @@
  * (opts->probe_cost, src/collect/probe_cost.h), with the method; and the
  * nearest instruction after it that the kernel emulates, as a selector.
  *
+ * An instruction the kernel refuses to probe at all (a lock or segment
+ * prefix, an opcode outside its tables: probe_site.h) is an issue, not a
+ * warning: the attach would fail with ENOTSUPP, so validate answers
+ * valid: false and measure refuses before touching the target.
+ *
  * Which site: an entry probe's own offset; a return probe's is its
  * function's first instruction (a uretprobe is an entry uprobe there plus
  * the return trampoline).  Inside the interval: the start endpoint's
@@ -131,6 +136,48 @@ static void warn(struct xp_validation *v, struct site *a, bool start, bool end, 
 	xpc_buf_free(&b);
 }
 
+/* INVALID_EVENT_SELECTOR for a site the kernel will not probe. */
+static void refused_issue(struct xp_validation *v, const struct site *a, const char *which)
+{
+	const struct xp_probe_site *s = &a->s;
+	const struct xp_selector *sel = a->ep->sel;
+	struct xp_issue *is = &v->issues[v->nissues];
+	size_t before = v->nissues;
+	char where[160];
+
+	if (s->function)
+		snprintf(where, sizeof(where), "%s+0x%llx", s->function,
+			 (unsigned long long)(s->file_offset - s->function_offset));
+	else
+		snprintf(where, sizeof(where), "file offset 0x%llx",
+			 (unsigned long long)s->file_offset);
+	xp_issue_add(v->issues, &v->nissues, XPROBE_E_INVALID_EVENT_SELECTOR,
+		     "%s selector %s probes an instruction the kernel refuses to probe (%s at %s: %s); attaching it would fail",
+		     which, sel->text, s->insn.text, where, s->insn.rule);
+	if (v->nissues == before)
+		return;
+	if (a->ep->probe.is_return)
+		snprintf(is->hint, sizeof(is->hint),
+			 "a return probe's breakpoint is its function's first instruction; measure the call from its callers instead");
+	else
+		snprintf(is->hint, sizeof(is->hint),
+			 "probe the next instruction instead: uprobe:%s:+0x%llx:entry", sel->binary,
+			 (unsigned long long)(s->file_offset + s->insn.len));
+}
+
+/* validate's boundary check already refuses this +0x offset (an issue of
+ * its own): what decodes there is not the instruction the user meant. */
+static bool boundary_refused(const struct xp_endpoint_check *ep,
+			     const struct xp_validate_opts *opts)
+{
+	const struct xp_offset_info *in = &ep->probe.insn;
+
+	if (ep->sel->uprobe_target != XP_UPROBE_OFFSET)
+		return false;
+	return xp_offset_refused(in) ||
+	       (in->check == XP_OFFSET_UNVERIFIED && !(opts && opts->unsafe_offset));
+}
+
 void xp_probe_warnings(struct xp_validation *v, const struct xp_validate_opts *opts)
 {
 	struct site st[2] = { { .ep = &v->start }, { .ep = &v->end } };
@@ -148,6 +195,9 @@ void xp_probe_warnings(struct xp_validation *v, const struct xp_validate_opts *o
 					!ep->probe.is_return, &st[i].s) == 0)
 			st[i].want =
 				st[i].s.checked && st[i].s.insn.handling == XP_UPROBE_SINGLE_STEP;
+		if (st[i].s.checked && st[i].s.insn.handling == XP_UPROBE_REFUSED &&
+		    !boundary_refused(ep, opts))
+			refused_issue(v, &st[i], i == 0 ? "start" : "end");
 		any |= st[i].want;
 	}
 	if (any && opts && opts->probe_cost && opts->probe_cost(&cost) == 0)

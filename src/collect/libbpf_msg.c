@@ -51,8 +51,12 @@ int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size)
 	if (!e)
 		e = EINVAL;
 	/* not strerror_r: with _GNU_SOURCE it returns a static string and
-	 * may leave @why unwritten */
-	snprintf(why, size, "%s", strerror(e));
+	 * may leave @why unwritten.  ENOTSUPP (524) is the kernel's own,
+	 * unknown to libc: a uprobe on an instruction it will not probe. */
+	if (e == XP_ENOTSUPP_KERNEL)
+		snprintf(why, size, "ENOTSUPP (the kernel does not support it here)");
+	else
+		snprintf(why, size, "%s", strerror(e));
 	xp_error_detail_str(err, "errno", why);
 	if (last_msg[0])
 		xp_error_detail_str(err, "libbpf_message", last_msg);
@@ -82,6 +86,12 @@ int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f)
 		xp_error_hint(err, "lower --max-groups or --max-inflight");
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "the kernel refused %s at their configured sizes", f->maps);
+	}
+	if (ep && ep->kind == XP_LIVE_UPROBE && f->e == XP_ENOTSUPP_KERNEL) {
+		xp_error_hint(err, "run xprobe validate: it names the instruction and the next one to probe");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "the kernel refused to probe the instruction at %s (ENOTSUPP: a lock or segment prefix, or an opcode it does not probe)",
+				    ep->selector);
 	}
 	if (ep && ep->kind == XP_LIVE_UPROBE && f->e == ENOENT) {
 		xp_error_detail_str(err, "binary_path", ep->access_path);

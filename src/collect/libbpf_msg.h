@@ -37,6 +37,10 @@ const char *xp_libbpf_message(void);
  */
 int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size);
 
+/* The kernel's ENOTSUPP (include/linux/errno.h), not in libc's errno.h:
+ * what uprobe registration returns for an instruction it will not probe. */
+#define XP_ENOTSUPP_KERNEL 524
+
 struct xp_live_endpoint; /* live.h */
 
 /* A failed libbpf step, as xp_libbpf_fail() words and maps it. */
@@ -60,6 +64,8 @@ struct xp_libbpf_failure {
  *   ESRCH: TARGET_EXITED (the target exited while probes were attached);
  *   E2BIG, ENOMEM with maps: SESSION_LIMIT_EXCEEDED "the kernel refused
  *     <maps> at their configured sizes";
+ *   ENOTSUPP (524) attaching a uprobe: INVALID_EVENT_SELECTOR (an
+ *     instruction the kernel will not probe; validate names it first);
  *   ENOENT attaching a uprobe: BINARY_NOT_MAPPED (its binary is gone).
  * Returns -code, or 0 when none applies: the caller's own rules follow,
  * then xp_libbpf_fail_internal().

@@ -330,3 +330,42 @@ def test_histogram_carries_the_estimate(xprobe, tmp_path):
     assert h["stats"]["count"] == 300
     p50, = [p["value_ns"] for p in h["percentiles"] if p["percentile"] == 50]
     assert c["single_step_pair_ns"] / 3 < p50 < c["single_step_pair_ns"] * 3, (p50, c)
+
+
+def test_refused_instruction_is_invalid_before_anything_attaches(xprobe, fx, tmp_path):
+    """A lock-prefixed first instruction: the kernel refuses the uprobe
+    (bpftrace: 'cannot attach uprobe, Invalid argument'; perf_event_open
+    says ENOTSUPP).  validate says valid: false for both endpoints (a
+    return probe's breakpoint is the same instruction), measure and
+    --histogram refuse with validate's issue and its hint, and the next
+    instruction, which the hint names, validates and measures."""
+    exe = fx.ready["exe"]
+    env = runtime_env(tmp_path / "rt")
+    r = validate(xprobe, fx, "xp_fx_cost_lock", env=env)
+    assert r.rc == 0 and r.doc["valid"] is False, r
+    issues = r.doc["issues"]
+    assert [i["code"] for i in issues] == ["INVALID_EVENT_SELECTOR"] * 2, issues
+    for i, which in zip(issues, ("start", "end")):
+        assert i["message"].startswith("%s selector %s probes an instruction the kernel "
+                                       "refuses to probe (lock addl" % (
+                                           which, up(exe, "xp_fx_cost_lock", which == "end")))
+        assert "xp_fx_cost_lock+0x0: segment or lock prefix); attaching it would fail" in \
+            i["message"]
+    assert single_step(r.doc) == []
+    nxt = "uprobe:%s:+0x%x:entry" % (exe, off(fx, "lock_push_offset"))
+    for mode in ((), ("--histogram", "--duration-ms", 500)):
+        m = xprobe.run("measure", "--pid", fx.pid, "--from", up(exe, "xp_fx_cost_lock"),
+                       "--to", up(exe, "xp_fx_cost_lock", True), "--match", "stack-nested",
+                       "--samples" if not mode else "--timeout-ms", 5 if not mode else 2000,
+                       *mode, env=env)
+        assert m.rc == 1 and m.code == "INVALID_EVENT_SELECTOR", m
+        assert "refuses to probe" in m.error["message"]
+        if not mode:
+            assert m.error["hints"] == ["probe the next instruction instead: " + nxt], m.error
+    # the hint's selector: an instruction boundary the kernel emulates
+    r = validate(xprobe, fx, None, env=env, frm=nxt, to=up(exe, "xp_fx_cost_lock", True),
+                 match="first-after")
+    assert r.doc["issues"][0]["message"].startswith("end selector"), r.doc
+    r = validate(xprobe, fx, None, env=env, frm=nxt, to="uprobe:%s:+0x%x:entry" % (
+        exe, off(fx, "lock_push_offset")), match="first-after")
+    assert r.rc == 0 and r.doc["valid"] is True and single_step(r.doc) == [], r

@@ -5,7 +5,8 @@
  * syscall aggregate: a real libbpf warning is kept and never reaches
  * stderr, trailing newlines are cut, an empty line keeps the message
  * before it, debug chatter is ignored, a new capture forgets the old
- * message, and a failed step's details carry errno and the message.
+ * message, and a failed step's details carry errno and the message; the
+ * shared failure rules map each errno to its contract code.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "../../src/collect/libbpf_msg.h"
+#include "../../src/collect/live.h"
 #include "testlib.h"
 
 /* Call libbpf's current print callback as libbpf would. */
@@ -103,10 +105,62 @@ static void test_fail_details(void)
 	xp_error_clear(&err);
 }
 
+/* xp_libbpf_fail: errno -> code, in its order; 0 leaves it to the caller. */
+static void test_fail_rules(void)
+{
+	struct xp_live_endpoint up = { .kind = XP_LIVE_UPROBE,
+				       .selector = "uprobe:/bin/x:f:entry",
+				       .access_path = "/bin/x" };
+	struct xp_live_endpoint tp = { .kind = XP_LIVE_TRACEPOINT, .selector = "tracepoint:a:b" };
+	struct xp_libbpf_failure f = { .what = "attach", .objects = "the probes" };
+	struct xp_error err = { 0 };
+
+	xp_libbpf_capture();
+	f.e = -EACCES;
+	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_PERMISSION_DENIED);
+	CHECK_STR(err.message, "permission denied to attach the probes");
+	xp_error_clear(&err);
+	f.e = -ESRCH;
+	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_TARGET_EXITED);
+	xp_error_clear(&err);
+	/* ENOMEM: a limit only when the maps are sized by flags */
+	f.e = -ENOMEM;
+	CHECK_EQ_U64(xp_libbpf_fail(&err, &f), 0);
+	CHECK_EQ_U64(-xp_libbpf_fail_internal(&err, &f), XPROBE_E_INTERNAL);
+	CHECK_STR(err.message, "failed to attach the probes: Cannot allocate memory");
+	xp_error_clear(&err);
+	f.maps = "the maps";
+	f.e = -ENOMEM;
+	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_SESSION_LIMIT_EXCEEDED);
+	xp_error_clear(&err);
+	/* a uprobe's binary gone; an instruction the kernel will not probe */
+	f.ep = &up;
+	f.e = -ENOENT;
+	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_BINARY_NOT_MAPPED);
+	CHECK_STR(xp_error_detail_get(&err, "selector"), "\"uprobe:/bin/x:f:entry\"");
+	xp_error_clear(&err);
+	f.e = -XP_ENOTSUPP_KERNEL;
+	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_INVALID_EVENT_SELECTOR);
+	CHECK(strstr(err.message, "refused to probe the instruction at uprobe:/bin/x:f:entry") != NULL);
+	CHECK_STR(xp_error_detail_get(&err, "errno"),
+		  "\"ENOTSUPP (the kernel does not support it here)\"");
+	xp_error_clear(&err);
+	/* the same errnos on another kind: the caller's rules */
+	f.ep = &tp;
+	f.e = -XP_ENOTSUPP_KERNEL;
+	CHECK_EQ_U64(xp_libbpf_fail(&err, &f), 0);
+	CHECK_STR(f.why, "ENOTSUPP (the kernel does not support it here)");
+	xp_error_clear(&err);
+	f.e = -ENOENT;
+	CHECK_EQ_U64(xp_libbpf_fail(&err, &f), 0);
+	xp_error_clear(&err);
+}
+
 int main(void)
 {
 	test_real_warning_is_captured_not_printed();
 	test_message_rules();
 	test_fail_details();
+	test_fail_rules();
 	TEST_MAIN_END();
 }
