@@ -6,6 +6,7 @@ identity, bounds) runs against the fake NVML library fixture with a real
 process tree."""
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -31,14 +32,19 @@ class Tree:
         self.child = int(got["c"])
         self.grandchild = int(got["g"])
         self.other = subprocess.Popen(["sleep", "60"])
-        # wait until the grandchild exec'd sleep (its cmdline says so)
-        for _ in range(200):
+        # wait until the grandchild exec'd sleep (a forked shell is dash
+        # until then): by time, not by a count of reads, which a loaded
+        # machine finishes first (CI saw /usr/bin/dash)
+        sleep_exe = os.path.realpath("/bin/sleep")
+        deadline = time.monotonic() + 10
+        while True:
             try:
-                with open("/proc/%d/cmdline" % self.grandchild, "rb") as f:
-                    if f.read().startswith(b"sleep"):
-                        break
+                if os.readlink("/proc/%d/exe" % self.grandchild) == sleep_exe:
+                    break
             except OSError:
                 pass
+            assert time.monotonic() < deadline, "the grandchild never ran sleep"
+            time.sleep(0.005)
 
     def close(self):
         for pid in (self.grandchild, self.child):
