@@ -134,6 +134,23 @@ static inline size_t xpl_name_cut(const char *s, bool *complete)
  * writer refuses, a link or a non-regular file in the way).  Unlike
  * strerror it neither translates nor allocates: async-signal-safe. */
 const char *xpl_errdesc(int err);
+/*
+ * The readers' and the device backend's one error formatter: write the
+ * sentence into @why (when @why and @whylen are set) and return @code, so
+ * a failure reads `return xpl_errf(why, whylen, -EIO, "what was wrong")`.
+ * lib/xtf's xpl_xtf_reject() is this with -XPROBE_E_FORMAT.
+ */
+int xpl_errf(char *why, size_t whylen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* "directory", "FIFO", "symbolic link" ...: what a refused st_mode is. */
+const char *xpl_file_type_name(mode_t m);
+/*
+ * rename(2) the finished temporary @tmp onto @name in @dirfd: created
+ * with RENAME_NOREPLACE where nothing is there; a regular file there is
+ * replaced, anything else refused (-ELOOP for a link, -EEXIST).  0 or
+ * -errno.  Async-signal-safe (syscalls only): the crash-time writers use it.
+ */
+int xpl_rename_regular(int dirfd, const char *tmp, const char *name);
 /* A model name: 1..127 bytes, no '/'. */
 bool xpl_model_name(const char *s);
 /* A plain file name: a model name that is not "." or "..". */

@@ -98,17 +98,6 @@ static struct {
 
 static uint8_t chunk[XPROBE_AGENT_CHUNK_MAX];
 
-static const char *type_name(mode_t m)
-{
-	return S_ISLNK(m)  ? "symbolic link" :
-	       S_ISDIR(m)  ? "directory" :
-	       S_ISFIFO(m) ? "FIFO" :
-	       S_ISSOCK(m) ? "socket" :
-	       S_ISCHR(m)  ? "character device" :
-	       S_ISBLK(m)  ? "block device" :
-			     "non-regular file";
-}
-
 /* --- arming at load ------------------------------------------------------------- */
 
 /* Split @path into cf.dir (absolute) and cf.name; 0 or an error filled in. */
@@ -176,7 +165,7 @@ static int check_place(const char *path)
 			      "XPROBE_AGENT_OUTPUT=%s is a %s, not a regular file: libxprobe only "
 			      "ever replaces a regular file and never follows a link where it "
 			      "writes; remove it or name another file",
-			      path, type_name(st.st_mode));
+			      path, xpl_file_type_name(st.st_mode));
 out:
 	close(dfd);
 	return rc;
@@ -299,21 +288,7 @@ static uint64_t nonce(void)
  * anything else refused (-ELOOP a link, -EEXIST the rest). */
 static int place(int dfd)
 {
-	struct stat st;
-
-	if (renameat2(dfd, cf.tmp, dfd, cf.name, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EEXIST && errno != EINVAL && errno != ENOSYS)
-		return -errno;
-	if (fstatat(dfd, cf.name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return -ELOOP;
-		if (!S_ISREG(st.st_mode))
-			return -EEXIST;
-	} else if (errno != ENOENT) {
-		return -errno;
-	}
-	return renameat(dfd, cf.tmp, dfd, cf.name) == 0 ? 0 : -errno;
+	return xpl_rename_regular(dfd, cf.tmp, cf.name);
 }
 
 /* The file header: the final STOP reply of @rd's capture from offset 0. */

@@ -254,21 +254,6 @@ drop:
 	return NULL;
 }
 
-static inline __attribute__((always_inline)) void xpl_agent_copy_name(uint8_t *dst,
-								      const char *name, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, name + i, 8);
-		memcpy(dst + i, &w, 8);
-	}
-	for (; i < n; i++)
-		dst[i] = (uint8_t)name[i];
-}
-
 /*
  * A CUDA API record (XPROBE_EV_CUDA_API_ENTRY/EXIT) of the calling thread:
  * @name/@n the stripped callback name, @cbid, @corr, @domain.  The raw
@@ -288,7 +273,7 @@ xpl_agent_put_api(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, con
 		 (uint64_t)cbid | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 | (uint64_t)n << 48);
 	r->a0 = corr;
 	r->a1 = domain;
-	xpl_agent_copy_name((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
+	xpl_copy_name((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
 	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
 	return true;
 }
@@ -308,7 +293,7 @@ static inline bool xpl_agent_put_act(struct xpl_agent_cap *c, uint32_t type,
 	if (!r)
 		return false;
 	memcpy((uint8_t *)r + 8, (const uint8_t *)a + 8, XPROBE_CUDA_ACTIVITY_SIZE - 8);
-	xpl_agent_copy_name((uint8_t *)r + XPROBE_CUDA_ACTIVITY_SIZE, name, n);
+	xpl_copy_name((uint8_t *)r + XPROBE_CUDA_ACTIVITY_SIZE, name, n);
 	__atomic_store_n((uint64_t *)r, (uint64_t)type << 16 | size, __ATOMIC_RELEASE);
 	return true;
 }
@@ -331,7 +316,7 @@ xpl_agent_put(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const c
 	r->ts = likely(c->tsc) ? xpl_rdtsc() : xpl_mono_ns();
 	xpl_st64(&r->aux, (uint64_t)aux | (uint64_t)flags << 32 | (uint64_t)n << 48);
 	r->a0 = a0;
-	xpl_agent_copy_name((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
+	xpl_copy_name((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
 	/* size, type, tid last: the record is committed */
 	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
 	return true;

@@ -2,12 +2,13 @@
 /*
  * util.c - small helpers of libxprobe with no state: clocks, the mkdir -p
  * walk that never follows a link where it writes, /proc/<pid>/stat start
- * time, bounded formatting, full reads and writes, error descriptions, and
- * the name rules of models and file names.
+ * time, bounded formatting, full reads and writes, error descriptions and
+ * the one error formatter, file type names, the rename that replaces only
+ * a regular file, and the name rules of models and file names.
  *
- * xpl_write_all and xpl_errdesc are async-signal-safe (the fatal-signal
- * stop path uses them); the others allocate nothing but may block on the
- * file system.
+ * xpl_write_all, xpl_errdesc and xpl_rename_regular are async-signal-safe
+ * (the fatal-signal stop path uses them); the others allocate nothing but
+ * may block on the file system.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -255,4 +256,47 @@ bool xpl_model_name(const char *s)
 bool xpl_plain_name(const char *s)
 {
 	return xpl_model_name(s) && strcmp(s, ".") && strcmp(s, "..");
+}
+
+int xpl_errf(char *why, size_t whylen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why && whylen) {
+		va_start(ap, fmt);
+		vsnprintf(why, whylen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+const char *xpl_file_type_name(mode_t m)
+{
+	return S_ISLNK(m)  ? "symbolic link" :
+	       S_ISDIR(m)  ? "directory" :
+	       S_ISFIFO(m) ? "FIFO" :
+	       S_ISSOCK(m) ? "socket" :
+	       S_ISCHR(m)  ? "character device" :
+	       S_ISBLK(m)  ? "block device" :
+			     "non-regular file";
+}
+
+int xpl_rename_regular(int dirfd, const char *tmp, const char *name)
+{
+	struct stat st;
+
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EEXIST && errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* taken (or no RENAME_NOREPLACE here): only a regular file is replaced */
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode))
+			return -ELOOP;
+		if (!S_ISREG(st.st_mode))
+			return -EEXIST;
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	return renameat(dirfd, tmp, dirfd, name) == 0 ? 0 : -errno;
 }

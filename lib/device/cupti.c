@@ -180,21 +180,6 @@ static struct {
 	_Atomic uint64_t ts;
 } corr_tab[CORR_SLOTS];
 
-static int fail(char *why, size_t whylen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *why, size_t whylen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why && whylen) {
-		va_start(ap, fmt);
-		vsnprintf(why, whylen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 static const char *res_str(xpl_CUptiResult r)
 {
 	const char *s = NULL;
@@ -285,10 +270,11 @@ static int cuda_major_of(bool need, struct maps_scan *m, uint32_t *major, char *
 	*major = 0;
 	if (m->cudart & (m->cudart - 1)) {
 		b = first_bit(m->cudart & ~(1ull << a));
-		return fail(why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
-			    "libcudart.so.%d and libcudart.so.%d are both mapped in this process: "
-			    "CUDA majors conflict, and one CUPTI cannot serve both",
-			    a, b);
+		return xpl_errf(
+			why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+			"libcudart.so.%d and libcudart.so.%d are both mapped in this process: "
+			"CUDA majors conflict, and one CUPTI cannot serve both",
+			a, b);
 	}
 	if (a >= 0)
 		*major = (uint32_t)a;
@@ -297,13 +283,13 @@ static int cuda_major_of(bool need, struct maps_scan *m, uint32_t *major, char *
 	if (!*major) {
 		if (!need)
 			return 0;
-		return fail(
+		return xpl_errf(
 			why, whylen, -XPROBE_E_CUDA_CONTEXT_NOT_FOUND,
 			"no CUDA runtime (libcudart.so.<N>) or driver (libcuda.so.1) is mapped in "
 			"this process: it has no CUDA to observe");
 	}
 	if (*major != 12 && *major != 13)
-		return fail(
+		return xpl_errf(
 			why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
 			"this process uses CUDA %u (%s); xprobe's CUPTI backend supports CUDA 12 "
 			"and 13",
@@ -340,13 +326,14 @@ static void *open_cupti(const struct maps_scan *m, uint32_t major, char *tried, 
 	return h;
 }
 
-#define SYM(field, name, required)                                                                \
-	do {                                                                                      \
-		*(void **)(&cu.f.field) = dlsym(cu.lib, name);                                    \
-		if ((required) && !cu.f.field)                                                    \
-			return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,                   \
-				    "libcupti.so.%u has no %s: not a CUPTI this backend can use", \
-				    major, name);                                                 \
+#define SYM(field, name, required)                                                            \
+	do {                                                                                  \
+		*(void **)(&cu.f.field) = dlsym(cu.lib, name);                                \
+		if ((required) && !cu.f.field)                                                \
+			return xpl_errf(                                                      \
+				why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,                   \
+				"libcupti.so.%u has no %s: not a CUPTI this backend can use", \
+				major, name);                                                 \
 	} while (0)
 
 static int resolve(uint32_t major, char *why, size_t whylen)
@@ -424,7 +411,7 @@ static int load(bool need_cuda, char *why, size_t whylen)
 	if (cu.loaded) {
 		/* a runtime of another major mapped since */
 		if (m.cudart & ~(1ull << cu.cuda_major))
-			return fail(
+			return xpl_errf(
 				why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
 				"libcudart.so.%d is mapped now, but CUPTI %u was loaded for CUDA "
 				"%u: conflicting CUDA majors",
@@ -447,41 +434,45 @@ static int load(bool need_cuda, char *why, size_t whylen)
 		}
 	}
 	if (!cu.lib)
-		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-			    "libcupti.so.%u cannot be loaded (%s): install the CUDA %u toolkit's "
-			    "CUPTI or put its directory in LD_LIBRARY_PATH",
-			    major, tried, major);
+		return xpl_errf(
+			why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
+			"libcupti.so.%u cannot be loaded (%s): install the CUDA %u toolkit's "
+			"CUPTI or put its directory in LD_LIBRARY_PATH",
+			major, tried, major);
 	rc = resolve(major, why, whylen);
 	if (rc)
 		return rc;
 	r = cu.f.GetVersion(&version);
 	if (r != XPL_CUPTI_SUCCESS)
-		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-			    "cuptiGetVersion failed: %s", res_str(r));
+		return xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
+				"cuptiGetVersion failed: %s", res_str(r));
 	cu.layout_rc = xpl_cupti_layout_for(version, &cu.L);
 	if (cu.layout_rc == -1 || cu.L.major != major)
-		return fail(why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
-			    "libcupti.so.%u reports CUPTI API version %u (CUDA %u), not CUDA %u: "
-			    "conflicting majors (xprobe supports CUDA 12 and 13)",
-			    major, version, cu.L.major, major);
+		return xpl_errf(
+			why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+			"libcupti.so.%u reports CUPTI API version %u (CUDA %u), not CUDA %u: "
+			"conflicting majors (xprobe supports CUDA 12 and 13)",
+			major, version, cu.L.major, major);
 	read_names();
 	r = cu.f.Subscribe(&cu.sub, api_cb, NULL);
 	if (r == XPL_CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-			    "another tool already holds this process's CUPTI subscriber (Nsight, "
-			    "another profiler, or a CUPTI-based library): CUPTI allows one; "
-			    "stop that tool to measure CUDA with xprobe");
+		return xpl_errf(
+			why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
+			"another tool already holds this process's CUPTI subscriber (Nsight, "
+			"another profiler, or a CUPTI-based library): CUPTI allows one; "
+			"stop that tool to measure CUDA with xprobe");
 	if (r != XPL_CUPTI_SUCCESS)
-		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-			    "cuptiSubscribe failed: %s (%d)", res_str(r), (int)r);
+		return xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
+				"cuptiSubscribe failed: %s (%d)", res_str(r), (int)r);
 	/* before any activity kind is enabled (CUPTI's rule) */
 	cu.ts_callback = cu.f.ActivityRegisterTimestampCallback &&
 			 cu.f.ActivityRegisterTimestampCallback(mono_ts) == XPL_CUPTI_SUCCESS;
 	r = cu.f.ActivityRegisterCallbacks(buf_requested, buf_completed);
 	if (r != XPL_CUPTI_SUCCESS) {
 		cu.f.Unsubscribe(cu.sub);
-		return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-			    "cuptiActivityRegisterCallbacks failed: %s (%d)", res_str(r), (int)r);
+		return xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
+				"cuptiActivityRegisterCallbacks failed: %s (%d)", res_str(r),
+				(int)r);
 	}
 	cu.cuda_major = major;
 	cu.cupti_major = cu.L.major;
@@ -547,9 +538,9 @@ static int pool_create(char *why, size_t whylen)
 	p = mmap(NULL, (size_t)POOL_BUFS * POOL_BUF_BYTES, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
-		return fail(why, whylen, -XPROBE_E_INTERNAL,
-			    "cannot map the CUPTI buffer pool (%u x %u bytes)", POOL_BUFS,
-			    POOL_BUF_BYTES);
+		return xpl_errf(why, whylen, -XPROBE_E_INTERNAL,
+				"cannot map the CUPTI buffer pool (%u x %u bytes)", POOL_BUFS,
+				POOL_BUF_BYTES);
 	atomic_store(&cu.pool_free, POOL_BUFS == 64 ? ~0ull : (1ull << POOL_BUFS) - 1);
 	atomic_store(&cu.pool, p);
 	return 0;
@@ -810,7 +801,7 @@ static void to_record(struct proc *p, struct xpl_agent_cap *c, int type,
 		r->block_x = a->block[0];
 		r->block_y = a->block[1];
 		r->block_z = a->block[2];
-		xpl_agent_copy_name((uint8_t *)r + XPROBE_CUDA_ACTIVITY_SIZE, a->name, n);
+		xpl_copy_name((uint8_t *)r + XPROBE_CUDA_ACTIVITY_SIZE, a->name, n);
 		break;
 	case XPROBE_EV_CUDA_MEMCPY:
 		r->bytes = a->bytes;
@@ -1025,9 +1016,9 @@ static int act_update(char *why, size_t whylen)
 		if ((want & bit) && !(cu.act_on & bit)) {
 			r = cu.f.ActivityEnable(act_kinds[i]);
 			if (r != XPL_CUPTI_SUCCESS)
-				return fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-					    "cuptiActivityEnable(%d) failed: %s (%d)",
-					    (int)act_kinds[i], res_str(r), (int)r);
+				return xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
+						"cuptiActivityEnable(%d) failed: %s (%d)",
+						(int)act_kinds[i], res_str(r), (int)r);
 			cu.act_on |= bit;
 		} else if (!(want & bit) && (cu.act_on & bit)) {
 			cu.f.ActivityDisable(act_kinds[i]);
@@ -1092,10 +1083,11 @@ static int api_filters(const struct xprobe_agent_req *q, char *why, size_t whyle
 			}
 		}
 		if (!hits)
-			return fail(why, whylen, -XPROBE_E_INVALID_EVENT_SELECTOR,
-				    "no CUDA %s API callback of this CUPTI is named '%.*s' (after "
-				    "its _v<N> suffix is stripped)",
-				    domain_name(f->api_domain), (int)f->name_len, f->name);
+			return xpl_errf(
+				why, whylen, -XPROBE_E_INVALID_EVENT_SELECTOR,
+				"no CUDA %s API callback of this CUPTI is named '%.*s' (after "
+				"its _v<N> suffix is stripped)",
+				domain_name(f->api_domain), (int)f->name_len, f->name);
 	}
 	return 0;
 }
@@ -1107,15 +1099,15 @@ int xpl_cupti_agent_prepare(struct xpl_agent_cap *c, const struct xprobe_agent_r
 
 	pthread_mutex_lock(&cu.lock);
 	if (cu.cap) {
-		rc = fail(why, whylen, -XPROBE_E_ALREADY_ACTIVE,
-			  "the CUPTI backend is still feeding another capture");
+		rc = xpl_errf(why, whylen, -XPROBE_E_ALREADY_ACTIVE,
+			      "the CUPTI backend is still feeding another capture");
 		goto out;
 	}
 	rc = load(true, why, whylen);
 	if (rc)
 		goto out;
 	if (cap_kinds(c) && cu.layout_rc) {
-		rc = fail(
+		rc = xpl_errf(
 			why, whylen, -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
 			"this process's CUPTI reports API version %u, newer than CUPTI %u (%u.%u), "
 			"the newest whose activity records libxprobe knows: its records may "
@@ -1147,9 +1139,9 @@ int xpl_cupti_agent_start(struct xpl_agent_cap *c, char *why, size_t whylen)
 					1, cu.sub, (xpl_CUpti_CallbackDomain)(d + 1), id);
 
 				if (r != XPL_CUPTI_SUCCESS) {
-					rc = fail(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-						  "cuptiEnableCallback(%u, %u) failed: %s (%d)",
-						  d + 1, id, res_str(r), (int)r);
+					rc = xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
+						      "cuptiEnableCallback(%u, %u) failed: %s (%d)",
+						      d + 1, id, res_str(r), (int)r);
 					break;
 				}
 				cu.cb_on[d][w] |= 1ull << (id % 64);
@@ -1251,10 +1243,10 @@ static int be_open(struct xpl_backend *b, const struct xprobe_backend_opts *o)
 	}
 	rc = load(false, why, sizeof(why));
 	if (!rc && cu.layout_rc)
-		rc = fail(why, sizeof(why), -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
-			  "this process's CUPTI (API version %u) is newer than CUPTI %u, the "
-			  "newest whose activity records libxprobe knows; they cannot be read",
-			  cu.L.version, XPL_CUPTI_ABI_VERSION);
+		rc = xpl_errf(why, sizeof(why), -XPROBE_E_UNSUPPORTED_CUDA_VERSION,
+			      "this process's CUPTI (API version %u) is newer than CUPTI %u, the "
+			      "newest whose activity records libxprobe knows; they cannot be read",
+			      cu.L.version, XPL_CUPTI_ABI_VERSION);
 	if (!rc)
 		rc = pool_create(why, sizeof(why));
 	if (rc) {

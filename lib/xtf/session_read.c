@@ -76,8 +76,8 @@ static int open_one(const char *dir, const char *name, struct xprobe_xtf **x, ch
 		return xpl_xtf_reject(err, errlen, "%s/%s: path too long", dir, name);
 	rc = xprobe_xtf_open_file(path, x, why, sizeof(why));
 	if (rc)
-		xpl_xtf_err(err, errlen, rc, "%s: %s", name,
-			    why[0] ? why : strerror(rc < 0 && rc > -4096 ? -rc : EIO));
+		xpl_errf(err, errlen, rc, "%s: %s", name,
+			 why[0] ? why : strerror(rc < 0 && rc > -4096 ? -rc : EIO));
 	return rc;
 }
 
@@ -218,7 +218,7 @@ XPROBE_API int xprobe_session_open(const char *dir, struct xprobe_session **out,
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "dir and out must not be NULL");
 	*out = NULL;
 	if (stat(dir, &st) != 0)
-		return xpl_xtf_err(err, errlen, -errno, "cannot open: %s", strerror(errno));
+		return xpl_errf(err, errlen, -errno, "cannot open: %s", strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return xpl_xtf_reject(err, errlen, "not a directory");
 	s = calloc(1, sizeof(*s));

@@ -150,15 +150,13 @@ struct xprobe_xtf {
 };
 
 /*
- * The readers' one error formatter (xtf_read.c, rings_recover.c,
- * session_read.c): write the sentence into @err (when @err and @errlen are
- * set) and return @code, so a rejection reads
- * `return xpl_xtf_reject(err, errlen, "what was wrong", ...)`.
- * xpl_xtf_err_append() adds context (" (ring 3)") after a sentence.
+ * The readers' rejection (xtf_read.c, rings_recover.c, session_read.c):
+ * lib's one error formatter (xpl_errf, internal.h) with -XPROBE_E_FORMAT,
+ * so a rejection reads `return xpl_xtf_reject(err, errlen, "what was
+ * wrong", ...)`.  xpl_xtf_err_append() adds context (" (ring 3)") after a
+ * sentence.
  */
-int xpl_xtf_err(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-#define xpl_xtf_reject(err, errlen, ...) xpl_xtf_err((err), (errlen), -XPROBE_E_FORMAT, __VA_ARGS__)
+#define xpl_xtf_reject(err, errlen, ...) xpl_errf((err), (errlen), -XPROBE_E_FORMAT, __VA_ARGS__)
 void xpl_xtf_err_append(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -95,18 +95,6 @@ void xpl_conv_init(struct xpl_conv *c, const struct xpl_calib *a, const struct x
 		c->mult = 1ull << 32; /* no second point: assume 1 GHz (never used by us) */
 }
 
-int xpl_xtf_err(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 void xpl_xtf_err_append(char *err, size_t errlen, const char *fmt, ...)
 {
 	size_t l;
@@ -122,16 +110,6 @@ void xpl_xtf_err_append(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *file_type_name(mode_t m)
-{
-	return S_ISDIR(m)  ? "directory" :
-	       S_ISFIFO(m) ? "FIFO" :
-	       S_ISCHR(m)  ? "character device" :
-	       S_ISBLK(m)  ? "block device" :
-	       S_ISSOCK(m) ? "socket" :
-			     "non-regular file";
-}
-
 int xpl_xtf_open_regular(const char *path, int *fd, uint64_t *size, char *err, size_t errlen)
 {
 	struct stat st;
@@ -141,17 +119,17 @@ int xpl_xtf_open_regular(const char *path, int *fd, uint64_t *size, char *err, s
 	f = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (f < 0) {
 		e = errno;
-		return xpl_xtf_err(err, errlen, -e, "cannot open: %s", strerror(e));
+		return xpl_errf(err, errlen, -e, "cannot open: %s", strerror(e));
 	}
 	if (fstat(f, &st) != 0) {
 		e = errno;
 		close(f);
-		return xpl_xtf_err(err, errlen, -e, "cannot stat: %s", strerror(e));
+		return xpl_errf(err, errlen, -e, "cannot stat: %s", strerror(e));
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(f);
 		return xpl_xtf_reject(err, errlen, "not a regular file: a %s",
-				      file_type_name(st.st_mode));
+				      xpl_file_type_name(st.st_mode));
 	}
 	*fd = f;
 	*size = (uint64_t)st.st_size;
@@ -231,9 +209,8 @@ int xpl_check_cuda_activity(const uint8_t *p, size_t size, char *err, size_t err
 			return xpl_xtf_reject(err, errlen, "non-zero padding after the name");
 	if (a.reserved)
 		return xpl_xtf_reject(err, errlen, "reserved is %u", a.reserved);
-	if (a.memcpy_kind > 5 ||
-	    (a.hdr.type != XPROBE_EV_CUDA_MEMCPY &&
-	     (a.memcpy_kind || a.raw_copy_kind || a.runtime_correlation_id)))
+	if (a.memcpy_kind > 5 || (a.hdr.type != XPROBE_EV_CUDA_MEMCPY &&
+				  (a.memcpy_kind || a.raw_copy_kind || a.runtime_correlation_id)))
 		return xpl_xtf_reject(err, errlen, "memcpy fields on this type or kind %u",
 				      a.memcpy_kind);
 	if (a.hdr.type != XPROBE_EV_CUDA_MEMSET && a.memset_value)
@@ -773,7 +750,7 @@ XPROBE_API int xprobe_xtf_open_file(const char *path, struct xprobe_xtf **out, c
 	close(fd);
 	if (got < 0) {
 		free(buf);
-		return xpl_xtf_err(err, errlen, (int)got, "cannot read: %s", strerror((int)-got));
+		return xpl_errf(err, errlen, (int)got, "cannot read: %s", strerror((int)-got));
 	}
 	rc = xprobe_xtf_open_mem(buf, (size_t)got, out, err, errlen);
 	free(buf);

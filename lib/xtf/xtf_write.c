@@ -77,28 +77,6 @@ static uint64_t tmp_nonce(void)
 	return v ^ (v >> 29);
 }
 
-/* Move the finished temporary onto @name: a regular file there is
- * replaced, anything else is refused (-ELOOP for a link, -EEXIST). */
-static int place(int dirfd, const char *tmp, const char *name)
-{
-	struct stat st;
-
-	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EEXIST && errno != EINVAL && errno != ENOSYS)
-		return -errno;
-	/* taken (or no RENAME_NOREPLACE here): only a regular file is replaced */
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (S_ISLNK(st.st_mode))
-			return -ELOOP;
-		if (!S_ISREG(st.st_mode))
-			return -EEXIST;
-	} else if (errno != ENOENT) {
-		return -errno;
-	}
-	return renameat(dirfd, tmp, dirfd, name) == 0 ? 0 : -errno;
-}
-
 int xpl_xtf_write_at(int dirfd, const char *name, const struct xpl_xtf_write_args *a,
 		     uint64_t *size)
 {
@@ -237,7 +215,7 @@ int xpl_xtf_write_at(int dirfd, const char *name, const struct xpl_xtf_write_arg
 		goto out;
 	}
 	fd = -1;
-	err = place(dirfd, tmp, name);
+	err = xpl_rename_regular(dirfd, tmp, name);
 	if (err)
 		goto out;
 	if (size)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "../../common/env_hooks.h"
 #include "../../common/json.h"
 #include "cli.h"
@@ -24,14 +25,6 @@ bool xp_cli_color(const struct xp_cli *cli, int fd)
 	if (cli->no_color || xpc_env("NO_COLOR") || (term && !strcmp(term, "dumb")))
 		return false;
 	return isatty(fd) == 1;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* All of @n bytes to stderr; a terminal that stops taking them just
@@ -76,7 +69,7 @@ void xp_cli_progress_draw(struct xp_cli_progress *p, const char *text)
 
 	if (!p->on)
 		return;
-	now = mono_ns();
+	now = xpc_mono_ns();
 	if (p->drawn && now - p->last_ns < XP_CLI_PROGRESS_NS)
 		return;
 	p->last_ns = now;

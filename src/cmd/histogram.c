@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "../../common/cancel.h"
 #include "../checks/validate_checks.h"
 #include "../collect/latency_histogram.h"
@@ -184,7 +185,7 @@ static void on_progress(void *ctx, uint64_t elapsed_ns)
 
 int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 {
-	uint64_t t0 = xp_live_now_ns();
+	uint64_t t0 = xpc_mono_ns();
 	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = xp_inventory_verify_armed };
 	struct xp_inventory_signals sig;
 	struct xp_warnings ws = { 0 };

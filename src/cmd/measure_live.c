@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../common/clock.h"
 #include "../../common/cancel.h"
 #include "../../common/env_hooks.h"
 #include "../../common/parse.h"
@@ -306,7 +307,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_live_outcome *out, struct xp_warnings *ws,
 			    struct xp_error *err)
 {
-	uint64_t t0 = xp_live_now_ns();
+	uint64_t t0 = xpc_mono_ns();
 	struct xp_live_source *src[XP_LIVE_MAX_SOURCES] = { 0 };
 	struct xp_live_samples_rule rule;
 	struct progress_ctx prog;

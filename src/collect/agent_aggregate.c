@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../../common/clock.h"
 #include "../../common/cancel.h"
 #include "agent_aggregate.h"
 #include "agent_client.h"
@@ -49,7 +50,7 @@ static int wait_window(const struct xp_agent_agg_opts *o, uint64_t end_ns, bool 
 		       struct xp_error *err)
 {
 	for (;;) {
-		uint64_t now = xp_live_now_ns(), left;
+		uint64_t now = xpc_mono_ns(), left;
 		struct timespec ts;
 
 		if ((o->stop && *o->stop) || xpc_cancel_signo()) {
@@ -90,7 +91,7 @@ int xp_agent_aggregate_collect(const struct xp_agent_agg_opts *o, struct xp_agen
 	rc = xp_agent_arm(&conn, o->arm, &rep, err);
 	if (rc)
 		goto out;
-	res->armed_ns = xp_live_now_ns();
+	res->armed_ns = xpc_mono_ns();
 	res->cuda_major = rep.cuda_major;
 	res->cupti_major = rep.cupti_major;
 	rc = xp_agg_dec_reply(&res->dec, &rep, err);
@@ -99,7 +100,7 @@ int xp_agent_aggregate_collect(const struct xp_agent_agg_opts *o, struct xp_agen
 	rc = wait_window(o, res->armed_ns + o->duration_ms * 1000000ull, &res->stopped, err);
 	if (rc)
 		goto out;
-	stop_ns = xp_live_now_ns();
+	stop_ns = xpc_mono_ns();
 	res->window_ns = stop_ns - res->armed_ns;
 	rc = xp_agent_stop_groups(&conn, &res->dec, NULL, err);
 	if (rc && target_gone(o->target))

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "../../common/cancel.h"
 #include "../../common/parse.h"
 #include "../capture/agent_sink.h"
@@ -323,12 +324,10 @@ int xp_agent_socket_path(const struct xp_target *t, char *buf, size_t size, stru
 
 /* --- connecting ---------------------------------------------------------- */
 
+/* CLOCK_MONOTONIC now, in ms (the connection's timeouts). */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return xpc_mono_ns() / 1000000u;
 }
 
 /* A fresh, unconnected @c for @t, and the target's view into @v. */

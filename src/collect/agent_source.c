@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/clock.h"
 #include "../capture/decode_agent.h"
 #include "../capture/record_events.h"
 #include "agent_client.h"
@@ -144,7 +145,7 @@ static int agent_arm(struct xp_live_source *s, struct xp_error *err)
 	rc = xp_agent_dec_reply(&a->dec, &rep, err);
 	if (rc)
 		return rc;
-	a->last_ns = xp_live_now_ns();
+	a->last_ns = xpc_mono_ns();
 	sync_stats(a, a->c->count);
 	return 0;
 }

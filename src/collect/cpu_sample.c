@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "../../common/parse.h"
 #include "../process/procfs.h"
 #include "cpu_sample.h"
@@ -350,14 +351,6 @@ static void collector_close(struct collector *c)
 	c->nrings = 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void init_attr(struct perf_event_attr *a, const struct xp_cpu_sample_result *r,
 		      uint64_t data_size, bool exclude_kernel)
 {
@@ -555,12 +548,11 @@ int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_samp
 
 	for (i = 0; i < c.nrings; i++)
 		ioctl(c.rings[i].fd, PERF_EVENT_IOC_ENABLE, 0);
-	t0 = now_ns();
+	t0 = xpc_mono_ns();
 	deadline = t0 + o->duration_ms * 1000000ull;
 	r->stop_reason = XP_CPU_STOP_DURATION;
 	for (;;) {
-		uint64_t now = now_ns(), wake;
-		struct timespec ts;
+		uint64_t now = xpc_mono_ns(), wake;
 
 		if (o->stop && *o->stop) {
 			r->stop_reason = XP_CPU_STOP_CANCELLED;
@@ -575,16 +567,14 @@ int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_samp
 		wake = now + XP_CPU_DRAIN_MS * 1000000ull;
 		if (wake > deadline)
 			wake = deadline;
-		ts.tv_sec = (time_t)(wake / 1000000000ull);
-		ts.tv_nsec = (long)(wake % 1000000000ull);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: loop */
+		xpc_sleep_until_ns(wake); /* EINTR: loop */
 		drain_all(&c);
 		if (c.err)
 			break;
 	}
 	for (i = 0; i < c.nrings; i++)
 		ioctl(c.rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-	r->window_ns = now_ns() - t0;
+	r->window_ns = xpc_mono_ns() - t0;
 	drain_all(&c);
 	if (c.err) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,

@@ -97,6 +97,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "../../common/parse.h"
 #include "../model/names.h"
 #include "../process/namespaces.h"
@@ -138,14 +139,6 @@ static const char *const kind_names[XP_INJECT_THREAD__COUNT] = {
 const char *xp_inject_thread_kind_name(enum xp_inject_thread_kind k)
 {
 	return XP_NAME_OF(kind_names, k, "unknown");
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- pure parts ------------------------------------------------------------ */
@@ -567,7 +560,7 @@ static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 			return 0;
 		if (r < 0 && errno != EINTR)
 			return -errno;
-		if (now_ns() >= deadline)
+		if (xpc_mono_ns() >= deadline)
 			return -ETIMEDOUT;
 		nanosleep(&(struct timespec){ 0, ns }, NULL);
 		if (ns < 200000)
@@ -613,7 +606,7 @@ static bool is_fault(struct inj *x, int sig)
  */
 static int acquire_stop(struct inj *x, uint64_t timeout_ns, bool in_call)
 {
-	uint64_t deadline = now_ns() + timeout_ns;
+	uint64_t deadline = xpc_mono_ns() + timeout_ns;
 	int status, rc;
 
 	if (ptrace(PTRACE_INTERRUPT, x->tid, 0, 0) < 0)
@@ -728,7 +721,7 @@ static int release(struct inj *x)
 		x->stopped = false;
 	}
 	if (x->t_interrupt) {
-		x->out->stopped_ns += now_ns() - x->t_interrupt;
+		x->out->stopped_ns += xpc_mono_ns() - x->t_interrupt;
 		x->t_interrupt = 0;
 	}
 	x->regs_saved = false;
@@ -749,7 +742,7 @@ static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint
 		 uint64_t *ret)
 {
 	struct user_regs_struct r = x->saved;
-	uint64_t t0 = now_ns(), deadline = t0 + x->call_ns;
+	uint64_t t0 = xpc_mono_ns(), deadline = t0 + x->call_ns;
 	int status, rc;
 
 	r.rip = fn;
@@ -783,7 +776,7 @@ static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint
 			if (ptrace(PTRACE_GETREGS, x->tid, 0, &r) < 0)
 				return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
 					    "ptrace(GETREGS) after %s: %s", what, strerror(errno));
-			x->out->call_ns += now_ns() - t0;
+			x->out->call_ns += xpc_mono_ns() - t0;
 			if (WSTOPSIG(status) == SIGSEGV && r.rip == 0 &&
 			    r.rsp == x->scratch_lo + 8) {
 				*ret = r.rax;
@@ -803,7 +796,7 @@ static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint
 				    "ptrace(CONT) during %s: %s", what, strerror(errno));
 	}
 	/* timed out: take the thread back to restore it */
-	x->out->call_ns += now_ns() - t0;
+	x->out->call_ns += xpc_mono_ns() - t0;
 	x->rerun = true;
 	rc = acquire_stop(x, x->stop_ns, true);
 	if (rc == -ESRCH)
@@ -1048,7 +1041,7 @@ static int try_thread(struct inj *x, const struct cand *c)
 						       "by the kernel or a security module");
 		}
 		x->seized = true;
-		x->t_interrupt = now_ns();
+		x->t_interrupt = xpc_mono_ns();
 		rc = acquire_stop(x, x->stop_ns, false);
 		if (rc == -ESRCH) {
 			release(x);
@@ -1113,7 +1106,7 @@ static void *tracer_main(void *arg)
 			"no thread of the target was fit to run the call (each blocked SIGSEGV, had no stack room, or stayed inside libc)");
 	x->rc = rc;
 	if (x->t_interrupt) /* left stuck */
-		x->out->stopped_ns += now_ns() - x->t_interrupt;
+		x->out->stopped_ns += xpc_mono_ns() - x->t_interrupt;
 	free(x->xstate);
 	x->xstate = NULL;
 	/* a thread that never stopped is detached by the kernel as we exit */
@@ -1543,7 +1536,7 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 		    struct xp_error *errp)
 {
 	struct xp_error err_local = { 0 }, *err = &err_local; /* errp gets it on failure only */
-	uint64_t t0 = now_ns();
+	uint64_t t0 = xpc_mono_ns();
 	struct inj *x;
 	struct task_status ts;
 	struct xp_target_ns ns;
@@ -1709,6 +1702,6 @@ out:
 	xp_maps_free(&x->maps);
 	free(x->cands);
 	free(x);
-	out->total_ns = now_ns() - t0;
+	out->total_ns = xpc_mono_ns() - t0;
 	return rc;
 }

@@ -39,6 +39,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../../common/clock.h"
 #include "../../common/cancel.h"
 #include "latency_hist.skel.h"
 #include "latency_histogram.h"
@@ -50,14 +51,6 @@
 
 #define XP_LH_POLL_MS 50
 #define XP_LH_LINKS_MAX 3
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *ep,
 		    const char *what)
@@ -286,7 +279,7 @@ static enum xp_lh_stop wait_window(const struct xp_lh_opts *o, uint64_t armed_at
 
 	for (;;) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
-		uint64_t now = now_ns(), wake = now + XP_LH_POLL_MS * 1000000ull;
+		uint64_t now = xpc_mono_ns(), wake = now + XP_LH_POLL_MS * 1000000ull;
 		struct timespec ts;
 		int got;
 
@@ -327,7 +320,7 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 	struct latency_hist_bpf *skel = NULL;
 	struct bpf_link *links[XP_LH_LINKS_MAX] = { 0 };
 	const struct xp_live_endpoint *eps[2] = { o->start, o->end };
-	uint64_t t0 = now_ns();
+	uint64_t t0 = xpc_mono_ns();
 	size_t nlinks = 0, i;
 	int pidfd = -1, rc, e = 0;
 	bool own_pidfd = false;
@@ -393,18 +386,13 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 		own_pidfd = pidfd >= 0;
 	}
 
-	/* every link attached: count from here on */
-	__atomic_store_n(&skel->bss->armed, 1u, __ATOMIC_SEQ_CST);
-	r->armed_at_ns = now_ns();
-	r->setup_ns = r->armed_at_ns - t0;
-	if (o->on_armed) {
-		rc = o->on_armed(o->on_armed_ctx, err);
-		if (rc)
-			goto out;
-	}
+	rc = xp_bpf_window_open(&skel->bss->armed, t0, &r->armed_at_ns, &r->setup_ns, o->on_armed,
+				o->on_armed_ctx, err);
+	if (rc)
+		goto out;
 	r->stop = wait_window(o, r->armed_at_ns, pidfd);
 	__atomic_store_n(&skel->bss->armed, 0u, __ATOMIC_SEQ_CST);
-	r->window_ns = now_ns() - r->armed_at_ns;
+	r->window_ns = xpc_mono_ns() - r->armed_at_ns;
 	while (nlinks)
 		bpf_link__destroy(links[--nlinks]);
 	rc = read_maps(skel, r, err);

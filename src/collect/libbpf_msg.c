@@ -10,6 +10,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "../../common/clock.h"
 #include "libbpf_msg.h"
 #include "live.h"
 
@@ -108,4 +109,14 @@ int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure
 	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
 	return xp_error_set(err, XPROBE_E_INTERNAL, false, "failed to %s %s: %s", f->what,
 			    f->objects, f->why);
+}
+
+int xp_bpf_window_open(uint32_t *armed, uint64_t t0, uint64_t *armed_at_ns, uint64_t *setup_ns,
+		       int (*on_armed)(void *ctx, struct xp_error *err), void *on_armed_ctx,
+		       struct xp_error *err)
+{
+	__atomic_store_n(armed, 1u, __ATOMIC_SEQ_CST);
+	*armed_at_ns = xpc_mono_ns();
+	*setup_ns = *armed_at_ns - t0;
+	return on_armed ? on_armed(on_armed_ctx, err) : 0;
 }

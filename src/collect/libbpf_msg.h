@@ -2,7 +2,8 @@
 /*
  * libbpf_msg.h - the one capture of libbpf's messages, for every libbpf
  * user of the CLI (live_bpf.c, latency_histogram.c, syscall_aggregate.c),
- * and the contract codes they map a failed libbpf step to.
+ * the contract codes they map a failed libbpf step to, and the opening of
+ * an in-kernel aggregator's window.
  *
  * libbpf prints its diagnostics (the verifier's complaint, a missing BTF,
  * a refused map) through one process-wide callback.  xprobe never lets
@@ -73,5 +74,16 @@ struct xp_libbpf_failure {
 int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f);
 /* INTERNAL "failed to <what> <objects>: <why>", the doctor hint. */
 int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure *f);
+
+/*
+ * The in-kernel aggregators' window opens (latency_histogram.c,
+ * syscall_aggregate.c), every link attached: set the programs' @armed
+ * flag (they count from here on), stamp *armed_at_ns and *setup_ns (from
+ * @t0, the collection's start), then call @on_armed (the command's
+ * identity check; NULL: none) and return what it returns.
+ */
+int xp_bpf_window_open(uint32_t *armed, uint64_t t0, uint64_t *armed_at_ns, uint64_t *setup_ns,
+		       int (*on_armed)(void *ctx, struct xp_error *err), void *on_armed_ctx,
+		       struct xp_error *err);
 
 #endif

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "../../common/cancel.h"
 #include "live_source.h"
 
@@ -58,14 +59,6 @@ static void on_signal(int signo)
 
 static const int live_signals[] = { SIGINT, SIGTERM, SIGHUP };
 #define NSIG_LIVE (sizeof(live_signals) / sizeof(live_signals[0]))
-
-uint64_t xp_live_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 const char *xp_live_stop_name(enum xp_live_stop s)
 {
@@ -175,7 +168,7 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 	bool busy = false, own_pidfd = true;
 
 	memset(res, 0, sizeof(*res));
-	res->t_start_ns = xp_live_now_ns();
+	res->t_start_ns = xpc_mono_ns();
 	if (!n || n > XP_LIVE_MAX_SOURCES)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "live capture of %zu sources",
 				    n);
@@ -244,7 +237,7 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 		if (rc)
 			goto out;
 	}
-	res->t_armed_ns = xp_live_now_ns();
+	res->t_armed_ns = xpc_mono_ns();
 	if (o->duration_ns)
 		duration_end = res->t_armed_ns + o->duration_ns;
 	last_verify = res->t_armed_ns;
@@ -260,7 +253,7 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 	for (;;) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
 		bool exited = false, full = false, added = false;
-		uint64_t now = xp_live_now_ns(), held = c->count, end_records = 0;
+		uint64_t now = xpc_mono_ns(), held = c->count, end_records = 0;
 		struct timespec ts;
 		int got;
 
@@ -269,7 +262,7 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 		got = ppoll(pidfd >= 0 ? &pfd : NULL, pidfd >= 0 ? 1 : 0, &ts, &orig_mask);
 		if (got > 0 && (pfd.revents & (POLLIN | POLLHUP | POLLERR)))
 			exited = true;
-		now = xp_live_now_ns();
+		now = xpc_mono_ns();
 		busy = false;
 		for (i = 0; i < n; i++) {
 			got = src[i]->ops->poll(src[i], now, err);
@@ -287,7 +280,7 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 			full |= src[i]->st.full;
 		}
 		full |= o->max_events && held >= o->max_events;
-		now = xp_live_now_ns();
+		now = xpc_mono_ns();
 		if (live_signal) {
 			res->stop = XP_LIVE_STOP_SIGNAL;
 			res->signo = live_signal;
@@ -344,7 +337,7 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 	rc = 0;
 out:
 	/* 5. stop every prepared source, whatever happened above */
-	res->t_stop_ns = xp_live_now_ns();
+	res->t_stop_ns = xpc_mono_ns();
 	for (i = 0; i < prepared; i++) {
 		struct xp_error serr = { 0 };
 		int src_rc = src[i]->ops->stop(src[i], res->collected, rc ? &serr : err);

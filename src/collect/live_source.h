@@ -254,7 +254,4 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 /* ops->destroy; NULL is fine. */
 void xp_live_source_destroy(struct xp_live_source *s);
 
-/* CLOCK_MONOTONIC now, ns. */
-uint64_t xp_live_now_ns(void);
-
 #endif /* XP_COLLECT_LIVE_SOURCE_H */

@@ -29,20 +29,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../../common/clock.h"
 #include "../../bpf/syscall_agg.h"
 #include "libbpf_msg.h"
 #include "syscall_aggregate.h"
 #include "syscall_agg.skel.h"
 
 #define XP_SA_POLL_MS 50
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int bpf_fail(struct xp_error *err, int e, const char *what)
 {
@@ -160,7 +153,7 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 {
 	struct syscall_agg_bpf *skel = NULL;
 	struct bpf_link *l_enter = NULL, *l_exit = NULL;
-	uint64_t t0 = now_ns(), deadline;
+	uint64_t t0 = xpc_mono_ns(), deadline;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
@@ -202,20 +195,14 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 		rc = bpf_fail(err, errno, "attach");
 		goto out;
 	}
-	/* every link attached: count from here on */
-	__atomic_store_n(&skel->bss->armed, 1u, __ATOMIC_SEQ_CST);
-	r->armed_at_ns = now_ns();
-	r->setup_ns = r->armed_at_ns - t0;
-	if (o->on_armed) {
-		rc = o->on_armed(o->on_armed_ctx, err);
-		if (rc)
-			goto out;
-	}
+	rc = xp_bpf_window_open(&skel->bss->armed, t0, &r->armed_at_ns, &r->setup_ns, o->on_armed,
+				o->on_armed_ctx, err);
+	if (rc)
+		goto out;
 	deadline = r->armed_at_ns + o->duration_ms * 1000000ull;
 	r->stop_reason = XP_SA_STOP_DURATION;
 	for (;;) {
-		uint64_t now = now_ns(), wake;
-		struct timespec ts;
+		uint64_t now = xpc_mono_ns(), wake;
 
 		if (o->stop && *o->stop) {
 			r->stop_reason = XP_SA_STOP_CANCELLED;
@@ -226,12 +213,10 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 		wake = now + XP_SA_POLL_MS * 1000000ull;
 		if (wake > deadline)
 			wake = deadline;
-		ts.tv_sec = (time_t)(wake / 1000000000ull);
-		ts.tv_nsec = (long)(wake % 1000000000ull);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL); /* EINTR: loop */
+		xpc_sleep_until_ns(wake); /* EINTR: loop */
 	}
 	__atomic_store_n(&skel->bss->armed, 0u, __ATOMIC_SEQ_CST);
-	r->window_ns = now_ns() - r->armed_at_ns;
+	r->window_ns = xpc_mono_ns() - r->armed_at_ns;
 	bpf_link__destroy(l_enter);
 	bpf_link__destroy(l_exit);
 	l_enter = l_exit = NULL;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/clock.h"
 #include "collect/live.h"
 #include "testlib.h"
 #include "xp_live.h"
@@ -302,7 +303,7 @@ static void test_live_capture(void)
 	o.event_pid = eo.filter.event_pid;
 	o.max_events = 1000;
 	o.duration_ns = 900 * 1000000ull;
-	o.deadline_ns = xp_live_now_ns() + 10ull * 1000000000ull;
+	o.deadline_ns = xpc_mono_ns() + 10ull * 1000000000ull;
 	xp_capture_init(&c, o.max_events);
 	pthread_create(&th, NULL, worker, NULL);
 	rc = xp_live_run(&o, &src, 1, &c, &res, &err);
