@@ -301,6 +301,33 @@ static size_t stack_window(pid_t pid, uint32_t tid, uint8_t *buf, size_t size)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? n : 0;
 }
 
+/* Wait (at most 5 s) until @tid is blocked in syscall @nr: after answering
+ * a command the fixture's main thread runs a little before its next
+ * read(0), longer on a loaded machine, and /proc/TID/syscall says
+ * "running" until then (a fresh-clone run failed stack_window on it). */
+static bool wait_in_syscall(pid_t pid, uint32_t tid, int nr)
+{
+	char path[96], text[64], want[16];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/syscall", pid, tid);
+	snprintf(want, sizeof(want), "%d ", nr);
+	for (i = 0; i < 5000; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n;
+
+		if (!f)
+			return false;
+		n = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[n] = '\0';
+		if (strncmp(text, want, strlen(want)) == 0)
+			return true;
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return false;
+}
+
 /* ---- pure parts ------------------------------------------------------------ */
 
 static void test_parse(void)
@@ -430,11 +457,14 @@ static void test_blocked(void)
 
 		/* main stays in read(0) until the next command: the stack bytes
 		 * the call borrowed read the same afterwards */
-		if (is_main)
+		if (is_main) {
+			CHECK(wait_in_syscall(g.pid, tgt_tid(&g, "main"), 0));
 			nb = stack_window(g.pid, tgt_tid(&g, "main"), before, sizeof(before));
+		}
 		rc = inject(&g, tgt_tid(&g, roles[i]), &r, &err);
 		show(roles[i], rc, &r, &err);
 		if (is_main) {
+			CHECK(wait_in_syscall(g.pid, tgt_tid(&g, "main"), 0));
 			na = stack_window(g.pid, tgt_tid(&g, "main"), after, sizeof(after));
 			CHECK(nb > 0 && na == nb && memcmp(before, after, nb) == 0);
 		}
