@@ -4,7 +4,8 @@
 #
 #   bin/xprobe                                   the CLI
 #   lib/xprobe/xprobe-json.so                    its JSON decoder plugin
-#   lib/libxprobe.so                             the runtime and Agent
+#   lib/libxprobe.so.0.1.0                       the runtime and Agent, with
+#   lib/libxprobe.so.0, lib/libxprobe.so         its soname and linker links
 #   lib/pkgconfig/libxprobe.pc                   for programs linking it
 #   include/xprobe/*.h                           its public API
 #   share/xprobe/schemas/*.schema.json           every document's schema
@@ -15,7 +16,7 @@
 # Why lib/ and never GNUInstallDirs' multiarch libdir (lib/x86_64-linux-gnu
 # under /usr on Debian): the CLI finds both of its libraries relative to
 # its own executable, <exe dir>/../lib/xprobe/xprobe-json.so
-# (src/capture/json_api.c) and <exe dir>/../lib/libxprobe.so, the Agent it
+# (src/capture/json_api.c) and <exe dir>/../lib/libxprobe.so.0, the Agent it
 # injects (src/checks/agent_path.c).  Installing them anywhere else would
 # leave the installed xprobe without its decoder and its Agent; the two
 # rules are checked against the installed tree by tests/cli/test_install.py.

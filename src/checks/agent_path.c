@@ -17,6 +17,9 @@
 #ifndef XP_BUILD_AGENT_PATH
 #define XP_BUILD_AGENT_PATH ""
 #endif
+#ifndef XP_AGENT_SONAME
+#define XP_AGENT_SONAME "libxprobe.so"
+#endif
 
 const char *xp_agent_origin_name(enum xp_agent_origin o)
 {
@@ -50,6 +53,7 @@ static int regular(const char *path)
 int xp_agent_library_find(const char *flag, char *buf, size_t size, enum xp_agent_origin *origin,
 			  struct xp_error *err)
 {
+	static const char *const names[] = { XP_AGENT_SONAME, "libxprobe.so" };
 	char exe[PATH_MAX], near[PATH_MAX + 32], canon[PATH_MAX];
 	const char *env = xpc_env("XPROBE_CUPTI_AGENT_PATH");
 	ssize_t n;
@@ -68,10 +72,12 @@ int xp_agent_library_find(const char *flag, char *buf, size_t size, enum xp_agen
 		char *slash;
 
 		exe[n] = '\0';
+		size_t i;
+
 		slash = strrchr(exe, '/');
-		if (slash) {
+		for (i = 0; slash && i < sizeof(names) / sizeof(names[0]); i++) {
 			*slash = '\0';
-			snprintf(near, sizeof(near), "%s/../lib/libxprobe.so", exe);
+			snprintf(near, sizeof(near), "%s/../lib/%s", exe, names[i]);
 			if (regular(near) && realpath(near, canon)) {
 				*origin = XP_AGENT_FROM_EXE;
 				return put(canon, buf, size, err);

@@ -7,8 +7,10 @@
  * Order (the contract's, for this build's single Agent library):
  *   1. --agent PATH (measure only);
  *   2. $XPROBE_CUPTI_AGENT_PATH (read with secure_getenv);
- *   3. ../lib/libxprobe.so next to the xprobe executable (build/bin/xprobe
- *      finds build/lib/libxprobe.so);
+ *   3. ../lib/libxprobe.so.<major> (the soname: what a runtime package
+ *      ships), else ../lib/libxprobe.so (the link for linking), next to
+ *      the xprobe executable (build/bin/xprobe finds build/lib/...), its
+ *      real path (the versioned file);
  *   4. the build tree xprobe was built in.
  * 1 and 2 are taken as given (the injection checks the file: a regular
  * ELF shared object exporting xprobe_agent_start, owned by root or the

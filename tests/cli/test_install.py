@@ -14,6 +14,7 @@ names the prefix the install ran with, not the one configured.
 """
 import json
 import os
+import stat
 import re
 import shutil
 import subprocess
@@ -116,7 +117,9 @@ def test_layout(dest):
     # may write: nothing installed is writable by group or others
     for d, dirs, names in os.walk(dest):
         for n in dirs + names:
-            assert not os.lstat(os.path.join(d, n)).st_mode & 0o022, os.path.join(d, n)
+            st = os.lstat(os.path.join(d, n))
+            # a link's own mode means nothing; what it names is checked
+            assert stat.S_ISLNK(st.st_mode) or not st.st_mode & 0o022, os.path.join(d, n)
     for rel in ("share/man/man1/xprobe.1", "lib/pkgconfig/libxprobe.pc", "include/xprobe/xprobe.h"):
         assert os.stat(inst(dest, rel)).st_mode & 0o777 == 0o644, rel
     # everything under the prefix, nothing else (no build-tree fixtures or tests)
@@ -124,7 +127,17 @@ def test_layout(dest):
     assert top == {PREFIX.strip("/")}, top
     assert sorted(os.listdir(inst(dest, ""))) == ["bin", "include", "lib", "share"]
     assert os.listdir(inst(dest, "bin")) == ["xprobe"]
-    assert sorted(os.listdir(inst(dest, "lib"))) == ["libxprobe.so", "pkgconfig", "xprobe"]
+    assert sorted(os.listdir(inst(dest, "lib"))) == [
+        "libxprobe.so", "libxprobe.so.0", "libxprobe.so.0.1.0", "pkgconfig", "xprobe"]
+    # the versioned file, its soname and the link for linking, as a
+    # distribution ships them (the soname is what -lxprobe programs record)
+    lib = inst(dest, "lib")
+    assert os.readlink(os.path.join(lib, "libxprobe.so")) == "libxprobe.so.0"
+    assert os.readlink(os.path.join(lib, "libxprobe.so.0")) == "libxprobe.so.0.1.0"
+    assert not os.path.islink(os.path.join(lib, "libxprobe.so.0.1.0"))
+    dyn = subprocess.run(["readelf", "-d", os.path.join(lib, "libxprobe.so.0.1.0")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "Library soname: [libxprobe.so.0]" in dyn, dyn
 
 
 def test_no_build_paths_in_runpath(dest):
@@ -185,8 +198,8 @@ def test_installed_binary_finds_its_plugin(installed, dest):
 
 
 def test_installed_binary_finds_its_agent(installed, dest):
-    """validate names the Agent measure would inject: lib/libxprobe.so
-    beside the installed bin/, not the build tree's."""
+    """validate names the Agent measure would inject: lib/libxprobe.so.0
+    (its real file) beside the installed bin/, not the build tree's."""
     sleeper = subprocess.Popen(["sleep", "60"])
     try:
         r = installed.run("validate", "--pid", sleeper.pid, "--from",
@@ -359,4 +372,4 @@ def test_pkgconfig_consumer(dest, tmp_path):
     assert session.startswith(str(out) + "/") and os.path.isfile(
         os.path.join(session, "trace_info.pb")), session
     ldd = subprocess.run(["ldd", exe], capture_output=True, text=True, env=run_env).stdout
-    assert "libxprobe.so => %s" % inst(dest, "lib/libxprobe.so") in ldd, ldd
+    assert "libxprobe.so.0 => %s" % inst(dest, "lib/libxprobe.so.0") in ldd, ldd
