@@ -37,6 +37,7 @@
 #include "validate_checks.h"
 #include "agent_path.h"
 #include "../resolve/xelf.h"
+#include "../process/perf_map_file.h"
 #include "../resolve/tracefs.h"
 #include "../model/names.h"
 
@@ -678,9 +679,10 @@ int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check
 	struct xp_check paranoid;
 	uint32_t *tids = NULL;
 	size_t n = 0, total = 0, i;
+	struct xp_perf_map_owners owners;
+	struct xp_perf_map_file pm;
 	char path[128];
-	struct stat sb;
-	int rc;
+	int rc, fd;
 
 	memset(out, 0, sizeof(*out));
 	out->target = *t;
@@ -732,21 +734,30 @@ int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check
 	snprintf(out->perf_map_path, sizeof(out->perf_map_path), "/tmp/perf-%u.map",
 		 st.n_nspid ? st.nspid[st.n_nspid - 1] : t->pid);
 	snprintf(path, sizeof(path), "/proc/%u/root%s", t->pid, out->perf_map_path);
-	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+	/* present only when measure would read it: the same open and rules */
+	xp_perf_map_owners_of(t->pid, &owners);
+	fd = xp_perf_map_open(path, &owners, &pm);
+	if (fd >= 0) {
+		close(fd);
 		out->perf_map_present = true;
-		out->perf_map_size = (uint64_t)sb.st_size;
+		out->perf_map_size = pm.size;
 		out->python_status = XP_PY_PERF_MAP_PRESENT;
 	} else if (out->python_status == XP_PY_NATIVE_ONLY && out->has_python_version &&
 		   (out->python_major > 3 || (out->python_major == 3 && out->python_minor >= 12))) {
 		out->python_status = XP_PY_PERF_MAP_POSSIBLE;
 	}
+	if (fd == -EPERM &&
+	    xp_perf_map_refused_warning(&out->warnings, out->perf_map_path, &pm, &owners,
+					"measure --cpu-sample would not read it either: JIT and Python frames would be unresolved"))
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	if (!out->perf_ok)
 		xp_issue_add(out->issues, &out->nissues,
 		      out->perf_errno == EACCES || out->perf_errno == EPERM ?
 			      XPROBE_E_PERMISSION_DENIED :
 			      XPROBE_E_INTERNAL,
 		      "%s", out->perf_detail);
-	if (out->python_status == XP_PY_PERF_MAP_POSSIBLE)
+	/* "does not write one" is wrong of a refused map: PERF_MAP_REFUSED */
+	if (out->python_status == XP_PY_PERF_MAP_POSSIBLE && fd != -EPERM)
 		xp_warnings_add(
 			&out->warnings, "PYTHON_FRAMES_NATIVE_ONLY",
 			"CPython can write /tmp/perf-<pid>.map but this target does not; restart it with -X perf or PYTHONPERFSUPPORT=1 (or call sys.activate_stack_trampoline(\"perf\")) to name Python frames",

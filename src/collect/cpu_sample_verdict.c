@@ -23,39 +23,6 @@
 #include "../../common/readfile.h"
 #include "cpu_sample.h"
 
-/* Why a perf map that exists was not used, as the end of a sentence. */
-static void refusal_text(const struct xp_symbolizer *s, char *buf, size_t size)
-{
-	const struct xp_perf_map *m = &s->perf_map;
-
-	switch (m->refusal) {
-	case XP_PERF_MAP_SYMLINK:
-		snprintf(buf, size, "it is a symbolic link, which xprobe does not follow");
-		return;
-	case XP_PERF_MAP_NOT_REGULAR:
-		snprintf(buf, size, "it is a %s, not a regular file",
-			 xpc_file_type_name((mode_t)m->file_mode));
-		return;
-	case XP_PERF_MAP_FOREIGN_OWNER:
-		if (s->perf_map_owners.n)
-			snprintf(buf, size,
-				 "it is owned by uid %u, neither root nor the target's uid %u",
-				 m->file_uid, s->perf_map_owners.uid[0]);
-		else
-			snprintf(buf, size,
-				 "it is owned by uid %u, not root, and the target's uid is unknown",
-				 m->file_uid);
-		return;
-	case XP_PERF_MAP_TOO_LARGE:
-		snprintf(buf, size, "it is %" PRIu64 " bytes, over the %llu-byte bound",
-			 m->file_size, (unsigned long long)XP_PERF_MAP_MAX_BYTES);
-		return;
-	case XP_PERF_MAP_ACCEPTED:
-		break;
-	}
-	snprintf(buf, size, "it was not accepted");
-}
-
 /* CPython 3.12 added the perf trampoline (-X perf, PYTHONPERFSUPPORT=1). */
 static bool python_has_perf_support(const char *version)
 {
@@ -82,7 +49,8 @@ const char *xp_cpu_python_status(const struct xp_symbolizer *s, const struct xp_
 	if (s->perf_map_refused) {
 		char why[160];
 
-		refusal_text(s, why, sizeof(why));
+		xp_perf_map_refusal_text(&s->perf_map.file, &s->perf_map_owners, why,
+					 sizeof(why));
 		snprintf(hint, size,
 			 "%s exists but was not used: %s; Python functions are not resolved; "
 			 "%" PRIu64 " samples were in native interpreter code",
@@ -143,44 +111,13 @@ bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r)
 static int perf_map_warnings(const struct xp_symbolizer *s, struct xp_warnings *ws)
 {
 	const struct xp_perf_map *m = &s->perf_map;
-	struct xpc_buf b = XPC_BUF_INIT;
-	struct xpc_json w;
-	char why[160], msg[512];
-	size_t i;
+	char msg[512];
 	int rc = 0;
 
 	if (s->perf_map_refused) {
-		refusal_text(s, why, sizeof(why));
-		snprintf(msg, sizeof(msg),
-			 "the target's perf map %s was not read: %s; its JIT and Python frames "
-			 "are unresolved",
-			 s->perf_map_path, why);
-		xpc_json_init_buf(&w, &b, 0);
-		xpc_json_obj_begin(&w);
-		xpc_json_karr_begin(&w, "allowed_owner_uids");
-		xpc_json_u64(&w, 0);
-		for (i = 0; i < s->perf_map_owners.n; i++)
-			if (s->perf_map_owners.uid[i] != 0)
-				xpc_json_u64(&w, s->perf_map_owners.uid[i]);
-		xpc_json_arr_end(&w);
-		xpc_json_kstr(&w, "file_type",
-			      m->refusal == XP_PERF_MAP_SYMLINK ?
-				      "symlink" :
-				      xpc_file_type_name((mode_t)m->file_mode));
-		xpc_json_kopt_u64(&w, "file_uid", m->refusal != XP_PERF_MAP_SYMLINK, m->file_uid);
-		xpc_json_kstr(&w, "path", s->perf_map_path);
-		xpc_json_kstr(&w, "reason", xp_perf_map_refusal_name(m->refusal));
-		xpc_json_kopt_u64(&w, "size_bytes", m->refusal == XP_PERF_MAP_TOO_LARGE ||
-						    m->refusal == XP_PERF_MAP_FOREIGN_OWNER,
-				  m->file_size);
-		xpc_json_ku64(&w, "size_limit_bytes", XP_PERF_MAP_MAX_BYTES);
-		xpc_json_obj_end(&w);
-		rc = xpc_json_finish(&w);
-		if (!rc && !xpc_buf_ok(&b))
-			rc = -ENOMEM;
-		if (!rc)
-			rc = xp_warnings_add(ws, "PERF_MAP_REFUSED", msg, xpc_buf_str(&b));
-		xpc_buf_free(&b);
+		rc = xp_perf_map_refused_warning(ws, s->perf_map_path, &m->file,
+						 &s->perf_map_owners,
+						 "its JIT and Python frames are unresolved");
 		if (rc)
 			return rc;
 	}

@@ -14,14 +14,9 @@
  * s->strings.  The perf map is written by the target, so it is untrusted:
  * it is streamed through one fixed line buffer and only the entries that
  * cover an address being symbolized are kept, so memory follows the
- * number of sampled frames, not the size of the target's map.  And its
- * path is in a world-writable /tmp, so before a byte is read the file
- * must be what the target would have written (perf_map_open): opened
- * O_NONBLOCK|O_NOFOLLOW (a FIFO cannot hang xprobe, a symlink is not
- * followed), a regular file, owned by root or the target's uid (perf's
- * rule), within XP_PERF_MAP_MAX_BYTES.  Files are read through
- * /proc/<pid>/root so a target in another mount namespace is read as it
- * sees its own files.
+ * number of sampled frames, not the size of the target's map.  Whether
+ * the file may be read at all (its path is in a world-writable /tmp) is
+ * process/perf_map_file.h's rule, which validate --cpu-sample applies too.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -211,65 +206,6 @@ int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, const 
 	return 0;
 }
 
-const char *xp_perf_map_refusal_name(enum xp_perf_map_refusal r)
-{
-	switch (r) {
-	case XP_PERF_MAP_ACCEPTED:
-		return "accepted";
-	case XP_PERF_MAP_SYMLINK:
-		return "symlink";
-	case XP_PERF_MAP_NOT_REGULAR:
-		return "not_regular_file";
-	case XP_PERF_MAP_FOREIGN_OWNER:
-		return "foreign_owner";
-	case XP_PERF_MAP_TOO_LARGE:
-		return "too_large";
-	}
-	return "accepted";
-}
-
-/* Open the map under the rules of xp_perf_map_load(): fd, -EPERM with
- * m->refusal set, or -errno. */
-static int perf_map_open(const char *path, const struct xp_perf_map_owners *owners,
-			 struct xp_perf_map *m)
-{
-	struct stat sb;
-	bool trusted;
-	size_t i;
-	int fd;
-
-	memset(&sb, 0, sizeof(sb));
-	fd = xpc_file_open(path, XPC_FILE_NOFOLLOW, &sb);
-	if (fd == -ELOOP) {
-		m->refusal = XP_PERF_MAP_SYMLINK;
-		m->file_mode = S_IFLNK;
-		return -EPERM;
-	}
-	if (fd == -XPC_EFTYPE || fd == -EISDIR) {
-		m->refusal = XP_PERF_MAP_NOT_REGULAR;
-		m->file_mode = (uint32_t)sb.st_mode;
-		m->file_uid = (uint32_t)sb.st_uid;
-		return -EPERM;
-	}
-	if (fd < 0)
-		return fd;
-	m->file_mode = (uint32_t)sb.st_mode;
-	m->file_uid = (uint32_t)sb.st_uid;
-	m->file_size = (uint64_t)sb.st_size;
-	trusted = !owners || sb.st_uid == 0;
-	for (i = 0; owners && i < owners->n && !trusted; i++)
-		trusted = sb.st_uid == owners->uid[i];
-	if (!trusted)
-		m->refusal = XP_PERF_MAP_FOREIGN_OWNER;
-	else if ((uint64_t)sb.st_size > XP_PERF_MAP_MAX_BYTES)
-		m->refusal = XP_PERF_MAP_TOO_LARGE;
-	if (m->refusal) {
-		close(fd);
-		return -EPERM;
-	}
-	return fd;
-}
-
 int xp_perf_map_load(const char *path, const struct xp_perf_map_owners *owners,
 		     struct xp_strtab *st, const uint64_t *want, size_t nwant,
 		     struct xp_perf_map *m)
@@ -282,7 +218,7 @@ int xp_perf_map_load(const char *path, const struct xp_perf_map_owners *owners,
 	int fd, rc = 0;
 
 	memset(m, 0, sizeof(*m));
-	fd = perf_map_open(path, owners, m);
+	fd = xp_perf_map_open(path, owners, &m->file);
 	if (fd < 0)
 		return fd;
 	buf = malloc(XP_PERF_MAP_LINE_MAX);
@@ -570,16 +506,7 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, s
 	}
 
 	snprintf(s->perf_map_path, sizeof(s->perf_map_path), "/tmp/perf-%u.map", s->ns_pid);
-	{
-		/* who may own the map; unknown uids leave root only */
-		struct xp_proc_status st;
-
-		if (xp_proc_status_read(pid, &st) == 0 && st.has_uid) {
-			s->perf_map_owners.uid[s->perf_map_owners.n++] = st.uid[1];
-			if (st.uid[3] != st.uid[1])
-				s->perf_map_owners.uid[s->perf_map_owners.n++] = st.uid[3];
-		}
-	}
+	xp_perf_map_owners_of(pid, &s->perf_map_owners);
 	return 0;
 }
 
@@ -598,7 +525,7 @@ int xp_symbolizer_prepare(struct xp_symbolizer *s, const uint64_t *addrs, size_t
 		s->perf_map_present = true;
 	else if (rc == -ENOMEM)
 		return rc;
-	else if (rc == -EPERM && s->perf_map.refusal)
+	else if (rc == -EPERM && s->perf_map.file.refusal)
 		s->perf_map_refused = true;
 	else if (rc != -ENOENT)
 		s->perf_map_error = rc;

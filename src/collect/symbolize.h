@@ -34,6 +34,7 @@
 
 #include "../model/error_record.h"
 #include "../model/strtab.h"
+#include "../process/perf_map_file.h" /* the refusal rules, the owners */
 
 enum xp_frame_kind {
 	XP_FRAME_UNRESOLVED = 0, /* "unresolved" */
@@ -62,43 +63,15 @@ struct xp_perf_map_entry {
 	uint32_t line;               /* 1-based, later lines win over earlier ones */
 };
 
-/* Why xp_perf_map_load() refused a map it could open (it returns -EPERM). */
-enum xp_perf_map_refusal {
-	XP_PERF_MAP_ACCEPTED = 0,
-	XP_PERF_MAP_SYMLINK,         /* "symlink": the path is a symbolic link */
-	XP_PERF_MAP_NOT_REGULAR,     /* "not_regular_file": a FIFO, socket, device, directory */
-	XP_PERF_MAP_FOREIGN_OWNER,   /* "foreign_owner": owned by neither root nor the target */
-	XP_PERF_MAP_TOO_LARGE,       /* "too_large": st_size over XP_PERF_MAP_MAX_BYTES */
-};
-const char *xp_perf_map_refusal_name(enum xp_perf_map_refusal r);
-
 struct xp_perf_map {
 	struct xp_perf_map_entry *v; /* kept entries, sorted by start, starts unique */
 	size_t n;
 	uint64_t entries_seen;       /* valid lines in the file (kept or not) */
 	uint64_t bad_lines;          /* lines that did not parse (skipped) */
 	bool truncated;              /* stopped at XP_PERF_MAP_MAX_BYTES / _ENTRIES */
-	/* xp_perf_map_load() only: what fstat said of the opened file */
-	enum xp_perf_map_refusal refusal;
-	uint32_t file_mode;          /* st_mode (S_IFLNK for a refused symlink) */
-	uint32_t file_uid;           /* st_uid */
-	uint64_t file_size;          /* st_size */
+	struct xp_perf_map_file file; /* xp_perf_map_load() only: the open's verdict */
 };
 
-/*
- * Who may own a perf map.  perf's rule (tools/perf/util/symbol.c,
- * dso__load: "not owned by current user or root, ignoring it") accepts
- * root and perf's own euid; xprobe reads another process's map, so the
- * trusted owner is that process: its effective uid and its filesystem
- * uid (the owner of the files it creates), and root.  A map of anyone
- * else would put that user's names into the report of the target.
- */
-struct xp_perf_map_owners {
-	uint32_t uid[2];
-	size_t n;                    /* 0: root only */
-};
-
-#define XP_PERF_MAP_MAX_BYTES (1ull << 30)  /* read at most this much of a map */
 #define XP_PERF_MAP_MAX_ENTRIES (1u << 20) /* kept entries */
 #define XP_PERF_MAP_LINE_MAX 65536         /* longer lines are skipped as bad */
 #define XP_PERF_MAP_MAX_NAME 4096          /* names are cut to this many bytes */

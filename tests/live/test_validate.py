@@ -611,6 +611,44 @@ def test_cpu_sample_python_status(xprobe):
             os.unlink(path)
 
 
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "foreign_owner"])
+def test_cpu_sample_perf_map_measure_would_refuse_is_not_present(xprobe, tmp_path, kind):
+    """validate --cpu-sample says present only of a map measure would read
+    (process/perf_map_file.h: before, a plain stat() called a map owned by
+    another user present): a refused one is absent, with measure's
+    PERF_MAP_REFUSED warning and its details."""
+    with python_target() as t:
+        path = "/tmp/perf-%d.map" % t.pid
+        if kind == "fifo":
+            os.mkfifo(path, 0o644)
+        elif kind == "symlink":
+            real = tmp_path / "names.map"
+            real.write_text("7f0000001000 40 py::main:/x.py\n")
+            os.symlink(real, path)
+        else:
+            with open(path, "w") as f:
+                f.write("7f0000001000 40 py::main:/x.py\n")
+            os.chown(path, 54321, 54321)
+        try:
+            r = xprobe.run("validate", "--pid", t.pid, "--cpu-sample")
+        finally:
+            os.unlink(path)
+        assert r.rc == 0, r
+        py = r.doc["inventory"]["python"]
+        assert py["perf_map_present"] is False and py["status"] == "native_only", py
+        w = [w for w in r.doc["warnings"] if w["code"] == "PERF_MAP_REFUSED"]
+        assert len(w) == 1, r.doc["warnings"]
+        d = w[0]["details"]
+        assert d["reason"] == {"fifo": "not_regular_file", "symlink": "symlink",
+                               "foreign_owner": "foreign_owner"}[kind]
+        assert d["path"] == path and d["allowed_owner_uids"] == [0]
+        assert w[0]["message"].startswith("the target's perf map %s was not read: " % path)
+        assert w[0]["message"].endswith("measure --cpu-sample would not read it either: "
+                                        "JIT and Python frames would be unresolved")
+        if kind == "foreign_owner":
+            assert d["file_uid"] == 54321 and "uid 54321" in w[0]["message"]
+
+
 def test_cpu_sample_unprivileged_own_process(xprobe):
     with other_user_xprobe(xprobe, fx("target_funcs")) as (xp, (exe,)), \
             Target([exe], user=NOBODY) as t:

@@ -324,7 +324,7 @@ static void test_perf_map(void)
 /*
  * The perf map sits in a world-writable /tmp and xprobe runs as root:
  * what is not a regular file the target could have written is refused
- * before a byte is read, and says why (m.refusal).  Each case failed
+ * before a byte is read, and says why (m.file.refusal).  Each case failed
  * before: a FIFO hung open(), a symlink was followed, another user's map
  * and an oversized one were read.
  */
@@ -352,9 +352,9 @@ static void test_perf_map_untrusted(void)
 	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(t1.tv_sec - t0.tv_sec < 2);
-	CHECK(m.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISFIFO(m.file_mode));
+	CHECK(m.file.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISFIFO(m.file.mode));
 	CHECK(m.n == 0);
-	CHECK_STR(xp_perf_map_refusal_name(m.refusal), "not_regular_file");
+	CHECK_STR(xp_perf_map_refusal_name(m.file.refusal), "not_regular_file");
 	xp_perf_map_free(&m);
 	unlink(path);
 
@@ -362,8 +362,8 @@ static void test_perf_map_untrusted(void)
 	CHECK(chown(real, 4242, 4242) == 0);
 	CHECK(symlink(real, path) == 0);
 	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
-	CHECK(m.refusal == XP_PERF_MAP_SYMLINK && m.n == 0);
-	CHECK_STR(xp_perf_map_refusal_name(m.refusal), "symlink");
+	CHECK(m.file.refusal == XP_PERF_MAP_SYMLINK && m.n == 0);
+	CHECK_STR(xp_perf_map_refusal_name(m.file.refusal), "symlink");
 	xp_perf_map_free(&m);
 	unlink(path);
 
@@ -371,12 +371,12 @@ static void test_perf_map_untrusted(void)
 	CHECK(rename(real, path) == 0);
 	CHECK(chown(path, 1234, 1234) == 0);
 	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
-	CHECK(m.refusal == XP_PERF_MAP_FOREIGN_OWNER && m.file_uid == 1234 && m.n == 0);
-	CHECK_STR(xp_perf_map_refusal_name(m.refusal), "foreign_owner");
+	CHECK(m.file.refusal == XP_PERF_MAP_FOREIGN_OWNER && m.file.uid == 1234 && m.n == 0);
+	CHECK_STR(xp_perf_map_refusal_name(m.file.refusal), "foreign_owner");
 	xp_perf_map_free(&m);
 	CHECK(chown(path, 4243, 4243) == 0); /* the target's filesystem uid */
 	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
-	CHECK(m.n == 1 && m.refusal == XP_PERF_MAP_ACCEPTED);
+	CHECK(m.n == 1 && m.file.refusal == XP_PERF_MAP_ACCEPTED);
 	xp_perf_map_free(&m);
 	CHECK(chown(path, 0, 0) == 0);
 	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
@@ -387,7 +387,7 @@ static void test_perf_map_untrusted(void)
 
 		CHECK(chown(path, 4242, 4242) == 0);
 		CHECK(xp_perf_map_load(path, &nobody, &st, NULL, 0, &m) == -EPERM);
-		CHECK(m.refusal == XP_PERF_MAP_FOREIGN_OWNER);
+		CHECK(m.file.refusal == XP_PERF_MAP_FOREIGN_OWNER);
 		xp_perf_map_free(&m);
 	}
 
@@ -398,14 +398,14 @@ static void test_perf_map_untrusted(void)
 	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(t1.tv_sec - t0.tv_sec < 2);
-	CHECK(m.refusal == XP_PERF_MAP_TOO_LARGE && m.file_size == XP_PERF_MAP_MAX_BYTES + 1);
+	CHECK(m.file.refusal == XP_PERF_MAP_TOO_LARGE && m.file.size == XP_PERF_MAP_MAX_BYTES + 1);
 	xp_perf_map_free(&m);
 	unlink(path);
 
 	/* a directory is not a map either */
 	CHECK(mkdir(path, 0755) == 0);
 	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
-	CHECK(m.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISDIR(m.file_mode));
+	CHECK(m.file.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISDIR(m.file.mode));
 	xp_perf_map_free(&m);
 	rmdir(path);
 	rmdir(dir);
