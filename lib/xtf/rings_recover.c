@@ -70,7 +70,7 @@ XPROBE_API int xprobe_rings_recover(const char *path, struct xprobe_xtf **out, c
 	if (!path || !out)
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "path and out must not be NULL");
 	*out = NULL;
-	rc = xpl_xtf_open_regular(path, &fd, &fsize, err, errlen);
+	rc = xpl_xtf_open_regular(path, 0, &fd, &fsize, err, errlen);
 	if (rc)
 		return rc;
 	if (fsize < sizeof(h)) {

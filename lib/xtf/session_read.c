@@ -10,8 +10,9 @@
  * host_rings.live and takes every complete file it finds (a file is only
  * visible once renamed from its temporary, so a visible file is whole;
  * temporaries "<name>.tmp.<pid>.<random>" are skipped).  Files are opened
- * through xpl_xtf_open_regular (regular files only, never a blocking open
- * of a FIFO).
+ * through xpl_xtf_open_entry (regular files only, never a blocking open
+ * of a FIFO, never through a symbolic link as the entry's own name; the
+ * on_fail/ subdirectory itself is resolved as usual).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -74,7 +75,7 @@ static int open_one(const char *dir, const char *name, struct xprobe_xtf **x, ch
 
 	if (xpl_snprintf(path, sizeof(path), "%s/%s", dir, name) < 0)
 		return xpl_xtf_reject(err, errlen, "%s/%s: path too long", dir, name);
-	rc = xprobe_xtf_open_file(path, x, why, sizeof(why));
+	rc = xpl_xtf_open_entry(path, x, why, sizeof(why));
 	if (rc)
 		xpl_errf(err, errlen, rc, "%s: %s", name,
 			 why[0] ? why : strerror(rc < 0 && rc > -4096 ? -rc : EIO));

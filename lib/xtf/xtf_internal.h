@@ -163,10 +163,18 @@ void xpl_xtf_err_append(char *err, size_t errlen, const char *fmt, ...)
 /*
  * Open @path for reading, regular files only: O_NONBLOCK, so a FIFO (or a
  * device) placed where a file is expected is refused at once instead of
- * blocking the reader; then fstat.  *fd and *size on success.
+ * blocking the reader; then fstat.  @oflags adds to open's flags
+ * (O_NOFOLLOW: a link is refused as -XPROBE_E_FORMAT "not a regular
+ * file: a symbolic link, not followed").  *fd and *size on success.
  * Return: 0, -errno (cannot open) or -XPROBE_E_FORMAT, with @err filled.
  */
-int xpl_xtf_open_regular(const char *path, int *fd, uint64_t *size, char *err, size_t errlen);
+int xpl_xtf_open_regular(const char *path, int oflags, int *fd, uint64_t *size, char *err,
+			 size_t errlen);
+/* xprobe_xtf_open_file for a file inside a session directory: its last
+ * component is never followed through a symbolic link (O_NOFOLLOW; the
+ * rejection says so), so a link planted in a directory others can write
+ * cannot make the reader take another file. */
+int xpl_xtf_open_entry(const char *path, struct xprobe_xtf **out, char *err, size_t errlen);
 
 /* Free what a handle owns (used by the reader and by recovery). */
 void xpl_xtf_free(struct xprobe_xtf *x);

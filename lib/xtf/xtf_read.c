@@ -110,15 +110,19 @@ void xpl_xtf_err_append(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-int xpl_xtf_open_regular(const char *path, int *fd, uint64_t *size, char *err, size_t errlen)
+int xpl_xtf_open_regular(const char *path, int oflags, int *fd, uint64_t *size, char *err,
+			 size_t errlen)
 {
 	struct stat st;
 	int f, e;
 
 	*fd = -1;
-	f = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	f = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | oflags);
 	if (f < 0) {
 		e = errno;
+		if (e == ELOOP && (oflags & O_NOFOLLOW))
+			return xpl_xtf_reject(err, errlen,
+					      "not a regular file: a symbolic link, not followed");
 		return xpl_errf(err, errlen, -e, "cannot open: %s", strerror(e));
 	}
 	if (fstat(f, &st) != 0) {
@@ -720,8 +724,8 @@ fail:
 	return rc;
 }
 
-XPROBE_API int xprobe_xtf_open_file(const char *path, struct xprobe_xtf **out, char *err,
-				    size_t errlen)
+static int xtf_open(const char *path, int oflags, struct xprobe_xtf **out, char *err,
+		    size_t errlen)
 {
 	uint8_t *buf = NULL;
 	uint64_t size = 0;
@@ -733,7 +737,7 @@ XPROBE_API int xprobe_xtf_open_file(const char *path, struct xprobe_xtf **out, c
 	if (!path || !out)
 		return xpl_fail(-XPROBE_E_INVALID_ARGUMENT, "path and out must not be NULL");
 	*out = NULL;
-	rc = xpl_xtf_open_regular(path, &fd, &size, err, errlen);
+	rc = xpl_xtf_open_regular(path, oflags, &fd, &size, err, errlen);
 	if (rc)
 		return rc;
 	if (size > SIZE_MAX - 1) {
@@ -755,6 +759,17 @@ XPROBE_API int xprobe_xtf_open_file(const char *path, struct xprobe_xtf **out, c
 	rc = xprobe_xtf_open_mem(buf, (size_t)got, out, err, errlen);
 	free(buf);
 	return rc;
+}
+
+XPROBE_API int xprobe_xtf_open_file(const char *path, struct xprobe_xtf **out, char *err,
+				    size_t errlen)
+{
+	return xtf_open(path, 0, out, err, errlen);
+}
+
+int xpl_xtf_open_entry(const char *path, struct xprobe_xtf **out, char *err, size_t errlen)
+{
+	return xtf_open(path, O_NOFOLLOW, out, err, errlen);
 }
 
 XPROBE_API int xprobe_xtf_get_info(const struct xprobe_xtf *x, struct xprobe_xtf_info *info)

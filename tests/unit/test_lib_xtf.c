@@ -494,6 +494,37 @@ static void test_fifos(void)
 	CHECK(refused_in_child(RD_SESSION, rec));
 }
 
+/*
+ * A symbolic link as a session's entry is not followed (a link planted in
+ * a directory others can write would make the reader take another file),
+ * whether trace_info.pb lists it or a killed session's scan finds it;
+ * the same file given by path to xprobe_xtf_open_file is followed.
+ */
+static void test_symlinked_entries(void)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 64], moved[PATH_MAX + 64], err[512];
+	struct xprobe_session *s = NULL;
+	struct xprobe_xtf *x = NULL;
+
+	make_session(dir, sizeof(dir));
+	snprintf(p, sizeof(p), "%s/host_mem.pb", dir);
+	snprintf(moved, sizeof(moved), "%s/host_mem.real", scratch);
+	CHECK(rename(p, moved) == 0 && symlink(moved, p) == 0);
+	CHECK(xprobe_xtf_open_file(p, &x, err, sizeof(err)) == 0);
+	xprobe_xtf_close(x);
+	CHECK(xprobe_session_open(dir, &s, err, sizeof(err)) == -XPROBE_E_FORMAT && !s);
+	CHECK(strstr(err, "host_mem.pb: not a regular file: a symbolic link, not followed") != NULL);
+	/* trace_info.pb itself */
+	CHECK(unlink(p) == 0 && rename(moved, p) == 0);
+	CHECK(xprobe_session_open(dir, &s, err, sizeof(err)) == 0);
+	xprobe_session_close(s);
+	s = NULL;
+	snprintf(p, sizeof(p), "%s/trace_info.pb", dir);
+	CHECK(rename(p, moved) == 0 && symlink(moved, p) == 0);
+	CHECK(xprobe_session_open(dir, &s, err, sizeof(err)) == -XPROBE_E_FORMAT && !s);
+	CHECK(strstr(err, "trace_info.pb: not a regular file: a symbolic link") != NULL);
+}
+
 int main(void)
 {
 	lt_scratch(scratch, sizeof(scratch), "xtf");
@@ -502,6 +533,7 @@ int main(void)
 	test_recover_live();
 	test_session_errors();
 	test_fifos();
+	test_symlinked_entries();
 	if (!xpt_failures)
 		lt_rm_rf(scratch);
 	TEST_MAIN_END();
