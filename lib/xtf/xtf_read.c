@@ -724,8 +724,7 @@ fail:
 	return rc;
 }
 
-static int xtf_open(const char *path, int oflags, struct xprobe_xtf **out, char *err,
-		    size_t errlen)
+static int xtf_open(const char *path, int oflags, struct xprobe_xtf **out, char *err, size_t errlen)
 {
 	uint8_t *buf = NULL;
 	uint64_t size = 0;
