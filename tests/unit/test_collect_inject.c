@@ -1085,8 +1085,10 @@ static int driver(int argc, char **argv)
 		const char *why = xp_error_detail_get(&err, "reason");
 
 		printf("error %s reason=%s %s\n", xprobe_errname(rc), why ? why : "-", err.message);
+		xp_error_clear(&err);
 		return xp_exit_code(-rc);
 	}
+	xp_error_clear(&err); /* the target's details, added before success */
 	printf("ok injected=%d start_status=%d tid=%u kind=%s syscall=%d threads_tried=%u remote_calls=%u total_ns=%llu stopped_ns=%llu call_ns=%llu agent=%s\n",
 	       r.injected, r.start_status, r.tid, xp_inject_thread_kind_name(r.thread_kind),
 	       r.syscall_nr, r.threads_tried, r.remote_calls, (unsigned long long)r.total_ns,
