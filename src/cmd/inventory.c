@@ -121,3 +121,29 @@ int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_j
 	*session_id = NULL;
 	return rc;
 }
+
+bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_cli *cli,
+				const char *what, const char *unit, uint64_t duration_ms)
+{
+	memset(p, 0, sizeof(*p));
+	xp_cli_progress_init(&p->line, cli);
+	snprintf(p->what, sizeof(p->what), "%s", what);
+	p->unit = unit;
+	p->duration_ns = duration_ms * 1000000ull;
+	return p->line.on;
+}
+
+void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count)
+{
+	struct xp_inventory_progress *p = ctx;
+	uint64_t left = p->duration_ns > elapsed_ns ? p->duration_ns - elapsed_ns : 0;
+	char text[256];
+	int n;
+
+	n = snprintf(text, sizeof(text), "%s | %.1fs left of %.1fs", p->what, (double)left / 1e9,
+		     (double)p->duration_ns / 1e9);
+	if (p->unit && n > 0 && (size_t)n < sizeof(text))
+		snprintf(text + n, sizeof(text) - (size_t)n, " | %llu %s", (unsigned long long)count,
+			 p->unit);
+	xp_cli_progress_draw(&p->line, text);
+}

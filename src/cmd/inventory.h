@@ -4,7 +4,8 @@
  * `measure --syscall-aggregate`) share before and around their window:
  * the bound checks of their flags, the duration/timeout rule, the target
  * and its namespace, the SIGINT/SIGTERM handling that ends a window early
- * ("cancelled") and the identity check after it.
+ * ("cancelled"), the identity check after it, and the window's progress
+ * line (which `measure --aggregate` draws too).
  */
 #ifndef XP_CMD_INVENTORY_H
 #define XP_CMD_INVENTORY_H
@@ -60,6 +61,25 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
 int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc,
 			    const struct xp_target *t, const char *mode, bool *collected,
 			    struct xp_error *err);
+
+/*
+ * The window's progress line (cli.h's rules: a terminal, no
+ * --non-interactive): "<what> | 1.2s left of 5.0s[ | N <unit>]", the
+ * collectors' progress callback (@ctx a struct xp_inventory_progress;
+ * @count shown when @unit is set).
+ */
+struct xp_inventory_progress {
+	struct xp_cli_progress line;
+	char what[96]; /* "syscall aggregate armed on pid 4242" */
+	const char *unit; /* "samples", or NULL: no count */
+	uint64_t duration_ns;
+};
+
+/* Set up @p; returns whether a line will be drawn (then pass
+ * xp_inventory_progress_cb and @p to the collector). */
+bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_cli *cli,
+				const char *what, const char *unit, uint64_t duration_ms);
+void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count);
 
 /*
  * Emit the result @view through @render_json / @render_human with a fresh

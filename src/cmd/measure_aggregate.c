@@ -223,10 +223,19 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 	o.stop = &xp_inventory_stop;
 	{
 		struct xp_inventory_signals sig;
+		struct xp_inventory_progress prog;
+		char what[96];
 
+		snprintf(what, sizeof(what), "aggregate armed in the Agent of pid %u",
+			 req->target.pid);
+		if (xp_inventory_progress_init(&prog, cli, what, NULL, req->duration_ms)) {
+			o.progress = xp_inventory_progress_cb;
+			o.progress_ctx = &prog;
+		}
 		xp_inventory_signals_catch(&sig);
 		rc = xp_agent_aggregate_collect(&o, &res, err);
 		xp_inventory_signals_restore(&sig);
+		xp_cli_progress_end(&prog.line);
 	}
 	if (rc)
 		goto fail;

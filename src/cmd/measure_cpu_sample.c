@@ -83,6 +83,8 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_target t;
 	struct xp_target_ns ns;
 	struct xp_inventory_signals sig;
+	struct xp_inventory_progress prog;
+	char what[96];
 	struct hint_ctx hc;
 	char python_hint[PYTHON_HINT_MAX];
 	const char *python_status;
@@ -113,8 +115,15 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
 	if (rc)
 		return rc;
+	snprintf(what, sizeof(what), "sampling pid %u at %llu Hz", t.pid,
+		 (unsigned long long)o.frequency_hz);
+	if (xp_inventory_progress_init(&prog, cli, what, "samples", o.duration_ms)) {
+		o.progress = xp_inventory_progress_cb;
+		o.progress_ctx = &prog;
+	}
 	xp_inventory_signals_catch(&sig);
 	rc = xp_cpu_sample_collect(&o, &r, err);
+	xp_cli_progress_end(&prog.line);
 	rc = xp_inventory_window_end(&sig, rc, &t, "cpu-sample", &have_r, err);
 	if (rc)
 		goto out;

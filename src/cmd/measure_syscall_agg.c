@@ -51,6 +51,8 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_target t;
 	struct xp_target_ns ns;
 	struct xp_inventory_signals sig;
+	struct xp_inventory_progress prog;
+	char what[96];
 	bool have_r = false;
 	int rc;
 
@@ -67,9 +69,15 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	if (rc)
 		goto out;
 	o.on_armed_ctx = &t;
+	snprintf(what, sizeof(what), "syscall aggregate armed on pid %u", t.pid);
+	if (xp_inventory_progress_init(&prog, cli, what, NULL, o.duration_ms)) {
+		o.progress = xp_inventory_progress_cb;
+		o.progress_ctx = &prog;
+	}
 
 	xp_inventory_signals_catch(&sig);
 	rc = xp_sa_collect(&o, &r, err);
+	xp_cli_progress_end(&prog.line);
 	rc = xp_inventory_window_end(&sig, rc, &t, "syscall-aggregate", &have_r, err);
 	if (rc)
 		goto out;

@@ -46,8 +46,8 @@ static int target_exited(const struct xp_target *t, struct xp_error *err)
 }
 
 /* Sleep out the window; 0 (*stopped: @o->stop ended it) or the error. */
-static int wait_window(const struct xp_agent_agg_opts *o, uint64_t end_ns, bool *stopped,
-		       struct xp_error *err)
+static int wait_window(const struct xp_agent_agg_opts *o, uint64_t armed_ns, uint64_t end_ns,
+		       bool *stopped, struct xp_error *err)
 {
 	for (;;) {
 		uint64_t now = xpc_mono_ns(), left;
@@ -61,6 +61,8 @@ static int wait_window(const struct xp_agent_agg_opts *o, uint64_t end_ns, bool 
 			return 0;
 		if (target_gone(o->target))
 			return target_exited(o->target, err);
+		if (o->progress)
+			o->progress(o->progress_ctx, now - armed_ns, 0);
 		left = end_ns - now < SLICE_NS ? end_ns - now : SLICE_NS;
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)left;
@@ -97,7 +99,8 @@ int xp_agent_aggregate_collect(const struct xp_agent_agg_opts *o, struct xp_agen
 	rc = xp_agg_dec_reply(&res->dec, &rep, err);
 	if (rc)
 		goto out;
-	rc = wait_window(o, res->armed_ns + o->duration_ms * 1000000ull, &res->stopped, err);
+	rc = wait_window(o, res->armed_ns, res->armed_ns + o->duration_ms * 1000000ull,
+			 &res->stopped, err);
 	if (rc)
 		goto out;
 	stop_ns = xpc_mono_ns();

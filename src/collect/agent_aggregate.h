@@ -38,6 +38,11 @@ struct xp_agent_agg_opts {
 	/* set (by the caller's SIGINT/SIGTERM handler) to end the window
 	 * early; may be NULL */
 	const volatile sig_atomic_t *stop;
+	/* Called from the window's wait (every 10 ms) with the time since the
+	 * ARM reply: the command's progress line; NULL: none.  No counts:
+	 * the groups stay in the target until STOP. */
+	void (*progress)(void *ctx, uint64_t elapsed_ns, uint64_t count);
+	void *progress_ctx;
 };
 
 struct xp_agent_agg_result {

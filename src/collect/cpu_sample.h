@@ -110,6 +110,10 @@ struct xp_cpu_sample_opts {
 	uint64_t max_threads;   /* threads sampled, 1..XP_CPU_MAX_THREADS_LIMIT */
 	uint64_t duration_ms;   /* window, > 0 */
 	const volatile sig_atomic_t *stop; /* non-zero ends the window early; may be NULL */
+	/* Called after each drain with the time since sampling began and the
+	 * samples observed so far: the command's progress line; NULL: none. */
+	void (*progress)(void *ctx, uint64_t elapsed_ns, uint64_t count);
+	void *progress_ctx;
 };
 
 /* Counters of one collection; every bound hit is one of these. */

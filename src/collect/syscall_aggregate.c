@@ -210,6 +210,8 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 		}
 		if (now >= deadline)
 			break;
+		if (o->progress)
+			o->progress(o->progress_ctx, now - r->armed_at_ns, 0);
 		wake = now + XP_SA_POLL_MS * 1000000ull;
 		if (wake > deadline)
 			wake = deadline;

@@ -81,6 +81,10 @@ struct xp_sa_opts {
 	 * target identity there); a non-zero return aborts with its error. */
 	int (*on_armed)(void *ctx, struct xp_error *err);
 	void *on_armed_ctx;
+	/* Called from the window's wait (every XP_SA_POLL_MS) with the time
+	 * since arming: the command's progress line; NULL: none. */
+	void (*progress)(void *ctx, uint64_t elapsed_ns, uint64_t count);
+	void *progress_ctx;
 };
 
 /*

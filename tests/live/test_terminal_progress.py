@@ -244,3 +244,51 @@ def test_histogram_bars_in_color_on_a_terminal(xprobe):
         assert run.rc == 0 and "\x1b[32m@" in run.tty, repr(run.tty[-500:])
         run = TtyRun(xprobe, args, stdout_tty=True, env=env_of(NO_COLOR="1"))
         assert run.rc == 0 and "|@" in run.tty and "\x1b" not in run.tty, repr(run.tty)
+
+
+def test_inventory_window_progress(xprobe):
+    """--syscall-aggregate and --cpu-sample: their window's progress line
+    (the time left; the samples seen so far for --cpu-sample), erased
+    before the table; none with --non-interactive."""
+    with service() as fx:
+        cases = (
+            (["--syscall-aggregate"],
+             r"syscall aggregate armed on pid %d \| \d+\.\ds left of 1\.5s" % fx.pid),
+            (["--cpu-sample", "--frequency-hz", 199],
+             r"sampling pid %d at 199 Hz \| \d+\.\ds left of 1\.5s \| \d+ samples" % fx.pid),
+        )
+        for mode, line in cases:
+            run = TtyRun(xprobe, ["measure", "--pid", fx.pid, *mode, "--duration-ms", 1500],
+                         cols=160)
+            assert run.rc == 0, (run.stdout, run.tty)
+            draws = run.drawn()
+            assert 5 <= len(draws) <= 10 * run.elapsed + 1, (mode, len(draws), run.elapsed)
+            for text in draws:
+                assert re.fullmatch(line, text), (mode, text)
+            assert run.tty.endswith("\r") and set(run.lines[-2][1:]) == {" "}, run.lines[-2:]
+            assert run.stdout and "\r" not in run.stdout
+            run = TtyRun(xprobe, ["measure", "--pid", fx.pid, *mode, "--duration-ms", 300,
+                                  "--non-interactive"])
+            assert run.rc == 0 and run.tty == "", (mode, run.tty)
+    # the samples grow
+    counts = [int(t.rsplit("| ", 1)[1].split()[0]) for t in draws if "samples" in t]
+    assert counts == sorted(counts)
+
+
+def test_aggregate_window_progress(xprobe):
+    """measure --aggregate (the Agent's group table, the CUPTI test double):
+    the same line; no counts, the groups stay in the target until STOP."""
+    from cuda_helpers import CuptiFixture
+    with CuptiFixture("preload") as fx:
+        run = TtyRun(xprobe, ["measure", "--pid", fx.pid, "--from", "cuda:kernel_start",
+                              "--to", "cuda:kernel_end", "--match", "exact", "--aggregate",
+                              "--duration-ms", 1500],
+                     cols=160)
+        assert run.rc == 0, (run.stdout, run.tty)
+        draws = run.drawn()
+        assert 5 <= len(draws) <= 10 * run.elapsed + 1, (len(draws), run.elapsed)
+        for text in draws:
+            assert re.fullmatch(r"aggregate armed in the Agent of pid %d \| \d+\.\ds left of "
+                                r"1\.5s" % fx.pid, text), text
+        assert run.tty.endswith("\r") and set(run.lines[-2][1:]) == {" "}, run.lines[-2:]
+        fx.quit()
