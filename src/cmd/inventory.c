@@ -89,9 +89,8 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
 	return rc;
 }
 
-int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc,
-			    const struct xp_target *t, const char *mode, bool *collected,
-			    struct xp_error *err)
+int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const struct xp_target *t,
+			    const char *mode, bool *collected, struct xp_error *err)
 {
 	*collected = false;
 	xp_inventory_signals_restore(s);
@@ -143,7 +142,7 @@ void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count)
 	n = snprintf(text, sizeof(text), "%s | %.1fs left of %.1fs", p->what, (double)left / 1e9,
 		     (double)p->duration_ns / 1e9);
 	if (p->unit && n > 0 && (size_t)n < sizeof(text))
-		snprintf(text + n, sizeof(text) - (size_t)n, " | %llu %s", (unsigned long long)count,
-			 p->unit);
+		snprintf(text + n, sizeof(text) - (size_t)n, " | %llu %s",
+			 (unsigned long long)count, p->unit);
 	xp_cli_progress_draw(&p->line, text);
 }

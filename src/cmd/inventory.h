@@ -58,9 +58,8 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
  * (its result is the caller's to free whatever follows) and verifies @t
  * again, an error saying "during the @mode window".
  */
-int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc,
-			    const struct xp_target *t, const char *mode, bool *collected,
-			    struct xp_error *err);
+int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const struct xp_target *t,
+			    const char *mode, bool *collected, struct xp_error *err);
 
 /*
  * The window's progress line (cli.h's rules: a terminal, no

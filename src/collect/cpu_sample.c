@@ -572,7 +572,8 @@ int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_samp
 		if (c.err)
 			break;
 		if (o->progress)
-			o->progress(o->progress_ctx, xpc_mono_ns() - t0, r->counts.observed_samples);
+			o->progress(o->progress_ctx, xpc_mono_ns() - t0,
+				    r->counts.observed_samples);
 	}
 	for (i = 0; i < c.nrings; i++)
 		ioctl(c.rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
