@@ -92,14 +92,29 @@
 /* poll timeout while the armed capture's prefault window is filled */
 #define PREFAULT_POLL_MS 10
 
+/*
+ * What a descriptor of ours is (fstat's device and inode), so that one the
+ * program closed and whose number it reused for a file or socket of its
+ * own is recognized: never read from, polled as ours or closed.  A
+ * program may close every descriptor above 2 (a daemon does) and open
+ * new ones; the Agent must then leave them alone, not read the program's
+ * data from a reused socket nor spin on a file that polls readable.
+ */
+struct fdid {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct conn {
 	int fd; /* -1: free */
+	struct fdid id;
 	uint32_t uid;
 	int32_t pid;
 };
 
 struct srv {
 	int lfd; /* listening socket (-1 once unpublished) */
+	struct fdid lid, did; /* what lfd and dirfd are */
 	int dirfd; /* the checked directory */
 	char name[96]; /* the socket's name in it */
 	struct conn conns[MAX_CONNS];
@@ -120,6 +135,34 @@ static struct {
 
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 static struct srv *parent_srv; /* a fork child keeps its parent's reachable */
+
+/* --- our descriptors ------------------------------------------------------------------ */
+
+static void fdid_take(int fd, struct fdid *id)
+{
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+}
+
+/* @fd is still the descriptor @id was taken of (not closed and reused). */
+static bool fd_ours(int fd, const struct fdid *id)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+/* close(@fd) only while it is ours; a reused number is the program's. */
+static void close_ours(int fd, const struct fdid *id)
+{
+	if (fd_ours(fd, id))
+		close(fd);
+}
 
 /* --- the directory and the socket ------------------------------------------------- */
 
@@ -331,6 +374,8 @@ static int srv_open(struct srv **out, char *path, size_t pathlen)
 		goto fail;
 	}
 	sweep(s->dirfd, s->name);
+	fdid_take(s->lfd, &s->lid);
+	fdid_take(s->dirfd, &s->did);
 	*out = s;
 	return 0;
 fail:
@@ -354,9 +399,10 @@ static void srv_unpublish(struct srv *s, bool ours)
 		atomic_store(&ag.injected, false);
 	}
 	if (s->lfd >= 0) {
-		unlinkat(s->dirfd, s->name, 0);
+		if (fd_ours(s->dirfd, &s->did))
+			unlinkat(s->dirfd, s->name, 0);
 		if (ours)
-			close(s->lfd);
+			close_ours(s->lfd, &s->lid);
 		s->lfd = -1;
 	}
 	pthread_mutex_unlock(&ag.lock);
@@ -381,12 +427,14 @@ static void conn_drop(struct srv *s, struct conn *cn)
 		s->owner = -1;
 	}
 	pthread_mutex_lock(&ag.lock);
-	close(cn->fd);
+	close_ours(cn->fd, &cn->id);
 	cn->fd = -1;
 	pthread_mutex_unlock(&ag.lock);
 }
 
-static void accept_all(struct srv *s)
+/* Accept every pending connection; false: the listening descriptor is
+ * no longer ours (the program closed it and reused its number). */
+static bool accept_all(struct srv *s)
 {
 	for (;;) {
 		struct ucred cr;
@@ -395,8 +443,9 @@ static void accept_all(struct srv *s)
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC), sndbuf = SNDBUF_BYTES;
 		struct conn *cn;
 
-		if (fd < 0)
-			return; /* EAGAIN: none left (or a connection that went away) */
+		if (fd < 0) /* EAGAIN: none left (or a connection that went away) */
+			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+			       errno == ECONNABORTED || fd_ours(s->lfd, &s->lid);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
 		    (cr.uid != geteuid() && cr.uid != 0)) {
 			pr_warn("agent: refused a connection from uid %u (pid %d): only uid %u or "
@@ -417,6 +466,7 @@ static void accept_all(struct srv *s)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 		pthread_mutex_lock(&ag.lock);
 		cn->fd = fd;
+		fdid_take(fd, &cn->id);
 		cn->uid = cr.uid;
 		cn->pid = cr.pid;
 		pthread_mutex_unlock(&ag.lock);
@@ -695,11 +745,11 @@ static void srv_free(struct srv *s)
 	pthread_mutex_lock(&ag.lock);
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].fd >= 0) {
-			close(s->conns[i].fd);
+			close_ours(s->conns[i].fd, &s->conns[i].id);
 			s->conns[i].fd = -1;
 		}
 	if (s->dirfd >= 0)
-		close(s->dirfd);
+		close_ours(s->dirfd, &s->did);
 	s->dirfd = -1;
 	pthread_mutex_unlock(&ag.lock);
 	free(s);
@@ -745,21 +795,24 @@ static void *srv_main(void *arg)
 			if (!pfd[k].revents)
 				continue;
 			if (pfd[k].fd == s->lfd) {
-				if (pfd[k].revents & POLLNVAL) {
-					/* the program closed our descriptor under us */
+				if ((pfd[k].revents & POLLNVAL) || !fd_ours(s->lfd, &s->lid) ||
+				    !accept_all(s)) {
+					/* the program closed our descriptor under us (and
+					 * may have reused its number: never touched again) */
 					pr_warn("agent: the listening socket was closed by the "
 						"program; the control socket is no longer served");
 					srv_unpublish(s, false);
 					s->quit = true;
 					break;
 				}
-				accept_all(s);
 				continue;
 			}
 			cn = conn_of(s, pfd[k].fd);
 			if (!cn)
 				continue;
-			if (pfd[k].revents & POLLNVAL) {
+			if ((pfd[k].revents & POLLNVAL) || !fd_ours(cn->fd, &cn->id)) {
+				/* closed by the program, or its number reused: before
+				 * a byte is read from what may be the program's socket */
 				pthread_mutex_lock(&ag.lock);
 				cn->fd = -1; /* not ours any more: never close it */
 				pthread_mutex_unlock(&ag.lock);
@@ -814,12 +867,12 @@ static void fork_child(void)
 	atomic_fetch_add(&xpl_agent_hot.gen, 1);
 	if (s) {
 		if (s->lfd >= 0)
-			close(s->lfd);
+			close_ours(s->lfd, &s->lid);
 		if (s->dirfd >= 0)
-			close(s->dirfd);
+			close_ours(s->dirfd, &s->did);
 		for (int i = 0; i < MAX_CONNS; i++)
 			if (s->conns[i].fd >= 0)
-				close(s->conns[i].fd);
+				close_ours(s->conns[i].fd, &s->conns[i].id);
 		parent_srv = s;
 	}
 	ag.srv = NULL;

@@ -40,17 +40,25 @@
  *   loadclose       dlopen $AGENT_FIXTURE_LIB, dlclose it;
  *                   "DONE loadclose <loaded> <still mapped>"
  *   path            "PATH <socket path or ->"
+ *   reuse_fds       what a daemon does: every socket descriptor above 2 (the
+ *                   Agent's: its listening socket and connections) is
+ *                   replaced by a file of the program's own (dup2 over
+ *                   the number); "DONE reuse_fds <count>"
+ *   check_fds       "FDS ok <count>": every number reuse_fds took still
+ *                   holds the program's file with its bytes, "FDS lost <fd>"
  *   quit            exit 0
  *
  * Every command but init/levels/inject/path answers "DONE <command>".
  */
 #include "nvtx_loader.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -162,6 +170,55 @@ static nvtxEventAttributes_t attrs(int type, const void *msg)
 	a.messageType = type;
 	a.message.ascii = msg;
 	return a;
+}
+
+/* reuse_fds / check_fds: the descriptors taken and the file put there */
+static int reused[64], nreused, keep_fd = -1;
+
+static int reuse_fds(void)
+{
+	char tmpl[] = "/tmp/xpl-agent-fixture-XXXXXX", link[128], p[64];
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	keep_fd = mkstemp(tmpl);
+	if (!d || keep_fd < 0 || write(keep_fd, "keep", 4) != 4)
+		return -1;
+	unlink(tmpl);
+	while ((e = readdir(d)) && nreused < 64) {
+		int fd = atoi(e->d_name);
+		ssize_t n;
+
+		if (fd <= 2 || fd == dirfd(d) || fd == keep_fd)
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		n = readlink(p, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strncmp(link, "socket:", 7) != 0)
+			continue;
+		if (dup2(keep_fd, fd) != fd)
+			return -1;
+		reused[nreused++] = fd;
+	}
+	closedir(d);
+	return nreused;
+}
+
+static void check_fds(void)
+{
+	struct stat a, b;
+	char buf[4];
+
+	for (int i = 0; i < nreused; i++) {
+		if (fstat(reused[i], &a) != 0 || fstat(keep_fd, &b) != 0 || a.st_ino != b.st_ino ||
+		    pread(reused[i], buf, 4, 0) != 4 || memcmp(buf, "keep", 4) != 0) {
+			printf("FDS lost %d\n", reused[i]);
+			return;
+		}
+	}
+	printf("FDS ok %d\n", nreused);
 }
 
 int main(void)
@@ -326,6 +383,12 @@ int main(void)
 			maps[got] = '\0';
 			printf("DONE loadclose %d %d\n", h != NULL,
 			       strstr(maps, "libxprobe.so") != NULL);
+			continue;
+		} else if (!strcmp(cmd, "reuse_fds")) {
+			printf("DONE reuse_fds %d\n", reuse_fds());
+			continue;
+		} else if (!strcmp(cmd, "check_fds")) {
+			check_fds();
 			continue;
 		} else if (!strcmp(cmd, "path")) {
 			print_path("PATH");

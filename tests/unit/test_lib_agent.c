@@ -50,9 +50,14 @@
  *                live one (another PID namespace) kept;
  *   coexistence  an inspect session and an armed capture both record;
  *   fork, exit   a forked child does not keep the parent's socket alive;
- *                the socket is removed at exit.
+ *                the socket is removed at exit;
+ *   reused fds   the program replaces the Agent's descriptors with files of
+ *                its own (a daemon closing every descriptor): the Agent
+ *                stops serving without a busy loop and never reads from
+ *                or closes the program's files.
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -1638,6 +1643,65 @@ static void test_fork_child(void)
 	fclose(fx.out);
 }
 
+/* utime + stime of @pid, clock ticks. */
+static uint64_t cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	const char *p;
+	uint64_t u = 0, s = 0;
+	int field = 2;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!lt_read_file(path, buf, sizeof(buf)) || !(p = strrchr(buf, ')')))
+		return 0;
+	for (; *p && field < 14; p++)
+		if (*p == ' ')
+			field++;
+	if (sscanf(p, "%" SCNu64 " %" SCNu64, &u, &s) != 2)
+		return 0;
+	return u + s;
+}
+
+static void test_reused_fds(void)
+{
+	struct ap_fixture fx;
+	struct ap_reply r = { 0 };
+	char path[256], line[256];
+	uint64_t t0, t1;
+	int fd, n = 0;
+
+	if (fx_start(&fx, path, sizeof(path))) {
+		CHECK(!"fixture started");
+		return;
+	}
+	fd = ap_connect(path);
+	CHECK(fd >= 0 && hello(fd, &r) == 0);
+	ap_reply_free(&r);
+	/* the listening socket and this connection's end */
+	cmd(&fx, "reuse_fds", line, sizeof(line));
+	CHECK(sscanf(line, "DONE reuse_fds %d", &n) == 1 && n >= 2);
+	usleep(200000);
+	/* no busy loop on a file that always polls readable */
+	t0 = cpu_ticks(fx.pid);
+	usleep(500000);
+	t1 = cpu_ticks(fx.pid);
+	fprintf(stderr, "test_lib_agent: %d descriptors reused; %llu ticks in 500 ms after\n", n,
+		(unsigned long long)(t1 - t0));
+	CHECK(t1 - t0 <= 5);
+	cmd(&fx, "check_fds", line, sizeof(line));
+	CHECK(strncmp(line, "FDS ok ", 7) == 0);
+	/* the old connection is gone, nothing is served any more */
+	CHECK(hello(fd, &r) != 0);
+	ap_reply_free(&r);
+	close(fd);
+	CHECK(ap_connect(path) < 0);
+	/* the program goes on, its files intact through the NVTX calls and exit */
+	cmd(&fx, "burst 3", line, sizeof(line));
+	cmd(&fx, "check_fds", line, sizeof(line));
+	CHECK(strncmp(line, "FDS ok ", 7) == 0);
+	fx_stop(&fx);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1670,6 +1734,7 @@ int main(void)
 	test_sweep();
 	test_coexist();
 	test_fork_child();
+	test_reused_fds();
 	if (chdir("/") == 0)
 		lt_rm_rf(scratch);
 	TEST_MAIN_END();
