@@ -151,6 +151,23 @@ const char *xpl_file_type_name(mode_t m);
  * -errno.  Async-signal-safe (syscalls only): the crash-time writers use it.
  */
 int xpl_rename_regular(int dirfd, const char *tmp, const char *name);
+/*
+ * What a long-lived descriptor of libxprobe is (fstat's device and inode,
+ * taken when it is opened).  The program may close every descriptor (a
+ * daemon does) and reuse the numbers for files, sockets or directories of
+ * its own; before a long-lived descriptor is written through, read from,
+ * polled or closed, xpl_fd_same() says whether the number still holds it.
+ * A number that does not is the program's: never used, never closed.
+ * All three are async-signal-safe (fstat, close).
+ */
+struct xpl_fdid {
+	dev_t dev;
+	ino_t ino;
+};
+void xpl_fdid_take(int fd, struct xpl_fdid *id);
+bool xpl_fd_same(int fd, const struct xpl_fdid *id);
+/* close(@fd) only while xpl_fd_same(). */
+void xpl_close_same(int fd, const struct xpl_fdid *id);
 /* A model name: 1..127 bytes, no '/'. */
 bool xpl_model_name(const char *s);
 /* A plain file name: a model name that is not "." or "..". */

@@ -93,28 +93,22 @@
 #define PREFAULT_POLL_MS 10
 
 /*
- * What a descriptor of ours is (fstat's device and inode), so that one the
- * program closed and whose number it reused for a file or socket of its
- * own is recognized: never read from, polled as ours or closed.  A
- * program may close every descriptor above 2 (a daemon does) and open
- * new ones; the Agent must then leave them alone, not read the program's
- * data from a reused socket nor spin on a file that polls readable.
+ * Every descriptor of the server is checked (xpl_fd_same) before it is
+ * accepted on, read from or closed: the program may close them (a daemon
+ * closes every descriptor) and reuse the numbers, and must then find its
+ * socket's data unread, its files open, and no thread spinning on a file
+ * that always polls readable.
  */
-struct fdid {
-	dev_t dev;
-	ino_t ino;
-};
-
 struct conn {
 	int fd; /* -1: free */
-	struct fdid id;
+	struct xpl_fdid id;
 	uint32_t uid;
 	int32_t pid;
 };
 
 struct srv {
 	int lfd; /* listening socket (-1 once unpublished) */
-	struct fdid lid, did; /* what lfd and dirfd are */
+	struct xpl_fdid lid, did; /* what lfd and dirfd are */
 	int dirfd; /* the checked directory */
 	char name[96]; /* the socket's name in it */
 	struct conn conns[MAX_CONNS];
@@ -135,34 +129,6 @@ static struct {
 
 static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 static struct srv *parent_srv; /* a fork child keeps its parent's reachable */
-
-/* --- our descriptors ------------------------------------------------------------------ */
-
-static void fdid_take(int fd, struct fdid *id)
-{
-	struct stat st;
-
-	memset(id, 0, sizeof(*id));
-	if (fd >= 0 && fstat(fd, &st) == 0) {
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
-}
-
-/* @fd is still the descriptor @id was taken of (not closed and reused). */
-static bool fd_ours(int fd, const struct fdid *id)
-{
-	struct stat st;
-
-	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
-}
-
-/* close(@fd) only while it is ours; a reused number is the program's. */
-static void close_ours(int fd, const struct fdid *id)
-{
-	if (fd_ours(fd, id))
-		close(fd);
-}
 
 /* --- the directory and the socket ------------------------------------------------- */
 
@@ -374,8 +340,8 @@ static int srv_open(struct srv **out, char *path, size_t pathlen)
 		goto fail;
 	}
 	sweep(s->dirfd, s->name);
-	fdid_take(s->lfd, &s->lid);
-	fdid_take(s->dirfd, &s->did);
+	xpl_fdid_take(s->lfd, &s->lid);
+	xpl_fdid_take(s->dirfd, &s->did);
 	*out = s;
 	return 0;
 fail:
@@ -399,10 +365,10 @@ static void srv_unpublish(struct srv *s, bool ours)
 		atomic_store(&ag.injected, false);
 	}
 	if (s->lfd >= 0) {
-		if (fd_ours(s->dirfd, &s->did))
+		if (xpl_fd_same(s->dirfd, &s->did))
 			unlinkat(s->dirfd, s->name, 0);
 		if (ours)
-			close_ours(s->lfd, &s->lid);
+			xpl_close_same(s->lfd, &s->lid);
 		s->lfd = -1;
 	}
 	pthread_mutex_unlock(&ag.lock);
@@ -427,7 +393,7 @@ static void conn_drop(struct srv *s, struct conn *cn)
 		s->owner = -1;
 	}
 	pthread_mutex_lock(&ag.lock);
-	close_ours(cn->fd, &cn->id);
+	xpl_close_same(cn->fd, &cn->id);
 	cn->fd = -1;
 	pthread_mutex_unlock(&ag.lock);
 }
@@ -445,7 +411,7 @@ static bool accept_all(struct srv *s)
 
 		if (fd < 0) /* EAGAIN: none left (or a connection that went away) */
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
-			       errno == ECONNABORTED || fd_ours(s->lfd, &s->lid);
+			       errno == ECONNABORTED || xpl_fd_same(s->lfd, &s->lid);
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
 		    (cr.uid != geteuid() && cr.uid != 0)) {
 			pr_warn("agent: refused a connection from uid %u (pid %d): only uid %u or "
@@ -466,7 +432,7 @@ static bool accept_all(struct srv *s)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 		pthread_mutex_lock(&ag.lock);
 		cn->fd = fd;
-		fdid_take(fd, &cn->id);
+		xpl_fdid_take(fd, &cn->id);
 		cn->uid = cr.uid;
 		cn->pid = cr.pid;
 		pthread_mutex_unlock(&ag.lock);
@@ -745,11 +711,11 @@ static void srv_free(struct srv *s)
 	pthread_mutex_lock(&ag.lock);
 	for (int i = 0; i < MAX_CONNS; i++)
 		if (s->conns[i].fd >= 0) {
-			close_ours(s->conns[i].fd, &s->conns[i].id);
+			xpl_close_same(s->conns[i].fd, &s->conns[i].id);
 			s->conns[i].fd = -1;
 		}
 	if (s->dirfd >= 0)
-		close_ours(s->dirfd, &s->did);
+		xpl_close_same(s->dirfd, &s->did);
 	s->dirfd = -1;
 	pthread_mutex_unlock(&ag.lock);
 	free(s);
@@ -795,7 +761,7 @@ static void *srv_main(void *arg)
 			if (!pfd[k].revents)
 				continue;
 			if (pfd[k].fd == s->lfd) {
-				if ((pfd[k].revents & POLLNVAL) || !fd_ours(s->lfd, &s->lid) ||
+				if ((pfd[k].revents & POLLNVAL) || !xpl_fd_same(s->lfd, &s->lid) ||
 				    !accept_all(s)) {
 					/* the program closed our descriptor under us (and
 					 * may have reused its number: never touched again) */
@@ -810,7 +776,7 @@ static void *srv_main(void *arg)
 			cn = conn_of(s, pfd[k].fd);
 			if (!cn)
 				continue;
-			if ((pfd[k].revents & POLLNVAL) || !fd_ours(cn->fd, &cn->id)) {
+			if ((pfd[k].revents & POLLNVAL) || !xpl_fd_same(cn->fd, &cn->id)) {
 				/* closed by the program, or its number reused: before
 				 * a byte is read from what may be the program's socket */
 				pthread_mutex_lock(&ag.lock);
@@ -867,12 +833,12 @@ static void fork_child(void)
 	atomic_fetch_add(&xpl_agent_hot.gen, 1);
 	if (s) {
 		if (s->lfd >= 0)
-			close_ours(s->lfd, &s->lid);
+			xpl_close_same(s->lfd, &s->lid);
 		if (s->dirfd >= 0)
-			close_ours(s->dirfd, &s->did);
+			xpl_close_same(s->dirfd, &s->did);
 		for (int i = 0; i < MAX_CONNS; i++)
 			if (s->conns[i].fd >= 0)
-				close_ours(s->conns[i].fd, &s->conns[i].id);
+				xpl_close_same(s->conns[i].fd, &s->conns[i].id);
 		parent_srv = s;
 	}
 	ag.srv = NULL;

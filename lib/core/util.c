@@ -300,3 +300,27 @@ int xpl_rename_regular(int dirfd, const char *tmp, const char *name)
 	}
 	return renameat(dirfd, tmp, dirfd, name) == 0 ? 0 : -errno;
 }
+
+void xpl_fdid_take(int fd, struct xpl_fdid *id)
+{
+	struct stat st;
+
+	memset(id, 0, sizeof(*id));
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+}
+
+bool xpl_fd_same(int fd, const struct xpl_fdid *id)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == id->dev && st.st_ino == id->ino;
+}
+
+void xpl_close_same(int fd, const struct xpl_fdid *id)
+{
+	if (xpl_fd_same(fd, id))
+		close(fd);
+}

@@ -28,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "../internal.h"
 #include "../producers/clock.h"
 #include "../profile/engine.h"
 #include "config.h"
@@ -47,6 +48,8 @@ struct xpl_session {
 	char dir[4096]; /* the session directory */
 	int dirfd; /* the session directory, opened without following links:
 		      every file is created relative to it */
+	struct xpl_fdid dir_id; /* what dirfd is (session_lifecycle.c checks it
+				 * before the stop writes through it) */
 	uint32_t pid;
 	uint64_t process_start_time;
 	uint64_t start_real_ns; /* the directory leaf */

@@ -13,6 +13,7 @@
  * path runs the very same code (plus joining the monitor thread and
  * harvesting the backend), so the crash path is the tested path.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -105,6 +106,36 @@ static void write_failed(struct xpl_session *s, const char *name, int rc, const 
 	xpl_sfmt(msg, sizeof(msg), "could not write %s: %s%s%s", name, xpl_errdesc(rc),
 		 then ? "; " : "", then ? then : "");
 	on_note(s, msg);
+}
+
+/*
+ * Before the stop writes: is s->dirfd still the session directory?  The
+ * program may have closed every descriptor (a daemon does) and reused the
+ * number for one of its own, and every file is created relative to it.  A
+ * number that is no longer the directory is abandoned (never closed: it is
+ * the program's), and the directory is opened again by its path (the leaf
+ * never through a link), which must still be the same directory; else
+ * s->dirfd is -1 and every write fails (EBADF), each with its note.
+ * Async-signal-safe.
+ */
+static void session_dir_check(struct xpl_session *s)
+{
+	int fd;
+
+	if (s->dirfd < 0 || xpl_fd_same(s->dirfd, &s->dir_id))
+		return;
+	fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && xpl_fd_same(fd, &s->dir_id)) {
+		s->dirfd = fd;
+		on_note(s, "the session directory's descriptor was closed by the program; "
+			   "the directory was opened again by its path");
+		return;
+	}
+	if (fd >= 0)
+		close(fd);
+	s->dirfd = -1;
+	on_note(s, "the session directory's descriptor was closed by the program and its path "
+		   "no longer names that directory: nothing is written");
 }
 
 void xpl_session_file_ctx(struct xpl_session *s, struct xpl_file_ctx *f)
@@ -291,6 +322,7 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 			on_note(s, msg);
 		}
 	}
+	session_dir_check(s);
 	xpl_session_file_ctx(s, &f);
 	xpl_calib_now(&f.end, s->tsc);
 	f.signal_path = sigpath;
@@ -443,7 +475,7 @@ static void session_free(struct xpl_session *s)
 	free(s->fptrs);
 	free(s->fnames);
 	if (s->dirfd >= 0)
-		close(s->dirfd);
+		xpl_close_same(s->dirfd, &s->dir_id);
 	free(s);
 }
 
@@ -505,6 +537,7 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 		free(s);
 		return rc;
 	}
+	xpl_fdid_take(s->dirfd, &s->dir_id);
 	xpl_crash_handlers_install();
 
 	/* device profile: arm per device; any failure rolls back all */

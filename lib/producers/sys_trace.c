@@ -140,8 +140,13 @@ static int ring_reserve(struct xpl_rings *r, uint32_t idx)
 
 	if (r->fd < 0)
 		return 0;
-	e = posix_fallocate(r->fd, (off_t)(r->hdr->data_offset + (uint64_t)idx * r->ring_bytes),
-			    (off_t)r->ring_bytes);
+	/* the program closed the ring file's descriptor and reused the number:
+	 * growing its file would be writing into it */
+	e = xpl_fd_same(r->fd, &r->fd_id) ?
+		    posix_fallocate(r->fd,
+				    (off_t)(r->hdr->data_offset + (uint64_t)idx * r->ring_bytes),
+				    (off_t)r->ring_bytes) :
+		    EBADF;
 	if (!e)
 		return 0;
 	__atomic_fetch_add(&r->hdr->unreserved_rings, 1, __ATOMIC_RELAXED);
@@ -340,6 +345,7 @@ int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out)
 			goto fail;
 		}
 		r->dirfd = p->dirfd;
+		xpl_fdid_take(r->dirfd, &r->dir_id);
 		r->linked = true;
 		if (ftruncate(fd, (off_t)total) != 0) {
 			err = -errno;
@@ -362,6 +368,7 @@ int xpl_rings_create(const struct xpl_rings_params *p, struct xpl_rings **out)
 	}
 	r->fd = fd; /* kept: rings are reserved as threads attach */
 	fd = -1;
+	xpl_fdid_take(r->fd, &r->fd_id);
 	r->hdr = (struct xpl_ringfile_hdr *)r->map;
 	r->ctl = (struct xpl_ring_ctl *)(r->map + 4096);
 	r->data = r->map + 4096 + ctl_bytes;
@@ -496,7 +503,7 @@ void xpl_rings_mark_harvested(struct xpl_rings *r)
 
 void xpl_rings_unlink(struct xpl_rings *r)
 {
-	if (r && r->linked && r->dirfd >= 0)
+	if (r && r->linked && r->dirfd >= 0 && xpl_fd_same(r->dirfd, &r->dir_id))
 		unlinkat(r->dirfd, XPL_RINGFILE_NAME, 0);
 	if (r)
 		r->linked = false;
@@ -508,10 +515,10 @@ void xpl_rings_destroy(struct xpl_rings *r, bool unlink_file)
 		return;
 	if (r->map)
 		munmap(r->map, r->map_len);
-	if (r->fd >= 0)
-		close(r->fd);
 	if (unlink_file)
 		xpl_rings_unlink(r);
+	if (r->fd >= 0)
+		xpl_close_same(r->fd, &r->fd_id);
 	free(r);
 }
 

@@ -75,6 +75,9 @@ struct xpl_rings {
 	bool file_backed;
 	int fd; /* the ring file, open for the session's reservations; -1 anonymous */
 	int dirfd; /* the session directory holding it (borrowed), -1 anonymous */
+	/* what fd and dirfd are: a number the program closed and reused is
+	 * never reserved through, unlinked in or closed (internal.h) */
+	struct xpl_fdid fd_id, dir_id;
 	bool linked; /* host_rings.live still exists (not yet unlinked) */
 	_Atomic int reserve_err; /* first failed reservation of a ring (-errno), 0 none */
 	_Atomic uint32_t calib_lock; /* one writer of hdr->latest at a time */

@@ -7,7 +7,11 @@
  * and JSON, each event once, truncation), ring limits, the environment
  * door (begin reads it, begin-with-options does not), the monitor.
  */
+#include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -474,6 +478,88 @@ static void test_fork(void)
 	xprobe_inspect_config_free(c);
 }
 
+/* A thread records once (it attaches a ring: reserved in the ring file). */
+static void *record_once(void *arg)
+{
+	(void)arg;
+	xprobe_trace_record(1, 2, 0);
+	return NULL;
+}
+
+/*
+ * The program replaces the session's descriptors with a file of its own
+ * (a daemon closes every descriptor and opens its own): a thread that
+ * attaches a ring afterwards is not reserved through the reused number
+ * (that would grow the program's file), the stop writes every file through
+ * the directory opened again by its path and says so in a note, and the
+ * program's file keeps its bytes and stays open at every number.
+ */
+static void test_reused_descriptors(void)
+{
+	struct xprobe_inspect_config *c = cfg_at("reused");
+	struct xprobe_xtf_info in = { .sz = sizeof(in) };
+	char dir[PATH_MAX], abs[PATH_MAX], rings[PATH_MAX + 32], tmpl[] = "/tmp/xpl-reused-XXXXXX";
+	char link[PATH_MAX + 32], p[64], buf[8];
+	const struct xprobe_xtf *ti;
+	struct xprobe_session *s;
+	int reused[8], n = 0, keep, said = 0;
+	struct stat st;
+	pthread_t th;
+	DIR *d;
+	struct dirent *e;
+
+	xprobe_inspect_config_set_ring_events(c, 1024);
+	xprobe_inspect_config_set_activity(c, "all", false);
+	xprobe_inspect_config_set_activity(c, "system_profile", true);
+	CHECK(xprobe_inspect_begin_with_options(c) == 0);
+	CHECK(xprobe_trace_record(1, 1, 0) == 0);
+	CHECK(xprobe_inspect_get_output_dir(dir, sizeof(dir)) > 0);
+	CHECK(realpath(dir, abs) != NULL); /* what /proc/self/fd/N says */
+	snprintf(rings, sizeof(rings), "%s/host_rings.live", abs);
+	keep = mkstemp(tmpl);
+	CHECK(keep >= 0 && write(keep, "keep", 4) == 4);
+	unlink(tmpl);
+	d = opendir("/proc/self/fd");
+	while (d && (e = readdir(d)) && n < 8) {
+		int fd = atoi(e->d_name);
+		ssize_t l;
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		l = readlink(p, link, sizeof(link) - 1);
+		if (fd <= 2 || fd == keep || fd == dirfd(d) || l <= 0)
+			continue;
+		link[l] = '\0';
+		if (!strcmp(link, abs) || !strcmp(link, rings)) {
+			CHECK(dup2(keep, fd) == fd);
+			reused[n++] = fd;
+		}
+	}
+	if (d)
+		closedir(d);
+	CHECK(n == 2); /* the session directory and the ring file */
+	CHECK(pthread_create(&th, NULL, record_once, NULL) == 0 && pthread_join(th, NULL) == 0);
+	CHECK(xprobe_inspect_close() == 0);
+	CHECK(fstat(keep, &st) == 0 && st.st_size == 4);
+	for (int i = 0; i < n; i++)
+		CHECK(pread(reused[i], buf, 4, 0) == 4 && !memcmp(buf, "keep", 4));
+	if (open_dir(dir, &s)) {
+		ti = lt_file(s, "trace_info.pb");
+		xprobe_xtf_get_info(ti, &in);
+		CHECK_EQ_U64(in.threads_without_ring, 1); /* the thread after the reuse */
+		CHECK_EQ_U64(lt_count(lt_file(s, "ntrace.pb"), XPROBE_EV_USER), 1);
+		for (size_t i = 0; i < in.notes; i++)
+			said |= strstr(xprobe_xtf_get_note(ti, i),
+				       "descriptor was closed by the program; the directory was "
+				       "opened again by its path") != NULL;
+		CHECK(said);
+	}
+	xprobe_session_close(s);
+	for (int i = 0; i < n; i++)
+		close(reused[i]);
+	close(keep);
+	xprobe_inspect_config_free(c);
+}
+
 int main(void)
 {
 	lt_scratch(scratch, sizeof(scratch), "session");
@@ -485,6 +571,7 @@ int main(void)
 	test_env();
 	test_anon_backing();
 	test_fork();
+	test_reused_descriptors();
 	if (!xpt_failures)
 		lt_rm_rf(scratch);
 	TEST_MAIN_END();
