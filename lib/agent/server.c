@@ -91,6 +91,10 @@
 #define SWEEP_MAX 256 /* directory entries looked at per start */
 /* poll timeout while the armed capture's prefault window is filled */
 #define PREFAULT_POLL_MS 10
+/* a pending connection that cannot be accepted for want of descriptors
+ * (the program at its limit) leaves the socket readable: it is not polled
+ * again for this long, instead of spinning */
+#define ACCEPT_BACKOFF_MS 100
 
 /*
  * Every descriptor of the server is checked (xpl_fd_same) before it is
@@ -115,6 +119,8 @@ struct srv {
 	struct xpl_agent_cap *cap; /* the one capture (armed, or stopped) */
 	int owner; /* fd of the connection the capture belongs to, -1 none */
 	bool quit; /* CLOSE of an injected Agent: end the thread */
+	uint64_t accept_after_ns; /* CLOCK_MONOTONIC before which lfd is not polled */
+	bool fd_limit_said; /* the descriptor limit was logged (once until it passes) */
 	uint64_t start_time;
 	uint8_t chunk[XPROBE_AGENT_CHUNK_MAX];
 };
@@ -409,9 +415,21 @@ static bool accept_all(struct srv *s)
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC), sndbuf = SNDBUF_BYTES;
 		struct conn *cn;
 
+		if (fd < 0 &&
+		    (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)) {
+			/* no descriptor for it now: try again later, never spin */
+			if (!s->fd_limit_said)
+				pr_warn("agent: cannot accept a connection: %s; retrying every "
+					"%d ms",
+					strerror(errno), ACCEPT_BACKOFF_MS);
+			s->fd_limit_said = true;
+			s->accept_after_ns = xpl_mono_ns() + ACCEPT_BACKOFF_MS * 1000000ull;
+			return true;
+		}
 		if (fd < 0) /* EAGAIN: none left (or a connection that went away) */
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
 			       errno == ECONNABORTED || xpl_fd_same(s->lfd, &s->lid);
+		s->fd_limit_said = false;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
 		    (cr.uid != geteuid() && cr.uid != 0)) {
 			pr_warn("agent: refused a connection from uid %u (pid %d): only uid %u or "
@@ -733,14 +751,20 @@ static void *srv_main(void *arg)
 	xpl_trace_fences();
 	while (!s->quit) {
 		int n = 0, timeout = -1, pending = xpl_capture_prefault_pending(s->cap), rc;
+		uint64_t now = s->accept_after_ns ? xpl_mono_ns() : 0;
 
-		if (s->lfd >= 0)
+		if (s->lfd >= 0 && now >= s->accept_after_ns) {
+			s->accept_after_ns = 0;
 			pfd[n++] = (struct pollfd){ .fd = s->lfd, .events = POLLIN };
+		} else if (s->lfd >= 0) {
+			/* backing off: wake when the listening socket is due */
+			timeout = (int)((s->accept_after_ns - now) / 1000000ull) + 1;
+		}
 		for (int i = 0; i < MAX_CONNS; i++)
 			if (s->conns[i].fd >= 0)
 				pfd[n++] = (struct pollfd){ .fd = s->conns[i].fd,
 							    .events = POLLIN | POLLRDHUP };
-		if (pending)
+		if (pending && (timeout < 0 || timeout > (pending == 1 ? 0 : PREFAULT_POLL_MS)))
 			timeout = pending == 1 ? 0 : PREFAULT_POLL_MS;
 		rc = poll(pfd, (nfds_t)n, timeout);
 		if (rc < 0) {

@@ -44,6 +44,8 @@
  *                   Agent's: its listening socket and connections) is
  *                   replaced by a file of the program's own (dup2 over
  *                   the number); "DONE reuse_fds <count>"
+ *   exhaust_fds     open /dev/null until the descriptor limit (EMFILE):
+ *                   "DONE exhaust_fds <count>"; release_fds closes them
  *   check_fds       "FDS ok <count>": every number reuse_fds took still
  *                   holds the program's file with its bytes, "FDS lost <fd>"
  *   quit            exit 0
@@ -53,6 +55,7 @@
 #include "nvtx_loader.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -183,6 +186,10 @@ __attribute__((used)) const char *__tsan_default_suppressions(void)
 {
 	return "race:reuse_fds\n";
 }
+
+/* exhaust_fds / release_fds: what it holds */
+#define HELD_MAX 65536
+static int held[HELD_MAX], nheld;
 
 /* reuse_fds / check_fds: the descriptors taken and the file put there */
 static int reused[64], nreused, keep_fd = -1;
@@ -399,6 +406,14 @@ int main(void)
 		} else if (!strcmp(cmd, "reuse_fds")) {
 			printf("DONE reuse_fds %d\n", reuse_fds());
 			continue;
+		} else if (!strcmp(cmd, "exhaust_fds")) {
+			while (nheld < HELD_MAX && (held[nheld] = open("/dev/null", O_RDONLY)) >= 0)
+				nheld++;
+			printf("DONE exhaust_fds %d\n", nheld);
+			continue;
+		} else if (!strcmp(cmd, "release_fds")) {
+			while (nheld)
+				close(held[--nheld]);
 		} else if (!strcmp(cmd, "check_fds")) {
 			check_fds();
 			continue;
