@@ -109,7 +109,7 @@ static void write_failed(struct xpl_session *s, const char *name, int rc, const 
 }
 
 /*
- * Before the stop writes: is s->dirfd still the session directory?  The
+ * Before the session writes: is s->dirfd still the session directory?  The
  * program may have closed every descriptor (a daemon does) and reused the
  * number for one of its own, and every file is created relative to it.  A
  * number that is no longer the directory is abandoned (never closed: it is
@@ -140,6 +140,9 @@ static void session_dir_check(struct xpl_session *s)
 
 void xpl_session_file_ctx(struct xpl_session *s, struct xpl_file_ctx *f)
 {
+	/* every write of the session (the stop's, a profile saved while it
+	 * runs) goes through here first */
+	session_dir_check(s);
 	memset(f, 0, sizeof(*f));
 	f->dir = s->dir;
 	f->dirfd = s->dirfd;
@@ -322,7 +325,6 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 			on_note(s, msg);
 		}
 	}
-	session_dir_check(s);
 	xpl_session_file_ctx(s, &f);
 	xpl_calib_now(&f.end, s->tsc);
 	f.signal_path = sigpath;
