@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench_inject.sh - online injection of the Agent (src/collect/inject.c)
+# bench_inject.sh - online injection of the Agent (src/collect/agent_inject.c)
 # side by side with what a user does today:
 #   gdb -p PID -batch -ex 'call (void*)dlopen("<libxprobe.so>", 2)'
 # Goal (issue 10): at most 0.1x gdb's time, the target stopped at most 5 ms.

@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/clock.h"
 #include "../../common/env_hooks.h"
 #include "../../common/json.h"
+#include "../../common/monotonic.h"
 #include "cli.h"
 
 bool xp_cli_color(const struct xp_cli *cli, int fd)

@@ -26,8 +26,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../common/clock.h"
 #include "../../common/cancel.h"
+#include "../../common/monotonic.h"
 #include "../checks/validate_checks.h"
 #include "../collect/latency_histogram.h"
 #include "../collect/live.h"

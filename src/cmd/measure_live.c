@@ -32,13 +32,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../common/clock.h"
 #include "../../common/cancel.h"
 #include "../../common/env_hooks.h"
+#include "../../common/monotonic.h"
 #include "../../common/parse.h"
 #include "../collect/agent_client.h"
 #include "../collect/agent_source.h"
-#include "../collect/inject.h"
+#include "../collect/agent_inject.h"
 #include "../collect/live.h"
 #include "../collect/probe_cost.h"
 #include "../checks/agent_path.h"
@@ -166,7 +166,7 @@ static bool agent_socket_exists(const struct xp_target *t)
  * Step 2b: online injection, when validate said injection_required (or
  * the Agent is mapped but serves no socket) for CUDA API / activity
  * endpoints and no --cupti-socket names a socket: xp_inject_agent
- * (src/collect/inject.h) loads and starts the Agent; once its checks
+ * (src/collect/agent_inject.h) loads and starts the Agent; once its checks
  * have passed, before the target is stopped, stderr says the target is
  * being modified.  The run that loaded it carries CUPTI_AGENT_INJECTED
  * (a warning of the result, or details.agent_injected of an error after

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../../common/clock.h"
 #include "../../common/cancel.h"
+#include "../../common/monotonic.h"
 #include "agent_aggregate.h"
 #include "agent_client.h"
 #include "live_source.h"

@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/clock.h"
 #include "../../common/cancel.h"
+#include "../../common/monotonic.h"
 #include "../../common/parse.h"
 #include "../capture/agent_sink.h"
 #include "../capture/decode_agent.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/clock.h"
+#include "../../common/monotonic.h"
 #include "../capture/decode_agent.h"
 #include "../capture/record_events.h"
 #include "agent_client.h"

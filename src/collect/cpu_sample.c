@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/clock.h"
+#include "../../common/monotonic.h"
 #include "../../common/parse.h"
 #include "../process/procfs.h"
 #include "cpu_sample.h"

@@ -39,8 +39,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../../common/clock.h"
 #include "../../common/cancel.h"
+#include "../../common/monotonic.h"
 #include "latency_hist.skel.h"
 #include "latency_histogram.h"
 #include "libbpf_msg.h"

@@ -10,7 +10,7 @@
 
 #include <bpf/libbpf.h>
 
-#include "../../common/clock.h"
+#include "../../common/monotonic.h"
 #include "libbpf_msg.h"
 #include "live.h"
 

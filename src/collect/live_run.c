@@ -41,8 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/clock.h"
 #include "../../common/cancel.h"
+#include "../../common/monotonic.h"
 #include "live_source.h"
 
 #ifndef SYS_pidfd_open

@@ -29,7 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../../common/clock.h"
+#include "../../common/monotonic.h"
 #include "../../bpf/syscall_agg.h"
 #include "libbpf_msg.h"
 #include "syscall_aggregate.h"

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Online injection of the real Agent (build/lib/libxprobe.so) into live
-targets, through src/collect/inject.c, driven by the driver mode of the
+targets, through src/collect/agent_inject.c, driven by the driver mode of the
 unit test binary (test_collect_inject --inject PID AGENT ...; measure's
 own use of it is tested with measure).
 

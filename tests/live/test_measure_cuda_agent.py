@@ -3,7 +3,7 @@
 maps no CUDA (live_sleeper): validate says injection_required (valid,
 target_mutation, TARGET_PROCESS_WILL_BE_MODIFIED with the Agent library);
 measure loads the Agent into the running target by online injection
-(src/collect/inject.h: stderr warning, details.agent_injected on the run
+(src/collect/agent_inject.h: stderr warning, details.agent_injected on the run
 that injected, not on later ones), then the Agent's CUPTI backend finds
 no CUDA runtime or driver to observe and refuses the ARM:
 CUDA_CONTEXT_NOT_FOUND (tests/live/test_measure_cuda.py measures a CUDA

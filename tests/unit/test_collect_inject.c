@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_inject.c - online injection (src/collect/inject.h) against
+ * test_collect_inject.c - online injection (src/collect/agent_inject.h) against
  * the inject_target fixture with the stand-in Agent libinject_agent.so:
  * the target is left as it was (its own checks: threads progress, no
  * syscall sees EINTR where the kernel restarts it, sleeps last their
@@ -38,7 +38,7 @@
 
 #include "../../common/parse.h"
 #include "collect/agent_client.h"
-#include "collect/inject.h"
+#include "collect/agent_inject.h"
 #include "process/procfs.h"
 #include "target_spawn.h"
 #include "testlib.h"
@@ -263,7 +263,7 @@ static bool has_reason(const struct xp_error *err, const char *reason)
 /*
  * The bytes injection borrows on a blocked thread's stack: from the
  * return slot up to its sp (/proc/.../syscall gives sp), laid out as
- * inject.c does (path and symbol below rsp - 256, then the slot).
+ * agent_inject.c does (path and symbol below rsp - 256, then the slot).
  * White-box on purpose: the callee's frames below the slot are the ABI's
  * free area and not compared.  Returns the byte count, 0 on failure.
  */

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/clock.h"
+#include "../../common/monotonic.h"
 #include "collect/live.h"
 #include "testlib.h"
 #include "xp_live.h"

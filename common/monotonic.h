@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * clock.h - the CLI's one reading of CLOCK_MONOTONIC, and the one sleep to
+ * monotonic.h - the CLI's one reading of CLOCK_MONOTONIC, and the one sleep to
  * an absolute time on it.  Every timestamp xprobe compares (BPF's
  * bpf_ktime_get_ns, the Agent's records, window deadlines, progress
  * lines) is CLOCK_MONOTONIC nanoseconds, so there is one clock and one
  * way to read it.  libxprobe has its own (lib/internal.h xpl_now_mono_ns):
  * lib never includes the CLI's headers.
  */
-#ifndef XPC_CLOCK_H
-#define XPC_CLOCK_H
+#ifndef XPC_MONOTONIC_H
+#define XPC_MONOTONIC_H
 
 #include <stdint.h>
 #include <time.h>
@@ -32,4 +32,4 @@ static inline void xpc_sleep_until_ns(uint64_t t)
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
-#endif /* XPC_CLOCK_H */
+#endif /* XPC_MONOTONIC_H */

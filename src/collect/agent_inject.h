@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * inject.h - online injection: load the Agent (libxprobe.so) into a
+ * agent_inject.h - online injection: load the Agent (libxprobe.so) into a
  * running process and start its control socket, through ptrace, leaving
  * the target as it was (docs/agent.md, "Online injection").
  *
@@ -13,7 +13,7 @@
  * byte of memory it touched before PTRACE_DETACH.  Nothing here prints;
  * the caller (measure) writes the warning that the target is modified.
  *
- * Sequence (inject.c has the details and the invariants):
+ * Sequence (agent_inject.c has the details and the invariants):
  *   1. checks, read-only, before any ptrace request: architecture,
  *      mount namespace and root (the Agent's dev/ino seen through
  *      /proc/<pid>/root), ptrace permission (uid/gid, capabilities,
@@ -38,8 +38,8 @@
  * Every failure after step 2 goes through step 4 first.  The Agent is
  * never dlclose'd.  Only the chosen thread stops; the others run on.
  */
-#ifndef XP_COLLECT_INJECT_H
-#define XP_COLLECT_INJECT_H
+#ifndef XP_COLLECT_AGENT_INJECT_H
+#define XP_COLLECT_AGENT_INJECT_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -154,4 +154,4 @@ enum xp_ptrace_verdict {
 enum xp_ptrace_verdict xp_inject_ptrace_verdict(const struct xp_ptrace_facts *f,
 						const char **reason, char *msg, size_t size);
 
-#endif /* XP_COLLECT_INJECT_H */
+#endif /* XP_COLLECT_AGENT_INJECT_H */

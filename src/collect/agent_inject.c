@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * inject.c - online injection of the Agent into a running process
- * (sequence and API in inject.h; the user-facing rules in docs/agent.md,
+ * agent_inject.c - online injection of the Agent into a running process
+ * (sequence and API in agent_inject.h; the user-facing rules in docs/agent.md,
  * "Online injection").
  *
  * Why each step is what it is:
@@ -97,14 +97,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../common/clock.h"
+#include "../../common/monotonic.h"
 #include "../../common/parse.h"
 #include "../model/names.h"
 #include "../process/namespaces.h"
 #include "../process/procfs.h"
 #include "../resolve/target_files.h"
 #include "../resolve/xelf.h"
-#include "inject.h"
+#include "agent_inject.h"
 
 #define RED_ZONE 128u
 #define STACK_SLACK 128u /* more than the red zone, as the peer leaves */
