@@ -29,52 +29,83 @@
  *   other     blocked outside a syscall (a page fault).
  * Within a kind, a thread that blocks a signal the process catches (it may
  * be inside that handler) comes after one that does not, then by tid.
- * Excluded: a thread that blocks SIGSEGV (see the trap below), zombies, a
- * thread whose stack has no room.  What stays a risk: a thread blocked in
+ * Excluded: zombies, a thread whose stack has no room for the frame and
+ * the calls, a thread with a user shadow stack (x86_Thread_features:
+ * shstk; our calls return where its shadow stack says no call was
+ * made, which faults).  What stays a risk: a thread blocked in
  * read() *inside* dlopen or malloc (a syscall made while holding the
  * loader or arena lock), a handler that interrupted malloc; both need the
  * thread to be caught in a few microseconds of its life.
  *
- * The trap.  Each remote call returns to address 0: the fetch faults,
- * the kernel raises SIGSEGV, ptrace reports the signal-delivery-stop
- * before anything is delivered, and the signal is discarded.  A SIGSEGV
- * forced on a thread that blocks or ignores it resets its disposition to
- * SIG_DFL (force_sig_info_to_task), so such threads are never used and a
- * process that ignores SIGSEGV is refused.  rsp must be ret_slot + 8 at
- * that stop, or the fault is not ours.  Other signals that arrive during
- * a call are passed on at once (PTRACE_CONT with the signal): the
- * application's handler runs on top of the call, as it would on top of
- * a dlopen of its own.
+ * Safe if we vanish.  xprobe may be killed at any instant (SIGKILL, a
+ * crash, the machine's OOM killer); the kernel then detaches the thread
+ * and it runs on with whatever registers it holds.  So from the first
+ * register we change, the thread holds a way back that needs no one: an
+ * x86_64 rt_sigreturn frame on its own stack, below the red zone, with
+ * its registers, vector state (the NT_X86_XSTATE image) and signal mask
+ * (agent_inject_stub.h).  Every call we make returns into rt_sigreturn
+ * on that frame, so the thread restores itself whether or not we are
+ * still there to see it:
+ *   1. mmap(page, 4096, PROT_READ|PROT_EXEC, MAP_FIXED_NOREPLACE) in
+ *      libc, with a return address of libc's own sigreturn trampoline
+ *      (__restore_rt, "mov $15, %rax; syscall", found by its bytes);
+ *   2. the stub copied into that page (through /proc/<pid>/mem, which
+ *      writes a read-only page for its tracer): __errno_location, dlopen,
+ *      dlsym, xprobe_agent_start (dlerror after a failure; only the start
+ *      when the Agent is mapped), errno put back, rt_sigreturn; each
+ *      result lands in a call block beside the frame;
+ *   3. munmap of the page, returning to __restore_rt again.
+ * We follow each call under PTRACE_SYSCALL and take it back at the entry
+ * stop of its rt_sigreturn (recognised by rip and rsp), read the block,
+ * let the rt_sigreturn run and start the next call from its exit stop,
+ * where the thread holds its own state again.  What a death between two
+ * instructions of ours can leave: the stub's page mapped (4 KiB, never
+ * run again), the Agent loaded and serving; the thread itself always
+ * comes back.
  *
  * Syscall restart.  A thread stopped in a blocking syscall is stopped in
  * get_signal() with rax = -ERESTARTSYS / -ERESTARTNOHAND /
  * -ERESTARTNOINTR / -ERESTART_RESTARTBLOCK and orig_rax = the syscall.
  * Each call sets orig_rax = -1 so the kernel does not "restart" our
- * registers; the final restore puts orig_rax and rax back, and the detach
- * (from an interrupt-stop, or from the SIGSEGV stop with the signal
- * discarded) lets the kernel restart the syscall exactly as after a stop
- * without a handler (nanosleep's remaining time kept in restart_block).
+ * registers; the frame holds the syscall made ready to run again, as
+ * the kernel restarts one after a stop without a handler (rax = the
+ * syscall, rip back over the syscall instruction).  rt_sigreturn resets
+ * the restart block, so a -ERESTART_RESTARTBLOCK syscall runs again from
+ * its registers too: a relative nanosleep or poll timeout starts over.
  * A handler that ran during the call makes the syscall see EINTR where
  * SA_RESTART says so: the handler did run.
  *
- * Memory.  The path strings and the return slot go on the thread's stack
- * below the red zone (rsp - 128 - 128 and down); those bytes are saved
- * first and written back.  The callee's own frames further down are
- * below the red zone, which the ABI leaves undefined (signal frames land
- * there too), and are not restored.  errno is saved through a remote
- * __errno_location() and written back; dlopen's error state is read and
- * cleared by a remote dlerror() when dlopen fails.  The FPU/SSE/AVX state
- * (NT_X86_XSTATE, or the FXSAVE area where XSAVE is missing) and every
- * general register including fs_base are restored.
+ * Memory.  The frame, the call block and the path strings go on the
+ * thread's stack below the red zone (rsp - 128 - 128 and down).  Their
+ * old bytes are saved first and written back before the detach; if we
+ * die first they stay, which is harmless: the ABI promises nothing below
+ * the red zone (a signal frame may land there at any instant).  The
+ * callees' own frames go further down and are not restored.
+ * errno is saved and put back by the stub itself.  The alternate signal
+ * stack, which ptrace cannot read, is left alone: the frame's stack_t is
+ * one sigaltstack refuses and rt_sigreturn ignores the refusal.
+ *
+ * Faults, timeouts, the fallback.  A fault inside a call (a signal the
+ * code raised, si_code > 0) is a stop we see first: its signal is
+ * discarded.  A call that overruns its timeout is interrupted and
+ * abandoned (a lock it took stays taken).  Either way the page's munmap
+ * is then run from that stop, which ends in the same rt_sigreturn; only
+ * when that cannot run are the registers and vector state put back
+ * through ptrace (with orig_rax = -1 and the restart prepared as in the
+ * frame, which is valid at any kind of stop).
+ *
+ * Signals to us.  SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE and SIGTSTP
+ * are blocked from the first stop until the last detach, and delivered
+ * after: a second Ctrl-C cannot end us with a thread in hand (SIGKILL
+ * can, and the thread then restores itself).
  *
  * Bounded waits and the tracer thread.  Every ptrace request runs on a
  * thread of our own created for one injection; every wait on the tracee
  * is a WNOHANG poll against a deadline.  A thread that never stops
  * (uninterruptible sleep) cannot be detached by PTRACE_DETACH; the
  * tracer thread then exits and the kernel detaches its tracees
- * (exit_ptrace), which leaves a thread that we never changed unchanged.
- * The one case that cannot be made whole: a call that neither returns
- * nor stops before its timeouts (the thread is left running the call).
+ * (exit_ptrace): a thread we never changed runs on unchanged, one inside
+ * a call finishes it and restores itself.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -87,8 +118,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -97,6 +131,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../common/env_hooks.h"
 #include "../../common/monotonic.h"
 #include "../../common/parse.h"
 #include "../model/names.h"
@@ -105,6 +140,7 @@
 #include "../resolve/target_files.h"
 #include "../resolve/xelf.h"
 #include "agent_inject.h"
+#include "agent_inject_stub.h"
 
 #define RED_ZONE 128u
 #define STACK_SLACK 128u /* more than the red zone, as the peer leaves */
@@ -115,6 +151,12 @@
 #define BUSY_RETRY_NS 2000000ull
 #define XSTATE_MAX (64u * 1024u)
 #define DLERROR_MAX 512u
+#define PAGE_BYTES 4096ull
+#define PARK_NS 1000000ull /* the stub's park: nanosleeps of 1 ms ... */
+#define PARK_ROUNDS 250u /* ... 250 of them: what a dead injector costs the thread */
+#define MAP_FIXED_NOREPLACE_ 0x100000 /* Linux 4.17; older kernels take it as a hint */
+#define PAGE_LO 0x10000000ull /* where the stub's page may go: above the executable ... */
+#define PAGE_HI 0x7ffffffff000ull /* ... below the 47-bit user limit */
 #define START_SYMBOL "xprobe_agent_start"
 #define RTLD_NOW_ 0x2
 #define RTLD_NODELETE_ 0x1000
@@ -290,6 +332,7 @@ struct task_status {
 	uint32_t uid[3], gid[3];
 	uint64_t sigblk, sigign, sigcgt;
 	int seccomp; /* -1 unknown */
+	bool shstk; /* x86_Thread_features has shstk: a user shadow stack is on */
 	bool has_ids, has_sig;
 };
 
@@ -364,6 +407,13 @@ static int parse_task_status(const char *text, struct task_status *st)
 		} else if (strncmp(line, "SigCgt:", 7) == 0) {
 			if (hex_field(line + 7, &st->sigcgt))
 				return -EINVAL;
+		} else if (strncmp(line, "x86_Thread_features:", 20) == 0) {
+			const char *end = nl ? nl : line + strlen(line);
+			const char *w = line + 20;
+
+			for (; w < end; w++)
+				if (strncmp(w, "shstk", 5) == 0 && (w[-1] == ' ' || w[-1] == '\t'))
+					st->shstk = true;
 		} else if (strncmp(line, "Seccomp:", 8) == 0) {
 			if (words_u32(line + 8, v, 1))
 				return -EINVAL;
@@ -453,6 +503,8 @@ struct cand {
 
 struct fns {
 	uint64_t dlopen, dlsym, dlerror, errno_loc, start;
+	uint64_t mmap, munmap;
+	uint64_t sigreturn; /* libc's "mov $15, %rax; syscall" */
 };
 
 struct inj {
@@ -463,33 +515,41 @@ struct inj {
 	bool mapped; /* an Agent is mapped: only call start */
 	struct fns fn;
 	struct xp_maps maps;
+	uint64_t page; /* where the stub's page goes (a free gap) */
 	uint64_t stop_ns, call_ns;
 	struct cand *cands;
 	size_t ncands;
 	bool forced; /* opts.tid */
 	/* the tracer thread's state for the thread in hand */
 	pid_t tid;
+	int memfd; /* /proc/<pid>/mem, for the stub's read-only page */
 	bool seized;
 	bool stopped; /* in a ptrace stop, registers readable */
 	bool gone; /* the thread or process exited */
 	bool stuck; /* would not stop: left for the kernel to detach */
-	bool rerun; /* restart_block may no longer be the saved syscall's */
+	bool own_state; /* at the exit stop of our rt_sigreturn: its own registers */
+	bool page_mapped; /* the stub's page is in the target */
+	bool page_left; /* ... and stays: the thread left the park on its own */
 	struct user_regs_struct saved;
 	bool regs_saved;
+	uint64_t sigmask;
 	uint8_t *xstate;
 	size_t xstate_len;
 	bool has_xstate;
 	struct user_fpregs_struct fpregs;
 	bool has_fpregs;
-	uint64_t scratch_lo; /* = ret_slot */
-	size_t scratch_len;
-	uint8_t scratch_orig[PATH_MAX + 256];
-	bool scratch_dirty;
+	/* the scratch below the red zone, low to high: frame, vector image, block, strings */
+	uint64_t frame_addr; /* the rt_sigframe (8 mod 16): rsp at each call's entry */
+	uint64_t fp_addr;
+	uint64_t block_addr;
 	uint64_t str_path, str_sym;
-	uint64_t errno_addr;
-	int32_t errno_val;
-	bool errno_saved;
+	uint8_t *scratch_orig; /* the scratch's bytes before we wrote it */
+	size_t scratch_len;
+	bool scratch_dirty; /* written, not yet put back */
+	struct xp_inject_block block; /* as last read back */
 	uint64_t t_interrupt;
+	uint32_t signal_at; /* test builds: XPROBE_TEST_INJECT_SIGNAL_AT */
+	int signal_sig, signal_count;
 	/* results */
 	struct xp_inject_result *out;
 	struct xp_error *err;
@@ -519,6 +579,29 @@ static int fail(struct inj *x, int code, const char *reason, const char *fmt, ..
 	return -code;
 }
 
+/*
+ * The steps of the tracer thread: every ptrace request (tptrace) and every
+ * look at the running stub (watch_stub).  Test builds, with
+ * XPROBE_TEST_INJECT_SIGNAL_AT=STEP:SIG[:COUNT], send SIG (COUNT times)
+ * to xprobe itself just before step number STEP: the kill-storm tests
+ * stop us at each instant of an injection (thread stopped, call running,
+ * parked, restoring).
+ */
+static void step(struct inj *x)
+{
+	x->out->steps++;
+	if (x->signal_at && x->out->steps == x->signal_at)
+		for (int i = 0; i < x->signal_count; i++)
+			kill(getpid(), x->signal_sig);
+}
+
+static long tptrace(struct inj *x, int req, pid_t tid, void *addr, void *data)
+{
+	step(x);
+	x->out->requests++;
+	return ptrace((enum __ptrace_request)req, tid, addr, data);
+}
+
 /* ---- target memory ----------------------------------------------------------- */
 
 static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t n)
@@ -542,6 +625,8 @@ static int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t n)
 }
 
 /* ---- stops ------------------------------------------------------------------ */
+
+#define SYSCALL_STOP (SIGTRAP | 0x80) /* PTRACE_O_TRACESYSGOOD */
 
 /*
  * waitpid(@tid) polled until @deadline, sleeping 10 us, then longer up to
@@ -590,26 +675,28 @@ static bool is_fault(struct inj *x, int sig)
 
 	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGTRAP)
 		return false;
-	if (ptrace(PTRACE_GETSIGINFO, x->tid, 0, &si) < 0)
+	if (tptrace(x, PTRACE_GETSIGINFO, x->tid, 0, &si) < 0)
 		return true;
 	return si.si_code > 0;
 }
 
 /*
  * Bring the seized thread to an interrupt stop (PTRACE_EVENT_STOP): the
- * only stop remote calls start from and the one a timeout returns to.
+ * stop the first call starts from and the one a timeout returns to.
  * A signal-delivery-stop met on the way is handed on (PTRACE_CONT with
  * the signal, delivered as it would have been) and the interrupt
- * re-requested, since any stop consumes a pending interrupt.  @in_call:
- * the thread runs an abandoned remote call, whose faults are stops too
- * (delivering them would crash or enter a handler on our frames).
+ * re-requested, since any stop consumes a pending interrupt; a syscall
+ * stop (a call was running under PTRACE_SYSCALL) goes on under
+ * PTRACE_CONT.  @in_call: the thread runs an abandoned call, whose faults
+ * are stops too (delivering them would crash or enter a handler on our
+ * frames).
  */
 static int acquire_stop(struct inj *x, uint64_t timeout_ns, bool in_call)
 {
 	uint64_t deadline = xpc_mono_ns() + timeout_ns;
-	int status, rc;
+	int status, rc, sig;
 
-	if (ptrace(PTRACE_INTERRUPT, x->tid, 0, 0) < 0)
+	if (tptrace(x, PTRACE_INTERRUPT, x->tid, 0, 0) < 0)
 		return -errno;
 	for (;;) {
 		rc = wait_tid(x->tid, deadline, &status);
@@ -619,16 +706,16 @@ static int acquire_stop(struct inj *x, uint64_t timeout_ns, bool in_call)
 			return -ESRCH;
 		if (!WIFSTOPPED(status))
 			continue;
+		sig = WSTOPSIG(status);
 		if ((status >> 16) == PTRACE_EVENT_STOP ||
-		    (in_call && (status >> 16) == 0 && is_fault(x, WSTOPSIG(status)))) {
-			x->stopped = true; /* a fault of the abandoned call: discarded at detach */
+		    (in_call && (status >> 16) == 0 && is_fault(x, sig))) {
+			x->stopped = true; /* a fault of the abandoned call: discarded later */
 			return 0;
 		}
-		/* a signal-delivery-stop: deliver it, stop again */
-		if (in_call)
-			x->rerun = true;
-		if (ptrace(PTRACE_CONT, x->tid, 0, (void *)(uintptr_t)WSTOPSIG(status)) < 0 ||
-		    ptrace(PTRACE_INTERRUPT, x->tid, 0, 0) < 0)
+		if ((status >> 16) || sig == SYSCALL_STOP)
+			sig = 0;
+		if (tptrace(x, PTRACE_CONT, x->tid, 0, (void *)(uintptr_t)sig) < 0 ||
+		    tptrace(x, PTRACE_INTERRUPT, x->tid, 0, 0) < 0)
 			return -errno;
 	}
 }
@@ -639,9 +726,11 @@ static int save_state(struct inj *x)
 {
 	struct iovec iov;
 
-	if (ptrace(PTRACE_GETREGS, x->tid, 0, &x->saved) < 0)
+	if (tptrace(x, PTRACE_GETREGS, x->tid, 0, &x->saved) < 0)
 		return -errno;
 	x->regs_saved = true;
+	if (tptrace(x, PTRACE_GETSIGMASK, x->tid, (void *)sizeof(x->sigmask), &x->sigmask) < 0)
+		return -errno;
 	if (!x->xstate) {
 		x->xstate = calloc(1, XSTATE_MAX);
 		if (!x->xstate)
@@ -649,73 +738,86 @@ static int save_state(struct inj *x)
 	}
 	iov.iov_base = x->xstate;
 	iov.iov_len = XSTATE_MAX;
-	if (ptrace(PTRACE_GETREGSET, x->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+	if (tptrace(x, PTRACE_GETREGSET, x->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
 		x->xstate_len = iov.iov_len;
 		x->has_xstate = true;
 		return 0;
 	}
-	if (ptrace(PTRACE_GETFPREGS, x->tid, 0, &x->fpregs) < 0)
+	if (tptrace(x, PTRACE_GETFPREGS, x->tid, 0, &x->fpregs) < 0)
 		return -errno;
 	x->has_fpregs = true;
 	return 0;
 }
 
+/* The block as the stub left it (best effort: zeroes when unreadable). */
+static void read_block(struct inj *x)
+{
+	if (!x->block_addr || mem_read(x->pid, x->block_addr, &x->block, sizeof(x->block)))
+		memset(&x->block, 0, sizeof(x->block));
+}
+
+/* errno, when a call was abandoned between the stub's save and its write-back. */
+static int put_errno_back(struct inj *x)
+{
+	int32_t v;
+
+	read_block(x);
+	if (x->block.step < XP_STUB_STEP_ERRNO || x->block.step >= XP_STUB_STEP_DONE ||
+	    !x->block.errno_addr)
+		return 0;
+	v = (int32_t)x->block.errno_value;
+	return mem_write(x->pid, x->block.errno_addr, &v, sizeof(v));
+}
+
 /*
- * Put back everything touched, in a stop: errno, the stack bytes, the
- * vector state, the registers.  Every step is tried; the first error is
- * returned.
- *
- * A syscall stopped with -ERESTART_RESTARTBLOCK (nanosleep, poll or a
- * futex wait with a timeout) is resumed from current->restart_block,
- * which only the kernel holds.  A call we abandoned may have left its own
- * there, and so may a syscall of the call that a passing signal
- * interrupted (rt_sigreturn resets it too); in those cases (x->rerun) the
- * saved syscall is restarted from its own registers instead
- * (-ERESTARTNOINTR): it runs again from the start, a sleep for its whole
- * length once more, rather than resuming someone else's.
+ * The fallback: put the thread back through ptrace, in any stop: errno,
+ * the vector state, the registers as the frame would have (the syscall
+ * made ready to run again, orig_rax = -1 so no stop kind restarts it a
+ * second time).  Every step is tried; the first error is returned.
  */
 static int restore_state(struct inj *x)
 {
-	int rc = 0, e;
+	int rc = put_errno_back(x);
 
-	if (x->errno_saved) {
-		e = mem_write(x->pid, x->errno_addr, &x->errno_val, sizeof(x->errno_val));
-		rc = rc ? rc : e;
-		x->errno_saved = false;
-	}
-	if (x->scratch_dirty) {
-		e = mem_write(x->pid, x->scratch_lo, x->scratch_orig, x->scratch_len);
-		rc = rc ? rc : e;
-		x->scratch_dirty = false;
-	}
 	if (x->has_xstate) {
 		struct iovec iov = { x->xstate, x->xstate_len };
 
-		if (ptrace(PTRACE_SETREGSET, x->tid, (void *)NT_X86_XSTATE, &iov) < 0 && !rc)
+		if (tptrace(x, PTRACE_SETREGSET, x->tid, (void *)NT_X86_XSTATE, &iov) < 0 && !rc)
 			rc = -errno;
 	} else if (x->has_fpregs) {
-		if (ptrace(PTRACE_SETFPREGS, x->tid, 0, &x->fpregs) < 0 && !rc)
+		if (tptrace(x, PTRACE_SETFPREGS, x->tid, 0, &x->fpregs) < 0 && !rc)
 			rc = -errno;
 	}
 	if (x->regs_saved) {
-		struct user_regs_struct r = x->saved;
+		struct user_regs_struct r;
 
-		if (x->rerun && (int64_t)r.rax == -ERESTART_RESTARTBLOCK_)
-			r.rax = (unsigned long long)-ERESTARTNOINTR_;
-		if (ptrace(PTRACE_SETREGS, x->tid, 0, &r) < 0 && !rc)
+		xp_inject_restart_regs(&x->saved, &r);
+		r.orig_rax = (unsigned long long)-1;
+		if (tptrace(x, PTRACE_SETREGS, x->tid, 0, &r) < 0 && !rc)
+			rc = -errno;
+		if (tptrace(x, PTRACE_SETSIGMASK, x->tid, (void *)sizeof(x->sigmask), &x->sigmask) <
+			    0 &&
+		    !rc)
 			rc = -errno;
 	}
 	return rc;
 }
 
-/* Restore (when anything was saved) and detach; account the stop. */
+/* Restore (unless the thread restored itself) and detach; account the stop. */
 static int release(struct inj *x)
 {
 	int rc = 0;
 
 	if (x->seized && x->stopped && !x->gone) {
-		rc = restore_state(x);
-		if (ptrace(PTRACE_DETACH, x->tid, 0, 0) < 0 && !rc)
+		if (!x->own_state)
+			rc = restore_state(x);
+		/* the bytes below the red zone: promised to no one, put back anyway */
+		if (x->scratch_dirty) {
+			int e = mem_write(x->pid, x->frame_addr, x->scratch_orig, x->scratch_len);
+
+			rc = rc ? rc : e;
+		}
+		if (tptrace(x, PTRACE_DETACH, x->tid, 0, 0) < 0 && !rc)
 			rc = -errno;
 		x->seized = false;
 		x->stopped = false;
@@ -724,41 +826,63 @@ static int release(struct inj *x)
 		x->out->stopped_ns += xpc_mono_ns() - x->t_interrupt;
 		x->t_interrupt = 0;
 	}
+	x->scratch_dirty = false;
 	x->regs_saved = false;
 	x->has_xstate = false;
 	x->has_fpregs = false;
-	x->rerun = false;
+	x->own_state = false;
+	x->block_addr = 0;
 	return rc;
 }
 
-/* ---- the remote call ------------------------------------------------------- */
+/* ---- the calls --------------------------------------------------------------- */
 
-/*
- * Call @fn(@a0, @a1) on the stopped thread; *ret = rax.  On a fault or a
- * timeout the thread is left in a stop (the caller restores); on exit
- * x->gone is set.
- */
-static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint64_t a1,
-		 uint64_t *ret)
+/* The registers of a call of @fn(@a..): the saved ones, pointed at @fn, its
+ * return address the one at frame_addr. */
+static struct user_regs_struct call_regs(const struct inj *x, uint64_t fn, const uint64_t a[6])
 {
 	struct user_regs_struct r = x->saved;
-	uint64_t t0 = xpc_mono_ns(), deadline = t0 + x->call_ns;
-	int status, rc;
 
 	r.rip = fn;
-	r.rdi = a0;
-	r.rsi = a1;
-	r.rdx = r.rcx = r.r8 = r.r9 = 0;
+	r.rdi = a[0];
+	r.rsi = a[1];
+	r.rdx = a[2];
+	r.rcx = a[3];
+	r.r8 = a[4];
+	r.r9 = a[5];
 	r.rax = 0;
 	r.orig_rax = (unsigned long long)-1; /* no syscall restart of these registers */
-	r.rsp = x->scratch_lo; /* holds the return address 0 */
+	r.rsp = x->frame_addr; /* holds the return address: 8 mod 16, as after a call */
 	r.eflags &= ~(EFLAGS_DF | EFLAGS_TF);
-	if (ptrace(PTRACE_SETREGS, x->tid, 0, &r) < 0 || ptrace(PTRACE_CONT, x->tid, 0, 0) < 0)
+	return r;
+}
+
+/*
+ * Run one call: the thread, in a stop, gets @r and runs under
+ * PTRACE_SYSCALL until the entry stop of the rt_sigreturn at @ret_rip
+ * with rsp frame + 8: the call is over, its results are in memory, the
+ * thread has not restored itself yet.  On the way, the call's own
+ * syscall stops go on, a signal is delivered (its handler runs on top of
+ * the call, as on top of any library call), a fault is a failure at its
+ * stop; a timeout abandons the call at an interrupt stop; an exit sets
+ * x->gone.
+ */
+static int abandon_call(struct inj *x, const char *what);
+
+static int run_call(struct inj *x, const char *what, const struct user_regs_struct *r,
+		    uint64_t ret_rip)
+{
+	uint64_t t0 = xpc_mono_ns(), deadline = t0 + x->call_ns;
+	struct user_regs_struct now;
+	int status, rc, sig;
+
+	if (tptrace(x, PTRACE_SETREGS, x->tid, 0, (void *)r) < 0 ||
+	    tptrace(x, PTRACE_SYSCALL, x->tid, 0, 0) < 0)
 		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
 			    "ptrace could not start the remote call of %s: %s", what,
 			    strerror(errno));
 	x->stopped = false;
-	x->out->remote_calls++;
+	x->own_state = false;
 	for (;;) {
 		rc = wait_tid(x->tid, deadline, &status);
 		if (rc == -ETIMEDOUT)
@@ -771,33 +895,44 @@ static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint
 				    "the target exited during the remote call of %s", what);
 		if (!WIFSTOPPED(status))
 			continue;
-		if ((status >> 16) == 0 && is_fault(x, WSTOPSIG(status))) {
+		sig = WSTOPSIG(status);
+		if (sig == SYSCALL_STOP && tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) == 0 &&
+		    now.orig_rax == SYS_rt_sigreturn && now.rip == ret_rip &&
+		    now.rsp == x->frame_addr + 8) {
 			x->stopped = true;
-			if (ptrace(PTRACE_GETREGS, x->tid, 0, &r) < 0)
-				return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
-					    "ptrace(GETREGS) after %s: %s", what, strerror(errno));
 			x->out->call_ns += xpc_mono_ns() - t0;
-			if (WSTOPSIG(status) == SIGSEGV && r.rip == 0 &&
-			    r.rsp == x->scratch_lo + 8) {
-				*ret = r.rax;
-				return 0;
-			}
+			return 0;
+		}
+		if (!(status >> 16) && sig != SYSCALL_STOP && is_fault(x, sig)) {
+			x->stopped = true;
+			x->out->call_ns += xpc_mono_ns() - t0;
+			if (tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) < 0)
+				now.rip = 0;
 			return fail(
 				x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_fault",
 				"the remote call of %s faulted at rip 0x%llx (%s, discarded); the thread was restored",
-				what, (unsigned long long)r.rip, strsignal(WSTOPSIG(status)));
+				what, (unsigned long long)now.rip, strsignal(sig));
 		}
-		/* group-stop or another event: go on; a signal: deliver it now */
-		if (!(status >> 16))
-			x->rerun = true;
-		if (ptrace(PTRACE_CONT, x->tid, 0,
-			   (void *)(uintptr_t)((status >> 16) ? 0 : WSTOPSIG(status))) < 0)
+		/* a syscall of the call or an event: go on; a signal: deliver it now */
+		if ((status >> 16) || sig == SYSCALL_STOP)
+			sig = 0;
+		if (tptrace(x, PTRACE_SYSCALL, x->tid, 0, (void *)(uintptr_t)sig) < 0)
 			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
-				    "ptrace(CONT) during %s: %s", what, strerror(errno));
+				    "tptrace(x, SYSCALL) during %s: %s", what, strerror(errno));
 	}
-	/* timed out: take the thread back to restore it */
 	x->out->call_ns += xpc_mono_ns() - t0;
-	x->rerun = true;
+	return abandon_call(x, what);
+}
+
+/*
+ * A call that overran its timeout: take the thread back at a stop (it
+ * still restores itself if we die now) and report where it was.
+ */
+static int abandon_call(struct inj *x, const char *what)
+{
+	struct user_regs_struct now;
+	int rc;
+
 	rc = acquire_stop(x, x->stop_ns, true);
 	if (rc == -ESRCH)
 		return fail(x, XPROBE_E_TARGET_EXITED, "exited",
@@ -806,28 +941,68 @@ static int rcall(struct inj *x, const char *what, uint64_t fn, uint64_t a0, uint
 		x->stuck = true;
 		return fail(
 			x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
-			"the remote call of %s did not return within %llu ms and the thread did not stop again; it is left running the call",
+			"the remote call of %s did not return within %llu ms and the thread did not stop again; it is left running the call, and restores itself when the call returns",
 			what, (unsigned long long)(x->call_ns / 1000000));
 	}
-	if (ptrace(PTRACE_GETREGS, x->tid, 0, &r) == 0)
-		return fail(
-			x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
-			"the remote call of %s did not return within %llu ms; it was abandoned at rip 0x%llx and the thread restored (a lock it took stays taken)",
-			what, (unsigned long long)(x->call_ns / 1000000),
-			(unsigned long long)r.rip);
-	return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
-		    "the remote call of %s did not return within %llu ms", what,
-		    (unsigned long long)(x->call_ns / 1000000));
+	if (tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) < 0)
+		now.rip = 0;
+	return fail(
+		x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "timeout",
+		"the remote call of %s did not return within %llu ms; it was abandoned at rip 0x%llx and the thread restored (a lock it took stays taken)",
+		what, (unsigned long long)(x->call_ns / 1000000), (unsigned long long)now.rip);
 }
 
-/* dlerror() in the target, read back; "" when it has nothing. */
+/*
+ * From the entry stop of our rt_sigreturn, let it run to its exit stop:
+ * the thread then holds its own registers, vector state and mask again
+ * (checked: rip and rsp as the frame says), and the next call can start.
+ */
+static int finish_sigreturn(struct inj *x, const char *what)
+{
+	uint64_t deadline = xpc_mono_ns() + x->stop_ns;
+	struct user_regs_struct now, want;
+	int status, rc;
+
+	if (tptrace(x, PTRACE_SYSCALL, x->tid, 0, 0) < 0)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+			    "tptrace(x, SYSCALL) at the end of %s: %s", what, strerror(errno));
+	x->stopped = false;
+	for (;;) {
+		rc = wait_tid(x->tid, deadline, &status);
+		if (rc)
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "restore",
+				    "the thread did not come back from rt_sigreturn after %s: %s",
+				    what, strerror(-rc));
+		if (exited(x, status))
+			return fail(x, XPROBE_E_TARGET_EXITED, "exited",
+				    "the target exited after the remote call of %s", what);
+		if (WIFSTOPPED(status))
+			break;
+	}
+	x->stopped = true;
+	xp_inject_restart_regs(&x->saved, &want);
+	if (WSTOPSIG(status) == SYSCALL_STOP && tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) == 0 &&
+	    now.rip == want.rip && now.rsp == want.rsp) {
+		x->own_state = true;
+		return 0;
+	}
+	/* rt_sigreturn refused the frame (it then forces SIGSEGV): catch that */
+	rc = acquire_stop(x, x->stop_ns, true);
+	if (rc == -ESRCH)
+		return fail(x, XPROBE_E_TARGET_EXITED, "exited",
+			    "the target exited after the remote call of %s", what);
+	return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "restore",
+		    "rt_sigreturn after %s did not restore thread %d from its frame", what, x->tid);
+}
+
+/* dlerror()'s text in the target, read back; "" when it has nothing. */
 static void remote_dlerror(struct inj *x, char *buf, size_t size)
 {
-	uint64_t p = 0;
+	uint64_t p = x->block.step == XP_STUB_STEP_DONE ? x->block.dlerror_text : 0;
 	size_t i;
 
 	buf[0] = '\0';
-	if (!x->fn.dlerror || rcall(x, "dlerror", x->fn.dlerror, 0, 0, &p) || !p)
+	if (!p)
 		return;
 	/* read in small steps: the string may end near the end of a mapping */
 	for (i = 0; i + 1 < size; i += 64) {
@@ -881,7 +1056,7 @@ static bool in_rseq_cs(struct inj *x, uint64_t rip)
 	} cs;
 	uint64_t cs_ptr;
 
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, x->tid, (void *)sizeof(conf), &conf) <= 0 ||
+	if (tptrace(x, PTRACE_GET_RSEQ_CONFIGURATION, x->tid, (void *)sizeof(conf), &conf) <= 0 ||
 	    !conf.abi_pointer)
 		return false;
 	if (mem_read(x->pid, conf.abi_pointer + 8, &cs_ptr, sizeof(cs_ptr)) || !cs_ptr)
@@ -891,12 +1066,25 @@ static bool in_rseq_cs(struct inj *x, uint64_t rip)
 	return rip >= cs.start_ip && rip - cs.start_ip < cs.post_commit_offset;
 }
 
+/* The vector image's length in the frame. */
+static size_t fpstate_len(const struct inj *x)
+{
+	return x->has_xstate ? x->xstate_len + 4 : sizeof(x->fpregs);
+}
+
+/* Bytes of stack the scratch takes below the red zone and the slack. */
+static size_t scratch_need(const struct inj *x)
+{
+	return strlen(x->path) + 1 + sizeof(START_SYMBOL) + 16 + sizeof(struct xp_inject_block) +
+	       16 + fpstate_len(x) + XP_SIGFRAME_FPSTATE_ALIGN + XP_SIGFRAME_SIZE + 32;
+}
+
 enum fit { FIT = 0, BUSY, UNFIT };
 
 /*
- * Judge the stopped thread: the trap must work (SIGSEGV neither blocked
- * nor ignored), the stack must hold the scratch and the calls, a thread
- * not in a syscall must not be inside libc or an rseq section.
+ * Judge the stopped thread: 64-bit code, no shadow stack, the stack must
+ * hold the scratch and the calls, a thread not in a syscall must not be
+ * inside libc or an rseq section.
  */
 static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *nr)
 {
@@ -904,7 +1092,7 @@ static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *
 	const struct xp_map_entry *m;
 	struct task_status st;
 	int64_t ax = (int64_t)r->rax;
-	uint64_t need;
+	uint64_t scratch = RED_ZONE + STACK_SLACK + scratch_need(x);
 
 	if (r->cs != USER_CS_64) {
 		fail(x, XPROBE_E_UNSUPPORTED_CUDA_VERSION, "architecture",
@@ -912,8 +1100,7 @@ static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *
 		     x->tid, (unsigned long long)r->cs);
 		return UNFIT;
 	}
-	if (read_task_status((uint32_t)x->pid, (uint32_t)x->tid, &st) == 0 &&
-	    ((st.sigblk | st.sigign) >> (SIGSEGV - 1) & 1))
+	if (read_task_status((uint32_t)x->pid, (uint32_t)x->tid, &st) == 0 && st.shstk)
 		return UNFIT;
 	/* where it stands: an interrupted syscall shows a restart code */
 	if ((int64_t)r->orig_rax >= 0 &&
@@ -931,92 +1118,359 @@ static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *
 			return BUSY;
 	}
 	m = map_of(&x->maps, r->rsp);
-	need = RED_ZONE + STACK_SLACK + sizeof(x->scratch_orig) + STACK_ROOM_MIN;
 	if (!m || m->perms[0] != 'r' || m->perms[1] != 'w')
 		return UNFIT;
 	if (m->path && strcmp(m->path, "[stack]") == 0) {
 		/* grows on demand; the scratch itself must lie in it */
-		if (r->rsp - m->start < RED_ZONE + STACK_SLACK + sizeof(x->scratch_orig) + 64)
+		if (r->rsp - m->start < scratch + 64)
 			return UNFIT;
-	} else if ((m->path && strncmp(m->path, "[anon:", 6) != 0) || r->rsp - m->start < need) {
+	} else if ((m->path && strncmp(m->path, "[anon:", 6) != 0) ||
+		   r->rsp - m->start < scratch + STACK_ROOM_MIN) {
 		return UNFIT; /* a file, the heap (an alternate stack?), or too little room */
 	}
 	return FIT;
 }
 
-/* Lay out and write the scratch: return slot (0) and strings. */
+/*
+ * Lay out and write the scratch below the red zone, low to high: the
+ * rt_sigframe (its first word the return address of the calls into libc:
+ * the sigreturn gadget), the vector image, the call block, the strings.
+ */
 static int write_scratch(struct inj *x)
 {
-	uint8_t buf[sizeof(x->scratch_orig)];
-	size_t plen = strlen(x->path) + 1, slen = sizeof(START_SYMBOL);
-	uint64_t top = x->saved.rsp - RED_ZONE - STACK_SLACK, lo;
+	size_t plen = strlen(x->path) + 1, slen = sizeof(START_SYMBOL), len;
+	uint64_t top = x->saved.rsp - RED_ZONE - STACK_SLACK;
+	struct xp_sigframe_in in = { 0 };
+	struct xp_inject_block *b = &x->block;
+	uint8_t *buf;
 	int rc;
 
-	lo = (top - plen - slen) & ~15ull;
-	x->scratch_lo = lo - 8; /* rsp at the callee's entry: 8 mod 16, as after a call */
-	x->scratch_len = (size_t)(top - x->scratch_lo);
-	if (x->scratch_len > sizeof(buf))
-		return -ENAMETOOLONG;
-	x->str_path = lo;
-	x->str_sym = lo + plen;
-	rc = mem_read(x->pid, x->scratch_lo, x->scratch_orig, x->scratch_len);
+	x->str_path = (top - plen - slen) & ~15ull;
+	x->str_sym = x->str_path + plen;
+	x->block_addr = (x->str_path - sizeof(*b)) & ~15ull;
+	x->fp_addr = (x->block_addr - fpstate_len(x)) & ~(uint64_t)(XP_SIGFRAME_FPSTATE_ALIGN - 1);
+	x->frame_addr = ((x->fp_addr - XP_SIGFRAME_SIZE) & ~15ull) - 8;
+	len = (size_t)(top - x->frame_addr);
+	free(x->scratch_orig);
+	x->scratch_orig = malloc(len);
+	buf = calloc(1, len);
+	if (!buf || !x->scratch_orig) {
+		free(buf);
+		return -ENOMEM;
+	}
+	x->scratch_len = len;
+	x->out->scratch_bytes = len;
+	rc = mem_read(x->pid, x->frame_addr, x->scratch_orig, len);
 	if (rc)
-		return rc;
-	memset(buf, 0, x->scratch_len);
-	memcpy(buf + 8, x->path, plen);
-	memcpy(buf + 8 + plen, START_SYMBOL, slen);
-	x->scratch_dirty = true; /* a partial write must be undone too */
-	return mem_write(x->pid, x->scratch_lo, buf, x->scratch_len);
+		goto out;
+	in.regs = x->saved;
+	in.xstate = x->has_xstate ? x->xstate : (const uint8_t *)&x->fpregs;
+	in.xstate_len = x->has_xstate ? x->xstate_len : sizeof(x->fpregs);
+	in.xsave = x->has_xstate;
+	in.sigmask = x->sigmask;
+	in.frame_addr = x->frame_addr;
+	in.fpstate_addr = x->fp_addr;
+	rc = xp_inject_sigframe(&in, buf, buf + (x->fp_addr - x->frame_addr));
+	if (rc)
+		goto out;
+	memcpy(buf, &x->fn.sigreturn, sizeof(x->fn.sigreturn)); /* pretcode */
+	memset(b, 0, sizeof(*b));
+	b->errno_location = x->fn.errno_loc;
+	b->dlopen = x->mapped ? 0 : x->fn.dlopen;
+	b->dlsym = x->fn.dlsym;
+	b->dlerror = x->fn.dlerror;
+	b->start = x->mapped ? x->fn.start : 0;
+	b->path = x->str_path;
+	b->symbol = x->str_sym;
+	b->flags = RTLD_NOW_ | RTLD_NODELETE_;
+	b->park_sec = 0;
+	b->park_nsec = PARK_NS;
+	b->park_rounds = PARK_ROUNDS;
+	memcpy(buf + (x->block_addr - x->frame_addr), b, sizeof(*b));
+	memcpy(buf + (x->str_path - x->frame_addr), x->path, plen);
+	memcpy(buf + (x->str_sym - x->frame_addr), START_SYMBOL, slen);
+	x->scratch_dirty = true; /* a partial write is put back too */
+	rc = mem_write(x->pid, x->frame_addr, buf, len);
+out:
+	free(buf);
+	return rc;
 }
 
-/* The calls, on a fit stopped thread. */
-static int run_calls(struct inj *x)
+/*
+ * A call into libc (mmap, munmap) that returns to the sigreturn gadget,
+ * then its rt_sigreturn: the thread ends it holding its own state.
+ */
+static int libc_call(struct inj *x, const char *what, uint64_t fn, const uint64_t a[6])
 {
-	char dlerr[DLERROR_MAX];
-	uint64_t v;
+	struct user_regs_struct r = call_regs(x, fn, a);
 	int rc;
 
-	rc = write_scratch(x);
+	/* the pretcode slot: the stub's own calls write their return addresses there */
+	rc = mem_write(x->pid, x->frame_addr, &x->fn.sigreturn, sizeof(x->fn.sigreturn));
 	if (rc)
 		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "target_memory",
-			    "writing the call's arguments onto thread %d's stack: %s", x->tid,
-			    strerror(-rc));
-	rc = rcall(x, "__errno_location", x->fn.errno_loc, 0, 0, &v);
+			    "writing the return address of %s on thread %d's stack: %s", what,
+			    x->tid, strerror(-rc));
+	x->out->remote_calls++;
+	rc = run_call(x, what, &r, x->fn.sigreturn + XP_SIGRETURN_GADGET_LEN);
 	if (rc)
 		return rc;
-	if (v && mem_read(x->pid, v, &x->errno_val, sizeof(x->errno_val)) == 0) {
-		x->errno_addr = v;
-		x->errno_saved = true;
+	return finish_sigreturn(x, what);
+}
+
+/* Whether the target maps exactly our page, r-x, anonymous. */
+static bool page_is_ours(struct inj *x)
+{
+	struct xp_maps maps = { 0 };
+	struct xp_error e = { 0 };
+	const struct xp_map_entry *m;
+	bool ok = false;
+
+	if (xp_maps_read(x->t, &maps, &e)) {
+		xp_error_clear(&e);
+		return false;
 	}
+	m = map_of(&maps, x->page);
+	if (m && m->start == x->page && m->end == x->page + PAGE_BYTES && !m->inode &&
+	    strncmp(m->perms, "r-x", 3) == 0)
+		ok = true;
+	xp_maps_free(&maps);
+	return ok;
+}
+
+/* Map the stub's page and copy the stub into it. */
+static int map_stub(struct inj *x)
+{
+	const uint64_t a[6] = { x->page,
+				PAGE_BYTES,
+				PROT_READ | PROT_EXEC,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE_,
+				(uint64_t)-1,
+				0 };
+	int rc;
+
+	rc = libc_call(x, "mmap", x->fn.mmap, a);
+	if (rc)
+		return rc;
+	if (!page_is_ours(x))
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "target_memory",
+			    "the target could not map a page for the call at 0x%llx",
+			    (unsigned long long)x->page);
+	x->page_mapped = true;
+	if (pwrite(x->memfd, xp_inject_stub_code, xp_inject_stub_len, (off_t)x->page) !=
+	    (ssize_t)xp_inject_stub_len)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "target_memory",
+			    "writing the call's code into the target (/proc/%d/mem): %s", x->pid,
+			    strerror(errno));
+	return 0;
+}
+
+/*
+ * Watch the stub run under PTRACE_CONT (dlopen's own syscalls make no
+ * stops) until its block says DONE: it then parks.  Signals on the way
+ * are delivered, a fault fails the call, a timeout abandons it.
+ */
+static int watch_stub(struct inj *x, const char *what)
+{
+	uint64_t t0 = xpc_mono_ns(), deadline = t0 + x->call_ns;
+	struct user_regs_struct now;
+	long ns = 10000;
+	int status, sig;
+
+	for (;;) {
+		pid_t w = waitpid(x->tid, &status, __WALL | WNOHANG);
+
+		if (w == x->tid) {
+			if (exited(x, status))
+				return fail(x, XPROBE_E_TARGET_EXITED, "exited",
+					    "the target exited during the remote call of %s", what);
+			if (!WIFSTOPPED(status))
+				continue;
+			sig = WSTOPSIG(status);
+			if (!(status >> 16) && is_fault(x, sig)) {
+				x->stopped = true;
+				x->out->call_ns += xpc_mono_ns() - t0;
+				if (tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) < 0)
+					now.rip = 0;
+				return fail(
+					x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_fault",
+					"the remote call of %s faulted at rip 0x%llx (%s, discarded); the thread was restored",
+					what, (unsigned long long)now.rip, strsignal(sig));
+			}
+			if (tptrace(x, PTRACE_CONT, x->tid, 0,
+				    (void *)(uintptr_t)((status >> 16) ? 0 : sig)) < 0)
+				return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+					    "ptrace(CONT) during %s: %s", what, strerror(errno));
+			continue;
+		}
+		if (w < 0 && errno != EINTR)
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+				    "waiting for the remote call of %s: %s", what, strerror(errno));
+		step(x);
+		read_block(x);
+		if (x->block.step == XP_STUB_STEP_DONE)
+			break;
+		if (xpc_mono_ns() >= deadline) {
+			x->out->call_ns += xpc_mono_ns() - t0;
+			return abandon_call(x, what);
+		}
+		nanosleep(&(struct timespec){ 0, ns }, NULL);
+		if (ns < 200000)
+			ns += ns / 2;
+	}
+	x->out->call_ns += xpc_mono_ns() - t0;
+	return 0;
+}
+
+/*
+ * Take the thread from the park: an interrupt stop, then (in the stub's
+ * page) straight to its rt_sigreturn.  A handler running on top of the
+ * park is let finish first.  1: the park ran out before we came (we were
+ * held up for PARK_ROUNDS ms): the thread restored itself and runs on, so
+ * its stack is its own again and the page stays.
+ */
+static int unpark(struct inj *x, const char *what)
+{
+	struct user_regs_struct now, r;
+	int rc, tries;
+
+	for (tries = 0;; tries++) {
+		rc = acquire_stop(x, x->stop_ns, true);
+		if (rc == -ESRCH)
+			return fail(x, XPROBE_E_TARGET_EXITED, "exited",
+				    "the target exited after the remote call of %s", what);
+		if (rc) {
+			x->stuck = true;
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "thread_stop",
+				    "thread %d did not stop after the remote call of %s: %s",
+				    x->tid, what, strerror(-rc));
+		}
+		if (tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) < 0)
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "registers",
+				    "ptrace(GETREGS) after %s: %s", what, strerror(errno));
+		if (now.rip >= x->page && now.rip < x->page + xp_inject_stub_len)
+			break;
+		if (now.rsp >= x->frame_addr || tries >= 20) {
+			x->own_state = true; /* restored: its registers and its stack */
+			x->scratch_dirty = false;
+			x->page_left = true;
+			return 1;
+		}
+		/* a handler on top of the park: let it return first */
+		if (tptrace(x, PTRACE_CONT, x->tid, 0, 0) < 0)
+			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+				    "ptrace(CONT) after %s: %s", what, strerror(errno));
+		x->stopped = false;
+		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+	}
+	r = now;
+	r.rip = x->page + xp_inject_stub_park_end_off;
+	r.rbx = x->block_addr;
+	r.rsp = x->frame_addr + 8;
+	r.orig_rax = (unsigned long long)-1; /* a nanosleep of the park is not restarted */
+	rc = run_call(x, what, &r, x->page + xp_inject_stub_sigreturn_off);
+	if (rc)
+		return rc;
+	return finish_sigreturn(x, what);
+}
+
+/* The stub: dlopen, dlsym, xprobe_agent_start (or only the start). */
+static int run_stub(struct inj *x)
+{
+	const char *what = x->mapped ? START_SYMBOL : "dlopen";
+	struct user_regs_struct r = x->saved;
+	int rc;
+
+	r.rip = x->page;
+	r.rbx = x->block_addr;
+	r.rsp = x->frame_addr + 8;
+	r.rax = 0;
+	r.orig_rax = (unsigned long long)-1;
+	r.eflags &= ~(EFLAGS_DF | EFLAGS_TF);
+	if (tptrace(x, PTRACE_SETREGS, x->tid, 0, &r) < 0 ||
+	    tptrace(x, PTRACE_CONT, x->tid, 0, 0) < 0)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+			    "ptrace could not start the remote call of %s: %s", what,
+			    strerror(errno));
+	x->stopped = false;
+	x->own_state = false;
+	x->out->remote_calls++;
+	rc = watch_stub(x, what);
+	read_block(x);
+	if (rc)
+		return rc;
+	rc = unpark(x, what);
+	return rc < 0 ? rc : 0;
+}
+
+/* What the stub's block says, as results or a failure. */
+static int stub_results(struct inj *x)
+{
+	const struct xp_inject_block *b = &x->block;
+	char dlerr[DLERROR_MAX];
+
+	if (b->step != XP_STUB_STEP_DONE)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "remote_call",
+			    "the call in thread %d ended without finishing (step %llu)", x->tid,
+			    (unsigned long long)b->step);
 	if (!x->mapped) {
-		rc = rcall(x, "dlopen", x->fn.dlopen, x->str_path, RTLD_NOW_ | RTLD_NODELETE_, &v);
-		if (rc)
-			return rc;
-		if (!v) {
+		if (!b->handle) {
 			remote_dlerror(x, dlerr, sizeof(dlerr));
 			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "dlopen",
 				    "dlopen(\"%s\") failed in the target: %s", x->path,
 				    dlerr[0] ? dlerr : "no reason given");
 		}
-		x->out->handle = v;
+		x->out->handle = b->handle;
 		x->out->injected = true;
-		rc = rcall(x, "dlsym", x->fn.dlsym, v, x->str_sym, &v);
-		if (rc)
-			return rc;
-		if (!v) {
+		if (!b->start) {
 			remote_dlerror(x, dlerr, sizeof(dlerr));
 			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "dlsym",
 				    "%s was loaded but exports no " START_SYMBOL ": %s", x->path,
 				    dlerr[0] ? dlerr : "no reason given");
 		}
-		x->fn.start = v;
 	}
-	x->out->start_address = x->fn.start;
-	rc = rcall(x, START_SYMBOL, x->fn.start, 0, 0, &v);
+	x->fn.start = b->start;
+	x->out->start_address = b->start;
+	x->out->start_status = (int32_t)b->status;
+	return 0;
+}
+
+/*
+ * The last call: munmap of the stub's page, from whatever stop the thread
+ * is in (after the stub, a fault or an abandoned call), ending in the
+ * frame's rt_sigreturn like every call.
+ */
+static int unmap_stub(struct inj *x)
+{
+	const uint64_t a[6] = { x->page, PAGE_BYTES, 0, 0, 0, 0 };
+	int rc;
+
+	if (!x->page_mapped || x->page_left || !x->stopped || x->gone)
+		return 0;
+	put_errno_back(x); /* a call abandoned inside the stub */
+	rc = libc_call(x, "munmap", x->fn.munmap, a);
+	if (rc == 0)
+		x->page_mapped = false;
+	return rc;
+}
+
+/* The calls, on a fit stopped thread. */
+static int run_calls(struct inj *x)
+{
+	int rc;
+
+	rc = write_scratch(x);
+	if (rc)
+		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "target_memory",
+			    "writing the call's frame onto thread %d's stack: %s", x->tid,
+			    strerror(-rc));
+	rc = map_stub(x);
 	if (rc)
 		return rc;
-	x->out->start_status = (int32_t)(uint32_t)v;
-	return 0;
+	rc = run_stub(x);
+	if (rc)
+		return rc;
+	return stub_results(x);
 }
 
 /* Seize, stop, judge, call, restore, detach: one thread. 0, 1 (try another), <0. */
@@ -1025,18 +1479,19 @@ static int try_thread(struct inj *x, const struct cand *c)
 	enum xp_inject_thread_kind kind = c->kind;
 	int32_t nr = c->nr;
 	unsigned busy;
-	int rc;
+	int rc, rrc;
 
 	x->tid = (pid_t)c->tid;
 	x->gone = false;
 	for (busy = 0;; busy++) {
-		if (ptrace(PTRACE_SEIZE, x->tid, 0, 0) < 0) {
+		if (tptrace(x, PTRACE_SEIZE, x->tid, 0, (void *)(uintptr_t)PTRACE_O_TRACESYSGOOD) <
+		    0) {
 			if (errno == ESRCH)
 				return 1; /* the thread ended */
 			return fail(x, XPROBE_E_PERMISSION_DENIED,
 				    x->ptrace_reason[0] ? x->ptrace_reason : "kernel",
-				    "ptrace(PTRACE_SEIZE) of thread %d refused (%s): %s", x->tid,
-				    strerror(errno),
+				    "tptrace(x, PTRACE_SEIZE) of thread %d refused (%s): %s",
+				    x->tid, strerror(errno),
 				    x->ptrace_why[0] ? x->ptrace_why :
 						       "by the kernel or a security module");
 		}
@@ -1059,7 +1514,7 @@ static int try_thread(struct inj *x, const struct cand *c)
 		if (rc) {
 			release(x);
 			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "registers",
-				    "reading thread %d's registers: %s", x->tid, strerror(-rc));
+				    "reading thread %d's state: %s", x->tid, strerror(-rc));
 		}
 		switch (judge(x, &kind, &nr)) {
 		case FIT:
@@ -1082,36 +1537,50 @@ fit:
 	rc = run_calls(x);
 	if (x->gone || x->stuck)
 		return rc ? rc : -ESRCH;
-	{
-		int rrc = release(x);
-
-		if (rrc && !rc)
-			rc = fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "restore",
-				  "restoring thread %d: %s", x->tid, strerror(-rrc));
-	}
+	rrc = unmap_stub(x);
+	if (x->gone || x->stuck)
+		return rc ? rc : rrc;
+	if (rrc && !rc)
+		rc = rrc;
+	rrc = release(x);
+	if (rrc && !rc)
+		rc = fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "restore", "restoring thread %d: %s",
+			  x->tid, strerror(-rrc));
 	return rc;
 }
 
 static void *tracer_main(void *arg)
 {
 	struct inj *x = arg;
+	char path[64];
 	size_t i;
 	int rc = 1;
 
+	/* the waits sleep 10 us and up: not 50 us more of the default timer slack */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	snprintf(path, sizeof(path), "/proc/%d/mem", x->pid);
+	x->memfd = open(path, O_RDWR | O_CLOEXEC);
 	for (i = 0; i < x->ncands && i < MAX_TRIES && rc == 1; i++)
 		rc = try_thread(x, &x->cands[i]);
 	if (rc == 1)
 		rc = fail(
 			x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "no_thread",
-			"no thread of the target was fit to run the call (each blocked SIGSEGV, had no stack room, or stayed inside libc)");
+			"no thread of the target was fit to run the call (each had no stack room, a shadow stack, or stayed inside libc)");
 	x->rc = rc;
 	if (x->t_interrupt) /* left stuck */
 		x->out->stopped_ns += xpc_mono_ns() - x->t_interrupt;
+	if (x->memfd >= 0)
+		close(x->memfd);
 	free(x->xstate);
 	x->xstate = NULL;
+	free(x->scratch_orig);
+	x->scratch_orig = NULL;
 	/* a thread that never stopped is detached by the kernel as we exit */
 	return NULL;
 }
+
+/* Blocked while a thread of the target is in our hands (see the top). */
+static const int deferred_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP };
 
 /* ---- checks ---------------------------------------------------------------- */
 
@@ -1260,6 +1729,75 @@ static bool agent_file(const struct xp_map_entry *m, const struct stat *st, cons
 }
 
 /*
+ * libc's sigreturn trampoline (__restore_rt: "mov $15, %rax; syscall"),
+ * found by its bytes in the file's executable segments and checked in
+ * the target's memory (the file on disk may have been replaced).
+ */
+static void find_sigreturn(struct inj *x, struct xp_elf *elf, const struct xp_map_entry *f)
+{
+	size_t size = 0, i;
+	const char *raw = elf_rawfile(elf->elf, &size);
+
+	if (!raw)
+		return;
+	for (i = 0; i < elf->phnum; i++) {
+		const GElf_Phdr *p = &elf->phdrs[i];
+		const char *seg, *hit;
+		const struct xp_map_entry *m;
+		uint8_t mem[XP_SIGRETURN_GADGET_LEN];
+		uint64_t off, addr;
+
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || p->p_offset > size ||
+		    p->p_filesz > size - p->p_offset)
+			continue;
+		seg = raw + p->p_offset;
+		hit = memmem(seg, p->p_filesz, XP_SIGRETURN_GADGET, XP_SIGRETURN_GADGET_LEN);
+		if (!hit)
+			continue;
+		off = p->p_offset + (uint64_t)(hit - seg);
+		m = xp_maps_find_offset(&x->maps, f, off);
+		if (!m || !xp_map_is_exec(m))
+			continue;
+		addr = m->start + (off - m->offset);
+		if (mem_read(x->pid, addr, mem, sizeof(mem)) == 0 &&
+		    memcmp(mem, XP_SIGRETURN_GADGET, sizeof(mem)) == 0) {
+			x->fn.sigreturn = addr;
+			return;
+		}
+	}
+}
+
+/*
+ * A page-aligned address in the middle of the largest free gap between
+ * PAGE_LO and PAGE_HI: far from the heap's growth, the stack's and the
+ * mappings the kernel places next.  0 when there is none.
+ */
+static uint64_t free_page(const struct xp_maps *m)
+{
+	uint64_t prev = PAGE_LO, best = 0, best_len = 0;
+	size_t i;
+
+	for (i = 0; i <= m->n; i++) {
+		uint64_t start = i < m->n ? m->v[i].start : PAGE_HI;
+		uint64_t end = i < m->n ? m->v[i].end : PAGE_HI;
+
+		if (start > PAGE_HI)
+			start = PAGE_HI;
+		if (start > prev && start - prev > best_len) {
+			best_len = start - prev;
+			best = prev;
+		}
+		if (end > prev)
+			prev = end;
+		if (prev >= PAGE_HI)
+			break;
+	}
+	if (best_len < 2 * PAGE_BYTES)
+		return 0;
+	return (best + best_len / 2) & ~(PAGE_BYTES - 1);
+}
+
+/*
  * The functions: dlopen/dlsym/dlerror/__errno_location from the first
  * mapped C library (or libdl) that has them, or __libc_dlopen_mode where
  * dlopen is not in libc (glibc < 2.34 without libdl mapped); an Agent
@@ -1324,16 +1862,22 @@ static int resolve_fns(struct inj *x, const struct stat *agent)
 			if (!x->fn.errno_loc)
 				runtime_addr(&elf, &x->maps, f, "__errno_location",
 					     &x->fn.errno_loc);
+			if (!x->fn.mmap && runtime_addr(&elf, &x->maps, f, "mmap", &a) == 0 &&
+			    runtime_addr(&elf, &x->maps, f, "munmap", &x->fn.munmap) == 0)
+				x->fn.mmap = a;
+			if (!x->fn.sigreturn)
+				find_sigreturn(x, &elf, f);
 		}
 		xp_elf_close(&elf);
 	}
 	free(idx);
 	xp_target_fs_close(&fs);
-	if (!x->fn.errno_loc || (!x->mapped && (!x->fn.dlopen || !x->fn.dlsym))) {
+	if (!x->fn.errno_loc || !x->fn.mmap || !x->fn.munmap || !x->fn.sigreturn ||
+	    (!x->mapped && (!x->fn.dlopen || !x->fn.dlsym))) {
 		xp_error_hint(x->err, "start the target with LD_PRELOAD=<libxprobe.so> instead");
 		return xp_error_set(
 			x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
-			"the target maps no C library exporting dlopen, dlsym and __errno_location (statically linked?); it cannot load the Agent");
+			"the target maps no C library with dlopen, dlsym, __errno_location, mmap, munmap and a sigreturn trampoline (statically linked?); it cannot load the Agent");
 	}
 	return 0;
 }
@@ -1442,13 +1986,13 @@ static int list_candidates(struct inj *x, uint32_t forced, const struct task_sta
 				"cannot ptrace the target: thread %u is already traced by pid %u (a debugger or tracer)",
 				tid, st.tracer_pid);
 		}
-		if (((st.sigblk | proc->sigign) >> (SIGSEGV - 1)) & 1) {
+		if (st.shstk) {
 			if (forced) {
 				free(tids);
 				xp_error_detail_u64(x->err, "tid", forced);
 				return xp_error_set(
 					x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
-					"thread %u blocks SIGSEGV, which the remote call's return needs",
+					"thread %u runs with a user shadow stack, which the remote call's return would break",
 					forced);
 			}
 			continue;
@@ -1465,7 +2009,7 @@ static int list_candidates(struct inj *x, uint32_t forced, const struct task_sta
 	if (!x->ncands)
 		return xp_error_set(
 			x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
-			"no thread of the target can run the remote call (each blocks SIGSEGV)");
+			"no thread of the target can run the remote call (each is exiting or runs with a user shadow stack)");
 	return 0;
 }
 
@@ -1531,6 +2075,36 @@ static int verify_mapping(struct inj *x, const struct stat *st)
 			    "dlopen succeeded but the target maps no %s", x->path);
 }
 
+/* Test builds: XPROBE_TEST_INJECT_SIGNAL_AT=STEP:SIG[:COUNT] (see tptrace). */
+static void signal_hook(struct inj *x)
+{
+	const char *v = xpc_test_hook_env("XPROBE_TEST_INJECT_SIGNAL_AT");
+	char w[3][16];
+	uint64_t n[3] = { 0, 0, 1 };
+	size_t i = 0, k = 0;
+
+	if (!v)
+		return;
+	for (; *v && i < 3; v++) {
+		if (*v == ':') {
+			w[i++][k] = '\0';
+			k = 0;
+		} else if (k + 1 < sizeof(w[0])) {
+			w[i][k++] = *v;
+		} else {
+			return;
+		}
+	}
+	if (i < 3)
+		w[i++][k] = '\0';
+	if (i < 2 || xpc_parse_u64(w[0], 1, UINT32_MAX, &n[0]) ||
+	    xpc_parse_u64(w[1], 1, 64, &n[1]) || (i == 3 && xpc_parse_u64(w[2], 1, 8, &n[2])))
+		return;
+	x->signal_at = (uint32_t)n[0];
+	x->signal_sig = (int)n[1];
+	x->signal_count = (int)n[2];
+}
+
 int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 		    const struct xp_inject_opts *opts, struct xp_inject_result *out,
 		    struct xp_error *errp)
@@ -1542,7 +2116,9 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	struct xp_target_ns ns;
 	struct stat st, rst;
 	struct xp_target_fs fs;
+	sigset_t defer, old_mask;
 	pthread_t th;
+	size_t i;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -1559,6 +2135,8 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	x->call_ns = 1000000ull * (opts && opts->call_timeout_ms ? opts->call_timeout_ms :
 								   XP_INJECT_CALL_TIMEOUT_MS);
 	x->forced = opts && opts->tid;
+	x->memfd = -1;
+	signal_hook(x);
 
 	rc = xp_target_verify(t, err);
 	if (rc)
@@ -1585,12 +2163,6 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 			x, "seccomp",
 			"the target runs under a seccomp filter (mode %d), which may kill it for a syscall dlopen or the Agent makes",
 			ts.seccomp);
-		goto out;
-	}
-	if ((ts.sigign >> (SIGSEGV - 1)) & 1) {
-		rc = xp_error_set(
-			err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
-			"the target ignores SIGSEGV; the remote call's return would reset that");
 		goto out;
 	}
 	rc = check_ptrace(x, &ts);
@@ -1633,10 +2205,11 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	rc = xp_maps_read(t, &x->maps, err);
 	if (rc)
 		goto out;
-	if (map_of(&x->maps, 0)) {
+	x->page = free_page(&x->maps);
+	if (!x->page) {
 		rc = xp_error_set(
 			err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, false,
-			"the target maps address 0, where the remote call's return must fault");
+			"the target's address space has no free page for the call's code");
 		goto out;
 	}
 	rc = resolve_fns(x, &st);
@@ -1648,13 +2221,20 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 
 	if (opts && opts->before_stop)
 		opts->before_stop(opts->ctx);
+	/* the signals that would end us with a thread in hand wait until it is back */
+	sigemptyset(&defer);
+	for (i = 0; i < sizeof(deferred_signals) / sizeof(deferred_signals[0]); i++)
+		sigaddset(&defer, deferred_signals[i]);
+	pthread_sigmask(SIG_BLOCK, &defer, &old_mask);
 	rc = pthread_create(&th, NULL, tracer_main, x);
 	if (rc) {
+		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "pthread_create: %s",
 				  strerror(rc));
 		goto out;
 	}
 	pthread_join(th, NULL);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	rc = x->rc;
 	if (rc < 0 && x->code) {
 		xp_error_detail_str(err, "reason", x->reason ? x->reason : "");

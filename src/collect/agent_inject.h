@@ -8,10 +8,9 @@
  * target shares our mount namespace and root so the library path names
  * the same file, ptrace permission with the reason when it is refused,
  * an Agent file the target may safely execute), the choice of the one
- * thread that does the work, the remote calls (dlopen, dlsym,
- * xprobe_agent_start) and the restoration of every register and every
- * byte of memory it touched before PTRACE_DETACH.  Nothing here prints;
- * the caller (measure) writes the warning that the target is modified.
+ * thread that does the work, the calls it is sent into, and the promise
+ * that it comes back whatever happens to us.  Nothing here prints; the
+ * caller (measure) writes the warning that the target is modified.
  *
  * Sequence (agent_inject.c has the details and the invariants):
  *   1. checks, read-only, before any ptrace request: architecture,
@@ -21,22 +20,22 @@
  *      (absolute after realpath, a regular ELF x86_64 shared object
  *      exporting xprobe_agent_start, owned by root or the target's uid,
  *      not writable by group or others, nor is any directory above it
- *      unless sticky), the target's dlopen/dlsym/dlerror and
- *      __errno_location in its mapped C library;
+ *      unless sticky), the target's dlopen/dlsym/dlerror,
+ *      __errno_location, mmap, munmap and sigreturn trampoline in its
+ *      mapped C library;
  *   2. PTRACE_SEIZE of one thread (chosen by its state: blocked in a
  *      restartable waiting syscall first, futex waits and running threads
- *      last), PTRACE_INTERRUPT, a bounded wait for the stop, registers
- *      and the whole FPU/vector state (NT_X86_XSTATE) saved;
- *   3. remote calls through that thread with a return address of 0, so
- *      each call ends in a SIGSEGV stop at rip 0 that is swallowed:
- *      __errno_location (to save errno), dlopen(path, RTLD_NOW |
- *      RTLD_NODELETE) (skipped when the Agent is already mapped: then
- *      only xprobe_agent_start is called), dlsym, xprobe_agent_start;
- *   4. errno, the stack bytes used, the vector state and the registers
- *      restored (an interrupted syscall restarts as it would have after
- *      a signal without a handler), PTRACE_DETACH.
- * Every failure after step 2 goes through step 4 first.  The Agent is
- * never dlclose'd.  Only the chosen thread stops; the others run on.
+ *      last), PTRACE_INTERRUPT, a bounded wait for the stop, registers,
+ *      vector state (NT_X86_XSTATE) and signal mask saved, and written
+ *      below its red zone as an rt_sigreturn frame (agent_inject_stub.h);
+ *   3. three calls, each ending in rt_sigreturn on that frame, so the
+ *      thread restores itself even if we die: mmap of a page for the
+ *      stub, the stub (dlopen, dlsym, xprobe_agent_start; only the start
+ *      when the Agent is mapped), munmap of the page;
+ *   4. the stack bytes written back, PTRACE_DETACH.
+ * A failure after step 2 still ends in the frame's rt_sigreturn (or, when
+ * that cannot run, a restore through ptrace).  The Agent is never
+ * dlclose'd.  Only the chosen thread stops; the others run on.
  */
 #ifndef XP_COLLECT_AGENT_INJECT_H
 #define XP_COLLECT_AGENT_INJECT_H
@@ -91,7 +90,10 @@ struct xp_inject_result {
 	enum xp_inject_thread_kind thread_kind;
 	int32_t syscall_nr; /* the syscall it was stopped in, -1 none */
 	uint32_t threads_tried; /* threads stopped before one was fit (>= 1) */
-	uint32_t remote_calls;
+	uint32_t remote_calls; /* times the thread was sent into a call (mmap, the stub, munmap) */
+	uint32_t requests; /* ptrace requests made */
+	uint32_t steps; /* those and the looks at the running stub (tests) */
+	uint64_t scratch_bytes; /* stack borrowed below the red zone and its slack */
 	uint64_t total_ns; /* xp_inject_agent from entry to return */
 	uint64_t stopped_ns; /* PTRACE_INTERRUPT to PTRACE_DETACH of the thread used
 				(summed over threads tried): how long it stood still */

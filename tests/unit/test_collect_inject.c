@@ -39,6 +39,7 @@
 #include "../../common/parse.h"
 #include "collect/agent_client.h"
 #include "collect/agent_inject.h"
+#include "collect/agent_inject_stub.h"
 #include "process/procfs.h"
 #include "target_spawn.h"
 #include "testlib.h"
@@ -261,17 +262,17 @@ static bool has_reason(const struct xp_error *err, const char *reason)
 }
 
 /*
- * The bytes injection borrows on a blocked thread's stack: from the
- * return slot up to its sp (/proc/.../syscall gives sp), laid out as
- * agent_inject.c does (path and symbol below rsp - 256, then the slot).
- * White-box on purpose: the callee's frames below the slot are the ABI's
- * free area and not compared.  Returns the byte count, 0 on failure.
+ * The bytes below a blocked thread's red zone (and the slack above it)
+ * that injection may borrow: @size bytes up to its sp (/proc/.../syscall
+ * gives sp).  The scratch (frame, vector image, call block, strings) lies
+ * in [sp - 256 - r.scratch_bytes, sp - 256); what is further down is the
+ * callees' free area.  Returns the byte count, 0 on failure.
  */
 static size_t stack_window(pid_t pid, uint32_t tid, uint8_t *buf, size_t size)
 {
 	char path[96], text[512];
-	uint64_t sp, top, slot;
-	size_t plen = strlen(agent) + 1, n;
+	uint64_t sp;
+	size_t n;
 	struct iovec l, r;
 	char *last;
 	FILE *f;
@@ -291,14 +292,9 @@ static size_t stack_window(pid_t pid, uint32_t tid, uint8_t *buf, size_t size)
 	last = strrchr(text, ' '); /* sp */
 	if (!last || xpc_parse_hex_u64(last + 1, &sp))
 		return 0;
-	top = sp - 256;
-	slot = ((top - plen - sizeof("xprobe_agent_start")) & ~15ull) - 8;
-	n = (size_t)(sp - slot);
-	if (n > size)
-		return 0;
-	l = (struct iovec){ buf, n };
-	r = (struct iovec){ (void *)(uintptr_t)slot, n };
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? n : 0;
+	l = (struct iovec){ buf, size };
+	r = (struct iovec){ (void *)(uintptr_t)(sp - size), size };
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)size ? size : 0;
 }
 
 /* Wait (at most 5 s) until @tid is blocked in syscall @nr: after answering
@@ -442,7 +438,8 @@ static void test_blocked(void)
 	CHECK(r.injected && r.handle != 0 && r.start_status == 0 && r.start_address != 0);
 	CHECK(r.thread_kind == XP_INJECT_THREAD_WAITING);
 	CHECK(r.tid != tgt_tid(&g, "futex"));
-	CHECK(r.remote_calls == 4); /* __errno_location, dlopen, dlsym, start */
+	CHECK(r.remote_calls == 3); /* mmap, the stub (dlopen, dlsym, start), munmap */
+	CHECK(r.scratch_bytes > 440 + 512 && r.scratch_bytes < 96 * 1024);
 	CHECK(r.stopped_ns > 0 && r.stopped_ns <= r.total_ns && r.call_ns <= r.stopped_ns);
 	CHECK(strstr(r.agent_path, "libinject_agent.so") != NULL);
 	CHECK(tgt_ok(&g, line, sizeof(line)));
@@ -452,7 +449,7 @@ static void test_blocked(void)
 	/* each thread in turn, in whatever call it is blocked: start only */
 	for (i = 0; i < sizeof(roles) / sizeof(roles[0]); i++) {
 		bool is_main = strcmp(roles[i], "main") == 0;
-		uint8_t before[8192], after[8192];
+		static uint8_t before[96 * 1024], after[96 * 1024];
 		size_t nb = 0, na = 0;
 
 		/* main stays in read(0) until the next command: the stack bytes
@@ -466,9 +463,13 @@ static void test_blocked(void)
 		if (is_main) {
 			CHECK(wait_in_syscall(g.pid, tgt_tid(&g, "main"), 0));
 			na = stack_window(g.pid, tgt_tid(&g, "main"), after, sizeof(after));
-			CHECK(nb > 0 && na == nb && memcmp(before, after, nb) == 0);
+			/* the scratch and the 256 bytes above it read as before */
+			CHECK(nb > 0 && na == nb && r.scratch_bytes + 256 <= nb);
+			CHECK(memcmp(before + nb - 256 - r.scratch_bytes,
+				     after + nb - 256 - r.scratch_bytes,
+				     r.scratch_bytes + 256) == 0);
 		}
-		CHECK(rc == 0 && !r.injected && r.start_status == 0 && r.remote_calls == 2);
+		CHECK(rc == 0 && !r.injected && r.start_status == 0 && r.remote_calls == 3);
 		CHECK(r.tid == tgt_tid(&g, roles[i]));
 		CHECK(tgt_ok(&g, line, sizeof(line)));
 		CHECK(fact(line, "agent_maps") == 1 && fact(line, "agent_loads") == 1);
@@ -537,6 +538,109 @@ static void test_signal(void)
 	CHECK(tgt_quiet(&g));
 	tgt_stop(&g);
 	xp_error_clear(&err);
+}
+
+/* ---- the frame (pure) ------------------------------------------------------- */
+
+static uint64_t u64_at(const uint8_t *p, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+static uint32_t u32_at(const uint8_t *p, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, p + off, sizeof(v));
+	return v;
+}
+
+/*
+ * The frame's layout is the kernel's (rt_sigreturn reads it with no one to
+ * check it for us): the fields at their uapi offsets, the restart prepared,
+ * the XSAVE software bytes and both magic words, an sigaltstack mode the
+ * kernel refuses.  The live kill storms prove it restores real threads.
+ */
+static void test_frame(void)
+{
+	static uint8_t xs[1088], fp[1088 + 4], frame[XP_SIGFRAME_SIZE];
+	struct xp_sigframe_in in = { 0 };
+	struct user_regs_struct r = { 0 }, o;
+	uint64_t xcr0 = 0x7;
+
+	fprintf(stderr, "frame:\n");
+	/* restart: each code re-runs the syscall from its registers */
+	r.orig_rax = 0;
+	r.rip = 0x401002;
+	for (int code = 512; code <= 516; code++) {
+		r.rax = (unsigned long long)-code;
+		xp_inject_restart_regs(&r, &o);
+		if (code == 515) { /* not a restart code */
+			CHECK(o.rax == r.rax && o.rip == r.rip);
+			continue;
+		}
+		CHECK(o.rax == 0 && o.rip == 0x401000);
+	}
+	r.rax = (unsigned long long)-EINTR; /* epoll_wait after a stop: EINTR stays */
+	xp_inject_restart_regs(&r, &o);
+	CHECK(o.rax == r.rax && o.rip == r.rip);
+	r.orig_rax = (unsigned long long)-1; /* not in a syscall: as it is */
+	r.rax = (unsigned long long)-512;
+	xp_inject_restart_regs(&r, &o);
+	CHECK(o.rax == r.rax && o.rip == r.rip);
+
+	/* the frame */
+	memcpy(xs + 464, &xcr0, sizeof(xcr0)); /* ptrace's first software word: XCR0 */
+	r.orig_rax = 7; /* poll */
+	r.rax = (unsigned long long)-516;
+	r.rip = 0x7f0000001234;
+	r.rsp = 0x7ffc00001000;
+	r.rbx = 0x1111;
+	r.r15 = 0x1515;
+	r.eflags = 0x246;
+	r.cs = 0x33;
+	r.ss = 0x2b;
+	in.regs = r;
+	in.xstate = xs;
+	in.xstate_len = sizeof(xs);
+	in.xsave = true;
+	in.sigmask = 0x4002;
+	in.frame_addr = 0x7ffc00000008;
+	in.fpstate_addr = 0x7ffc00000200;
+	CHECK(xp_inject_fpstate_len(&in) == sizeof(xs) + 4);
+	CHECK(xp_inject_sigframe(&in, frame, fp) == 0);
+	CHECK(u64_at(frame, 8) ==
+	      0x7); /* uc_flags: FP_XSTATE | SIGCONTEXT_SS | STRICT_RESTORE_SS */
+	CHECK(u32_at(frame, 32) == 3); /* ss_flags: ONSTACK|DISABLE, refused */
+	CHECK(u64_at(frame, 48 + 7 * 8) == 0x1515); /* r15 */
+	CHECK(u64_at(frame, 48 + 11 * 8) == 0x1111); /* rbx */
+	CHECK(u64_at(frame, 48 + 13 * 8) == 7); /* rax: the syscall again */
+	CHECK(u64_at(frame, 48 + 15 * 8) == 0x7ffc00001000); /* rsp */
+	CHECK(u64_at(frame, 48 + 16 * 8) == 0x7f0000001232); /* rip over the syscall */
+	CHECK(u64_at(frame, 48 + 17 * 8) == 0x246);
+	CHECK((u64_at(frame, 48 + 18 * 8) & 0xffff) == 0x33); /* cs */
+	CHECK((u64_at(frame, 48 + 18 * 8) >> 48) == 0x2b); /* ss */
+	CHECK(u64_at(frame, 48 + 23 * 8) == 0x7ffc00000200); /* fpstate */
+	CHECK(u64_at(frame, 48 + 256) == 0x4002); /* uc_sigmask */
+	CHECK(u32_at(fp, 464) == 0x46505853u); /* FP_XSTATE_MAGIC1 */
+	CHECK(u32_at(fp, 468) == sizeof(xs) + 4); /* extended_size */
+	CHECK(u64_at(fp, 472) == 0x7); /* xfeatures */
+	CHECK(u32_at(fp, 480) == sizeof(xs)); /* xstate_size */
+	CHECK(u32_at(fp, sizeof(xs)) == 0x46505845u); /* FP_XSTATE_MAGIC2 */
+	/* misaligned: refused */
+	in.frame_addr += 8;
+	CHECK(xp_inject_sigframe(&in, frame, fp) == -EINVAL);
+	in.frame_addr -= 8;
+	in.fpstate_addr += 16;
+	CHECK(xp_inject_sigframe(&in, frame, fp) == -EINVAL);
+	/* the stub's code ends in rt_sigreturn where the header says */
+	CHECK(xp_inject_stub_len > xp_inject_stub_sigreturn_off);
+	CHECK(xp_inject_stub_code[xp_inject_stub_sigreturn_off - 2] == 0x0f &&
+	      xp_inject_stub_code[xp_inject_stub_sigreturn_off - 1] == 0x05);
+	CHECK(xp_inject_stub_park_end_off + 7 == xp_inject_stub_sigreturn_off);
 }
 
 /* ---- failures restore the target ------------------------------------------ */
@@ -1089,10 +1193,11 @@ static int driver(int argc, char **argv)
 		return xp_exit_code(-rc);
 	}
 	xp_error_clear(&err); /* the target's details, added before success */
-	printf("ok injected=%d start_status=%d tid=%u kind=%s syscall=%d threads_tried=%u remote_calls=%u total_ns=%llu stopped_ns=%llu call_ns=%llu agent=%s\n",
+	printf("ok injected=%d start_status=%d tid=%u kind=%s syscall=%d threads_tried=%u remote_calls=%u requests=%u steps=%u total_ns=%llu stopped_ns=%llu call_ns=%llu agent=%s\n",
 	       r.injected, r.start_status, r.tid, xp_inject_thread_kind_name(r.thread_kind),
-	       r.syscall_nr, r.threads_tried, r.remote_calls, (unsigned long long)r.total_ns,
-	       (unsigned long long)r.stopped_ns, (unsigned long long)r.call_ns, r.agent_path);
+	       r.syscall_nr, r.threads_tried, r.remote_calls, r.requests, r.steps,
+	       (unsigned long long)r.total_ns, (unsigned long long)r.stopped_ns,
+	       (unsigned long long)r.call_ns, r.agent_path);
 	xp_target_release(&t);
 	return 0;
 }
@@ -1106,6 +1211,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	test_parse();
 	test_verdict();
+	test_frame();
 	test_blocked();
 	test_spin();
 	test_signal();
