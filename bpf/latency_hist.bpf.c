@@ -52,6 +52,7 @@
 #include <bpf/usdt.bpf.h>
 
 #include "latency_hist.h"
+#include "syscall_restart.bpf.h"
 #include "target_filter.bpf.h"
 
 #ifndef offsetof
@@ -64,8 +65,9 @@
 const volatile __u32 nested = 0; /* 1: stack-nested, 0: exact */
 const volatile __u32 max_depth = XP_LH_MAX_DEPTH; /* 1..XP_LH_MAX_DEPTH */
 const volatile __u32 group_by = XP_LH_BY_NONE;
-const volatile __s32 start_nr = -1; /* syscall endpoints */
-const volatile __s32 end_nr = -1;
+/* syscall endpoints (the same syscall; the programs are loaded only for them) */
+const volatile __s32 start_nr = 0;
+const volatile __s32 end_nr = 0;
 
 /* --- state ------------------------------------------------------------- */
 
@@ -107,6 +109,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xp_lh_zero);
 } xp_lh_zero SEC(".maps");
+
+/* The thread of the target inside an execve (syscall endpoints execve or
+ * execveat): a successful one returns on the leader's id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, __u32);
+} xp_lh_exec SEC(".maps");
 
 static __always_inline struct xp_lh_total *total(void)
 {
@@ -212,6 +223,7 @@ static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 			o->key = key;
 			o->key_bad = key_bad;
 			o->busy = 1;
+			o->restart = XP_LH_RESTART_NONE;
 			o->ts = bpf_ktime_get_ns();
 			return;
 		}
@@ -345,14 +357,25 @@ int xp_lh_usdt_end(struct pt_regs *ctx)
 SEC("raw_tp/sys_enter")
 int xp_lh_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
+	struct xp_lh_open *o;
 	__u64 key = 0;
 	__u32 pid, tid;
+	__s64 nr;
 	int bad = 0;
 
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
-	if ((__s64)ctx->args[1] != start_nr)
+	nr = (__s64)ctx->args[1];
+	if (nr < 0 || nr != start_nr)
 		return 0;
+	o = bpf_map_lookup_elem(&xp_lh_open, &tid);
+	if (o && o->busy && o->restart == XP_LH_RESTART_SAME) {
+		/* the interrupted call runs again: the same call goes on */
+		o->restart = XP_LH_RESTART_NONE;
+		return 0;
+	}
+	if (nr == XP_NR_EXECVE || nr == XP_NR_EXECVEAT)
+		bpf_map_update_elem(&xp_lh_exec, &pid, &tid, BPF_ANY);
 	if (group_by == XP_LH_BY_ARG0)
 		bad = bpf_probe_read_kernel(
 			      &key, sizeof(key),
@@ -361,19 +384,30 @@ int xp_lh_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+static __always_inline int read_nr(struct bpf_raw_tracepoint_args *ctx, __s64 *nr)
+{
+	return bpf_probe_read_kernel(nr, sizeof(*nr),
+				     (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax)));
+}
+
 /*
  * sys_exit(struct pt_regs *regs, long ret).  A thread executes one syscall
  * at a time, so an open start of this thread is the start of the call now
- * exiting: paired without reading the number.  Only an exit that finds
+ * exiting: paired without reading the number.  Unless that call was
+ * interrupted (syscall_restart.bpf.h): then only restart_syscall's exit
+ * or an rt_sigreturn exit returning -EINTR ends it, and the exits of a
+ * handler's syscalls meanwhile are not its end.  An exit that finds
  * nothing open reads regs->orig_ax, to tell an unpaired end of the
- * measured syscall from any other exit.
+ * measured syscall (or an execve returning on the leader's id) from any
+ * other exit.
  */
 SEC("raw_tp/sys_exit")
 int xp_lh_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
+	long ret = (long)ctx->args[1];
 	struct xp_lh_total *t;
 	struct xp_lh_open *o;
-	__u32 pid, tid;
+	__u32 pid, tid, *etid;
 	__s64 nr;
 	__u64 now;
 
@@ -381,19 +415,40 @@ int xp_lh_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	now = bpf_ktime_get_ns();
 	o = bpf_map_lookup_elem(&xp_lh_open, &tid);
-	if (!o || !o->busy) {
-		if (bpf_probe_read_kernel(
-			    &nr, sizeof(nr),
-			    (void *)(ctx->args[0] + offsetof(struct pt_regs, orig_ax))))
+	if (o && o->busy && o->restart) {
+		if (read_nr(ctx, &nr))
 			return 0;
-		if (nr == end_nr && (t = total()))
-			__sync_fetch_and_add(&t->c.unpaired_ends, 1);
+		if (!(nr == XP_NR_RESTART_SYSCALL && o->restart == XP_LH_RESTART_BLOCK) &&
+		    !(nr < 0 && ret == -XP_EINTR))
+			return 0; /* a handler's syscall, or the call runs again */
+	} else if (o && o->busy && xp_sys_restarting(ret)) {
+		o->restart = ret == -XP_ERESTART_RESTARTBLOCK ? XP_LH_RESTART_BLOCK :
+								 XP_LH_RESTART_SAME;
 		return 0;
+	}
+	if (!o || !o->busy) {
+		if (read_nr(ctx, &nr) || nr < 0 || nr != end_nr)
+			return 0;
+		etid = (nr == XP_NR_EXECVE || nr == XP_NR_EXECVEAT) ?
+			       bpf_map_lookup_elem(&xp_lh_exec, &pid) :
+			       NULL;
+		if (etid) {
+			/* a successful execve, back on the leader's id */
+			tid = *etid;
+			bpf_map_delete_elem(&xp_lh_exec, &pid);
+			o = bpf_map_lookup_elem(&xp_lh_open, &tid);
+		}
+		if (!o || !o->busy) {
+			if ((t = total()))
+				__sync_fetch_and_add(&t->c.unpaired_ends, 1);
+			return 0;
+		}
 	}
 	t = total();
 	if (!t)
 		return 0;
 	o->busy = 0;
+	o->restart = XP_LH_RESTART_NONE;
 	record(t, now - o->ts, o->key, o->key_bad, tid);
 	return 0;
 }

@@ -114,7 +114,14 @@ struct xp_lh_open {
 	__u64 key;      /* arg0 at the start */
 	__u32 busy;     /* 1 while a start is open */
 	__u32 key_bad;  /* 1: arg0 could not be read */
+	__u32 restart;  /* XP_LH_RESTART_*: the open syscall was interrupted */
+	__u32 pad;
 };
+
+/* xp_lh_open.restart (bpf/syscall_restart.bpf.h) */
+#define XP_LH_RESTART_NONE 0
+#define XP_LH_RESTART_SAME 1  /* runs again as itself, or ends in EINTR */
+#define XP_LH_RESTART_BLOCK 2 /* goes on as restart_syscall, or ends in EINTR */
 
 struct xp_lh_frame {
 	__u64 ts;

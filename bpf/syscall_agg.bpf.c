@@ -29,6 +29,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "syscall_agg.h"
+#include "syscall_restart.bpf.h"
 #include "target_filter.bpf.h"
 
 #ifndef offsetof
@@ -66,6 +67,15 @@ struct {
 	__type(value, struct xp_sa_counters);
 } xp_sa_counters SEC(".maps");
 
+/* The thread of the target inside an execve: a successful one returns on
+ * the leader's id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4);
+	__type(key, __u32);
+	__type(value, __u32);
+} xp_sa_exec SEC(".maps");
+
 
 static __always_inline struct xp_sa_counters *counters(void)
 {
@@ -96,6 +106,43 @@ static __always_inline void supersede(struct xp_sa_start *s, struct xp_sa_group 
 		og->superseded++;
 }
 
+/* A matched exit of @g after @dur ns. */
+static __always_inline void add_matched(struct xp_sa_group *g, __u64 dur)
+{
+	g->matched_exits++;
+	g->total_ns += dur;
+	if (!g->has_min || dur < g->min_ns) {
+		g->min_ns = dur;
+		g->has_min = 1;
+	}
+	if (dur > g->max_ns)
+		g->max_ns = dur;
+}
+
+/*
+ * The entry of an interrupted call running again (syscall_restart.bpf.h):
+ * the same call goes on, no new entry.  Returns 1 when it was one.
+ */
+static __always_inline int restart_entry(struct xp_sa_start *s, __u32 nr)
+{
+	if (!s || !s->restarting)
+		return 0;
+	if (s->restarting == XP_SA_RESTART_SAME ? nr != s->restart_nr :
+						  nr != XP_NR_RESTART_SYSCALL)
+		return 0;
+	if (s->busy) {
+		struct xp_sa_group *g = group_of(s->nr);
+
+		if (g)
+			supersede(s, g, s->nr);
+	}
+	s->start_ns = s->restart_ns;
+	s->nr = s->restart_nr;
+	s->busy = 1;
+	s->restarting = XP_SA_RESTART_NONE;
+	return 1;
+}
+
 SEC("raw_tp/sys_enter")
 int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -107,6 +154,9 @@ int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	nr = (__u32)ctx->args[1];
+	s = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
+	if (restart_entry(s, nr))
+		return 0;
 	g = group_of(nr);
 	if (!g) {
 		c = counters();
@@ -115,7 +165,6 @@ int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	g->entries++;
-	s = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
 	if (nr == XP_SA_NR_EXIT || nr == XP_SA_NR_EXIT_GROUP) {
 		/* never returns: no start; the thread's slot is released */
 		g->noreturn++;
@@ -126,6 +175,8 @@ int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 		}
 		return 0;
 	}
+	if (nr == XP_NR_EXECVE || nr == XP_NR_EXECVEAT)
+		bpf_map_update_elem(&xp_sa_exec, &pid, &tid, BPF_ANY);
 	if (s) {
 		/* the thread's own slot, written in place: no allocation */
 		if (s->busy)
@@ -147,26 +198,58 @@ int xp_sa_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/*
+ * An rt_sigreturn returning -EINTR after a handler ends the thread's
+ * interrupted call with EINTR (syscall_restart.bpf.h).
+ */
+static __always_inline void eintr_end(struct xp_sa_start *s, __u64 now)
+{
+	struct xp_sa_group *g;
+
+	if (!s->restarting)
+		return;
+	s->restarting = XP_SA_RESTART_NONE;
+	g = group_of(s->restart_nr);
+	if (!g)
+		return;
+	add_matched(g, now - s->restart_ns);
+	g->errors++;
+}
+
 SEC("raw_tp/sys_exit")
 int xp_sa_exit(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct xp_sa_counters *c;
 	struct xp_sa_start *s;
 	struct xp_sa_group *g;
-	__u64 dur = 0, nr64;
-	__u32 pid, tid, nr;
+	__u64 dur = 0, nr64, now;
+	__u32 pid, tid, nr, *etid;
 	long ret;
 	int matched = 0;
 
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	ret = (long)ctx->args[1];
+	now = bpf_ktime_get_ns();
 	s = bpf_map_lookup_elem(&xp_sa_inflight, &tid);
+	if (s && s->busy && xp_sys_restarting(ret)) {
+		/* interrupted: kept open until it runs again or ends in EINTR */
+		s->restart_ns = s->start_ns;
+		s->restart_nr = s->nr;
+		s->restarting = ret == -XP_ERESTART_RESTARTBLOCK ? XP_SA_RESTART_BLOCK :
+								   XP_SA_RESTART_SAME;
+		s->busy = 0;
+		return 0;
+	}
 	if (s && s->busy) {
-		dur = bpf_ktime_get_ns() - s->start_ns;
+		dur = now - s->start_ns;
 		nr = s->nr;
 		s->busy = 0;
 		matched = 1;
+		if (nr == XP_SA_NR_RT_SIGRETURN && ret == -XP_EINTR)
+			eintr_end(s, now);
+		if (nr == XP_NR_EXECVE || nr == XP_NR_EXECVEAT)
+			bpf_map_delete_elem(&xp_sa_exec, &pid); /* failed, or single-threaded */
 	} else {
 		if (bpf_probe_read_kernel(
 			    &nr64, sizeof(nr64),
@@ -177,6 +260,25 @@ int xp_sa_exit(struct bpf_raw_tracepoint_args *ctx)
 			return 0;
 		}
 		nr = (__u32)nr64;
+		etid = (nr == XP_NR_EXECVE || nr == XP_NR_EXECVEAT) ?
+			       bpf_map_lookup_elem(&xp_sa_exec, &pid) :
+			       NULL;
+		if (etid) {
+			/* a successful execve, back on the leader's id: the
+			 * caller's slot holds its start, and the caller's id is gone */
+			__u32 old = *etid;
+
+			bpf_map_delete_elem(&xp_sa_exec, &pid);
+			s = bpf_map_lookup_elem(&xp_sa_inflight, &old);
+			if (s && s->busy && s->nr == nr) {
+				dur = now - s->start_ns;
+				matched = 1;
+			}
+			if (old != tid)
+				bpf_map_delete_elem(&xp_sa_inflight, &old);
+			else if (s)
+				s->busy = 0;
+		}
 	}
 	g = group_of(nr);
 	if (!g) {
@@ -185,18 +287,10 @@ int xp_sa_exit(struct bpf_raw_tracepoint_args *ctx)
 			c->group_drop_exits++;
 		return 0;
 	}
-	if (matched) {
-		g->matched_exits++;
-		g->total_ns += dur;
-		if (!g->has_min || dur < g->min_ns) {
-			g->min_ns = dur;
-			g->has_min = 1;
-		}
-		if (dur > g->max_ns)
-			g->max_ns = dur;
-	} else {
+	if (matched)
+		add_matched(g, dur);
+	else
 		g->unmatched_exits++;
-	}
 	if (ret < 0 && ret >= -XP_SA_MAX_ERRNO)
 		g->errors++;
 	return 0;

@@ -41,6 +41,7 @@
 /* x86_64 syscalls that never return to user space: no start is kept. */
 #define XP_SA_NR_EXIT 60
 #define XP_SA_NR_EXIT_GROUP 231
+#define XP_SA_NR_RT_SIGRETURN 15
 
 /* A return value in [-XP_SA_MAX_ERRNO, -1] is an error (IS_ERR_VALUE). */
 #define XP_SA_MAX_ERRNO 4095
@@ -64,7 +65,16 @@ struct xp_sa_start {
 	__u64 start_ns;         /* bpf_ktime_get_ns() at sys_enter (valid when busy) */
 	__u32 nr;               /* syscall number (valid when busy) */
 	__u32 busy;             /* 1 while the thread is inside a syscall */
+	/* an interrupted call kept open (bpf/syscall_restart.bpf.h): it runs
+	 * again or ends in EINTR, and a handler's syscalls may come between */
+	__u64 restart_ns;       /* its start (valid when restarting) */
+	__u32 restart_nr;       /* its number */
+	__u32 restarting;       /* XP_SA_RESTART_* */
 };
+
+#define XP_SA_RESTART_NONE 0
+#define XP_SA_RESTART_SAME 1  /* runs again as itself, or ends in EINTR */
+#define XP_SA_RESTART_BLOCK 2 /* goes on as restart_syscall, or ends in EINTR */
 
 /* Rare-path counters only: the hot path touches no counter map (totals
  * are the sums of the groups plus these drops). */
@@ -77,7 +87,7 @@ struct xp_sa_counters {
 
 #ifndef __bpf__
 _Static_assert(sizeof(struct xp_sa_group) == 88, "xp_sa_group layout");
-_Static_assert(sizeof(struct xp_sa_start) == 16, "xp_sa_start layout");
+_Static_assert(sizeof(struct xp_sa_start) == 32, "xp_sa_start layout");
 _Static_assert(sizeof(struct xp_sa_counters) == 32, "xp_sa_counters layout");
 #endif
 

@@ -44,6 +44,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 
+#include "syscall_restart.bpf.h"
 #include "target_filter.bpf.h"
 #include "xp_live.h"
 
@@ -54,10 +55,13 @@
 /* --- filters (rodata, set before load) ---------------------------------- */
 
 /* targ_tgid, use_pidns, ns_tgid, pidns_dev, pidns_ino: target_filter.bpf.h */
-/* Syscall numbers per direction and the endpoint each one reports. */
-const volatile __s32 enter_nr[XP_LIVE_MAX_SYSCALLS] = { XP_LIVE_NO_SYSCALL, XP_LIVE_NO_SYSCALL };
+/* Syscall numbers per direction and the endpoint each one reports; the
+ * first enter_count (exit_count) slots are used, the rest never compared. */
+const volatile __u32 enter_count = 0;
+const volatile __s32 enter_nr[XP_LIVE_MAX_SYSCALLS] = { 0, 0 };
 const volatile __u32 enter_ep[XP_LIVE_MAX_SYSCALLS] = { 0, 0 };
-const volatile __s32 exit_nr[XP_LIVE_MAX_SYSCALLS] = { XP_LIVE_NO_SYSCALL, XP_LIVE_NO_SYSCALL };
+const volatile __u32 exit_count = 0;
+const volatile __s32 exit_nr[XP_LIVE_MAX_SYSCALLS] = { 0, 0 };
 const volatile __u32 exit_ep[XP_LIVE_MAX_SYSCALLS] = { 0, 0 };
 
 /* --- state ------------------------------------------------------------- */
@@ -78,6 +82,24 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xp_live_drops);
 } xp_drops SEC(".maps");
+
+/* Threads whose exit endpoint's syscall exited with a restart code
+ * (syscall_restart.bpf.h): the call is still open.  Full: the restart is
+ * reported as the kernel shows it (an exit, then a new entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XP_LIVE_MAX_RESTARTS);
+	__type(key, __u32);
+	__type(value, struct xp_live_restart);
+} xp_restart SEC(".maps");
+
+/* An execve entry endpoint per process: its exit comes on the leader's id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XP_LIVE_MAX_RESTARTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} xp_exec SEC(".maps");
 
 /* @ts: the lost record's timestamp. */
 static __always_inline void count_drop(__u64 ts)
@@ -157,24 +179,55 @@ int xp_tracepoint(void *ctx)
 #define XP_REGS_SPAN (offsetof(struct pt_regs, di) + 8 - XP_REGS_FIRST)
 #define XP_REG(r) ((offsetof(struct pt_regs, r) - XP_REGS_FIRST) / 8)
 
+/* The endpoint syscall @nr reports in a direction, or -1.  Negative
+ * numbers never match (rt_sigreturn's exit, syscall(-1)). */
+static __always_inline int enter_endpoint(__s64 nr)
+{
+	if (nr < 0)
+		return -1;
+	if (enter_count > 0 && nr == enter_nr[0])
+		return (int)enter_ep[0];
+	if (enter_count > 1 && nr == enter_nr[1])
+		return (int)enter_ep[1];
+	return -1;
+}
+
+static __always_inline int exit_endpoint(__s64 nr)
+{
+	if (nr < 0)
+		return -1;
+	if (exit_count > 0 && nr == exit_nr[0])
+		return (int)exit_ep[0];
+	if (exit_count > 1 && nr == exit_nr[1])
+		return (int)exit_ep[1];
+	return -1;
+}
+
 SEC("raw_tp/sys_enter")
 int xp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u64 regs[XP_REGS_SPAN / 8];
 	struct xp_live_sys_enter *r;
-	__u32 pid, tid, ep;
+	struct xp_live_restart *rs;
+	__u32 pid, tid;
 	__s64 nr;
 	__u64 ts;
+	int ep;
 
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
 	nr = (__s64)ctx->args[1];
-	if (nr == enter_nr[0])
-		ep = enter_ep[0];
-	else if (nr == enter_nr[1])
-		ep = enter_ep[1];
-	else
+	ep = enter_endpoint(nr);
+	if (ep < 0)
 		return 0;
+	rs = bpf_map_lookup_elem(&xp_restart, &tid);
+	if (rs && rs->nr == nr && !rs->block) {
+		/* the interrupted call runs again: the same call goes on */
+		bpf_map_delete_elem(&xp_restart, &tid);
+		return 0;
+	}
+	if (nr == XP_NR_EXECVE || nr == XP_NR_EXECVEAT)
+		bpf_map_update_elem(&xp_exec, &pid, &tid, BPF_ANY);
 	ts = bpf_ktime_get_ns();
 	if (bpf_probe_read_kernel(regs, sizeof(regs), (void *)(ctx->args[0] + XP_REGS_FIRST))) {
 		count_drop(ts);
@@ -185,7 +238,7 @@ int xp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 		count_drop(ts);
 		return 0;
 	}
-	fill_hdr(&r->hdr, ts, pid, tid, XP_REC_SYS_ENTER, ep);
+	fill_hdr(&r->hdr, ts, pid, tid, XP_REC_SYS_ENTER, (__u64)ep);
 	r->args[0] = regs[XP_REG(di)];
 	r->args[1] = regs[XP_REG(si)];
 	r->args[2] = regs[XP_REG(dx)];
@@ -196,6 +249,45 @@ int xp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+static __always_inline int emit_exit(__u32 pid, __u32 tid, int ep, long ret)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	struct xp_live_sys_exit *r;
+
+	r = bpf_ringbuf_reserve(&xp_ring, sizeof(*r), 0);
+	if (!r) {
+		count_drop(ts);
+		return 0;
+	}
+	fill_hdr(&r->hdr, ts, pid, tid, XP_REC_SYS_EXIT, (__u64)ep);
+	r->ret = ret;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/*
+ * An exit that is no endpoint may still end an interrupted call of this
+ * thread (syscall_restart.bpf.h): restart_syscall's exit, or an
+ * rt_sigreturn exit returning -EINTR.
+ */
+static __always_inline int restart_end(__u32 pid, __u32 tid, __s64 nr, long ret)
+{
+	struct xp_live_restart *rs;
+	int ep;
+
+	if (nr != XP_NR_RESTART_SYSCALL && nr >= 0)
+		return 0;
+	rs = bpf_map_lookup_elem(&xp_restart, &tid);
+	if (!rs)
+		return 0;
+	ep = rs->ep;
+	if (nr == XP_NR_RESTART_SYSCALL ? rs->block : ret == -XP_EINTR) {
+		bpf_map_delete_elem(&xp_restart, &tid);
+		return emit_exit(pid, tid, ep, ret);
+	}
+	return 0;
+}
+
 /*
  * sys_exit(struct pt_regs *regs, long ret).  The number is not an argument
  * here: read regs->orig_ax (8 bytes) to compare it; the return value is.
@@ -203,10 +295,11 @@ int xp_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 SEC("raw_tp/sys_exit")
 int xp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct xp_live_sys_exit *r;
-	__u32 pid, tid, ep;
+	struct xp_live_restart rs = {};
+	__u32 pid, tid, *etid;
+	long ret;
 	__s64 nr;
-	__u64 ts;
+	int ep;
 
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
@@ -215,22 +308,26 @@ int xp_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		count_drop(bpf_ktime_get_ns());
 		return 0;
 	}
-	if (nr == exit_nr[0])
-		ep = exit_ep[0];
-	else if (nr == exit_nr[1])
-		ep = exit_ep[1];
-	else
-		return 0;
-	ts = bpf_ktime_get_ns();
-	r = bpf_ringbuf_reserve(&xp_ring, sizeof(*r), 0);
-	if (!r) {
-		count_drop(ts);
-		return 0;
+	ret = (long)ctx->args[1];
+	ep = exit_endpoint(nr);
+	if (ep < 0)
+		return restart_end(pid, tid, nr, ret);
+	if (xp_sys_restarting(ret)) {
+		rs.nr = (__s32)nr;
+		rs.ep = (__u16)ep;
+		rs.block = ret == -XP_ERESTART_RESTARTBLOCK;
+		if (!bpf_map_update_elem(&xp_restart, &tid, &rs, BPF_ANY))
+			return 0;
 	}
-	fill_hdr(&r->hdr, ts, pid, tid, XP_REC_SYS_EXIT, ep);
-	r->ret = (__s64)ctx->args[1];
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-	return 0;
+	if (nr == XP_NR_EXECVE || nr == XP_NR_EXECVEAT) {
+		/* a successful execve returns on the leader's id: report the caller's */
+		etid = bpf_map_lookup_elem(&xp_exec, &pid);
+		if (etid) {
+			tid = *etid;
+			bpf_map_delete_elem(&xp_exec, &pid);
+		}
+	}
+	return emit_exit(pid, tid, ep, ret);
 }
 
 /* Dual licensed; the kernel sees the GPL option (GPL-only helpers:

@@ -36,9 +36,10 @@
 #define XP_REC_SYS_EXIT 5
 
 /* Syscall numbers one capture filters on, per direction (the contract's
- * "up to two endpoints"); unused slots hold XP_LIVE_NO_SYSCALL. */
+ * "up to two endpoints"); a count says how many slots are used. */
 #define XP_LIVE_MAX_SYSCALLS 2
-#define XP_LIVE_NO_SYSCALL (-1)
+/* Threads with an interrupted call kept open (bpf/syscall_restart.bpf.h). */
+#define XP_LIVE_MAX_RESTARTS 4096
 /* Endpoints of one capture: a start and an end selector. */
 #define XP_LIVE_MAX_ENDPOINTS 2
 #define XP_LIVE_SYSCALL_ARGS 6
@@ -60,6 +61,14 @@ struct xp_live_sys_enter {
 struct xp_live_sys_exit {
 	struct xp_live_hdr hdr;
 	__s64 ret; /* the scalar return register */
+};
+
+/* A thread's interrupted syscall, kept open until it runs again or ends. */
+struct xp_live_restart {
+	__s32 nr; /* the exit endpoint's syscall */
+	__u16 ep; /* its endpoint */
+	__u8 block; /* -ERESTART_RESTARTBLOCK: goes on as restart_syscall */
+	__u8 pad;
 };
 
 /*

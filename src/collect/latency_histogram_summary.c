@@ -29,7 +29,7 @@
 #ifndef __bpf__
 _Static_assert(sizeof(struct xp_lh_hist) == 24 + 8 * XP_LH_BUCKETS, "xp_lh_hist layout");
 _Static_assert(sizeof(struct xp_lh_counters) == 64, "xp_lh_counters layout");
-_Static_assert(sizeof(struct xp_lh_open) == 24, "xp_lh_open layout");
+_Static_assert(sizeof(struct xp_lh_open) == 32, "xp_lh_open layout");
 _Static_assert(sizeof(struct xp_lh_stack) == 16 + 16 * XP_LH_MAX_DEPTH, "xp_lh_stack layout");
 _Static_assert(XP_LH_BUCKETS == 976, "976 buckets cover every u64");
 _Static_assert(XP_LH_MAX_DEPTH <= 32, "key_bad is a 32-bit mask");

@@ -149,6 +149,8 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 			b->skel->rodata->exit_ep[nx++] = (__u32)i;
 		}
 	}
+	b->skel->rodata->enter_count = (__u32)ne;
+	b->skel->rodata->exit_count = (__u32)nx;
 
 	/* only the programs the plan uses are loaded (and verified) */
 	bpf_program__set_autoload(b->skel->progs.xp_uprobe, need[XP_LIVE_UPROBE]);
@@ -165,6 +167,11 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 		rc = bpf_map__set_max_entries(b->skel->maps.__bpf_usdt_ip_to_spec_id, 1);
 	if (!rc && !need[XP_LIVE_USDT])
 		rc = bpf_map__set_max_entries(b->skel->maps.__bpf_usdt_specs, 1);
+	/* the syscall programs' per-thread state, only for them */
+	if (!rc && !need[XP_LIVE_SYS_ENTER] && !need[XP_LIVE_SYS_EXIT])
+		rc = bpf_map__set_max_entries(b->skel->maps.xp_restart, 1);
+	if (!rc && !need[XP_LIVE_SYS_ENTER] && !need[XP_LIVE_SYS_EXIT])
+		rc = bpf_map__set_max_entries(b->skel->maps.xp_exec, 1);
 	if (rc) {
 		rc = bpf_fail(err, rc, NULL, "size the maps of");
 		goto fail;

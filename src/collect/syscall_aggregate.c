@@ -91,6 +91,15 @@ static int read_maps(struct syscall_agg_bpf *skel, struct xp_sa_result *r, struc
 		if (bpf_map_lookup_elem(ifd, &key, &start))
 			continue;
 		r->inflight_occupied++;
+		/* an interrupted call that has not run again yet is in flight too */
+		if (start.restarting) {
+			g = xp_sa_result_group(r, (int32_t)start.restart_nr);
+			if (!g) {
+				rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+				goto out;
+			}
+			g->inflight_at_end++;
+		}
 		if (!start.busy)
 			continue;
 		g = xp_sa_result_group(r, (int32_t)start.nr);
