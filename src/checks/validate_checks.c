@@ -681,7 +681,7 @@ int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check
 	size_t n = 0, total = 0, i;
 	struct xp_perf_map_owners owners;
 	struct xp_perf_map_file pm;
-	char path[128];
+	char path[160], base[64];
 	int rc, fd;
 
 	memset(out, 0, sizeof(*out));
@@ -733,7 +733,8 @@ int xp_validate_cpu_sample(const struct xp_target *t, struct xp_cpu_sample_check
 		return xp_proc_fail(t, "status", rc, err);
 	snprintf(out->perf_map_path, sizeof(out->perf_map_path), "/tmp/perf-%u.map",
 		 st.n_nspid ? st.nspid[st.n_nspid - 1] : t->pid);
-	snprintf(path, sizeof(path), "/proc/%u/root%s", t->pid, out->perf_map_path);
+	xp_proc_base(t->pid, base, sizeof(base)); /* a zombie leader: a live thread's root */
+	snprintf(path, sizeof(path), "%s/root%s", base, out->perf_map_path);
 	/* present only when measure would read it: the same open and rules */
 	xp_perf_map_owners_of(t->pid, &owners);
 	fd = xp_perf_map_open(path, &owners, &pm);

@@ -2021,11 +2021,12 @@ static int check_arch(struct inj *x)
 			    "online injection is supported on Linux x86_64 only");
 #else
 	unsigned char h[20];
-	char path[64];
+	char base[64], path[96];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%u/exe", x->t->pid);
+	xp_proc_base(x->t->pid, base, sizeof(base)); /* a zombie leader: a live thread's */
+	snprintf(path, sizeof(path), "%s/exe", base);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return xp_proc_fail(x->t, "exe", -errno, x->err);

@@ -41,6 +41,7 @@
 
 #include "../../common/cancel.h"
 #include "../../common/monotonic.h"
+#include "../process/procfs.h"
 #include "latency_hist.skel.h"
 #include "latency_histogram.h"
 #include "libbpf_msg.h"
@@ -363,7 +364,8 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 	}
 	nlinks++;
 	for (i = 0; i < 2; i++) {
-		links[nlinks] = attach_endpoint(skel, eps[i], o->target->pid, i == 1, &e);
+		links[nlinks] = attach_endpoint(skel, eps[i], xp_proc_attach_pid(o->target->pid),
+						i == 1, &e);
 		if (!links[nlinks]) {
 			struct xp_error verr = { 0 };
 

@@ -46,6 +46,7 @@
 #include "xp_live.skel.h"
 #include "libbpf_msg.h"
 #include "live.h"
+#include "../process/procfs.h"
 #include "../resolve/tracefs.h"
 
 /* links: one per endpoint plus the two raw syscall tracepoints */
@@ -273,6 +274,8 @@ int xp_live_bpf_attach(struct xp_live_obj *b, uint32_t pid, struct xp_error *err
 	bool enter = false, exit_ = false;
 	size_t i;
 	int e = 0;
+
+	pid = xp_proc_attach_pid(pid);
 
 	for (i = 0; i < b->nep; i++) {
 		struct bpf_link *l;

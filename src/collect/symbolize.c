@@ -512,14 +512,15 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, s
 
 int xp_symbolizer_prepare(struct xp_symbolizer *s, const uint64_t *addrs, size_t n)
 {
-	char mpath[160];
+	char mpath[192], base[64];
 	int rc;
 
 	xp_perf_map_free(&s->perf_map);
 	s->perf_map_present = false;
 	s->perf_map_refused = false;
 	s->perf_map_error = 0;
-	snprintf(mpath, sizeof(mpath), "/proc/%u/root%s", s->pid, s->perf_map_path);
+	xp_proc_base(s->pid, base, sizeof(base)); /* a zombie leader: a live thread's root */
+	snprintf(mpath, sizeof(mpath), "%s/root%s", base, s->perf_map_path);
 	rc = xp_perf_map_load(mpath, &s->perf_map_owners, &s->strings, addrs, n, &s->perf_map);
 	if (rc == 0)
 		s->perf_map_present = true;

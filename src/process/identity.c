@@ -162,6 +162,11 @@ int xp_target_identify(uint32_t pid, struct xp_target *out, struct xp_error *err
 	 */
 	pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
 	rc = pidfd < 0 && errno == ESRCH ? -ENOENT : xp_proc_stat_read(pid, 0, &st);
+	/* a zombie leader whose other threads run is a live process (its
+	 * pidfd polls readable only once the last thread is gone) */
+	if (!rc && (st.state == 'Z' || st.state == 'X') && st.num_threads > 1 &&
+	    xp_proc_live_thread(pid))
+		st.state = 'S';
 	if (pidfd >= 0) {
 		out->has_pidfd = true;
 		out->pidfd = pidfd;
@@ -255,6 +260,8 @@ int xp_target_verify(const struct xp_target *t, struct xp_error *err)
 	if (xp_target_pidfd_exited(t) == 1)
 		return verify_exited(t, err);
 	rc = xp_proc_stat_read(t->pid, 0, &st);
+	if (!rc && (st.state == 'Z' || st.state == 'X') && xp_proc_live_thread(t->pid))
+		st.state = 'S'; /* a zombie leader: its other threads run on */
 	if (rc == -ENOENT || rc == -ESRCH || (!rc && (st.state == 'Z' || st.state == 'X'))) {
 		xp_target_detail(err, t);
 		return xp_error_set(err, XPROBE_E_TARGET_EXITED, true,

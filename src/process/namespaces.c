@@ -17,17 +17,18 @@ int xp_target_namespaces(const struct xp_target *t, struct xp_target_ns *out, st
 {
 	struct xp_proc_status status;
 	struct stat tp, sp, tm, sm;
-	char path[64];
+	char base[64], path[96];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	rc = xp_target_verify(t, err);
 	if (rc)
 		return rc;
-	snprintf(path, sizeof(path), "/proc/%u/ns/pid", t->pid);
+	xp_proc_base(t->pid, base, sizeof(base)); /* a zombie leader: a live thread's */
+	snprintf(path, sizeof(path), "%s/ns/pid", base);
 	if (stat(path, &tp) < 0)
 		return xp_proc_fail(t, "ns/pid", -errno, err);
-	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", t->pid);
+	snprintf(path, sizeof(path), "%s/ns/mnt", base);
 	if (stat(path, &tm) < 0)
 		return xp_proc_fail(t, "ns/mnt", -errno, err);
 	if (stat("/proc/self/ns/pid", &sp) < 0 || stat("/proc/self/ns/mnt", &sm) < 0)

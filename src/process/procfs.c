@@ -189,18 +189,80 @@ int xp_maps_parse(char *text, struct xp_maps *out, size_t *bad_line)
 	return 0;
 }
 
+/* ---- a zombie leader ------------------------------------------------------ */
+
+uint32_t xp_proc_live_thread(uint32_t pid)
+{
+	uint32_t *tids = NULL, found = 0;
+	size_t n = 0, total = 0, i;
+
+	if (xp_proc_threads(pid, 4096, &tids, &n, &total))
+		return 0;
+	for (i = 0; i < n && !found; i++) {
+		struct xp_proc_stat st;
+
+		if (tids[i] != pid && xp_proc_stat_read(pid, tids[i], &st) == 0 &&
+		    st.state != 'Z' && st.state != 'X')
+			found = tids[i];
+	}
+	free(tids);
+	return found;
+}
+
+int xp_proc_base(uint32_t pid, char *buf, size_t size)
+{
+	struct xp_proc_stat st;
+	uint32_t tid;
+
+	if (xp_proc_stat_read(pid, 0, &st) == 0 && (st.state == 'Z' || st.state == 'X') &&
+	    (tid = xp_proc_live_thread(pid)))
+		return snprintf(buf, size, "/proc/%u/task/%u", pid, tid) < (int)size ? 1 : 0;
+	snprintf(buf, size, "/proc/%u", pid);
+	return 0;
+}
+
+uint32_t xp_proc_attach_pid(uint32_t pid)
+{
+	struct xp_proc_stat st;
+	uint32_t tid;
+
+	if (xp_proc_stat_read(pid, 0, &st) == 0 && (st.state == 'Z' || st.state == 'X') &&
+	    (tid = xp_proc_live_thread(pid)))
+		return tid;
+	return pid;
+}
+
+/* @name under xp_proc_base(@pid): 1 when that is a live thread's, else 0. */
+static int via_live_thread(uint32_t pid, const char *name, char *path, size_t size)
+{
+	char base[64];
+
+	if (!xp_proc_base(pid, base, sizeof(base)))
+		return 0;
+	snprintf(path, size, "%s/%s", base, name);
+	return 1;
+}
+
 int xp_maps_read_pid(uint32_t pid, struct xp_maps *out, size_t *bad_line)
 {
-	char path[64], *text;
+	char path[96], *text;
+	size_t len = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	if (bad_line)
 		*bad_line = 0;
 	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	rc = xp_read_file(path, (size_t)256 << 20, &text, NULL);
+	rc = xp_read_file(path, (size_t)256 << 20, &text, &len);
 	if (rc)
 		return rc;
+	/* empty: no address space, or a zombie leader whose threads run on */
+	if (!len && via_live_thread(pid, "maps", path, sizeof(path))) {
+		free(text);
+		rc = xp_read_file(path, (size_t)256 << 20, &text, NULL);
+		if (rc)
+			return rc;
+	}
 	return xp_maps_parse(text, out, bad_line);
 }
 
@@ -309,12 +371,14 @@ ssize_t xp_maps_files(const struct xp_maps *m, size_t **idx)
 
 int xp_proc_exe(uint32_t pid, char **out)
 {
-	char path[64], buf[4096 + 16];
+	char path[96], buf[4096 + 16];
 	ssize_t n;
 
 	*out = NULL;
 	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0 && errno == ENOENT && via_live_thread(pid, "exe", path, sizeof(path)))
+		n = readlink(path, buf, sizeof(buf) - 1);
 	if (n < 0)
 		return errno == ESRCH ? -ENOENT : -errno;
 	buf[n] = '\0';
@@ -348,7 +412,7 @@ int xp_cmdline_parse(char *buf, size_t len, struct xp_argv *out)
 
 int xp_proc_cmdline(uint32_t pid, struct xp_argv *out)
 {
-	char path[64], *buf;
+	char path[96], *buf;
 	size_t len;
 	int rc;
 
@@ -357,6 +421,12 @@ int xp_proc_cmdline(uint32_t pid, struct xp_argv *out)
 	rc = xp_read_file(path, (size_t)4 << 20, &buf, &len);
 	if (rc)
 		return rc;
+	if (!len && via_live_thread(pid, "cmdline", path, sizeof(path))) {
+		free(buf);
+		rc = xp_read_file(path, (size_t)4 << 20, &buf, &len);
+		if (rc)
+			return rc;
+	}
 	rc = xp_cmdline_parse(buf, len, out);
 	if (rc)
 		free(buf);
@@ -537,7 +607,7 @@ int xp_proc_threads(uint32_t pid, size_t max, uint32_t **tids, size_t *n, size_t
 
 int xp_proc_ns_link(uint32_t pid, const char *name, char *buf, size_t size)
 {
-	char path[64];
+	char path[96], rel[32];
 	ssize_t n;
 
 	if (pid)
@@ -545,6 +615,9 @@ int xp_proc_ns_link(uint32_t pid, const char *name, char *buf, size_t size)
 	else
 		snprintf(path, sizeof(path), "/proc/self/ns/%s", name);
 	n = readlink(path, buf, size - 1);
+	snprintf(rel, sizeof(rel), "ns/%s", name);
+	if (n < 0 && errno == ENOENT && pid && via_live_thread(pid, rel, path, sizeof(path)))
+		n = readlink(path, buf, size - 1);
 	if (n < 0)
 		return errno == ESRCH ? -ENOENT : -errno;
 	buf[n] = '\0';

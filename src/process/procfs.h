@@ -101,6 +101,27 @@ bool xp_maps_file_has_exec(const struct xp_maps *m, const struct xp_map_entry *f
 const struct xp_map_entry *xp_maps_find_offset(const struct xp_maps *m,
 					       const struct xp_map_entry *f, uint64_t off);
 
+/*
+ * A zombie leader: a process whose main thread exited (pthread_exit, or
+ * SYS_exit) while others run on.  Its /proc/<pid> files of the address
+ * space, root, exe, cmdline and namespaces read empty or fail; they are
+ * read through a live thread instead.  xp_proc_live_thread: a thread of
+ * @pid other than the leader that is neither zombie nor dead, 0 if none.
+ * xp_proc_base: "/proc/<pid>", or "/proc/<pid>/task/<tid>" of such a
+ * thread when the leader is a zombie (then returns 1, else 0).
+ * xp_maps_read_pid, xp_proc_exe, xp_proc_cmdline and xp_proc_ns_link
+ * fall back to it by themselves.
+ */
+uint32_t xp_proc_live_thread(uint32_t pid);
+int xp_proc_base(uint32_t pid, char *buf, size_t size);
+/*
+ * The id to open a uprobe or USDT probe of process @pid with: @pid, or a
+ * live thread of a zombie leader (the kernel's uprobe filter compares
+ * the probed task's address space, which a zombie leader no longer has,
+ * and libbpf reads <id>/maps for USDT).
+ */
+uint32_t xp_proc_attach_pid(uint32_t pid);
+
 /* The last component of @path (after its last '/'). */
 const char *xp_path_base(const char *path);
 

@@ -27,14 +27,16 @@ static long sys_openat2(int dirfd, const char *path, struct open_how *how)
 
 int xp_target_fs_open(const struct xp_target *t, struct xp_target_fs *fs, struct xp_error *err)
 {
-	char path[64], a[64], b[64];
+	char path[96], a[64], b[64];
 	struct stat rs, ours;
 	int rc;
 
 	memset(fs, 0, sizeof(*fs));
 	fs->t = t;
 	fs->root_fd = -1;
-	snprintf(path, sizeof(path), "/proc/%u/root", t->pid);
+	/* a zombie leader's root and exe are gone: a live thread's are the same */
+	xp_proc_base(t->pid, fs->base, sizeof(fs->base));
+	snprintf(path, sizeof(path), "%s/root", fs->base);
 	fs->root_fd = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
 	if (fs->root_fd < 0)
 		return xp_proc_fail(t, "root", -errno, err);
@@ -52,7 +54,7 @@ int xp_target_fs_open(const struct xp_target *t, struct xp_target_fs *fs, struct
 	}
 	fs->same_mntns = strcmp(a, b) == 0;
 	fs->same_root = fs->same_mntns && rs.st_dev == ours.st_dev && rs.st_ino == ours.st_ino;
-	snprintf(path, sizeof(path), "/proc/%u/exe", t->pid);
+	snprintf(path, sizeof(path), "%s/exe", fs->base);
 	if (stat(path, &rs) == 0) {
 		fs->has_exe = true;
 		fs->exe_dev = rs.st_dev;
@@ -89,7 +91,7 @@ int xp_target_fs_stat(struct xp_target_fs *fs, const char *path, struct stat *st
 	if (errno != ENOSYS && errno != EINVAL)
 		return -errno;
 	/* no openat2: the magic root link (absolute symlinks may escape) */
-	snprintf(buf, sizeof(buf), "/proc/%u/root%s", fs->t->pid, path);
+	snprintf(buf, sizeof(buf), "%s/root%s", fs->base, path);
 	return stat(buf, st) < 0 ? -errno : 0;
 }
 
@@ -123,7 +125,7 @@ int xp_target_fs_access(struct xp_target_fs *fs, const struct xp_map_entry *m, c
 	if (fs->same_root && !m->deleted && (rc = try_path(m->path, m, out, &seen)) >= 0)
 		return rc;
 	if (!m->deleted) {
-		snprintf(buf, sizeof(buf), "/proc/%u/root%s", fs->t->pid, m->path);
+		snprintf(buf, sizeof(buf), "%s/root%s", fs->base, m->path);
 		if ((rc = try_path(buf, m, out, &seen)) >= 0)
 			return rc;
 	}

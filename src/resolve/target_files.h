@@ -30,7 +30,8 @@
 
 struct xp_target_fs {
 	const struct xp_target *t;
-	int root_fd; /* O_PATH /proc/<pid>/root */
+	char base[64]; /* /proc/<pid>, or a live thread's /proc/<pid>/task/<tid> */
+	int root_fd; /* O_PATH <base>/root */
 	bool same_root; /* the target's root and mount ns are ours */
 	bool same_mntns;
 	bool has_exe;
