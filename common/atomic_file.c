@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * atomic_file.c - temporary + fsync + rename + directory fsync; see
- * atomic_file.h for the guarantees.  The sequence number makes concurrent
- * writers in one process use distinct temporaries.
+ * atomic_file.c - unnamed temporary (or a named one) + fsync + link or
+ * rename + directory fsync; see atomic_file.h for the guarantees.  The
+ * sequence number makes concurrent writers in one process use distinct
+ * temporary names.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include "atomic_file.h"
+#include "parse.h"
 #include "readfile.h"
 
 int xpc_atomic_fault_before_rename;
@@ -59,6 +62,16 @@ static void inflight_del(const char *tmp)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
+static int inflight_has(const char *tmp)
+{
+	size_t i;
+
+	for (i = 0; i < INFLIGHT_SLOTS; i++)
+		if (inflight_used[i] && strcmp(inflight_path[i], tmp) == 0)
+			return 1;
+	return 0;
+}
+
 void xpc_atomic_unlink_inflight(void)
 {
 	size_t i;
@@ -86,6 +99,94 @@ static int check_dest(const char *path, unsigned *mode)
 	if (S_ISLNK(st.st_mode))
 		return -ELOOP;
 	return S_ISDIR(st.st_mode) ? -EISDIR : -XPC_EFTYPE;
+}
+
+int xpc_atomic_no_tmpfile;
+
+/* The pid in a temporary's name ".<base>.xprobe-<pid>-<seq>.tmp", or 0. */
+static pid_t temp_owner(const char *name)
+{
+	const char *p = strstr(name, ".xprobe-"), *dash;
+	char digits[16];
+	size_t n = strlen(name);
+	uint64_t v;
+
+	if (name[0] != '.' || !p || n < 5 || strcmp(name + n - 4, ".tmp") != 0)
+		return 0;
+	p += 8;
+	dash = strchr(p, '-');
+	if (!dash || (size_t)(dash - p) >= sizeof(digits) || dash == p)
+		return 0;
+	memcpy(digits, p, (size_t)(dash - p));
+	digits[dash - p] = '\0';
+	if (xpc_parse_u64(digits, 1, INT32_MAX, &v))
+		return 0;
+	return (pid_t)v;
+}
+
+/*
+ * Remove the named temporaries of xprobe processes that are gone (killed
+ * between writing and renaming): ours by owner, theirs by a pid no
+ * process holds.  A pid reused since is left alone.  At most SWEEP_MAX
+ * entries are looked at, so a huge directory costs a bounded time.
+ */
+#define SWEEP_MAX 4096
+static void sweep_dead(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned looked = 0;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) && looked++ < SWEEP_MAX) {
+		struct stat st;
+		pid_t pid = temp_owner(e->d_name);
+
+		if (!pid || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_uid == geteuid())
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+int xpc_atomic_check(const char *path, unsigned *mode)
+{
+	char *dup_dir = NULL, *dup_base = NULL;
+	const char *base, *dir;
+	struct stat st;
+	int rc = 0;
+
+	*mode = 0;
+	if (!path || !*path)
+		return -EINVAL;
+	dup_dir = strdup(path);
+	dup_base = strdup(path);
+	if (!dup_dir || !dup_base) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	base = basename(dup_base);
+	if (!*base || strcmp(base, "/") == 0 || strcmp(base, ".") == 0 ||
+	    strcmp(base, "..") == 0) {
+		rc = -EISDIR;
+		goto out;
+	}
+	dir = dirname(dup_dir); /* may be a static "." */
+	if (stat(dir, &st) < 0)
+		rc = -errno;
+	else if (!S_ISDIR(st.st_mode))
+		rc = -ENOTDIR;
+	else if (access(dir, W_OK | X_OK) < 0)
+		rc = -errno;
+	else if ((rc = check_dest(path, mode)) > 0)
+		rc = 0;
+out:
+	free(dup_dir);
+	free(dup_base);
+	return rc;
 }
 
 int xpc_atomic_open(struct xpc_atomic_file *f, const char *path)
@@ -118,6 +219,7 @@ int xpc_atomic_open(struct xpc_atomic_file *f, const char *path)
 	if (err < 0)
 		goto out;
 	err = 0;
+	sweep_dead(dir);
 	n = strlen(dir) + strlen(base) + 64;
 	f->tmp_path = malloc(n);
 	if (!f->tmp_path) {
@@ -126,14 +228,21 @@ int xpc_atomic_open(struct xpc_atomic_file *f, const char *path)
 	}
 	snprintf(f->tmp_path, n, "%s/.%s.xprobe-%d-%lu.tmp", dir, base, (int)getpid(),
 		 __atomic_add_fetch(&tmp_seq, 1, __ATOMIC_RELAXED));
-	f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (f->fd < 0) {
-		err = -errno;
-		free(f->tmp_path);
-		f->tmp_path = NULL;
-		goto out;
+	/* unnamed first: a writer killed mid-way leaves nothing behind */
+	f->fd = xpc_atomic_no_tmpfile ? -1 :
+					open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (f->fd >= 0) {
+		f->unnamed = true;
+	} else {
+		f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (f->fd < 0) {
+			err = -errno;
+			free(f->tmp_path);
+			f->tmp_path = NULL;
+			goto out;
+		}
+		inflight_add(f->tmp_path);
 	}
-	inflight_add(f->tmp_path);
 	/* O_CREAT honours the umask; make 0600 explicit. */
 	if (fchmod(f->fd, 0600) < 0)
 		err = -errno;
@@ -145,11 +254,62 @@ out:
 	return err;
 }
 
+/* Give the unnamed temporary @name (no file may have it). */
+static int link_unnamed(int fd, const char *name)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	/* no /proc: the empty path needs CAP_DAC_READ_SEARCH */
+	return linkat(fd, "", AT_FDCWD, name, AT_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
+/*
+ * The unnamed temporary into place: linked under the final name when
+ * nothing has it (atomic: the name appears with the whole content), or
+ * linked under the temporary name and renamed over a regular file (the
+ * name exists for that moment only; a writer killed there leaves it for
+ * the next write's sweep).
+ */
+static int place_unnamed(struct xpc_atomic_file *f)
+{
+	int tries, rc;
+
+	for (tries = 0; tries < 2; tries++) {
+		rc = check_dest(f->path, &f->dest_mode);
+		if (rc < 0)
+			return rc;
+		if (rc == 1) {
+			rc = link_unnamed(f->fd, f->path);
+			if (rc != -EEXIST)
+				return rc;
+			continue; /* appeared meanwhile: check it again */
+		}
+		rc = link_unnamed(f->fd, f->tmp_path);
+		if (rc)
+			return rc;
+		inflight_add(f->tmp_path);
+		if (rename(f->tmp_path, f->path) < 0) {
+			rc = -errno;
+			return rc; /* the abort removes the name */
+		}
+		inflight_del(f->tmp_path);
+		return 0;
+	}
+	return -EEXIST;
+}
+
 /* Rename the temporary onto a destination that check_dest() allows. */
 static int replace_dest(struct xpc_atomic_file *f)
 {
 	int tries, rc;
 
+	if (f->unnamed)
+		return place_unnamed(f);
 	for (tries = 0; tries < 2; tries++) {
 		rc = check_dest(f->path, &f->dest_mode);
 		if (rc < 0)
@@ -194,13 +354,20 @@ int xpc_atomic_commit(struct xpc_atomic_file *f)
 		return -EBADF;
 	if (fsync(f->fd) < 0)
 		err = -errno;
-	if (close(f->fd) < 0 && !err)
-		err = -errno;
-	f->fd = -1;
+	if (!f->unnamed) {
+		if (close(f->fd) < 0 && !err)
+			err = -errno;
+		f->fd = -1;
+	}
 	if (!err && xpc_atomic_fault_before_rename)
 		err = xpc_atomic_fault_before_rename;
 	if (!err)
 		err = replace_dest(f);
+	if (f->unnamed && f->fd >= 0) {
+		if (close(f->fd) < 0 && !err)
+			err = -errno;
+		f->fd = -1;
+	}
 	if (err) {
 		xpc_atomic_abort(f);
 		return err;
@@ -219,8 +386,10 @@ void xpc_atomic_abort(struct xpc_atomic_file *f)
 		close(f->fd);
 	f->fd = -1;
 	if (f->tmp_path) {
+		/* unnamed: the name exists only if linked and not yet renamed */
+		if (!f->unnamed || inflight_has(f->tmp_path))
+			unlink(f->tmp_path);
 		inflight_del(f->tmp_path);
-		unlink(f->tmp_path);
 	}
 	free(f->tmp_path);
 	free(f->path);

@@ -3,10 +3,18 @@
  * atomic_file.h - write a file so that readers see either the old file or
  * the complete new one, never a partial one.
  *
- * A temporary ".<base>.xprobe-<pid>-<seq>.tmp" is created beside the target
- * with O_CREAT|O_EXCL and mode 0600, filled, fsync'ed, renamed over the
- * target, and the directory is fsync'ed.  Any failure removes the
- * temporary.  The target keeps mode 0600 whatever the umask.
+ * The content goes into an unnamed temporary (O_TMPFILE, mode 0600) in
+ * the target's directory, is fsync'ed, and is linked under the target's
+ * name when nothing has it, or linked as ".<base>.xprobe-<pid>-<seq>.tmp"
+ * and renamed over a regular file; then the directory is fsync'ed.  A
+ * writer killed while writing leaves nothing: the unnamed inode goes with
+ * its descriptor.  Where the filesystem has no O_TMPFILE, the named
+ * temporary is created with O_CREAT|O_EXCL instead and filled there.
+ * Any failure removes the temporary.  Named temporaries of xprobe
+ * processes that died (SIGKILL between link and rename, or mid-write
+ * without O_TMPFILE) are removed by the next write into that directory
+ * (a pid no process holds, a file of our own uid).  The target keeps
+ * mode 0600 whatever the umask.
  *
  * Only a regular file is ever replaced.  rename() replaces whatever
  * directory entry has the name -- a FIFO, a device node, a socket, a
@@ -25,14 +33,27 @@
 #ifndef XPC_ATOMIC_FILE_H
 #define XPC_ATOMIC_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct xpc_atomic_file {
 	char *path;     /* final path (owned) */
-	char *tmp_path; /* temporary path (owned), NULL once committed */
+	char *tmp_path; /* temporary name (owned), NULL once committed */
 	int fd;         /* open temporary, or -1 */
+	bool unnamed;   /* fd is an O_TMPFILE inode: tmp_path is used only to
+			   rename it over an existing file */
 	unsigned dest_mode; /* st_mode of a refused destination, else 0 */
 };
+
+/*
+ * Whether @path can be written: its directory exists and we may create
+ * files in it, and the destination is absent or a regular file (not a
+ * directory, FIFO, device, socket or symbolic link).  For refusing an
+ * output before a measurement starts; the write checks again.  0, or
+ * -ENOENT / -ENOTDIR (the directory), -EACCES / -EROFS (not writable),
+ * -EISDIR, -ELOOP, -XPC_EFTYPE (*mode the type) for the destination.
+ */
+int xpc_atomic_check(const char *path, unsigned *mode);
 
 /* Check the destination, create the temporary.  Return 0 or -errno
  * (-ELOOP, -EISDIR, -XPC_EFTYPE: see above; f->dest_mode is kept). */
@@ -64,5 +85,8 @@ int xpc_atomic_write(const char *path, const void *data, size_t len);
 /* Test hook (sqlite3FaultSim style): when set, commit fails with this
  * -errno after writing, before the rename.  0 in production. */
 extern int xpc_atomic_fault_before_rename;
+/* Test hook: when set, no O_TMPFILE (the named temporary, as on a
+ * filesystem without it).  0 in production. */
+extern int xpc_atomic_no_tmpfile;
 
 #endif /* XPC_ATOMIC_FILE_H */

@@ -4,10 +4,13 @@
  * --version, and dispatch.  Commands are matched exactly (no prefixes:
  * scripts must not depend on abbreviations).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../../common/atomic_file.h"
 #include "../../common/cancel.h"
+#include "../../common/env_hooks.h"
 #include "args.h"
 #include "cli.h"
 
@@ -153,6 +156,13 @@ int main(int argc, char **argv)
 	 * left behind) instead of killing xprobe mid-write (common/cancel.h).
 	 */
 	xpc_cancel_install();
+	/* test builds: write artifacts as on a filesystem without O_TMPFILE */
+	if (xpc_test_hook_env("XPROBE_TEST_NO_TMPFILE"))
+		xpc_atomic_no_tmpfile = 1;
+	/* test builds: every artifact write fails at its end (EIO), after the
+	 * checks before the measurement passed */
+	if (xpc_test_hook_env("XPROBE_TEST_WRITE_FAULT"))
+		xpc_atomic_fault_before_rename = -EIO;
 	if (argc < 2) {
 		fprintf(stderr, "error: a command is required\n\n");
 		top_usage(stderr);

@@ -17,13 +17,18 @@
  * is measure_aggregate.c's once the endpoints are parsed.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../common/atomic_file.h"
 #include "../../common/cancel.h"
 #include "../../common/json.h"
+#include "../../common/readfile.h"
 #include "../capture/capture_io.h"
 #include "../capture/spec.h"
 #include "histogram.h"
@@ -225,6 +230,33 @@ static int export_result(struct xp_measure_req *req, const struct xp_capture *c,
 }
 
 /*
+ * The artifact could not be written at the end of a measurement that has
+ * its result: the contract's answer is TRACE_EXPORT_FAILED, and the
+ * result is not lost with it.  --json: the whole measurement-result
+ * document goes into the error's details.result; the terminal view: the
+ * result is printed first, the error after it.
+ */
+static void unsaved_result(struct xp_measure_req *req, struct result_ctx *ctx,
+			   struct xp_error *err)
+{
+	struct xpc_buf b = { 0 };
+	struct xpc_json w;
+
+	xp_error_hint(err, "the measurement itself succeeded: its result is %s",
+		      req->cli->json ? "in details.result" : "printed above");
+	if (!req->cli->json) {
+		render_human(stdout, ctx);
+		fflush(stdout);
+		return;
+	}
+	xpc_json_init_buf(&w, &b, 0);
+	render_json(&w, ctx);
+	if (xpc_json_finish(&w) == 0 && b.data)
+		xp_error_detail_raw(err, "result", b.data);
+	xpc_buf_free(&b);
+}
+
+/*
  * Correlate @c, write the artifact, render the result or the error.
  * @status: "completed", "timed_out" or "cancelled"; @host: live counters
  * or NULL; @extra: warnings to append (NULL ok).  Returns the exit code.
@@ -255,13 +287,6 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			children_hint(req, c, &err);
 		artifact_on_error(req, c, &err);
 		goto fail;
-	}
-	if (req->events_out) {
-		rc = export_result(req, c, &corr, &err);
-		if (rc && xpc_cancel_signo())
-			rc = export_cancelled(req, &err);
-		if (rc)
-			goto fail;
 	}
 	if (req->cli->format && !req->events_out) {
 		rc = xp_error_set(&err, XPROBE_E_TRACE_EXPORT_FAILED, true,
@@ -295,6 +320,15 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		};
 		struct result_ctx ctx = { &view };
 
+		if (req->events_out) {
+			rc = export_result(req, c, &corr, &err);
+			if (rc && xpc_cancel_signo())
+				rc = export_cancelled(req, &err);
+			else if (rc)
+				unsaved_result(req, &ctx, &err);
+			if (rc)
+				goto fail;
+		}
 		rc = xp_report_result(req, &view, &err);
 		if (rc)
 			goto fail;
@@ -715,6 +749,44 @@ static int output_clash(struct xp_error *err, const char *flag, const char *path
 			    path, other);
 }
 
+/*
+ * An output that cannot be written is refused before anything attaches
+ * or is read (the write checks again), with the words the write itself
+ * would have failed with: a missing or read-only directory, a
+ * destination that is a directory, FIFO, device, socket or link.
+ */
+static int output_unwritable(struct xp_error *err, const char *flag, const char *path, int rc,
+			     unsigned mode)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX], reason[256];
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", dirname(tmp));
+	xp_error_detail_str(err, "path", path);
+	xp_error_detail_str(err, "checked", "before measuring");
+	xp_error_hint(err, "nothing was measured: %s was checked before the measurement started",
+		      flag);
+	if (mode && (rc == -XPC_EFTYPE || rc == -ELOOP || rc == -EISDIR)) {
+		const char *type = xpc_file_type_name((mode_t)mode);
+
+		xp_error_detail_str(err, "file_type", type);
+		xp_error_hint(err, "%s writes a new or regular file only and never replaces a %s; pass another path",
+			      flag, type);
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
+				    "failed to write %s: it exists and is a %s, not a regular file",
+				    path, type);
+	}
+	xp_error_detail_str(err, "directory", dir);
+	if (rc == -ENOENT || rc == -ENOTDIR)
+		xp_error_hint(err, "create %s first, or give %s a path in an existing directory",
+			      dir, flag);
+	else if (rc == -EACCES || rc == -EPERM || rc == -EROFS)
+		xp_error_hint(err, "give %s a path in a directory this user can write", flag);
+	xprobe_strerror(rc, reason, sizeof(reason));
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to write %s: %s",
+			    path, reason);
+}
+
 static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
 {
 	const char *outs[2] = { cli->events_out, cli->report };
@@ -728,6 +800,13 @@ static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
 	}
 	if (outs[0] && outs[1] && xpc_same_file(outs[0], outs[1]))
 		return output_clash(err, flags[1], outs[1], "--events-out");
+	for (i = 0; i < 2; i++) {
+		unsigned mode = 0;
+		int rc = outs[i] ? xpc_atomic_check(outs[i], &mode) : 0;
+
+		if (rc)
+			return output_unwritable(err, flags[i], outs[i], rc, mode);
+	}
 	return 0;
 }
 

@@ -834,14 +834,49 @@ def test_artifact_written_when_record_limit_reached(xprobe, tmp_path):
 def test_artifact_failure_keeps_original_code(xprobe, tmp_path):
     src = xpcap.write_jsonl(tmp_path / "reads.jsonl", [
         syscall_entry(100, 500, name="read"), syscall_exit(100, 600, name="read")])
+    # a missing directory: refused before anything is read
     out = tmp_path / "missing" / "out.jsonl"
     e = fail(measure(xprobe, [src], MMAP, "exact", "--samples", 5, "--events-out", out),
              "TRACE_EXPORT_FAILED")
+    assert e["message"] == "failed to write %s: No such file or directory" % out
+    assert e["details"]["checked"] == "before measuring"
+    assert e["details"]["directory"] == str(tmp_path / "missing")
+    assert "original_error_code" not in e["details"]
+    # a write that fails at its end (the test hook): the measurement's code stays
+    out = tmp_path / "out.jsonl"
+    env = dict(os.environ, XPROBE_TEST_WRITE_FAULT="1")
+    e = fail(measure(xprobe, [src], MMAP, "exact", "--samples", 5, "--events-out", out,
+                     env=env), "TRACE_EXPORT_FAILED")
     assert e["details"]["original_error_code"] == "NO_MATCHED_SAMPLES"
     assert e["details"]["path"] == str(out)
     assert e["message"].startswith("failed to write %s: " % out)
     assert "the measurement also failed; rerun after fixing artifact output" in e["hints"]
     assert "artifact_path" not in e["details"]
+    no_temporaries(tmp_path)
+
+
+def test_a_result_whose_artifact_fails_is_still_printed(xprobe, tmp_path):
+    """The measurement succeeded, its artifact could not be saved at the
+    end: TRACE_EXPORT_FAILED with the whole result in details.result
+    (--json), or the result printed before the error (terminal)."""
+    src = xpcap.write_jsonl(tmp_path / "mmap.jsonl", [
+        syscall_entry(100, 1000), syscall_exit(100, 1500),
+        syscall_entry(100, 2000), syscall_exit(100, 2600)])
+    out = tmp_path / "out.jsonl"
+    env = dict(os.environ, XPROBE_TEST_WRITE_FAULT="1")
+    e = fail(measure(xprobe, [src], MMAP, "exact", "--samples", 2, "--events-out", out,
+                     env=env), "TRACE_EXPORT_FAILED")
+    result = e["details"]["result"]
+    xprobe_test.validate(result, "measurement-result")
+    assert result["measurement"]["samples"]["matched"] == 2
+    assert [p["latency_ns"] for p in result["evidence"]] == [500, 600]
+    assert any("its result is in details.result" in h for h in e["hints"]), e
+    r = measure(xprobe, [src], MMAP, "exact", "--samples", 2, "--events-out", out, env=env,
+                json_mode=False)
+    assert r.rc == 1
+    assert "matched" in r.stdout and "2" in r.stdout, r.stdout
+    assert r.stderr.startswith("TRACE_EXPORT_FAILED: failed to write"), r.stderr
+    assert not out.exists()
     no_temporaries(tmp_path)
 
 

@@ -390,20 +390,27 @@ def test_non_regular_destinations_are_refused(xprobe, tmp_path, kind):
 def test_failed_measurement_with_unwritable_report_keeps_its_code(xprobe, tmp_path):
     events = [xpcap.syscall_entry(100, 1000)]
     src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    # a FIFO or a missing directory: refused before anything is read
     os.mkfifo(tmp_path / "fifo")
     r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report",
                    tmp_path / "fifo")
     assert r.code == "TRACE_EXPORT_FAILED", r
     d = r.error["details"]
-    assert d["original_error_code"] == "NO_MATCHED_SAMPLES" and d["file_type"] == "fifo"
-    assert "report_path" not in d and d["path"] == str(tmp_path / "fifo")
-    assert d["start_selector"] == "syscall:mmap:entry"  # the failure's details stay
-    # a missing directory: the write's own reason
+    assert d["file_type"] == "fifo" and d["checked"] == "before measuring"
+    assert "original_error_code" not in d and d["path"] == str(tmp_path / "fifo")
     r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report",
                    tmp_path / "nodir" / "r.html")
     assert r.code == "TRACE_EXPORT_FAILED", r
-    assert r.error["details"]["original_error_code"] == "NO_MATCHED_SAMPLES"
     assert r.error["message"].endswith("No such file or directory"), r.error
+    # the write fails at its end (the test hook): the measurement's code stays
+    env = dict(os.environ, XPROBE_TEST_WRITE_FAULT="1")
+    r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report",
+                   tmp_path / "r.html", env=env)
+    assert r.code == "TRACE_EXPORT_FAILED", r
+    d = r.error["details"]
+    assert d["original_error_code"] == "NO_MATCHED_SAMPLES"
+    assert "report_path" not in d and d["path"] == str(tmp_path / "r.html")
+    assert d["start_selector"] == "syscall:mmap:entry"  # the failure's details stay
 
 
 def test_a_regular_file_is_replaced_atomically_mode_0600(xprobe, tmp_path):

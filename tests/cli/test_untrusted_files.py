@@ -275,16 +275,30 @@ def test_events_out_symlink_is_not_replaced(xprobe, tmp_path, target):
             assert f.read() == "kept\n"
 
 
-def test_events_out_fifo_keeps_the_measurement_error_code(xprobe, tmp_path):
-    # the capture exists but nothing pairs: NO_MATCHED_SAMPLES, and the
-    # artifact cannot be written either
+def test_events_out_fifo_is_refused_before_measuring(xprobe, tmp_path):
+    # refused before anything is read: no measurement error to keep
     src = xpcap.write_jsonl(tmp_path / "reads.jsonl", [
         syscall_entry(100, 500, name="read"), syscall_exit(100, 600, name="read")])
     fifo = tmp_path / "out.jsonl"
     os.mkfifo(fifo)
-    e = export_refused(xprobe, tmp_path, fifo, "fifo", inputs=[src], code="NO_MATCHED_SAMPLES")
-    assert "the measurement also failed; rerun after fixing artifact output" in e["hints"]
+    e = export_refused(xprobe, tmp_path, fifo, "fifo", inputs=[src])
+    assert e["details"]["checked"] == "before measuring"
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_events_out_failing_at_the_end_keeps_the_measurement_error_code(xprobe, tmp_path):
+    # the capture exists but nothing pairs: NO_MATCHED_SAMPLES, and the
+    # artifact's write fails too (after the checks passed: the test hook)
+    src = xpcap.write_jsonl(tmp_path / "reads.jsonl", [
+        syscall_entry(100, 500, name="read"), syscall_exit(100, 600, name="read")])
+    out = tmp_path / "out.jsonl"
+    env = dict(os.environ, XPROBE_TEST_WRITE_FAULT="1")
+    e = fail(measure(xprobe, [src], "--events-out", out, timeout=30, env=env))
+    assert e["details"]["original_error_code"] == "NO_MATCHED_SAMPLES"
+    assert e["message"] == "failed to write %s: Input/output error" % out
+    assert "the measurement also failed; rerun after fixing artifact output" in e["hints"]
+    assert not out.exists()
+    no_temporaries(tmp_path)
 
 
 def test_events_out_regular_file_is_still_replaced(xprobe, tmp_path):

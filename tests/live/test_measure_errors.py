@@ -323,3 +323,27 @@ def test_human_output(xprobe):
         assert res.rc == 0, res
         assert res.stdout.strip()
         fx.quit()
+
+
+def test_unwritable_outputs_are_refused_before_the_window(xprobe, tmp_path):
+    """A missing directory, a directory, a FIFO: refused before anything
+    attaches (a 60 s window would outlast the test's timeout), with the
+    words the write would have failed with.  Before, the whole live
+    window ran and the measurement was lost."""
+    os.mkfifo(tmp_path / "fifo")
+    cases = [(tmp_path / "nodir" / "x.jsonl", "No such file or directory", None),
+             (tmp_path, None, "directory"), (tmp_path / "fifo", None, "fifo")]
+    with sleeper("--calls", 0) as fx:
+        for flag in ("--events-out", "--report"):
+            for path, words, ftype in cases:
+                res = xprobe.run("measure", "--pid", fx.pid, "--from", "syscall:read:entry",
+                                 "--to", "syscall:read:exit", "--match", "exact",
+                                 "--duration-ms", 60000, flag, path, timeout=20)
+                assert res.rc == 1 and res.error["code"] == "TRACE_EXPORT_FAILED", res
+                d = res.error["details"]
+                assert d["checked"] == "before measuring" and d["path"] == str(path)
+                if words:
+                    assert res.error["message"].endswith(words), res.error
+                else:
+                    assert d["file_type"] == ftype, d
+        fx.quit()
