@@ -74,6 +74,16 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_error *err);
 
 /*
+ * A failure of the Agent or the injection (a reset connection, a refused
+ * PTRACE_SEIZE, a dlopen in a process being torn down) that came from the
+ * target's end: when @req's target has exited or been reused, @err
+ * becomes TARGET_EXITED / TARGET_REUSED (exit 3), with the failure's code
+ * and words in details.original_error_code and original_message.
+ * Returns the resulting code (@rc unchanged otherwise, 0 stays 0).
+ */
+int xp_measure_target_gone(struct xp_measure_req *req, int rc, struct xp_error *err);
+
+/*
  * What a live measurement does before collecting, for a path that collects
  * on its own (measure --aggregate): validate the pair (its first issue is
  * the error, as for an exact measurement), then @check (may be NULL: the

@@ -234,6 +234,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 		}
 		xp_inventory_signals_catch(&sig);
 		rc = xp_agent_aggregate_collect(&o, &res, err);
+		rc = xp_measure_target_gone(req, rc, err);
 		xp_inventory_signals_restore(&sig);
 		xp_cli_progress_end(&prog.line);
 	}

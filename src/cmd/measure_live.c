@@ -303,6 +303,41 @@ static void on_progress(void *vctx, const struct xp_live_progress *p)
 	xp_cli_progress_draw(&x->line, text);
 }
 
+#define GONE_LOOKS 20
+#define GONE_WAIT_NS 5000000ull /* 20 x 5 ms */
+
+int xp_measure_target_gone(struct xp_measure_req *req, int rc, struct xp_error *err)
+{
+	struct xp_error verr = { 0 };
+	char msg[XP_ERR_MESSAGE_MAX];
+	int vrc, i;
+
+	if (!rc || err->code == XPROBE_E_TARGET_EXITED || err->code == XPROBE_E_TARGET_REUSED ||
+	    err->code == XPROBE_E_TARGET_NOT_FOUND)
+		return rc;
+	/* a dying target closes its descriptors (our socket) before its exit
+	 * is visible: look again for a little while */
+	for (i = 0;; i++) {
+		vrc = xp_target_verify(&req->target, &verr);
+		if (vrc || i >= GONE_LOOKS)
+			break;
+		xp_error_clear(&verr);
+		xpc_sleep_until_ns(xpc_mono_ns() + GONE_WAIT_NS);
+	}
+	if (!vrc || (verr.code != XPROBE_E_TARGET_EXITED && verr.code != XPROBE_E_TARGET_REUSED)) {
+		xp_error_clear(&verr);
+		return rc;
+	}
+	/* the failure was the target's end: say that, keep what failed */
+	snprintf(msg, sizeof(msg), "%s", err->message);
+	xp_error_detail_str(err, "original_error_code", xprobe_errname(err->code));
+	xp_error_detail_str(err, "original_message", msg);
+	xp_target_detail(err, &req->target);
+	rc = xp_error_set(err, verr.code, true, "%s (%s)", verr.message, msg);
+	xp_error_clear(&verr);
+	return rc;
+}
+
 int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_live_outcome *out, struct xp_warnings *ws,
 			    struct xp_error *err)
@@ -437,6 +472,8 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 		}
 	}
 out:
+	if (rc && ap.needed)
+		rc = xp_measure_target_gone(req, rc, err);
 	if (rc && out->agent_injected)
 		xp_error_detail_bool(err, "agent_injected", true);
 	for (i = 0; i < nsrc; i++)
@@ -463,6 +500,7 @@ int xp_measure_agent_ready(struct xp_measure_req *req,
 		rc = check(ctx, req, err);
 	if (!rc)
 		rc = activate(req, &ap, ws, &out, err);
+	rc = xp_measure_target_gone(req, rc, err);
 	*injected = out.agent_injected;
 	if (rc && out.agent_injected)
 		xp_error_detail_bool(err, "agent_injected", true);

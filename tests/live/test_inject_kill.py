@@ -224,3 +224,40 @@ def test_cli_killed_by_the_clock(xprobe):
             assert untraced(t.pid)
             plain_check(t, "CLI killed by the clock, run %d" % i)
     assert hits >= 20, "the CLI was caught with a thread in hand only %d times of 40" % hits
+
+
+@pytest.mark.parametrize("kind", ["plain", "double", "aggregate"])
+def test_target_killed_at_any_stage_is_target_exited(xprobe, kind):
+    """The target dies at a drawn instant of an Agent measurement (checks,
+    injection, connect, ARM, the window): always TARGET_EXITED, exit 3.
+    Before: CUPTI_NOT_AVAILABLE "Connection reset by peer" (exit 1),
+    PERMISSION_DENIED "PTRACE_SEIZE refused" (exit 4), or
+    CUPTI_AGENT_NOT_LOADED, depending on the instant."""
+    import json
+    rnd = random.Random(SEED + len(kind))
+    codes = {}
+    for i in range(12):
+        t = PlainTarget("blocked") if kind == "plain" else DoubleTarget()
+        try:
+            args = [xprobe.binary, "measure", "--pid", str(t.pid), "--from", "cuda:kernel_start",
+                    "--to", "cuda:kernel_end", "--match", "exact", "--json",
+                    "--non-interactive", "--no-color"]
+            args += (["--aggregate", "--duration-ms", "3000"] if kind == "aggregate"
+                     else ["--samples", "5", "--timeout-ms", "3000"])
+            p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 text=True)
+            time.sleep(rnd.uniform(0, 0.06))
+            before = p.poll() is not None  # it ended on its own first
+            t.p.kill()
+            out, _ = p.communicate(timeout=30)
+        finally:
+            t.p.kill()
+            t.p.wait()
+        if before:
+            continue
+        doc = json.loads(out)
+        xprobe_test.validate(doc, "error")
+        codes[doc["error"]["code"]] = codes.get(doc["error"]["code"], 0) + 1
+        assert p.returncode == 3 and doc["error"]["code"] in ("TARGET_EXITED",
+                                                             "TARGET_NOT_FOUND"), doc
+    assert codes.get("TARGET_EXITED", 0) >= 6, codes
