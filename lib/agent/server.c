@@ -110,6 +110,20 @@ struct conn {
 	int32_t pid;
 };
 
+/*
+ * The Agent's diagnostics go to the traced program's stderr, so a flood
+ * of refused connections must not flood it: of each reason, the first is
+ * said, then at most one a minute, with the count held back since.
+ */
+enum diag { DIAG_REFUSED_UID, DIAG_REFUSED_FULL, DIAG__COUNT };
+#define DIAG_INTERVAL_NS (60ull * 1000000000ull)
+
+struct diag_rate {
+	uint64_t last_ns; /* when one was last said */
+	uint64_t held; /* since then, not said */
+	bool said;
+};
+
 struct srv {
 	int lfd; /* listening socket (-1 once unpublished) */
 	struct xpl_fdid lid, did; /* what lfd and dirfd are */
@@ -121,6 +135,7 @@ struct srv {
 	bool quit; /* CLOSE of an injected Agent: end the thread */
 	uint64_t accept_after_ns; /* CLOCK_MONOTONIC before which lfd is not polled */
 	bool fd_limit_said; /* the descriptor limit was logged (once until it passes) */
+	struct diag_rate diag[DIAG__COUNT];
 	uint64_t start_time;
 	uint8_t chunk[XPROBE_AGENT_CHUNK_MAX];
 };
@@ -404,6 +419,23 @@ static void conn_drop(struct srv *s, struct conn *cn)
 	pthread_mutex_unlock(&ag.lock);
 }
 
+/* Whether to say one of @d now; *held: how many were held back before it. */
+static bool diag_say(struct srv *s, enum diag d, uint64_t *held)
+{
+	struct diag_rate *r = &s->diag[d];
+	uint64_t now = xpl_mono_ns();
+
+	if (r->said && now - r->last_ns < DIAG_INTERVAL_NS) {
+		r->held++;
+		return false;
+	}
+	*held = r->held;
+	r->held = 0;
+	r->said = true;
+	r->last_ns = now;
+	return true;
+}
+
 /* Accept every pending connection; false: the listening descriptor is
  * no longer ours (the program closed it and reused its number). */
 static bool accept_all(struct srv *s)
@@ -411,6 +443,7 @@ static bool accept_all(struct srv *s)
 	for (;;) {
 		struct ucred cr;
 		socklen_t len = sizeof(cr);
+		uint64_t held;
 		struct timeval tv = { SEND_TIMEOUT_MS / 1000, (SEND_TIMEOUT_MS % 1000) * 1000 };
 		int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC), sndbuf = SNDBUF_BYTES;
 		struct conn *cn;
@@ -432,17 +465,23 @@ static bool accept_all(struct srv *s)
 		s->fd_limit_said = false;
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
 		    (cr.uid != geteuid() && cr.uid != 0)) {
-			pr_warn("agent: refused a connection from uid %u (pid %d): only uid %u or "
-				"root may drive this process's Agent",
-				len == sizeof(cr) ? (unsigned)cr.uid : ~0u,
-				len == sizeof(cr) ? (int)cr.pid : -1, (unsigned)geteuid());
+			if (diag_say(s, DIAG_REFUSED_UID, &held))
+				pr_warn("agent: refused a connection from uid %u (pid %d): only uid "
+					"%u or root may drive this process's Agent (%llu more "
+					"refused since the last such line; at most one a minute)",
+					len == sizeof(cr) ? (unsigned)cr.uid : ~0u,
+					len == sizeof(cr) ? (int)cr.pid : -1, (unsigned)geteuid(),
+					(unsigned long long)held);
 			close(fd);
 			continue;
 		}
 		cn = conn_of(s, -1);
 		if (!cn) {
-			pr_warn("agent: refused a connection from pid %d: %d connections are open",
-				(int)cr.pid, MAX_CONNS);
+			if (diag_say(s, DIAG_REFUSED_FULL, &held))
+				pr_warn("agent: refused a connection from pid %d: %d connections are "
+					"open (%llu more refused since the last such line; at most "
+					"one a minute)",
+					(int)cr.pid, MAX_CONNS, (unsigned long long)held);
 			close(fd);
 			continue;
 		}

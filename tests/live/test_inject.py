@@ -16,6 +16,7 @@ magic, status, pid, start time and the INJECTED feature.
 import os
 import shutil
 import tempfile
+import time
 
 import pytest
 
@@ -112,3 +113,62 @@ def test_200_cycles_one_target():
         assert t.stderr() == ""
         # the target stood still well under 5 ms a cycle (median)
         assert int(kv["stopped_median_ns"]) < 5000000, line
+
+
+def test_refused_connections_do_not_flood_the_programs_stderr():
+    """The Agent writes into the traced program's stderr: of each reason a
+    refused connection has (too many open, another user), the first line,
+    then at most one a minute with the count held back.  Before: one line
+    per refusal (5,000 lines, 430 KB in 0.6 s from a same-user flood)."""
+    import socket as socketmod
+    with Target("blocked") as t:
+        rc, kv, line = drive(t.pid)
+        assert rc == 0, line
+        path = hello(t.pid)["path"]
+        held = []
+        for _ in range(8):  # the Agent's connection table, full
+            s = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_SEQPACKET)
+            s.connect(path)
+            held.append(s)
+        time.sleep(0.1)
+        for _ in range(2000):
+            s = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_SEQPACKET)
+            try:
+                s.connect(path)
+                s.settimeout(2)
+                s.recv(16)  # closed by the Agent
+            except OSError:
+                pass
+            s.close()
+        # another user, through a socket someone made reachable
+        d = os.path.dirname(path)
+        os.chmod(d, 0o755)
+        os.chmod(path, 0o777)
+        for _ in range(2):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setgid(NOBODY)
+                    os.setuid(NOBODY)
+                    for _ in range(500):
+                        s = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_SEQPACKET)
+                        try:
+                            s.connect(path)
+                            s.settimeout(2)
+                            s.recv(16)
+                        except OSError:
+                            pass
+                        s.close()
+                finally:
+                    os._exit(0)
+            os.waitpid(pid, 0)
+        os.chmod(d, 0o700)
+        for s in held:
+            s.close()
+        time.sleep(0.2)
+        lines = t.stderr().splitlines()
+        full = [x for x in lines if "connections are open" in x]
+        other = [x for x in lines if "only uid" in x]
+        assert len(full) == 1 and len(other) == 1, lines
+        assert len(lines) == 2, lines
+        t.check()
