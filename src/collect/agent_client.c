@@ -7,10 +7,11 @@
  * Invariants:
  *   - no path component after the target's root is followed if it is a
  *     link: each is opened O_PATH|O_NOFOLLOW relative to the last, and
- *     connect() goes through /proc/self/fd/<dirfd>/<name>, so what was
- *     checked is what is connected to (only the directory's owner, the
- *     target's uid, can still swap the socket; the peer check catches a
- *     socket someone else serves);
+ *     the socket itself is opened by descriptor (O_PATH|O_NOFOLLOW),
+ *     checked through that descriptor, and connect() goes through
+ *     /proc/self/fd/<sockfd>, so what was checked is what is connected
+ *     to, whoever renames what meanwhile; the peer check then catches a
+ *     socket someone else serves;
  *   - no request is sent before SO_PEERCRED named the target;
  *   - no reply byte is used before xp_agent_reply_check() and the
  *     pid/start-time check passed; record packets go only to the decoder,
@@ -349,6 +350,20 @@ static int conn_begin(struct xp_agent_conn *c, const struct xp_target *t, int ti
 	return 0;
 }
 
+/* The type of @st, for messages. */
+static const char *type_of(const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link";
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (S_ISSOCK(st->st_mode))
+		return "a socket";
+	if (S_ISREG(st->st_mode))
+		return "a regular file";
+	return "a special file";
+}
+
 /* The type of what @name in @dfd is, for messages. */
 static const char *type_at(int dfd, const char *name)
 {
@@ -356,54 +371,59 @@ static const char *type_at(int dfd, const char *name)
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return "something that cannot be examined";
-	if (S_ISLNK(st.st_mode))
-		return "a symbolic link";
-	if (S_ISDIR(st.st_mode))
-		return "a directory";
-	if (S_ISSOCK(st.st_mode))
-		return "a socket";
-	if (S_ISREG(st.st_mode))
-		return "a regular file";
-	return "a special file";
+	return type_of(&st);
 }
 
 /*
- * Check the socket @name in the open directory @dfd: a socket (not a
- * link) owned by @uid (or root when @root_ok).  0 or the error.
+ * Open the socket @name in the open directory @dfd by descriptor (O_PATH,
+ * never through a link) and check what was opened: a socket owned by
+ * @uid.  The connect then goes through that descriptor, so the file
+ * checked is the file connected to: a name swapped meanwhile changes
+ * nothing.  Owned by root too when @root_ok.  Returns the descriptor or
+ * the error.
  */
-static int check_socket(struct xp_agent_conn *c, int dfd, const char *name, uint32_t uid,
-			bool root_ok, struct xp_error *err)
+static int open_socket(struct xp_agent_conn *c, int dfd, const char *name, uint32_t uid,
+		       bool root_ok, struct xp_error *err)
 {
+	int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC), e = errno;
 	struct stat st;
 
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		int e = errno;
-
+	if (fd < 0) {
 		if (e == ENOENT)
 			return not_loaded(err, c->pid, c->path,
 					  "its control socket does not exist");
+		if (e == ELOOP)
+			return denied(err, c->pid, c->path,
+				      "the socket's path is a symbolic link, not a socket (links are never followed)");
 		if (e == EACCES || e == EPERM)
 			return denied(err, c->pid, c->path,
-				      "the socket's directory cannot be searched (%s)",
-				      strerror(e));
+				      "the socket's directory cannot be searched (%s)", strerror(e));
+		return denied(err, c->pid, c->path, "cannot open the socket: %s", strerror(e));
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		close(fd);
 		return denied(err, c->pid, c->path, "cannot examine the socket: %s", strerror(e));
 	}
-	if (!S_ISSOCK(st.st_mode))
+	if (!S_ISSOCK(st.st_mode)) {
+		close(fd);
 		return denied(err, c->pid, c->path, "the socket's path is %s, not a socket",
-			      type_at(dfd, name));
-	if (st.st_uid != uid && !(root_ok && st.st_uid == 0))
+			      type_of(&st));
+	}
+	if (st.st_uid != uid && !(root_ok && st.st_uid == 0)) {
+		close(fd);
 		return denied(err, c->pid, c->path,
 			      "the socket is owned by uid %u, not by the target's uid %" PRIu32,
 			      (unsigned)st.st_uid, uid);
-	return 0;
+	}
+	return fd;
 }
 
 /*
- * connect() to @name in the open directory @dfd through /proc/self/fd, a
+ * connect() to the socket open as @sfd (O_PATH) through /proc/self/fd, a
  * nonblocking SOCK_SEQPACKET socket; then the peer check.  Fills c->fd.
  */
-static int connect_at(struct xp_agent_conn *c, int dfd, const char *name, uint32_t uid,
-		      struct xp_error *err)
+static int connect_at(struct xp_agent_conn *c, int sfd, uint32_t uid, struct xp_error *err)
 {
 	uint64_t deadline = now_ms() + (uint64_t)c->timeout_ms;
 	struct sockaddr_un sa;
@@ -413,7 +433,7 @@ static int connect_at(struct xp_agent_conn *c, int dfd, const char *name, uint32
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dfd, name);
+	n = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", sfd);
 	if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
 		return denied(err, c->pid, c->path, "the socket's name is too long");
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -496,7 +516,7 @@ static int hello(struct xp_agent_conn *c, struct xprobe_agent_reply *rep, struct
 int xp_agent_connect(const struct xp_target *t, int timeout_ms, struct xp_agent_conn *conn,
 		     struct xp_error *err)
 {
-	int rootfd = -1, tmpfd = -1, dfd = -1, rc;
+	int rootfd = -1, tmpfd = -1, dfd = -1, sfd = -1, rc;
 	char dname[64], sname[96], root[48];
 	struct target_view v;
 	struct stat st;
@@ -540,14 +560,16 @@ int xp_agent_connect(const struct xp_target *t, int timeout_ms, struct xp_agent_
 			    (unsigned)(st.st_mode & 07777));
 		goto out;
 	}
-	rc = check_socket(conn, dfd, sname, v.uid, false, err);
-	if (rc)
+	sfd = rc = open_socket(conn, dfd, sname, v.uid, false, err);
+	if (rc < 0)
 		goto out;
-	rc = connect_at(conn, dfd, sname, v.uid, err);
+	rc = connect_at(conn, sfd, v.uid, err);
 	if (rc)
 		goto out;
 	rc = hello(conn, &conn->hello, err);
 out:
+	if (sfd >= 0)
+		close(sfd);
 	if (dfd >= 0)
 		close(dfd);
 	if (tmpfd >= 0)
@@ -565,7 +587,7 @@ int xp_agent_connect_path(const struct xp_target *t, const char *path, int timeo
 	char *dir = NULL, *slash;
 	const char *base;
 	struct target_view v;
-	int dfd = -1, rc;
+	int dfd = -1, sfd = -1, rc;
 
 	rc = conn_begin(conn, t, timeout_ms, &v, err);
 	if (rc)
@@ -598,12 +620,14 @@ int xp_agent_connect_path(const struct xp_target *t, const char *path, int timeo
 					      strerror(errno));
 		goto out;
 	}
-	rc = check_socket(conn, dfd, base, v.uid, true, err);
-	if (!rc)
-		rc = connect_at(conn, dfd, base, v.uid, err);
+	sfd = rc = open_socket(conn, dfd, base, v.uid, true, err);
+	if (rc >= 0)
+		rc = connect_at(conn, sfd, v.uid, err);
 	if (!rc)
 		rc = hello(conn, &conn->hello, err);
 out:
+	if (sfd >= 0)
+		close(sfd);
 	if (dfd >= 0)
 		close(dfd);
 	free(dir);

@@ -58,6 +58,7 @@ enum setup {
 	SET_SOCK_OWNER, /* socket owned by nobody */
 	SET_STALE, /* a socket nobody listens on */
 	SET_OTHER_PEER, /* served by a child of the target */
+	SET_SWAP, /* the socket's name swapped with a link to an impostor's, over and over */
 };
 
 struct srv {
@@ -320,6 +321,38 @@ static void child(int ready)
 		pause();
 		_exit(0);
 	}
+	case SET_SWAP: {
+		pid_t p;
+
+		lfd = listen_at(sock);
+		if (fork() == 0) { /* the impostor */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			close(lfd);
+			lfd = listen_at("/tmp/elsewhere.sock");
+			s.pid = (uint32_t)getppid();
+			serve(&s, lfd);
+		}
+		p = fork();
+		if (p == 0) { /* the directory's owner, swapping the name */
+			char real[160], t1[160], t2[160];
+
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			snprintf(real, sizeof(real), "%s/real", dir);
+			snprintf(t1, sizeof(t1), "%s/t1", dir);
+			snprintf(t2, sizeof(t2), "%s/t2", dir);
+			if (link(sock, real))
+				_exit(10);
+			for (;;) {
+				unlink(t1);
+				if (symlink("/tmp/elsewhere.sock", t1) == 0)
+					rename(t1, sock);
+				unlink(t2);
+				if (link(real, t2) == 0)
+					rename(t2, sock);
+			}
+		}
+		break;
+	}
 	default:
 		lfd = listen_at(sock);
 		if (g_setup == SET_SOCK_OWNER && chown(sock, 65534, 65534))
@@ -512,6 +545,47 @@ static void test_socket_checks(void)
 	expect_connect(SET_SOCK_OWNER, NULL, XPROBE_E_PERMISSION_DENIED,
 		       "socket is owned by uid 65534");
 	expect_connect(SET_OTHER_PEER, NULL, XPROBE_E_PERMISSION_DENIED, "not by the target");
+}
+
+/*
+ * The directory's owner swaps the socket's name with a link to an
+ * impostor's socket between the check and the connect: whatever the
+ * instant, the client connects to the socket it checked or says exactly
+ * what it found.  Before, 31 of 200 connects read "the socket's path is
+ * a socket, not a socket".
+ */
+static void test_socket_swapped(void)
+{
+	unsigned ok = 0, link_refused = 0, i;
+	struct xp_agent_conn conn;
+	struct xp_error err = { 0 };
+	struct fake f;
+
+	g_multi = true;
+	fake_start(&f, SET_SWAP, NULL);
+	g_multi = false;
+	for (i = 0; i < 200; i++) {
+		int rc = xp_agent_connect(&f.t, 300, &conn, &err);
+		bool link = xpt_contains(err.message, "is a symbolic link, not a socket");
+
+		if (rc == 0) {
+			ok++;
+			CHECK(conn.hello.pid == f.t.pid);
+			xp_agent_disconnect(&conn);
+		} else if (rc != -XPROBE_E_PERMISSION_DENIED || !link) {
+			fprintf(stderr, "swapped socket, connect %u: %s\n", i, err.message);
+			CHECK(!"a swapped socket's refusal says what was found");
+			xp_error_clear(&err);
+			break;
+		} else {
+			link_refused++;
+		}
+		xp_error_clear(&err);
+	}
+	fprintf(stderr, "swapped socket: %u connected to the checked socket, %u refused as a link\n",
+		ok, link_refused);
+	CHECK(ok > 0 && link_refused > 0);
+	fake_stop(&f, true);
 }
 
 /* --- replies the client must refuse ------------------------------------ */
@@ -1256,6 +1330,7 @@ int main(void)
 		CHECK(system(cmd) == 0);
 	}
 	test_socket_checks();
+	test_socket_swapped();
 	test_require_nvtx();
 	test_connect_path();
 	test_other_uid();
