@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "../device/cupti.h"
 #include "../internal.h"
 #include "../producers/clock.h"
 #include "../producers/monitor.h"
@@ -353,7 +354,11 @@ int xpl_session_stop(struct xpl_session *s, const char *reason, int sig, bool si
 		if (__atomic_load_n(&s->rings->hdr->unreserved_rings, __ATOMIC_RELAXED))
 			complete = false; /* threads lost their records to a full disk */
 		if (rc) {
-			write_failed(s, "ntrace.pb", rc, "host_rings.live is kept for recovery");
+			write_failed(s, "ntrace.pb", rc,
+				     s->rings->file_backed ?
+					     "host_rings.live is kept for recovery" :
+					     "the rings were anonymous memory (XPROBE_RING_ANON): "
+					     "their records are lost");
 			if (!first)
 				first = rc;
 		}
@@ -504,10 +509,12 @@ static int begin_locked(const struct xprobe_inspect_config *cfg)
 				"(xprobe_profile_continuous_stop) before inspect device profiling");
 	if (device) {
 		if (!cfg->backend[0])
-			return xpl_fail(
-				-XPROBE_E_BACKEND_UNAVAILABLE,
-				"device profiling needs a backend: choose 'sim' (the software "
-				"device) explicitly; 'cupti' is not in this build");
+			return xpl_fail(-XPROBE_E_BACKEND_UNAVAILABLE,
+					xpl_cupti_built() ?
+						"device profiling needs a backend: choose 'cupti' "
+						"(NVIDIA GPUs) or 'sim' (the software device)" :
+						"device profiling needs a backend: choose 'sim' (the "
+						"software device); 'cupti' is not in this build");
 		rc = xpl_backend_find(cfg->backend, &ops);
 		if (rc == -XPROBE_E_BACKEND_UNAVAILABLE)
 			return xpl_fail(rc, "the cupti backend is not in this build of libxprobe; "

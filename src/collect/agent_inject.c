@@ -122,6 +122,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
@@ -130,6 +131,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <xprobe/agent.h>
 
 #include "../../common/env_hooks.h"
 #include "../../common/monotonic.h"
@@ -158,6 +161,7 @@
 #define PAGE_LO 0x10000000ull /* where the stub's page may go: above the executable ... */
 #define PAGE_HI 0x7ffffffff000ull /* ... below the 47-bit user limit */
 #define START_SYMBOL "xprobe_agent_start"
+#define LAST_ERROR_SYMBOL "xprobe_last_error"
 #define RTLD_NOW_ 0x2
 #define RTLD_NODELETE_ 0x1000
 #ifndef PTRACE_GET_RSEQ_CONFIGURATION
@@ -333,6 +337,8 @@ struct task_status {
 	uint64_t sigblk, sigign, sigcgt;
 	int seccomp; /* -1 unknown */
 	bool shstk; /* x86_Thread_features has shstk: a user shadow stack is on */
+	uint32_t groups[32]; /* supplementary groups (the first 32) */
+	size_t ngroups;
 	bool has_ids, has_sig;
 };
 
@@ -414,6 +420,21 @@ static int parse_task_status(const char *text, struct task_status *st)
 			for (; w < end; w++)
 				if (strncmp(w, "shstk", 5) == 0 && (w[-1] == ' ' || w[-1] == '\t'))
 					st->shstk = true;
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			const char *g = line + 7;
+
+			while (st->ngroups < sizeof(st->groups) / sizeof(st->groups[0])) {
+				char *end;
+				unsigned long v;
+
+				while (*g == ' ' || *g == '\t')
+					g++;
+				if (*g < '0' || *g > '9')
+					break;
+				v = strtoul(g, &end, 10);
+				st->groups[st->ngroups++] = (uint32_t)v;
+				g = end;
+			}
 		} else if (strncmp(line, "Seccomp:", 8) == 0) {
 			if (words_u32(line + 8, v, 1))
 				return -EINVAL;
@@ -502,7 +523,7 @@ struct cand {
 };
 
 struct fns {
-	uint64_t dlopen, dlsym, dlerror, errno_loc, start;
+	uint64_t dlopen, dlsym, dlerror, errno_loc, start, last_error;
 	uint64_t mmap, munmap;
 	uint64_t sigreturn; /* libc's "mov $15, %rax; syscall" */
 };
@@ -542,7 +563,7 @@ struct inj {
 	uint64_t frame_addr; /* the rt_sigframe (8 mod 16): rsp at each call's entry */
 	uint64_t fp_addr;
 	uint64_t block_addr;
-	uint64_t str_path, str_sym;
+	uint64_t str_path, str_sym, str_err;
 	uint8_t *scratch_orig; /* the scratch's bytes before we wrote it */
 	size_t scratch_len;
 	bool scratch_dirty; /* written, not yet put back */
@@ -996,9 +1017,11 @@ static int finish_sigreturn(struct inj *x, const char *what)
 }
 
 /* dlerror()'s text in the target, read back; "" when it has nothing. */
-static void remote_dlerror(struct inj *x, char *buf, size_t size)
+static void remote_dlerror(struct inj *x, char *buf, size_t size);
+
+/* A string at @p in the target, read back; "" when @p is 0 or unreadable. */
+static void remote_string(struct inj *x, uint64_t p, char *buf, size_t size)
 {
-	uint64_t p = x->block.step == XP_STUB_STEP_DONE ? x->block.dlerror_text : 0;
 	size_t i;
 
 	buf[0] = '\0';
@@ -1017,6 +1040,12 @@ static void remote_dlerror(struct inj *x, char *buf, size_t size)
 			break;
 	}
 	buf[size - 1] = '\0';
+}
+
+static void remote_dlerror(struct inj *x, char *buf, size_t size)
+{
+	remote_string(x, x->block.step == XP_STUB_STEP_DONE ? x->block.dlerror_text : 0, buf,
+		      size);
 }
 
 /* ---- one thread ------------------------------------------------------------- */
@@ -1075,7 +1104,8 @@ static size_t fpstate_len(const struct inj *x)
 /* Bytes of stack the scratch takes below the red zone and the slack. */
 static size_t scratch_need(const struct inj *x)
 {
-	return strlen(x->path) + 1 + sizeof(START_SYMBOL) + 16 + sizeof(struct xp_inject_block) +
+	return strlen(x->path) + 1 + sizeof(START_SYMBOL) + sizeof(LAST_ERROR_SYMBOL) + 16 +
+	       sizeof(struct xp_inject_block) +
 	       16 + fpstate_len(x) + XP_SIGFRAME_FPSTATE_ALIGN + XP_SIGFRAME_SIZE + 32;
 }
 
@@ -1138,15 +1168,17 @@ static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *
  */
 static int write_scratch(struct inj *x)
 {
-	size_t plen = strlen(x->path) + 1, slen = sizeof(START_SYMBOL), len;
+	size_t plen = strlen(x->path) + 1, slen = sizeof(START_SYMBOL),
+	       elen = sizeof(LAST_ERROR_SYMBOL), len;
 	uint64_t top = x->saved.rsp - RED_ZONE - STACK_SLACK;
 	struct xp_sigframe_in in = { 0 };
 	struct xp_inject_block *b = &x->block;
 	uint8_t *buf;
 	int rc;
 
-	x->str_path = (top - plen - slen) & ~15ull;
+	x->str_path = (top - plen - slen - elen) & ~15ull;
 	x->str_sym = x->str_path + plen;
+	x->str_err = x->str_sym + slen;
 	x->block_addr = (x->str_path - sizeof(*b)) & ~15ull;
 	x->fp_addr = (x->block_addr - fpstate_len(x)) & ~(uint64_t)(XP_SIGFRAME_FPSTATE_ALIGN - 1);
 	x->frame_addr = ((x->fp_addr - XP_SIGFRAME_SIZE) & ~15ull) - 8;
@@ -1186,9 +1218,12 @@ static int write_scratch(struct inj *x)
 	b->park_sec = 0;
 	b->park_nsec = PARK_NS;
 	b->park_rounds = PARK_ROUNDS;
+	b->last_error = x->mapped ? x->fn.last_error : 0;
+	b->last_error_symbol = x->str_err;
 	memcpy(buf + (x->block_addr - x->frame_addr), b, sizeof(*b));
 	memcpy(buf + (x->str_path - x->frame_addr), x->path, plen);
 	memcpy(buf + (x->str_sym - x->frame_addr), START_SYMBOL, slen);
+	memcpy(buf + (x->str_err - x->frame_addr), LAST_ERROR_SYMBOL, elen);
 	x->scratch_dirty = true; /* a partial write is put back too */
 	rc = mem_write(x->pid, x->frame_addr, buf, len);
 out:
@@ -1432,6 +1467,9 @@ static int stub_results(struct inj *x)
 	x->fn.start = b->start;
 	x->out->start_address = b->start;
 	x->out->start_status = (int32_t)b->status;
+	if (b->status)
+		remote_string(x, b->last_error_text, x->out->start_error,
+			      sizeof(x->out->start_error));
 	return 0;
 }
 
@@ -1605,6 +1643,42 @@ static bool owner_ok(uid_t o, const struct task_status *ts)
 }
 
 /*
+ * Whether the target's user may do @bit (4 read, 1 search) on a file
+ * of @st, by the mode's owner, group and other bits as the kernel judges
+ * them for the target's effective ids and supplementary groups (root may
+ * always; ACLs and LSMs are left to dlopen's own answer).
+ */
+static bool target_may(const struct stat *st, const struct task_status *ts, unsigned bit)
+{
+	uint32_t uid = ts->uid[1], gid = ts->gid[1];
+	bool in_group = st->st_gid == gid;
+	size_t i;
+
+	if (uid == 0)
+		return !(bit == 1 && !S_ISDIR(st->st_mode) && !(st->st_mode & 0111));
+	for (i = 0; i < ts->ngroups && !in_group; i++)
+		in_group = st->st_gid == ts->groups[i];
+	if (st->st_uid == uid)
+		return (st->st_mode >> 6) & bit;
+	if (in_group)
+		return (st->st_mode >> 3) & bit;
+	return st->st_mode & bit;
+}
+
+static int agent_unreachable(struct inj *x, const struct task_status *ts, const char *path,
+			     const char *what, const struct stat *st)
+{
+	xp_error_detail_str(x->err, "path", path);
+	xp_error_hint(x->err,
+		      "put the Agent where uid %u can read it (a 0755 directory, a 0644 or 0755 file), or name one with --agent",
+		      (unsigned)ts->uid[1]);
+	return denied(x, "agent_unreadable",
+		      "the target's user (uid %u, gid %u) %s %s (uid %u, gid %u, mode %04o): its dlopen would fail",
+		      (unsigned)ts->uid[1], (unsigned)ts->gid[1], what, path, (unsigned)st->st_uid,
+		      (unsigned)st->st_gid, (unsigned)(st->st_mode & 07777));
+}
+
+/*
  * The Agent file: canonical, regular, an x86_64 ELF shared object that
  * exports xprobe_agent_start, owned by root or the target's uid, not
  * writable by group or others, in directories that pass the same test
@@ -1667,6 +1741,21 @@ static int check_agent(struct inj *x, const char *agent_path, const struct task_
 				x, "agent_untrusted",
 				"refused to make the target execute %s: directory %s (uid %u, mode %04o) lets another user replace it",
 				x->path, dir, (unsigned)ds.st_uid, (unsigned)(ds.st_mode & 07777));
+		if (!target_may(&ds, ts, 1)) /* search */
+			return agent_unreachable(x, ts, dir, "cannot search the directory", &ds);
+	}
+	if (!target_may(st, ts, 4)) /* read */
+		return agent_unreachable(x, ts, x->path, "cannot read", st);
+	{
+		struct statvfs vfs;
+
+		if (statvfs(x->path, &vfs) == 0 && (vfs.f_flag & ST_NOEXEC)) {
+			xp_error_hint(x->err, "put libxprobe.so on a filesystem mounted without noexec");
+			return xp_error_set(
+				x->err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+				"the Agent %s lies on a filesystem mounted noexec: the target could not map it executable",
+				x->path);
+		}
 	}
 	rc = xp_elf_open(x->path, &elf);
 	if (rc)
@@ -1688,6 +1777,49 @@ static int check_agent(struct inj *x, const char *agent_path, const struct task_
 				    x->path);
 	}
 	return 0;
+}
+
+/*
+ * The Agent's runtime directory in the target, judged as the Agent will
+ * judge it (lib/agent/server.c): absent, or a directory (not a link) of
+ * the target's effective uid with mode exactly 0700.  Refused here,
+ * before anything stops: loaded, the Agent would only refuse to serve.
+ */
+static int check_runtime_dir(struct inj *x, const struct task_status *ts)
+{
+	char dir[64], why[160];
+	struct xp_target_fs fs;
+	struct stat st;
+	int rc, e;
+
+	snprintf(dir, sizeof(dir), XPROBE_AGENT_DIR_FMT, (unsigned)ts->uid[1]);
+	rc = xp_target_fs_open(x->t, &fs, x->err);
+	if (rc)
+		return rc;
+	e = fs.same_root ? lstat(dir, &st) : fstatat(fs.root_fd, dir + 1, &st, AT_SYMLINK_NOFOLLOW);
+	e = e < 0 ? errno : 0;
+	xp_target_fs_close(&fs);
+	if (e) /* absent (the Agent creates it), or not ours to examine: it decides */
+		return 0;
+	why[0] = '\0';
+	if (S_ISLNK(st.st_mode))
+		snprintf(why, sizeof(why), "is a symbolic link, not a directory");
+	else if (!S_ISDIR(st.st_mode))
+		snprintf(why, sizeof(why), "exists and is not a directory");
+	else if (st.st_uid != ts->uid[1])
+		snprintf(why, sizeof(why), "is owned by uid %u, not by the target's uid %u",
+			 (unsigned)st.st_uid, (unsigned)ts->uid[1]);
+	else if ((st.st_mode & 07777) != 0700)
+		snprintf(why, sizeof(why), "has mode 0%o, not 0700", (unsigned)(st.st_mode & 07777));
+	if (!why[0])
+		return 0;
+	xp_error_detail_str(x->err, "runtime_directory", dir);
+	xp_error_hint(x->err,
+		      "remove %s in the target's root; its Agent creates it, 0700, for its own uid",
+		      dir);
+	return denied(x, "runtime_directory",
+		      "the Agent would refuse to serve in the target: its runtime directory %s %s",
+		      dir, why);
 }
 
 /* A function's runtime address in the target, from a mapped file. */
@@ -1838,6 +1970,7 @@ static int resolve_fns(struct inj *x, const struct stat *agent)
 			if (runtime_addr(&elf, &x->maps, f, START_SYMBOL, &a) == 0) {
 				x->mapped = true;
 				x->fn.start = a;
+				runtime_addr(&elf, &x->maps, f, LAST_ERROR_SYMBOL, &x->fn.last_error);
 				snprintf(x->path, sizeof(x->path), "%s", f->path);
 				x->out->agent_ino = f->inode;
 				x->out->agent_dev = makedev(f->dev_major, f->dev_minor);
@@ -2188,6 +2321,9 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	rc = check_agent(x, agent_path, &ts, &st);
 	if (rc)
 		goto out;
+	rc = check_runtime_dir(x, &ts);
+	if (rc)
+		goto out;
 	rc = xp_target_fs_open(t, &fs, err);
 	if (rc)
 		goto out;
@@ -2251,15 +2387,18 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
 	}
 	if (out->start_status) {
 		xp_error_detail_i64(err, "start_status", out->start_status);
+		if (out->start_error[0])
+			xp_error_detail_str(err, "agent_error", out->start_error);
 		if (out->start_status == -XPROBE_E_PERMISSION_DENIED)
-			rc = denied(
-				x, "agent_refused",
-				"the Agent refused to serve in the target (AT_SECURE, or XPROBE_AGENT=0 in its environment)");
+			rc = denied(x, "agent_refused", "the Agent refused to serve in the target: %s",
+				    out->start_error[0] ? out->start_error :
+							  "it gave no reason");
 		else
 			rc = xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
 					  "the Agent's " START_SYMBOL
-					  " returned %d (%s) in the target",
-					  out->start_status, xprobe_errname(out->start_status));
+					  " returned %d (%s) in the target%s%s",
+					  out->start_status, xprobe_errname(out->start_status),
+					  out->start_error[0] ? ": " : "", out->start_error);
 		goto out;
 	}
 	if (out->injected) {

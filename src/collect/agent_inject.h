@@ -81,6 +81,7 @@ const char *xp_inject_thread_kind_name(enum xp_inject_thread_kind k);
 struct xp_inject_result {
 	bool injected; /* this call dlopen'ed the Agent; false: it was mapped, only started */
 	int32_t start_status; /* xprobe_agent_start's return in the target (0 = served) */
+	char start_error[512]; /* its xprobe_last_error() when it failed, else "" */
 	char agent_path[PATH_MAX]; /* the file the target maps (canonical path) */
 	uint64_t agent_dev; /* its st_dev, st_ino */
 	uint64_t agent_ino;

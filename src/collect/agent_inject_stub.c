@@ -7,7 +7,8 @@
  * agent_inject.c copies its bytes into a page it has the target map and
  * points the chosen thread at it.  It saves the thread's errno, calls
  * dlopen, dlsym and xprobe_agent_start (or dlerror after a failure, or
- * only the start when the Agent is mapped already), writes each result
+ * only the start when the Agent is mapped already; xprobe_last_error when
+ * the start refuses), writes each result
  * into the call block as it goes, puts errno back, parks (park_rounds
  * raw nanosleeps of park_sec/park_nsec: a live injector takes the thread
  * there, a dead one costs that wait) and ends in rt_sigreturn on the
@@ -39,7 +40,10 @@ _Static_assert(offsetof(struct xp_inject_block, errno_value) == 104, "stub offse
 _Static_assert(offsetof(struct xp_inject_block, park_sec) == 112, "stub offsets");
 _Static_assert(offsetof(struct xp_inject_block, park_nsec) == 120, "stub offsets");
 _Static_assert(offsetof(struct xp_inject_block, park_rounds) == 128, "stub offsets");
-_Static_assert(sizeof(struct xp_inject_block) == 136, "stub offsets");
+_Static_assert(offsetof(struct xp_inject_block, last_error) == 136, "stub offsets");
+_Static_assert(offsetof(struct xp_inject_block, last_error_text) == 144, "stub offsets");
+_Static_assert(offsetof(struct xp_inject_block, last_error_symbol) == 152, "stub offsets");
+_Static_assert(sizeof(struct xp_inject_block) == 160, "stub offsets");
 
 __asm__(".pushsection .rodata\n"
 	".balign 16\n"
@@ -67,10 +71,21 @@ __asm__(".pushsection .rodata\n"
 	"	movq $3, 88(%rbx)\n" /* XP_STUB_STEP_DLSYM */
 	"	test %rax, %rax\n"
 	"	jz 3f\n"
+	"	mov 64(%rbx), %rdi\n"
+	"	mov 152(%rbx), %rsi\n"
+	"	call *16(%rbx)\n" /* dlsym(handle, "xprobe_last_error") */
+	"	mov %rax, 136(%rbx)\n"
 	"2:	call *32(%rbx)\n" /* xprobe_agent_start() */
 	"	movslq %eax, %rax\n"
 	"	mov %rax, 80(%rbx)\n"
 	"	movq $4, 88(%rbx)\n" /* XP_STUB_STEP_START */
+	"	test %rax, %rax\n"
+	"	jz 4f\n"
+	"	mov 136(%rbx), %rax\n" /* refused: why, in the Agent's words */
+	"	test %rax, %rax\n"
+	"	jz 4f\n"
+	"	call *%rax\n" /* xprobe_last_error() */
+	"	mov %rax, 144(%rbx)\n"
 	"	jmp 4f\n"
 	"3:	cmpq $0, 24(%rbx)\n"
 	"	je 4f\n"

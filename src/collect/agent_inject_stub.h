@@ -49,6 +49,10 @@ struct xp_inject_block {
 	uint64_t park_sec;
 	uint64_t park_nsec;
 	uint64_t park_rounds; /* 0: straight to rt_sigreturn */
+	/* a start that refuses says why through xprobe_last_error() */
+	uint64_t last_error; /* the function: given (mapped) or dlsym'ed; 0 none */
+	uint64_t last_error_text; /* its return (written by the stub) */
+	uint64_t last_error_symbol; /* "xprobe_last_error" (a string in the scratch) */
 };
 
 /* block.step, in the order the stub reaches them */

@@ -172,3 +172,60 @@ def test_refused_connections_do_not_flood_the_programs_stderr():
         assert len(full) == 1 and len(other) == 1, lines
         assert len(lines) == 2, lines
         t.check()
+
+
+def test_the_agents_refusal_reaches_the_cli():
+    """Why the Agent would not serve reaches the CLI: a runtime directory
+    it would refuse is refused before anything stops (the CLI checks it
+    as the Agent would), and the Agent's own refusal is read back from its
+    xprobe_last_error().  Before: "AT_SECURE, or XPROBE_AGENT=0" whatever
+    the reason, the real one only in the target's stderr."""
+    uid = THIRD_UID
+    with other_user_dir() as d:
+        prog = copy_for_other_users(d, fixture_path("inject_target"))
+        lib = copy_for_other_users(d, agent())
+        rdir = "/tmp/xprobe-agent-%d" % uid
+        shutil.rmtree(rdir, ignore_errors=True)
+        os.mkdir(rdir, 0o700)
+        os.chown(rdir, NOBODY, NOBODY)  # someone else's
+        try:
+            with Target("blocked", prog=prog, user=uid) as t:
+                rc, kv, line = drive(t.pid, agent_path=lib)
+                assert rc == 4 and kv["reason"] == '"runtime_directory"', line
+                assert "is owned by uid %d, not by the target's uid %d" % (NOBODY, uid) in line
+                assert t.agent_files() == 0  # nothing was stopped or loaded
+                t.check()
+        finally:
+            shutil.rmtree(rdir, ignore_errors=True)
+        with Target("blocked", prefix=["env", "XPROBE_AGENT=0"], prog=prog, user=uid) as t:
+            rc, kv, line = drive(t.pid, agent_path=lib)
+            assert rc == 4 and kv["reason"] == '"agent_refused"', line
+            assert "XPROBE_AGENT=0: the control socket is switched off" in line, line
+            t.check()
+
+
+def test_an_agent_the_targets_user_cannot_read_is_refused_before_any_stop():
+    """The Agent must be readable (and every directory above it searchable)
+    by the target's user: checked before a thread is stopped.  Before, a
+    thread was stopped and the remote dlopen failed with "Permission
+    denied"."""
+    uid = THIRD_UID
+    with other_user_dir() as d:
+        prog = copy_for_other_users(d, fixture_path("inject_target"))
+        private = os.path.join(d, "private")
+        os.mkdir(private, 0o700)  # root's, not searchable by the target's user
+        lib = os.path.join(private, "libxprobe.so")
+        shutil.copy(agent(), lib)
+        os.chmod(lib, 0o755)
+        unreadable = os.path.join(d, "libxprobe-0600.so")
+        shutil.copy(agent(), unreadable)
+        os.chmod(unreadable, 0o600)
+        with Target("blocked", prog=prog, user=uid) as t:
+            for path, what in ((lib, "cannot search the directory %s" % private),
+                               (unreadable, "cannot read %s" % unreadable)):
+                rc, kv, line = drive(t.pid, agent_path=path)
+                assert rc == 4 and kv["reason"] == '"agent_unreadable"', line
+                assert what in line, line
+                assert kv.get("stopped_ns") in (None, "0"), line
+            assert t.agent_files() == 0
+            t.check()

@@ -9,6 +9,9 @@
  */
 #include <dirent.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -442,6 +445,62 @@ static void test_anon_backing(void)
 	xprobe_inspect_config_free(c);
 }
 
+static char last_warning[512];
+
+static void keep_warning(enum xprobe_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level == XPROBE_LOG_WARN && strstr(msg, "ntrace.pb"))
+		snprintf(last_warning, sizeof(last_warning), "%s", msg);
+}
+
+/*
+ * The note of a failed ntrace.pb write says what is true: with anonymous
+ * rings there is no host_rings.live to recover from (before, it said the
+ * file was kept).  The write fails in a child whose file size limit is 0.
+ */
+static void test_anon_write_failure_note(void)
+{
+	struct xprobe_inspect_config *c = cfg_at("anon_fail");
+	int status = 0;
+	pid_t p;
+
+	xprobe_inspect_config_set_ring_backing(c, XPROBE_RING_ANON);
+	p = fork();
+	if (p == 0) {
+		struct rlimit rl = { 0, 0 };
+
+		xprobe_set_log_fn(keep_warning, NULL);
+		signal(SIGXFSZ, SIG_IGN);
+		if (xprobe_inspect_begin_with_options(c) || xprobe_trace_record(1, 1, 1))
+			_exit(2);
+		setrlimit(RLIMIT_FSIZE, &rl);
+		xprobe_inspect_close();
+		_exit(strstr(last_warning, "could not write ntrace.pb") &&
+				      strstr(last_warning, "anonymous memory") &&
+				      !strstr(last_warning, "host_rings.live") ?
+			      0 :
+			      3);
+	}
+	CHECK(p > 0 && waitpid(p, &status, 0) == p);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	xprobe_inspect_config_free(c);
+}
+
+/* Device profiling without a backend named: the message names the ones
+ * this build has (before: "'cupti' is not in this build" in builds that
+ * have it). */
+static void test_no_backend_message(void)
+{
+	struct xprobe_inspect_config *c = cfg_at("nobackend");
+
+	xprobe_inspect_config_set_activity(c, "device_profile", true);
+	CHECK(xprobe_inspect_begin_with_options(c) == -XPROBE_E_BACKEND_UNAVAILABLE);
+	CHECK(strstr(xprobe_last_error(), "'cupti' (NVIDIA GPUs) or 'sim'") != NULL);
+	CHECK(strstr(xprobe_last_error(), "not in this build") == NULL);
+	xprobe_inspect_config_free(c);
+}
+
 /* A forked child records nothing into the parent's (shared) rings and its
  * exit does not stop the parent's session. */
 static void test_fork(void)
@@ -570,6 +629,8 @@ int main(void)
 	test_ring_full_and_threads();
 	test_env();
 	test_anon_backing();
+	test_anon_write_failure_note();
+	test_no_backend_message();
 	test_fork();
 	test_reused_descriptors();
 	if (!xpt_failures)
