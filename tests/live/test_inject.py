@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from inject_helpers import (F_HOST_MONOTONIC, F_INJECTED, THIRD_UID, Target, agent, drive, driver,
-                            hello)
+from inject_helpers import (F_HOST_MONOTONIC, F_INJECTED, REPLY, REQ, THIRD_UID, Target, agent,
+                            drive, driver, hello)
 from proc_helpers import NOBODY, copy_for_other_users, fixture_path, other_user_dir, start_time
 
 @pytest.mark.parametrize("mode", ["blocked", "spin", "signal"])
@@ -128,15 +128,19 @@ def test_refused_connections_do_not_flood_the_programs_stderr():
         held = []
         for _ in range(8):  # the Agent's connection table, full
             s = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_SEQPACKET)
+            s.settimeout(5)
             s.connect(path)
+            # a HELLO answered: this one holds a slot (and the first
+            # HELLO's connection has surely been closed by now)
+            s.send(REQ.pack(b"XPAGREQ\0", 1, 1, REQ.size, 0, 0, 0, 0, 0, bytes(304)))
+            assert len(s.recv(4096)) == REPLY.size
             held.append(s)
-        time.sleep(0.1)
         for _ in range(2000):
             s = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_SEQPACKET)
             try:
                 s.connect(path)
                 s.settimeout(2)
-                s.recv(16)  # closed by the Agent
+                assert s.recv(16) == b""  # refused: closed by the Agent
             except OSError:
                 pass
             s.close()
