@@ -6,35 +6,44 @@
 #               live and fuzz tests
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PY := /usr/bin/python3
-# Seconds per fuzz target.  CI gives `make test` 90 minutes on 2 cores;
-# everything but the fuzzing takes about 6 of them, so 12 targets x 90 s =
-# 18 minutes keeps the whole run near 25 minutes, well under 40, with room
-# for a few more targets.
-FUZZ_SECONDS ?= 90
+# Fuzzing.  `make test` replays every target's whole corpus
+# (tests/fuzz/corpus/<target>/) and then fuzzes each for FUZZ_SECONDS, so
+# every decoder is exercised on every commit within the suite's budget;
+# `make fuzz` is the long campaign, FUZZ_LONG_SECONDS per target, and
+# with FUZZ_MERGE=1 it adds the inputs that reached new code to the
+# corpus (docs/development.md, "Fuzzing").
+FUZZ_SECONDS ?= 8
+FUZZ_LONG_SECONDS ?= 600
+FUZZ_MERGE ?= 0
 # make install: under $(DESTDIR)$(PREFIX) (cmake/install.cmake lists what);
 # install-files does the same from an existing build directory, BUILD_DIR.
 PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_DIR ?= build
 
-.PHONY: all deps build build-asan build-fuzz demo test test-unit test-cli \
-	test-asan test-fuzz tracefs bench clean build-tsan test-tsan check-layering \
+.PHONY: all deps test-deps build build-asan build-fuzz demo test test-unit test-cli \
+	test-asan test-fuzz fuzz tracefs bench clean build-tsan test-tsan check-layering \
 	install install-files
 
 all: build
 
+# what building and running the CLI need (make, make demo, make install)
 deps:
-	@./scripts/install-deps.sh
+	@./scripts/install-deps.sh build
+
+# and what the tests, the sanitizer and the fuzz builds run (make test)
+test-deps:
+	@./scripts/install-deps.sh test
 
 build: deps
 	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build build -j $(JOBS)
 
-build-asan: deps
+build-asan: test-deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPROBE_SANITIZE=ON >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 
-build-fuzz: deps
+build-fuzz: test-deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DXPROBE_FUZZ=ON >/dev/null
 	@cmake --build build-fuzz -j $(JOBS)
@@ -59,11 +68,14 @@ test-cli: build build-asan tracefs
 test-fuzz: build-fuzz
 	@./scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_SECONDS)
 
+fuzz: build-fuzz
+	@XPROBE_FUZZ_MERGE=$(FUZZ_MERGE) ./scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_LONG_SECONDS)
+
 # libxprobe's multi-threaded recorder (and the session lifecycle) under
 # ThreadSanitizer, in its own build directory (tests/unit/test_lib_threads.c);
 # the Agent's server and producers too (test_lib_agent: its fixture loads
 # the TSan-built libxprobe.so and aborts on a report).
-build-tsan: deps
+build-tsan: test-deps
 	@CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DXPROBE_TSAN=ON >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target test_lib_threads test_lib_session \
@@ -78,12 +90,13 @@ test-tsan: build-tsan
 # The layering rule and the banned functions (scripts/check-layering.py),
 # then the checker's own test against planted violations.  Needs no build:
 # it runs first.
-check-layering:
+check-layering: test-deps
 	@$(PY) scripts/check-layering.py
 	@$(PY) -m pytest -q -p no:cacheprovider tests/tools
 
-test: check-layering test-unit test-tsan test-cli test-fuzz
-	@echo "xprobe: all tests passed"
+# each stage timed, the table printed at the end (scripts/test-stages.sh)
+test:
+	@MAKE="$(MAKE)" ./scripts/test-stages.sh
 
 # DESTDIR made absolute: cmake --install would take a relative one from
 # its own working directory.
@@ -96,7 +109,7 @@ install-files:
 	@$(call XP_INSTALL,$(BUILD_DIR))
 
 bench: build
-	@XPROBE_BENCH_DEPS=1 ./scripts/install-deps.sh
+	@./scripts/install-deps.sh bench
 	@for b in bench/bench_*.sh; do echo "== $$b"; $$b || exit 1; done
 
 clean:
