@@ -36,15 +36,17 @@ test-deps:
 	@./scripts/install-deps.sh test
 
 build: deps
-	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXPROBE_TEST_HOOKS=ON >/dev/null
 	@cmake --build build -j $(JOBS)
 
 build-asan: test-deps
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPROBE_SANITIZE=ON >/dev/null
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPROBE_SANITIZE=ON \
+		-DXPROBE_TEST_HOOKS=ON >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 
 build-fuzz: test-deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DXPROBE_TEST_HOOKS=ON \
 		-DXPROBE_FUZZ=ON >/dev/null
 	@cmake --build build-fuzz -j $(JOBS)
 
@@ -59,9 +61,9 @@ test-unit: build build-asan
 	@cd build-asan && ctest --output-on-failure -j $(JOBS)
 
 test-cli: build build-asan tracefs
-	@XPROBE_BIN=$(CURDIR)/build/bin/xprobe XPROBE_BUILD=$(CURDIR)/build \
+	@XPROBE_BIN=$(CURDIR)/build/test-bin/xprobe XPROBE_BUILD=$(CURDIR)/build \
 		$(PY) -m pytest -q -p no:cacheprovider tests/cli tests/live
-	@XPROBE_BIN=$(CURDIR)/build-asan/bin/xprobe XPROBE_BUILD=$(CURDIR)/build-asan \
+	@XPROBE_BIN=$(CURDIR)/build-asan/test-bin/xprobe XPROBE_BUILD=$(CURDIR)/build-asan \
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		$(PY) -m pytest -q -p no:cacheprovider tests/cli
 
@@ -77,6 +79,7 @@ fuzz: build-fuzz
 # the TSan-built libxprobe.so and aborts on a report).
 build-tsan: test-deps
 	@CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DXPROBE_TEST_HOOKS=ON \
 		-DXPROBE_TSAN=ON >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target test_lib_threads test_lib_session \
 		test_lib_agent libxprobe xpl_agent_fixture test_lib_cupti cupti_double

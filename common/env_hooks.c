@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * env_hooks.c - secure_getenv for every variable the CLI reads, the test
- * hooks' build switch, and loading a library named by the environment
+ * env_hooks.c - secure_getenv for every variable the CLI reads, and
+ * loading a library named by the environment
  * only from a path no other user can write (env_hooks.h says what each
  * door trusts).
  *
@@ -26,20 +26,6 @@ const char *xpc_env(const char *name)
 	const char *v = secure_getenv(name);
 
 	return v && v[0] ? v : NULL;
-}
-
-bool xpc_test_hooks_built(void)
-{
-#ifdef XPROBE_TEST_HOOKS
-	return true;
-#else
-	return false;
-#endif
-}
-
-const char *xpc_test_hook_env(const char *name)
-{
-	return xpc_test_hooks_built() ? xpc_env(name) : NULL;
 }
 
 /* Owner root or the real uid, writable by nobody else. */

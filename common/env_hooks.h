@@ -20,9 +20,11 @@
  *     descriptor, so what was checked is what is loaded, whatever renames
  *     happen meanwhile;
  *   - test hooks that change behaviour (XPROBE_TEST_*, XPROBE_TRACEFS_ROOT):
- *     xpc_test_hook_env(), which is xpc_env() in a build configured with
- *     XPROBE_TEST_HOOKS=ON (the default, which the test suite needs) and
- *     always NULL with -DXPROBE_TEST_HOOKS=OFF (release packages).
+ *     xpc_test_hook_env(), which is xpc_env() in the programs linked with
+ *     xpc_test_hooks of a tree configured -DXPROBE_TEST_HOOKS=ON (the
+ *     unit tests, the fuzz targets, test-bin/xprobe: what the suite runs)
+ *     and always NULL elsewhere: bin/xprobe, which `make install` ships,
+ *     never honours them (common/test_hooks.c).
  */
 #ifndef XPC_ENV_HOOKS_H
 #define XPC_ENV_HOOKS_H

@@ -373,3 +373,25 @@ def test_pkgconfig_consumer(dest, tmp_path):
         os.path.join(session, "trace_info.pb")), session
     ldd = subprocess.run(["ldd", exe], capture_output=True, text=True, env=run_env).stdout
     assert "libxprobe.so.0 => %s" % inst(dest, "lib/libxprobe.so.0") in ldd, ldd
+
+
+def test_installed_binary_ignores_the_test_hooks(installed, tmp_path):
+    """What `make install` ships carries no test hook: the variables the
+    suite sets to change behaviour (here XPROBE_TEST_WRITE_FAULT, which
+    makes every artifact write fail) are ignored by it, and honoured by
+    the suite's own test-bin/xprobe.  Before, the default build honoured
+    them and `make install` shipped them."""
+    import xpcap
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", [
+        xpcap.syscall_entry(100, 1000), xpcap.syscall_exit(100, 1500)])
+    args = ["measure", "--input", src, "--from", "syscall:mmap:entry", "--to",
+            "syscall:mmap:exit", "--match", "exact", "--samples", 1, "--events-out"]
+    env = clean_env(XPROBE_TEST_WRITE_FAULT="1", XPROBE_TEST_RING_BYTES="4096",
+                    XPROBE_TRACEFS_ROOT="/nonexistent")
+    r = installed.run(*args, tmp_path / "a.jsonl", env=env)
+    assert r.rc == 0 and r.doc["status"] == "completed", r
+    assert (tmp_path / "a.jsonl").exists()
+    hooked = os.path.join(xprobe_test.build_dir(), "test-bin", "xprobe")
+    if os.path.exists(hooked):
+        r = xprobe_test.Xprobe(hooked).run(*args, tmp_path / "b.jsonl", env=env)
+        assert r.rc == 1 and r.code == "TRACE_EXPORT_FAILED", r

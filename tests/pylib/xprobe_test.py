@@ -28,6 +28,13 @@ _schema_cache = {}
 _reference_cache = {}
 
 
+def default_binary():
+    """The suite's binary: test-bin/xprobe (the CLI with its test hooks,
+    built by a tree configured -DXPROBE_TEST_HOOKS=ON), else bin/xprobe."""
+    hooked = os.path.join(build_dir(), "test-bin", "xprobe")
+    return hooked if os.path.exists(hooked) else os.path.join(build_dir(), "bin", "xprobe")
+
+
 def build_dir():
     return os.environ.get("XPROBE_BUILD", os.path.join(ROOT, "build"))
 
@@ -211,7 +218,7 @@ def check_document(argv, rc, out, schema_name):
 class Xprobe:
     def __init__(self, binary=None):
         self.binary = binary or os.environ.get(
-            "XPROBE_BIN", os.path.join(build_dir(), "bin", "xprobe"))
+            "XPROBE_BIN", default_binary())
 
     def run(self, *args, json_mode=True, schema_name=None, timeout=120, env=None,
             input=None, check_schema=True, user=None):
