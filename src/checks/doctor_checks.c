@@ -373,12 +373,22 @@ static void check_tracefs(struct xp_doctor *d)
 	const char *root = xp_tracefs_root();
 
 	snprintf(d->env.tracefs_root, sizeof(d->env.tracefs_root), "%s", root);
-	if (xp_tracefs_mounted(root))
+	switch (xp_tracefs_state(root)) {
+	case XP_TRACEFS_READABLE:
 		set(&d->checks[XP_CHK_TRACEFS], XP_CHECK_AVAILABLE, "mounted at %s", root);
-	else
+		break;
+	case XP_TRACEFS_UNREADABLE:
+		/* permission, not absence: mounting it again would change nothing */
+		set(&d->checks[XP_CHK_TRACEFS], XP_CHECK_RESTRICTED,
+		    "mounted at %s, but not readable by uid %u; named tracepoints need root (or CAP_DAC_READ_SEARCH)",
+		    root, (unsigned)geteuid());
+		break;
+	case XP_TRACEFS_ABSENT:
 		set(&d->checks[XP_CHK_TRACEFS], XP_CHECK_UNAVAILABLE,
 		    "not mounted at %s; named tracepoints need it: %s", root,
 		    XP_TRACEFS_MOUNT_HINT);
+		break;
+	}
 }
 
 static void check_nvidia(struct xp_doctor *d)
@@ -663,8 +673,12 @@ int xp_doctor_run(struct xp_doctor *d, struct xp_error *err)
 	if (c[XP_CHK_KERNEL_LOCKDOWN].status == XP_CHECK_RESTRICTED)
 		xp_warnings_add(&d->warnings, "KERNEL_LOCKDOWN",
 				"Kernel lockdown may prevent probe attachment.", NULL);
-	if (c[XP_CHK_TRACEFS].status != XP_CHECK_AVAILABLE)
+	if (c[XP_CHK_TRACEFS].status == XP_CHECK_UNAVAILABLE)
 		tracefs_warning(d);
+	else if (c[XP_CHK_TRACEFS].status == XP_CHECK_RESTRICTED)
+		xp_warnings_add(&d->warnings, "TRACEFS_NOT_READABLE",
+				"tracefs is mounted but this user cannot read it; tracepoint:<category>:<name> selectors need root.",
+				NULL);
 	return 0;
 }
 

@@ -43,6 +43,46 @@ bool xp_tracefs_mounted(const char *root)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* Whether /proc/self/mountinfo lists a tracefs mounted at @root. */
+static bool listed_mounted(const char *root)
+{
+	char line[4096];
+	bool yes = false;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return false;
+	while (!yes && fgets(line, sizeof(line), f)) {
+		/* id parent major:minor root mountpoint options... - fstype source ... */
+		char *save = NULL, *tok = strtok_r(line, " ", &save);
+		const char *mnt = NULL;
+		int i;
+
+		for (i = 1; tok && i < 5; i++)
+			tok = strtok_r(NULL, " ", &save);
+		mnt = tok;
+		while (tok && strcmp(tok, "-") != 0)
+			tok = strtok_r(NULL, " ", &save);
+		tok = tok ? strtok_r(NULL, " ", &save) : NULL;
+		yes = mnt && tok && strcmp(mnt, root) == 0 && strcmp(tok, "tracefs") == 0;
+	}
+	fclose(f);
+	return yes;
+}
+
+enum xp_tracefs_state xp_tracefs_state(const char *root)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/events", root);
+	if (stat(path, &st) == 0)
+		return S_ISDIR(st.st_mode) ? XP_TRACEFS_READABLE : XP_TRACEFS_ABSENT;
+	if (errno == EACCES || errno == EPERM)
+		return XP_TRACEFS_UNREADABLE;
+	return listed_mounted(root) ? XP_TRACEFS_UNREADABLE : XP_TRACEFS_ABSENT;
+}
+
 static bool plain_name(const char *s)
 {
 	if (!s || !*s)

@@ -28,6 +28,13 @@ int xp_tracefs_check(const char *category, const char *name, uint64_t *id, struc
 const char *xp_tracefs_root(void);
 /* True when <root>/events exists (tracefs is mounted there). */
 bool xp_tracefs_mounted(const char *root);
+/*
+ * What tracefs at @root is to this user: READABLE (its events directory
+ * can be read), UNREADABLE (mounted, but this user may not search it:
+ * /sys/kernel/tracing is root's, mode 0700), ABSENT (not mounted).
+ */
+enum xp_tracefs_state { XP_TRACEFS_READABLE, XP_TRACEFS_UNREADABLE, XP_TRACEFS_ABSENT };
+enum xp_tracefs_state xp_tracefs_state(const char *root);
 #define XP_TRACEFS_MOUNT_HINT "mount -t tracefs none /sys/kernel/tracing"
 
 #endif /* XP_RESOLVE_TRACEFS_H */

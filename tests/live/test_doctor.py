@@ -262,6 +262,14 @@ def test_unprivileged_doctor(xprobe):
     assert d["capabilities"]["uprobe"] is False
     assert d["warnings"][0] == {"code": "BPF_PERMISSION_MISSING", "details": {},
                                 "message": "The current process cannot attach eBPF probes."}
+    # tracefs is mounted (the suite mounts it) but root's, mode 0700: the
+    # cause is permission, not absence, and no advice to mount it again
+    assert os.path.isdir("/sys/kernel/tracing/events")
+    status, detail = ours(d, "tracefs")
+    assert status == "restricted", detail
+    assert "not readable by uid %d" % NOBODY in detail and "not mounted" not in detail
+    codes = [w["code"] for w in d["warnings"]]
+    assert "TRACEFS_NOT_MOUNTED" not in codes and "TRACEFS_NOT_READABLE" in codes
 
 
 def test_human_summary(xprobe):
