@@ -520,7 +520,7 @@ int xp_inputs_load(const char *const *paths, size_t n, struct xp_capture *c, str
 {
 	const char *crossed = NULL; /* the input that crossed the bound */
 	uint64_t total = 0;
-	size_t i;
+	size_t i, k, from;
 	int rc;
 
 	for (i = 0; i < n; i++) {
@@ -531,9 +531,12 @@ int xp_inputs_load(const char *const *paths, size_t n, struct xp_capture *c, str
 			flags |= XP_DECODE_COUNT_ONLY;
 		if (xpc_cancel_signo())
 			return xp_error_cancelled(err, paths[i]);
+		from = c->count;
 		rc = load_one(paths[i], c, flags, &st, err);
 		if (rc)
 			return rc;
+		for (k = from; k < c->count; k++)
+			c->events[k].input = (uint16_t)i;
 		total += st.observed;
 		if (st.over_limit && !crossed)
 			crossed = paths[i];
@@ -543,5 +546,8 @@ int xp_inputs_load(const char *const *paths, size_t n, struct xp_capture *c, str
 			xp_error_detail_u64(err, "inputs", n);
 		return xp_error_event_limit(err, crossed, total, c->max_events);
 	}
-	return xp_capture_sort_and_sequence(c);
+	rc = xp_capture_sort_and_sequence(c);
+	if (!rc && n > 1)
+		xp_capture_drop_duplicates(c);
+	return rc;
 }

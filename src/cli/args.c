@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../common/parse.h"
 #include "../report/report.h" /* enum xp_hist_view */
@@ -228,6 +229,61 @@ static int check_required(const struct xp_command *cmd, const struct xp_cli *cli
 	return 0;
 }
 
+/* Whether files @a and @b (both regular, the same size) hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+	char x[65536], y[65536];
+	bool same = true;
+	FILE *fa = fopen(a, "re"), *fb = fopen(b, "re");
+
+	if (!fa || !fb)
+		same = false;
+	while (same) {
+		size_t na = fread(x, 1, sizeof(x), fa), nb = fread(y, 1, sizeof(y), fb);
+
+		if (na != nb || memcmp(x, y, na) != 0)
+			same = false;
+		if (na < sizeof(x))
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/*
+ * The same capture given twice to --input (one file by two names, or two
+ * files with the same bytes) would pair every event with its copy: a
+ * usage mistake, refused naming both arguments.
+ */
+static int check_inputs(const struct xp_command *cmd, const struct xp_cli *cli)
+{
+	struct stat st[XP_MAX_INPUTS];
+	bool ok[XP_MAX_INPUTS];
+	size_t i, j;
+
+	for (i = 0; i < cli->ninputs; i++)
+		ok[i] = stat(cli->inputs[i], &st[i]) == 0 && S_ISREG(st[i].st_mode);
+	for (i = 0; i < cli->ninputs; i++) {
+		for (j = i + 1; j < cli->ninputs; j++) {
+			if (!ok[i] || !ok[j])
+				continue;
+			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
+				return usage_error(cmd,
+						   "--input '%s' (input %zu) and --input '%s' (input %zu) name the same file",
+						   cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+			if (st[i].st_size == st[j].st_size && st[i].st_size > 0 &&
+			    same_bytes(cli->inputs[i], cli->inputs[j]))
+				return usage_error(cmd,
+						   "--input '%s' (input %zu) and --input '%s' (input %zu) hold the same capture, byte for byte",
+						   cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+		}
+	}
+	return 0;
+}
+
 /*
  * getopt_long accepts unambiguous prefixes ("--jso"); scripts must not come
  * to depend on that, so every flag must be spelled in full.  Values of
@@ -388,6 +444,8 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 	if ((rc = check_combinations(cmd, seen)))
 		return rc;
 	if ((rc = check_required(cmd, cli, seen)))
+		return rc;
+	if ((rc = check_inputs(cmd, cli)))
 		return rc;
 	if (cli->histogram) {
 		char why[640];

@@ -685,6 +685,7 @@ static int check_agent_flags(const struct xp_measure_req *req, struct xp_error *
 static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 {
 	const struct xp_cli *cli = req->cli;
+	struct xp_warnings dups = { 0 };
 	struct xp_capture c;
 	int rc, code;
 
@@ -729,7 +730,21 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 		xp_capture_free(&c);
 		return rc;
 	}
-	code = finish(req, &c, "completed", NULL, NULL);
+	if (c.duplicates_dropped) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg),
+			 "%llu events identical in every field to events of another input were kept once",
+			 (unsigned long long)c.duplicates_dropped);
+		if (xp_warnings_add_u64(&dups, "DUPLICATE_EVENTS", msg, "dropped_events",
+					c.duplicates_dropped, "inputs", (uint64_t)cli->ninputs,
+					(const char *)NULL)) {
+			xp_capture_free(&c);
+			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		}
+	}
+	code = finish(req, &c, "completed", NULL, &dups);
+	xp_warnings_free(&dups);
 	xp_capture_free(&c);
 	return code;
 }

@@ -273,6 +273,88 @@ int xp_capture_sort_and_sequence(struct xp_capture *c)
 	return 0;
 }
 
+static bool host_same(const struct xp_capture *c, const struct xp_host_part *a,
+		      const struct xp_host_part *b)
+{
+	uint32_t i;
+
+	if (a->offset != b->offset || a->return_value != b->return_value ||
+	    a->binary_path != b->binary_path || a->build_id != b->build_id ||
+	    a->symbol != b->symbol || a->symbol_demangled != b->symbol_demangled ||
+	    a->args_count != b->args_count || a->probe_kind != b->probe_kind ||
+	    a->flags != b->flags)
+		return false;
+	for (i = 0; i < a->args_count; i++) {
+		const struct xp_arg *x = &c->args[a->args_first + i], *y = &c->args[b->args_first + i];
+
+		if (x->abi_type != y->abi_type || x->value != y->value ||
+		    x->read_error != y->read_error || x->index != y->index)
+			return false;
+	}
+	return true;
+}
+
+bool xp_event_same(const struct xp_capture *c, const struct xp_event *a, const struct xp_event *b)
+{
+	uint32_t i;
+
+	if (a->timestamp_ns != b->timestamp_ns || a->timestamp_raw != b->timestamp_raw ||
+	    a->timestamp_error_ns != b->timestamp_error_ns ||
+	    a->process_start_time != b->process_start_time || a->pid != b->pid ||
+	    a->tid != b->tid || a->cpu != b->cpu || a->attrs_count != b->attrs_count ||
+	    a->source != b->source || a->event_type != b->event_type ||
+	    a->clock_domain != b->clock_domain || a->flags != b->flags)
+		return false;
+	/* zeroed when added, every field interned: compared as bytes */
+	if (memcmp(&a->cuda, &b->cuda, sizeof(a->cuda)) || memcmp(&a->nvtx, &b->nvtx, sizeof(a->nvtx)))
+		return false;
+	if (!host_same(c, &a->host, &b->host))
+		return false;
+	for (i = 0; i < a->attrs_count; i++) {
+		const struct xp_attr *x = &c->attrs[a->attrs_first + i],
+				     *y = &c->attrs[b->attrs_first + i];
+
+		if (x->key != y->key || x->value != y->value)
+			return false;
+	}
+	return true;
+}
+
+void xp_capture_drop_duplicates(struct xp_capture *c)
+{
+	size_t i, j, out = 0, run;
+
+	for (i = 0; i < c->count; i = run) {
+		/* the run of events at one timestamp: duplicates can only be there */
+		for (run = i + 1; run < c->count && c->events[run].timestamp_ns ==
+							     c->events[i].timestamp_ns;
+		     run++)
+			;
+		for (j = i; j < run; j++) {
+			size_t k;
+			bool dup = false;
+
+			for (k = i; k < j && !dup; k++)
+				dup = c->events[k].input != c->events[j].input &&
+				      c->events[k].sequence != UINT64_MAX &&
+				      xp_event_same(c, &c->events[k], &c->events[j]);
+			if (dup) {
+				c->duplicates_dropped++;
+				c->events[j].sequence = UINT64_MAX; /* dropped */
+			}
+		}
+		for (j = i; j < run; j++) {
+			if (c->events[j].sequence == UINT64_MAX)
+				continue;
+			if (out != j)
+				c->events[out] = c->events[j];
+			c->events[out].sequence = out;
+			out++;
+		}
+	}
+	c->count = out;
+}
+
 static xp_str_t reintern(struct xp_capture *dst, const struct xp_capture *src, xp_str_t id)
 {
 	if (!id)

@@ -210,6 +210,7 @@ struct xp_event {
 	uint8_t event_type;          /* enum xp_event_type */
 	uint8_t clock_domain;        /* enum xp_clock_domain */
 	uint8_t flags;               /* XP_EVF_* */
+	uint16_t input;              /* which --input it came from (0-based) */
 	struct xp_host_part host;
 	struct xp_cuda_part cuda;
 	struct xp_nvtx_part nvtx;
@@ -261,7 +262,22 @@ struct xp_capture {
 	uint64_t process_start_time;
 	struct xp_cupti_summary cupti;
 	size_t events_map_len;      /* events is an mmap reservation of this size */
+	uint64_t duplicates_dropped; /* events identical to one of another input */
 };
+
+/*
+ * Whether @a and @b of @c are the same event in every field (their
+ * strings, arguments and attributes compared by value; sequence and
+ * input aside).
+ */
+bool xp_event_same(const struct xp_capture *c, const struct xp_event *a, const struct xp_event *b);
+/*
+ * After xp_capture_sort_and_sequence: drop each event identical in every
+ * field to an earlier one from another input (the same capture given
+ * twice, or two captures that overlap), renumbering the rest; the count
+ * goes to c->duplicates_dropped.
+ */
+void xp_capture_drop_duplicates(struct xp_capture *c);
 
 void xp_capture_init(struct xp_capture *c, size_t max_events);
 void xp_capture_free(struct xp_capture *c);

@@ -961,3 +961,34 @@ def test_commands_without_json_need_no_plugin(xprobe, tmp_path):
     assert r.rc == 0 and r.doc["ok"] is True, r
     # .xtf sessions are read without it too (tests/cli/test_sessions.py
     # covers them with the plugin present)
+
+
+def test_the_same_capture_twice(xprobe, tmp_path):
+    """One capture given twice to --input (the same path, a hard link, or a
+    byte-for-byte copy) is a usage mistake naming both arguments (exit 2);
+    two captures that overlap keep each shared event once, with a warning
+    counting them.  Before: 151 ambiguous pairs, score 0.33, confidence
+    still exact, no warning, exit 0."""
+    events = []
+    for i in range(10):
+        events += [syscall_entry(100, 1000 + 1000 * i), syscall_exit(100, 1400 + 1000 * i)]
+    src = xpcap.write_jsonl(tmp_path / "a.jsonl", events)
+    os.link(src, tmp_path / "hard.jsonl")
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(open(src, "rb").read())
+    for other, words in ((src, "name the same file"), (tmp_path / "hard.jsonl", "name the same file"),
+                         (copy, "hold the same capture, byte for byte")):
+        r = measure(xprobe, [src, other], MMAP, "exact", "--samples", 10, json_mode=False)
+        assert r.rc == 2 and r.stdout == "", r
+        assert "--input '%s' (input 1) and --input '%s' (input 2) %s" % (src, other, words) \
+            in r.stderr, r.stderr
+    # overlapping captures: the shared events once, the pairs as one capture's
+    part = xpcap.write_jsonl(tmp_path / "part.jsonl", events[:6] + [
+        syscall_entry(100, 50000), syscall_exit(100, 50300)])
+    r = measure(xprobe, [src, part], MMAP, "exact", "--samples", 11)
+    assert r.rc == 0, r
+    s = r.doc["measurement"]["samples"]
+    assert s["matched"] == 11 and s["ambiguous"] == 0, s
+    assert r.doc["correlation"]["confidence"] == "exact"
+    w = [w for w in r.doc["warnings"] if w["code"] == "DUPLICATE_EVENTS"]
+    assert w and w[0]["details"] == {"dropped_events": 6, "inputs": 2}, r.doc["warnings"]
