@@ -197,6 +197,11 @@ static enum input_format detect(const char *p, size_t n, bool eof)
 static int read_error(struct xp_error *err, const char *path, int errnum)
 {
 	xp_error_detail_str(err, "path", path);
+	if (errnum == ENOENT)
+		xp_error_hint(err, "check the path: no file or directory %s exists", path);
+	else if (errnum == EACCES || errnum == EPERM)
+		xp_error_hint(err, "%s is not readable by this user: run as its owner or root",
+			      path);
 	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to read %s: %s", path,
 			    strerror(errnum));
 }
@@ -218,8 +223,8 @@ static int open_error(struct xp_error *err, const char *path, int rc, const stru
 	xp_error_hint(err, "inputs are regular files (Event JSONL, host-capture JSON, .xtf) or "
 			   "libxprobe session directories; write a stream to a file first");
 	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
-			    "failed to read %s: it is a %s, not a regular file or a directory", path,
-			    xpc_file_type_name(sb->st_mode));
+			    "failed to read %s: it is a %s, not a regular file or a directory",
+			    path, xpc_file_type_name(sb->st_mode));
 }
 
 /* A whole-file input over XP_INPUT_MAX_BYTES (@what: "host capture"). */

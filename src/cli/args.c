@@ -14,17 +14,47 @@
 #include <sys/stat.h>
 
 #include "../../common/parse.h"
+#include "../../common/suggest.h"
 #include "../report/report.h" /* enum xp_hist_view */
 #include "args.h"
 #include "histogram_args.h"
 
 enum opt_id {
-	O_JSON = 1000, O_NONINTERACTIVE, O_NOCOLOR, O_HELP,
-	O_PID, O_LIMIT, O_FROM, O_TO, O_MATCH, O_SPEC, O_INPUT, O_AGENT, O_CUPTI_SOCKET,
-	O_EVENTS_OUT, O_FORMAT, O_NAME, O_SAMPLES, O_DURATION, O_TIMEOUT, O_MAX_EVENTS,
-	O_AGGREGATE, O_CPU_SAMPLE, O_SYSCALL_AGG, O_MAX_GROUPS, O_FREQUENCY, O_MAX_SAMPLES,
-	O_STACK_DEPTH, O_MAX_THREADS, O_MAX_INFLIGHT, O_UNSAFE_OFFSET,
-	O_HISTOGRAM, O_BY, O_MAX_DEPTH, O_REPORT, O_HIST,
+	O_JSON = 1000,
+	O_NONINTERACTIVE,
+	O_NOCOLOR,
+	O_HELP,
+	O_PID,
+	O_LIMIT,
+	O_FROM,
+	O_TO,
+	O_MATCH,
+	O_SPEC,
+	O_INPUT,
+	O_AGENT,
+	O_CUPTI_SOCKET,
+	O_EVENTS_OUT,
+	O_FORMAT,
+	O_NAME,
+	O_SAMPLES,
+	O_DURATION,
+	O_TIMEOUT,
+	O_MAX_EVENTS,
+	O_AGGREGATE,
+	O_CPU_SAMPLE,
+	O_SYSCALL_AGG,
+	O_MAX_GROUPS,
+	O_FREQUENCY,
+	O_MAX_SAMPLES,
+	O_STACK_DEPTH,
+	O_MAX_THREADS,
+	O_MAX_INFLIGHT,
+	O_UNSAFE_OFFSET,
+	O_HISTOGRAM,
+	O_BY,
+	O_MAX_DEPTH,
+	O_REPORT,
+	O_HIST,
 };
 
 struct opt_def {
@@ -74,6 +104,7 @@ static const struct opt_def opt_defs[] = {
 
 static int usage_error(const struct xp_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+void xp_args_wrap(FILE *out, const char *text, size_t first_indent, size_t indent);
 
 static int usage_error(const struct xp_command *cmd, const char *fmt, ...)
 {
@@ -83,8 +114,10 @@ static int usage_error(const struct xp_command *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n\nUsage: xprobe %s %s\n\nFor more information, try 'xprobe %s --help'.\n",
-		cmd->name, cmd->usage, cmd->name);
+	fprintf(stderr, "\n\nUsage: xprobe %s ", cmd->name);
+	xp_args_wrap(stderr, cmd->usage, strlen("Usage: xprobe  ") + strlen(cmd->name),
+		     strlen("Usage: xprobe  ") + strlen(cmd->name));
+	fprintf(stderr, "\nFor more information, try 'xprobe %s --help'.\n", cmd->name);
 	return 2;
 }
 
@@ -98,8 +131,8 @@ static const char *flag_name(unsigned long bit)
 	return "?";
 }
 
-static int parse_num(const struct xp_command *cmd, const char *flag, const char *arg,
-		     uint64_t max, uint64_t *out)
+static int parse_num(const struct xp_command *cmd, const char *flag, const char *arg, uint64_t max,
+		     uint64_t *out)
 {
 	int rc = xpc_parse_u64(arg, 0, max, out);
 
@@ -107,7 +140,8 @@ static int parse_num(const struct xp_command *cmd, const char *flag, const char 
 		return usage_error(cmd, "invalid value '%s' for '--%s': number too large", arg,
 				   flag);
 	if (rc)
-		return usage_error(cmd, "invalid value '%s' for '--%s': expected a non-negative integer",
+		return usage_error(cmd,
+				   "invalid value '%s' for '--%s': expected a non-negative integer",
 				   arg, flag);
 	return 0;
 }
@@ -117,17 +151,18 @@ static int parse_num(const struct xp_command *cmd, const char *flag, const char 
  * a value the conversion would wrap (18446744073709551615 ms timing out at
  * once) is a syntax error like any other number out of range.
  */
-static int parse_ms(const struct xp_command *cmd, const char *flag, const char *arg,
-		    uint64_t *out)
+static int parse_ms(const struct xp_command *cmd, const char *flag, const char *arg, uint64_t *out)
 {
 	int rc = xpc_parse_u64(arg, 0, XPC_MS_MAX, out);
 
 	if (rc == -ERANGE)
-		return usage_error(cmd,
-				   "invalid value '%s' for '--%s': at most %llu milliseconds (the nanoseconds must fit in a signed 64-bit integer)",
-				   arg, flag, (unsigned long long)XPC_MS_MAX);
+		return usage_error(
+			cmd,
+			"invalid value '%s' for '--%s': at most %llu milliseconds (the nanoseconds must fit in a signed 64-bit integer)",
+			arg, flag, (unsigned long long)XPC_MS_MAX);
 	if (rc)
-		return usage_error(cmd, "invalid value '%s' for '--%s': expected a non-negative integer",
+		return usage_error(cmd,
+				   "invalid value '%s' for '--%s': expected a non-negative integer",
 				   arg, flag);
 	return 0;
 }
@@ -138,30 +173,50 @@ struct conflict {
 };
 
 static const struct conflict conflicts[] = {
-	{ XP_OPT_SPEC, XP_OPT_INPUT }, { XP_OPT_SPEC, XP_OPT_PID },
-	{ XP_OPT_SPEC, XP_OPT_FROM }, { XP_OPT_SPEC, XP_OPT_TO },
-	{ XP_OPT_SPEC, XP_OPT_MATCH }, { XP_OPT_SPEC, XP_OPT_SAMPLES },
-	{ XP_OPT_SPEC, XP_OPT_DURATION }, { XP_OPT_SPEC, XP_OPT_TIMEOUT },
-	{ XP_OPT_SPEC, XP_OPT_MAX_EVENTS }, { XP_OPT_SPEC, XP_OPT_AGGREGATE },
-	{ XP_OPT_SPEC, XP_OPT_MAX_GROUPS }, { XP_OPT_SPEC, XP_OPT_NAME },
-	{ XP_OPT_SPEC, XP_OPT_CPU_SAMPLE }, { XP_OPT_SPEC, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_AGGREGATE, XP_OPT_INPUT }, { XP_OPT_AGGREGATE, XP_OPT_SAMPLES },
-	{ XP_OPT_AGGREGATE, XP_OPT_EVENTS_OUT }, { XP_OPT_AGGREGATE, XP_OPT_FORMAT },
-	{ XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE }, { XP_OPT_AGGREGATE, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_SPEC, XP_OPT_INPUT },
+	{ XP_OPT_SPEC, XP_OPT_PID },
+	{ XP_OPT_SPEC, XP_OPT_FROM },
+	{ XP_OPT_SPEC, XP_OPT_TO },
+	{ XP_OPT_SPEC, XP_OPT_MATCH },
+	{ XP_OPT_SPEC, XP_OPT_SAMPLES },
+	{ XP_OPT_SPEC, XP_OPT_DURATION },
+	{ XP_OPT_SPEC, XP_OPT_TIMEOUT },
+	{ XP_OPT_SPEC, XP_OPT_MAX_EVENTS },
+	{ XP_OPT_SPEC, XP_OPT_AGGREGATE },
+	{ XP_OPT_SPEC, XP_OPT_MAX_GROUPS },
+	{ XP_OPT_SPEC, XP_OPT_NAME },
+	{ XP_OPT_SPEC, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_SPEC, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_AGGREGATE, XP_OPT_INPUT },
+	{ XP_OPT_AGGREGATE, XP_OPT_SAMPLES },
+	{ XP_OPT_AGGREGATE, XP_OPT_EVENTS_OUT },
+	{ XP_OPT_AGGREGATE, XP_OPT_FORMAT },
+	{ XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_AGGREGATE, XP_OPT_SYSCALL_AGG },
 	{ XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_CPU_SAMPLE, XP_OPT_INPUT },
 	/* --unsafe-offset concerns live uprobe selectors only */
-	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_INPUT }, { XP_OPT_UNSAFE_OFFSET, XP_OPT_AGGREGATE },
-	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_CPU_SAMPLE }, { XP_OPT_UNSAFE_OFFSET, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_INPUT },
+	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_AGGREGATE },
+	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_SYSCALL_AGG },
 	/* --histogram: a live in-kernel distribution, no capture (histogram_args.h) */
-	{ XP_OPT_HISTOGRAM, XP_OPT_INPUT }, { XP_OPT_HISTOGRAM, XP_OPT_SPEC },
-	{ XP_OPT_HISTOGRAM, XP_OPT_EVENTS_OUT }, { XP_OPT_HISTOGRAM, XP_OPT_FORMAT },
-	{ XP_OPT_HISTOGRAM, XP_OPT_SAMPLES }, { XP_OPT_HISTOGRAM, XP_OPT_MAX_EVENTS },
-	{ XP_OPT_HISTOGRAM, XP_OPT_CPU_SAMPLE }, { XP_OPT_HISTOGRAM, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_HISTOGRAM, XP_OPT_AGGREGATE }, { XP_OPT_HISTOGRAM, XP_OPT_AGENT },
+	{ XP_OPT_HISTOGRAM, XP_OPT_INPUT },
+	{ XP_OPT_HISTOGRAM, XP_OPT_SPEC },
+	{ XP_OPT_HISTOGRAM, XP_OPT_EVENTS_OUT },
+	{ XP_OPT_HISTOGRAM, XP_OPT_FORMAT },
+	{ XP_OPT_HISTOGRAM, XP_OPT_SAMPLES },
+	{ XP_OPT_HISTOGRAM, XP_OPT_MAX_EVENTS },
+	{ XP_OPT_HISTOGRAM, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_HISTOGRAM, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_HISTOGRAM, XP_OPT_AGGREGATE },
+	{ XP_OPT_HISTOGRAM, XP_OPT_AGENT },
 	{ XP_OPT_HISTOGRAM, XP_OPT_CUPTI_SOCKET },
 	/* --hist: the terminal histogram of a latency result, not an inventory's */
-	{ XP_OPT_HIST, XP_OPT_HISTOGRAM }, { XP_OPT_HIST, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_HIST, XP_OPT_SYSCALL_AGG }, { XP_OPT_HIST, XP_OPT_AGGREGATE },
+	{ XP_OPT_HIST, XP_OPT_HISTOGRAM },
+	{ XP_OPT_HIST, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_HIST, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_HIST, XP_OPT_AGGREGATE },
 };
 
 /* Flags that only make sense with another one (any of `needs`). */
@@ -213,18 +268,27 @@ static int check_required(const struct xp_command *cmd, const struct xp_cli *cli
 	bool inventory = cli->cpu_sample || cli->syscall_aggregate;
 
 	if (strcmp(cmd->name, "discover") == 0 && !(seen & XP_OPT_PID))
-		return usage_error(cmd, "the following required argument was not provided: --pid <PID>");
+		return usage_error(cmd,
+				   "the following required argument was not provided: --pid <PID>");
 	if (strcmp(cmd->name, "validate") == 0) {
 		if (!(seen & XP_OPT_PID))
-			return usage_error(cmd, "the following required argument was not provided: --pid <PID>");
+			return usage_error(
+				cmd,
+				"the following required argument was not provided: --pid <PID>");
 		if (inventory)
 			return 0;
 		if (!(seen & XP_OPT_FROM))
-			return usage_error(cmd, "the following required argument was not provided: --from <SELECTOR>");
+			return usage_error(
+				cmd,
+				"the following required argument was not provided: --from <SELECTOR>");
 		if (!(seen & XP_OPT_TO))
-			return usage_error(cmd, "the following required argument was not provided: --to <SELECTOR>");
+			return usage_error(
+				cmd,
+				"the following required argument was not provided: --to <SELECTOR>");
 		if (!(seen & XP_OPT_MATCH))
-			return usage_error(cmd, "the following required argument was not provided: --match <POLICY>");
+			return usage_error(
+				cmd,
+				"the following required argument was not provided: --match <POLICY>");
 	}
 	return 0;
 }
@@ -271,17 +335,40 @@ static int check_inputs(const struct xp_command *cmd, const struct xp_cli *cli)
 			if (!ok[i] || !ok[j])
 				continue;
 			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
-				return usage_error(cmd,
-						   "--input '%s' (input %zu) and --input '%s' (input %zu) name the same file",
-						   cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+				return usage_error(
+					cmd,
+					"--input '%s' (input %zu) and --input '%s' (input %zu) name the same file",
+					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
 			if (st[i].st_size == st[j].st_size && st[i].st_size > 0 &&
 			    same_bytes(cli->inputs[i], cli->inputs[j]))
-				return usage_error(cmd,
-						   "--input '%s' (input %zu) and --input '%s' (input %zu) hold the same capture, byte for byte",
-						   cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+				return usage_error(
+					cmd,
+					"--input '%s' (input %zu) and --input '%s' (input %zu) hold the same capture, byte for byte",
+					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
 		}
 	}
 	return 0;
+}
+
+/* An argument no flag of @cmd has: said, with the closest flag when one is. */
+static int unknown_flag(const struct xp_command *cmd, const char *a, size_t n,
+			const struct option *longopts)
+{
+	const char *names[NOPTS + 1], *best;
+	char word[128];
+	size_t k = 0;
+
+	for (; longopts[k].name && k < NOPTS; k++)
+		names[k] = longopts[k].name;
+	snprintf(word, sizeof(word), "%.*s", (int)(n < sizeof(word) - 1 ? n : sizeof(word) - 1),
+		 a + 2);
+	best = xpc_closest(word, names, k);
+	if (best)
+		return usage_error(
+			cmd,
+			"unexpected argument '%.*s' found\n\n  tip: a similar argument exists: '--%s'",
+			(int)n + 2, a, best);
+	return usage_error(cmd, "unexpected argument '%.*s' found", (int)n + 2, a);
 }
 
 /*
@@ -310,20 +397,63 @@ static int check_exact_names(const struct xp_command *cmd, int argc, char **argv
 			if (strlen(o->name) == n && strncmp(o->name, a + 2, n) == 0)
 				break;
 		if (!o->name)
-			return usage_error(cmd, "unexpected argument '%.*s' found", (int)n + 2, a);
+			return unknown_flag(cmd, a, n, longopts);
 		if (o->has_arg == required_argument && a[2 + n] != '=')
 			i++;
 	}
 	return 0;
 }
 
+/*
+ * @text word-wrapped at HELP_COLUMNS: the first line after @first_indent
+ * columns already used, the others indented by @indent.
+ */
+#define HELP_COLUMNS 100
+void xp_args_wrap(FILE *out, const char *text, size_t first_indent, size_t indent)
+{
+	size_t col = first_indent;
+	const char *p = text;
+
+	while (*p) {
+		size_t w = strcspn(p, " ");
+
+		if (col > indent && col + 1 + w > HELP_COLUMNS) {
+			fprintf(out, "\n%*s", (int)indent, "");
+			col = indent;
+		} else if (col > first_indent || (col > indent && p != text)) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(p, 1, w, out);
+		col += w;
+		p += w;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', out);
+}
+
+void xp_args_help(const struct xp_command *cmd, FILE *out)
+{
+	char head[64];
+
+	xp_args_wrap(out, cmd->summary, 0, 0);
+	snprintf(head, sizeof(head), "Usage: xprobe %s", cmd->name);
+	fprintf(out, "\n%s ", head);
+	xp_args_wrap(out, cmd->usage, strlen(head) + 1, strlen(head) + 1);
+	fprintf(out, "\n%s", cmd->help);
+	if (cmd->examples)
+		fprintf(out, "\nExamples:\n%s", cmd->examples);
+}
+
 int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp_cli *cli,
 		  bool *done)
 {
 	struct option longopts[NOPTS + 1];
+	unsigned char used[NOPTS + 1] = { 0 };
 	unsigned long seen = 0;
 	size_t i, n = 0;
-	int c, rc;
+	int c, rc, li = -1;
 
 	*done = false;
 	for (i = 0; i < NOPTS; i++)
@@ -335,25 +465,32 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		return rc;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
 		unsigned long bit = 0;
 		uint64_t v;
 
 		for (i = 0; i < NOPTS; i++)
 			if (opt_defs[i].lo.val == c)
 				bit = opt_defs[i].bit;
-		if (bit && (seen & bit) && bit != XP_OPT_INPUT)
+		/* every flag once (--json, --no-color ... too), but --input */
+		if (li >= 0 && c != O_INPUT && c != O_HELP && used[li]++)
 			return usage_error(cmd, "the argument '--%s' cannot be used multiple times",
-					   flag_name(bit));
+					   longopts[li].name);
+		li = -1;
 		seen |= bit;
 		switch (c) {
-		case O_JSON: cli->json = true; break;
-		case O_NONINTERACTIVE: cli->non_interactive = true; break;
-		case O_NOCOLOR: cli->no_color = true; break;
+		case O_JSON:
+			cli->json = true;
+			break;
+		case O_NONINTERACTIVE:
+			cli->non_interactive = true;
+			break;
+		case O_NOCOLOR:
+			cli->no_color = true;
+			break;
 		case 'h':
 		case O_HELP:
-			printf("%s\n\nUsage: xprobe %s %s\n\n%s", cmd->summary, cmd->name, cmd->usage,
-			       cmd->help);
+			xp_args_help(cmd, stdout);
 			*done = true;
 			return 0;
 		case O_PID:
@@ -367,32 +504,51 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 				return rc;
 			cli->has_limit = true;
 			break;
-		case O_FROM: cli->from = optarg; break;
-		case O_TO: cli->to = optarg; break;
-		case O_MATCH: cli->match = optarg; break;
-		case O_SPEC: cli->spec = optarg; break;
+		case O_FROM:
+			cli->from = optarg;
+			break;
+		case O_TO:
+			cli->to = optarg;
+			break;
+		case O_MATCH:
+			cli->match = optarg;
+			break;
+		case O_SPEC:
+			cli->spec = optarg;
+			break;
 		case O_INPUT:
 			if (cli->ninputs == XP_MAX_INPUTS)
-				return usage_error(cmd, "at most %d '--input' files", XP_MAX_INPUTS);
+				return usage_error(cmd, "at most %d '--input' files",
+						   XP_MAX_INPUTS);
 			cli->inputs[cli->ninputs++] = optarg;
 			break;
-		case O_AGENT: cli->agent = optarg; break;
-		case O_CUPTI_SOCKET: cli->cupti_socket = optarg; break;
-		case O_EVENTS_OUT: cli->events_out = optarg; break;
+		case O_AGENT:
+			cli->agent = optarg;
+			break;
+		case O_CUPTI_SOCKET:
+			cli->cupti_socket = optarg;
+			break;
+		case O_EVENTS_OUT:
+			cli->events_out = optarg;
+			break;
 		case O_FORMAT:
 			if (strcmp(optarg, "jsonl") && strcmp(optarg, "chrome"))
-				return usage_error(cmd, "invalid value '%s' for '--format': expected jsonl or chrome",
-						   optarg);
+				return usage_error(
+					cmd,
+					"invalid value '%s' for '--format': expected jsonl or chrome",
+					optarg);
 			cli->format = optarg;
 			break;
-		case O_NAME: cli->name = optarg; break;
-#define NUM_CASE(id, flag, field)                                                  \
-	case id:                                                                   \
+		case O_NAME:
+			cli->name = optarg;
+			break;
+#define NUM_CASE(id, flag, field)                                                 \
+	case id:                                                                  \
 		if ((rc = parse_num(cmd, flag, optarg, UINT64_MAX, &cli->field))) \
-			return rc;                                                 \
-		cli->has_##field = true;                                           \
+			return rc;                                                \
+		cli->has_##field = true;                                          \
 		break;
-		NUM_CASE(O_SAMPLES, "samples", samples)
+			NUM_CASE(O_SAMPLES, "samples", samples)
 		case O_DURATION:
 			if ((rc = parse_ms(cmd, "duration-ms", optarg, &cli->duration_ms)))
 				return rc;
@@ -403,22 +559,36 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 				return rc;
 			cli->has_timeout_ms = true;
 			break;
-		NUM_CASE(O_MAX_EVENTS, "max-events", max_events)
-		NUM_CASE(O_MAX_GROUPS, "max-groups", max_groups)
-		NUM_CASE(O_FREQUENCY, "frequency-hz", frequency_hz)
-		NUM_CASE(O_MAX_SAMPLES, "max-samples", max_samples)
-		NUM_CASE(O_STACK_DEPTH, "stack-depth", stack_depth)
-		NUM_CASE(O_MAX_THREADS, "max-threads", max_threads)
-		NUM_CASE(O_MAX_INFLIGHT, "max-inflight", max_inflight)
-		NUM_CASE(O_MAX_DEPTH, "max-depth", max_depth)
+			NUM_CASE(O_MAX_EVENTS, "max-events", max_events)
+			NUM_CASE(O_MAX_GROUPS, "max-groups", max_groups)
+			NUM_CASE(O_FREQUENCY, "frequency-hz", frequency_hz)
+			NUM_CASE(O_MAX_SAMPLES, "max-samples", max_samples)
+			NUM_CASE(O_STACK_DEPTH, "stack-depth", stack_depth)
+			NUM_CASE(O_MAX_THREADS, "max-threads", max_threads)
+			NUM_CASE(O_MAX_INFLIGHT, "max-inflight", max_inflight)
+			NUM_CASE(O_MAX_DEPTH, "max-depth", max_depth)
 #undef NUM_CASE
-		case O_AGGREGATE: cli->aggregate = true; break;
-		case O_CPU_SAMPLE: cli->cpu_sample = true; break;
-		case O_SYSCALL_AGG: cli->syscall_aggregate = true; break;
-		case O_UNSAFE_OFFSET: cli->unsafe_offset = true; break;
-		case O_HISTOGRAM: cli->histogram = true; break;
-		case O_BY: cli->by = optarg; break;
-		case O_REPORT: cli->report = optarg; break;
+		case O_AGGREGATE:
+			cli->aggregate = true;
+			break;
+		case O_CPU_SAMPLE:
+			cli->cpu_sample = true;
+			break;
+		case O_SYSCALL_AGG:
+			cli->syscall_aggregate = true;
+			break;
+		case O_UNSAFE_OFFSET:
+			cli->unsafe_offset = true;
+			break;
+		case O_HISTOGRAM:
+			cli->histogram = true;
+			break;
+		case O_BY:
+			cli->by = optarg;
+			break;
+		case O_REPORT:
+			cli->report = optarg;
+			break;
 		case O_HIST:
 			if (!strcmp(optarg, "log2"))
 				cli->hist = XP_HIST_LOG2;
@@ -427,16 +597,18 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 			else if (!strcmp(optarg, "none"))
 				cli->hist = XP_HIST_NONE;
 			else
-				return usage_error(cmd, "invalid value '%s' for '--hist': expected log2, linear or none",
-						   optarg);
+				return usage_error(
+					cmd,
+					"invalid value '%s' for '--hist': expected log2, linear or none",
+					optarg);
 			break;
 		case ':':
-			return usage_error(cmd, "a value is required for '%s' but none was supplied",
+			return usage_error(cmd,
+					   "a value is required for '%s' but none was supplied",
 					   argv[optind - 1]);
 		case '?':
 		default:
-			return usage_error(cmd, "unexpected argument '%s' found",
-					   argv[optind - 1]);
+			return usage_error(cmd, "unexpected argument '%s' found", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -10,6 +10,8 @@
 #ifndef XP_CLI_ARGS_H
 #define XP_CLI_ARGS_H
 
+#include <stdio.h>
+
 #include "cli.h"
 
 enum xp_opt_bit {
@@ -45,6 +47,12 @@ enum xp_opt_bit {
 	XP_OPT_REPORT = 1ul << 29,
 	XP_OPT_HIST = 1ul << 30,
 };
+
+/* @text word-wrapped at 100 columns, the first line starting at column
+ * @first_indent, the others indented by @indent. */
+void xp_args_wrap(FILE *out, const char *text, size_t first_indent, size_t indent);
+/* @cmd's --help (also `xprobe help COMMAND`), within 100 columns. */
+void xp_args_help(const struct xp_command *cmd, FILE *out);
 
 /*
  * Parse argv (argv[0] is the command name) for @cmd into @cli.

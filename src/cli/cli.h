@@ -106,6 +106,7 @@ struct xp_command {
 	const char *summary;
 	const char *usage;   /* one line of flags */
 	const char *help;    /* full --help text after the usage line */
+	const char *examples; /* "Examples:" lines, each "  $ xprobe ..." */
 	unsigned long flags; /* XP_OPT_* accepted */
 	int (*run)(const struct xp_cli *cli);
 };

@@ -11,22 +11,25 @@
 #include "../../common/atomic_file.h"
 #include "../../common/cancel.h"
 #include "../../common/env_hooks.h"
+#include "../../common/suggest.h"
 #include "args.h"
 #include "cli.h"
 
-#define COMMON_HELP                                                               \
-	"Common options:\n"                                                       \
-	"      --json             write exactly one JSON document to stdout\n"     \
-	"      --non-interactive  never prompt (xprobe never does), no progress line\n" \
+#define COMMON_HELP                                                                         \
+	"Common options:\n"                                                                 \
+	"      --json             write exactly one JSON document to stdout\n"              \
+	"      --non-interactive  never prompt (xprobe never does), no progress line\n"     \
 	"      --no-color         no colors (also NO_COLOR=1; colors only on a terminal)\n" \
 	"  -h, --help             print this help\n"
 
 static const struct xp_command commands[] = {
 	{
 		"doctor",
-		"Diagnose this machine: kernel, BTF, BPF/perf permission, lockdown, ptrace, tracefs, NVIDIA/CUDA/CUPTI, namespaces.",
+		"Can this machine trace? Kernel, BTF, BPF/perf permission, tracefs, NVIDIA/CUDA/CUPTI.",
 		"[--json] [--non-interactive] [--no-color]",
 		"ok: true means the diagnosis completed, not that every capability is available.\n\n" COMMON_HELP,
+		"  $ xprobe doctor\n"
+		"  $ xprobe doctor --json --non-interactive --no-color | jq '.capabilities'\n",
 		0,
 		cmd_doctor,
 	},
@@ -37,6 +40,8 @@ static const struct xp_command commands[] = {
 		"Options:\n"
 		"      --pid <PID>        process-tree root\n"
 		"      --limit <N>        at most N candidates (default 200, must be positive)\n\n" COMMON_HELP,
+		"  $ xprobe discover --pid 1                # every CUDA process on the machine\n"
+		"  $ xprobe discover --pid $(pgrep -o torchrun) --limit 16 --json\n",
 		XP_OPT_PID | XP_OPT_LIMIT,
 		cmd_discover,
 	},
@@ -56,13 +61,18 @@ static const struct xp_command commands[] = {
 		"      --syscall-aggregate    check the eBPF syscall aggregate path\n"
 		"      --histogram            check the in-kernel latency histogram of the pair\n"
 		"                             (its BPF object loaded for real); --by thread|arg0\n\n" COMMON_HELP,
+		"  $ xprobe validate --pid 4242 --from syscall:read:entry --to syscall:read:exit \\\n"
+		"      --match exact\n"
+		"  $ xprobe validate --pid 4242 --from 'uprobe:/srv/app:handle:entry' \\\n"
+		"      --to 'uprobe:/srv/app:handle:return' --match stack-nested --json\n"
+		"  $ xprobe validate --pid 4242 --cpu-sample\n",
 		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_CPU_SAMPLE |
 			XP_OPT_SYSCALL_AGG | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY,
 		cmd_validate,
 	},
 	{
 		"measure",
-		"Measure the latency between two events, live (--pid), from completed captures (--input) or a spec (--spec).",
+		"Measure the latency between two events: live, from completed captures, or a spec.",
 		"(--pid <PID> | --input <FILE>... | --spec <FILE>) [--from <SEL> --to <SEL> --match <POLICY>] [OPTIONS]",
 		"Source (exactly one):\n"
 		"      --pid <PID>            live target\n"
@@ -117,6 +127,12 @@ static const struct xp_command commands[] = {
 		"      --max-inflight <N>     threads with open starts (1024)\n"
 		"      --max-depth <N>        stack-nested nesting depth kept (32, at most 32)\n"
 		"      --max-groups <N>       groups of --by (256)\n\n" COMMON_HELP,
+		"  $ xprobe measure --pid 4242 --from syscall:mmap:entry --to syscall:mmap:exit \\\n"
+		"      --match exact --samples 100\n"
+		"  $ xprobe measure --pid 4242 --histogram --from 'uprobe:/srv/app:handle:entry' \\\n"
+		"      --to 'uprobe:/srv/app:handle:return' --match stack-nested --duration-ms 60000\n"
+		"  $ xprobe measure --input capture.jsonl --from syscall:mmap:entry \\\n"
+		"      --to syscall:mmap:exit --match exact --samples 100 --report mmap.html\n",
 		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_SPEC | XP_OPT_INPUT |
 			XP_OPT_AGENT | XP_OPT_CUPTI_SOCKET | XP_OPT_EVENTS_OUT | XP_OPT_FORMAT |
 			XP_OPT_NAME | XP_OPT_SAMPLES | XP_OPT_DURATION | XP_OPT_TIMEOUT |
@@ -135,12 +151,43 @@ static void top_usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "xprobe %s - measure the latency between two events in a live process\n\n"
-		     "Usage: xprobe <COMMAND> [OPTIONS]\n\nCommands:\n", XP_VERSION);
+	fprintf(out,
+		"xprobe %s - measure the latency between two events in a live process\n\n"
+		"Usage: xprobe <COMMAND> [OPTIONS]\n\nCommands:\n",
+		XP_VERSION);
+	/* one line a command (tools parse this list): summaries fit 88 columns */
 	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\nOptions:\n  -h, --help     print help\n  -V, --version  print version\n\n"
-		     "Run 'xprobe <COMMAND> --help' for the options of a command.\n");
+	fprintf(out,
+		"\nOptions:\n  -h, --help     print help\n  -V, --version  print version\n\n"
+		"Run 'xprobe <COMMAND> --help' or 'xprobe help <COMMAND>' for the options of a\n"
+		"command.\n");
+}
+
+static size_t find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(name, commands[i].name) == 0)
+			break;
+	return i;
+}
+
+/* A word that is no command: said, with the closest command when one is. */
+static int unknown_command(const char *word)
+{
+	const char *names[NCOMMANDS], *best;
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	best = xpc_closest(word, names, NCOMMANDS);
+	fprintf(stderr, "error: unrecognized command '%s'\n\n", word);
+	if (best)
+		fprintf(stderr, "  tip: a similar command exists: '%s'\n\n", best);
+	top_usage(stderr);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -168,6 +215,14 @@ int main(int argc, char **argv)
 		top_usage(stderr);
 		return 2;
 	}
+	if (strcmp(argv[1], "help") == 0 && argc > 2) {
+		/* xprobe help COMMAND: that command's --help */
+		i = find_command(argv[2]);
+		if (i == NCOMMANDS)
+			return unknown_command(argv[2]);
+		xp_args_help(&commands[i], stdout);
+		return 0;
+	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
 		top_usage(stdout);
@@ -177,14 +232,9 @@ int main(int argc, char **argv)
 		printf("xprobe %s\n", XP_VERSION);
 		return 0;
 	}
-	for (i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			break;
-	if (i == NCOMMANDS) {
-		fprintf(stderr, "error: unrecognized command '%s'\n\n", argv[1]);
-		top_usage(stderr);
-		return 2;
-	}
+	i = find_command(argv[1]);
+	if (i == NCOMMANDS)
+		return unknown_command(argv[1]);
 	/* only measure checks the request; the other commands are short and
 	 * read-only: a signal acts as it always did */
 	if (strcmp(commands[i].name, "measure") != 0)

@@ -127,6 +127,41 @@ void xp_cli_warning(const char *fmt, ...)
 	fflush(stderr);
 }
 
+/*
+ * One detail of an error for a person: "  key: value", a string without
+ * its quotes and escapes, a number or boolean as it is, an array or object
+ * as compact JSON cut at DETAIL_MAX characters.  details.result (the
+ * whole result a failed artifact could not save) is printed above the
+ * error instead (measure.c).
+ */
+#define DETAIL_MAX 160
+
+static void print_detail(FILE *out, const struct xp_error_detail *d)
+{
+	const char *v = d->json;
+	size_t n = strlen(v);
+
+	if (!strcmp(d->key, "result"))
+		return;
+	if (n >= 2 && v[0] == '"' && v[n - 1] == '"') {
+		fprintf(out, "  %s: ", d->key);
+		for (size_t i = 1; i + 1 < n; i++) {
+			if (v[i] == '\\' && i + 2 < n) {
+				i++;
+				fputc(v[i] == 'n' ? ' ' : v[i] == 't' ? ' ' : v[i], out);
+				continue;
+			}
+			fputc(v[i], out);
+		}
+		fputc('\n', out);
+		return;
+	}
+	if (n > DETAIL_MAX)
+		fprintf(out, "  %s: %.*s...\n", d->key, DETAIL_MAX, v);
+	else
+		fprintf(out, "  %s: %s\n", d->key, v);
+}
+
 int xp_cli_fail(const struct xp_cli *cli, const struct xp_error *err)
 {
 	int code = err->code ? err->code : XPROBE_E_INTERNAL;
@@ -159,6 +194,8 @@ int xp_cli_fail(const struct xp_cli *cli, const struct xp_error *err)
 	} else {
 		fprintf(stderr, "%s: %s\n", xprobe_errname(code),
 			err->code ? err->message : "failure without a message");
+		for (i = 0; i < err->ndetails; i++)
+			print_detail(stderr, &err->details[i]);
 		for (i = 0; i < err->nhints; i++)
 			fprintf(stderr, "hint: %s\n", err->hints[i]);
 	}

@@ -142,6 +142,8 @@ int cmd_validate(const struct xp_cli *cli)
 	p = xp_policy_parse(cli->match);
 	if (p < 0) {
 		xp_error_detail_str(&err, "match_policy", cli->match);
+		if (xp_policy_closest(cli->match))
+			xp_error_hint(&err, "did you mean '%s'?", xp_policy_closest(cli->match));
 		xp_error_hint(&err,
 			      "use exact, first-after, nearest, stack-nested or stream-order");
 		rc = xp_error_set(&err, XPROBE_E_INVALID_CORRELATION_POLICY, true,

@@ -77,10 +77,12 @@ static void artifact_on_error(struct xp_measure_req *req, const struct xp_captur
 		xp_error_detail_str(err, "original_error_code", xprobe_errname(err->code));
 		xp_error_detail_str(err, "path", req->events_out);
 		if (xp_error_detail_get(&werr, "file_type")) /* a refused non-regular file */
-			xp_error_detail_raw(err, "file_type", xp_error_detail_get(&werr, "file_type"));
+			xp_error_detail_raw(err, "file_type",
+					    xp_error_detail_get(&werr, "file_type"));
 		if (xpc_cancel_signo())
 			cancel_details(err, "export");
-		xp_error_hint(err, "the measurement also failed; rerun after fixing artifact output");
+		xp_error_hint(err,
+			      "the measurement also failed; rerun after fixing artifact output");
 		xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "%s", msg);
 		xp_error_clear(&werr);
 		return;
@@ -107,9 +109,10 @@ static int host_loss_warning(const struct xp_host_collection *h, const struct xp
 		if (xp_warnings_add(out, extra->v[i].code, extra->v[i].message,
 				    extra->v[i].details))
 			return -ENOMEM;
-	snprintf(msg, sizeof(msg),
-		 "the host ring lost %llu records after the capture's stopping point; no event of the capture was lost",
-		 (unsigned long long)h->dropped_records);
+	snprintf(
+		msg, sizeof(msg),
+		"the host ring lost %llu records after the capture's stopping point; no event of the capture was lost",
+		(unsigned long long)h->dropped_records);
 	/* keys sorted, as every details object */
 	return xp_warnings_add_u64(out, "HOST_RECORDS_LOST_AFTER_STOP", msg, "dropped_records",
 				   h->dropped_records, "observed_records", h->observed_records,
@@ -144,9 +147,10 @@ static int cancelled(struct xp_measure_req *req, const char *phase, size_t event
 	if (req->events_out)
 		xp_error_hint(err, "nothing was written to %s and no temporary file is left",
 			      req->events_out);
-	return xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
-			    "measurement cancelled by signal %d while %s, before any event pair matched (%zu events read)",
-			    sig, what, events);
+	return xp_error_set(
+		err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+		"measurement cancelled by signal %d while %s, before any event pair matched (%zu events read)",
+		sig, what, events);
 }
 
 /* The artifact write stopped on the stop request: say so, not "check the
@@ -158,7 +162,9 @@ static int export_cancelled(struct xp_measure_req *req, struct xp_error *err)
 	xp_error_clear(err);
 	xp_error_detail_str(err, "path", req->events_out);
 	cancel_details(err, "export");
-	xp_error_hint(err, "the artifact was not written and no temporary file is left; run the measurement again");
+	xp_error_hint(
+		err,
+		"the artifact was not written and no temporary file is left; run the measurement again");
 	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, true,
 			    "failed to write %s: cancelled by signal %d (%s)", req->events_out, sig,
 			    strsignal(sig));
@@ -188,13 +194,16 @@ static void children_hint(const struct xp_measure_req *req, const struct xp_capt
 	snprintf(json + joff, sizeof(json) - joff, "]");
 	xp_error_detail_raw(err, "child_pids", json);
 	if (lo->children_file[0])
-		xp_error_hint(err, "PID %u captured no events, but its child process%s %s map%s %s: the work may happen there; measure one with --pid %u",
-			      req->target.pid, lo->children.n > 1 ? "es" : "", list,
-			      lo->children.n > 1 ? "" : "s", lo->children_file, lo->children.pid[0]);
+		xp_error_hint(
+			err,
+			"PID %u captured no events, but its child process%s %s map%s %s: the work may happen there; measure one with --pid %u",
+			req->target.pid, lo->children.n > 1 ? "es" : "", list,
+			lo->children.n > 1 ? "" : "s", lo->children_file, lo->children.pid[0]);
 	else
-		xp_error_hint(err, "PID %u captured no events, but it has child process%s %s: the work may happen there; measure one with --pid %u",
-			      req->target.pid, lo->children.n > 1 ? "es" : "", list,
-			      lo->children.pid[0]);
+		xp_error_hint(
+			err,
+			"PID %u captured no events, but it has child process%s %s: the work may happen there; measure one with --pid %u",
+			req->target.pid, lo->children.n > 1 ? "es" : "", list, lo->children.pid[0]);
 }
 
 /* The artifact of a result: the whole capture, and in a Chrome trace the
@@ -236,8 +245,7 @@ static int export_result(struct xp_measure_req *req, const struct xp_capture *c,
  * document goes into the error's details.result; the terminal view: the
  * result is printed first, the error after it.
  */
-static void unsaved_result(struct xp_measure_req *req, struct result_ctx *ctx,
-			   struct xp_error *err)
+static void unsaved_result(struct xp_measure_req *req, struct result_ctx *ctx, struct xp_error *err)
 {
 	struct xpc_buf b = { 0 };
 	struct xpc_json w;
@@ -254,6 +262,47 @@ static void unsaved_result(struct xp_measure_req *req, struct result_ctx *ctx,
 	if (xpc_json_finish(&w) == 0 && b.data)
 		xp_error_detail_raw(err, "result", b.data);
 	xpc_buf_free(&b);
+}
+
+/* Replace hint @i of @err with @text. */
+static void replace_hint(struct xp_error *err, size_t i, const char *text)
+{
+	char *dup = strdup(text);
+
+	if (!dup)
+		return;
+	free(err->hints[i]);
+	err->hints[i] = dup;
+}
+
+/*
+ * Hints that fit how the measurement ran.  The correlator and the selector
+ * parser speak for every mode; here they are made true for this one: a
+ * completed capture (--input, --spec) has no live target to validate
+ * against, and a capture written nowhere has no events-out artifact to
+ * inspect.
+ */
+static void fit_hints(const struct xp_measure_req *req, struct xp_error *err)
+{
+	bool live = req->cli->pid != 0;
+	size_t i;
+
+	for (i = 0; i < err->nhints; i++) {
+		const char *h = err->hints[i];
+
+		if (!req->events_out && strstr(h, "inspect the events-out artifact"))
+			replace_hint(
+				err, i,
+				"rerun with --events-out PATH to keep the captured events, inspect them, then adjust the selectors or choose an explicitly compatible policy");
+		else if (!live && strstr(h, "run xprobe validate with the exact selector text"))
+			replace_hint(
+				err, i,
+				"check the selector's grammar (xprobe(1), SELECTORS); validate needs a live --pid, a completed capture only the text");
+		else if (!live && strstr(h, "compatible_policies from xprobe validate"))
+			replace_hint(
+				err, i,
+				"exact pairs need an identifier both events carry (a thread, a correlation id, a range id); first-after, nearest or stack-nested pair by time or nesting");
+	}
 }
 
 /*
@@ -340,6 +389,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 fail:
 	if (req->cli->format && !req->events_out && err.code != XPROBE_E_TRACE_EXPORT_FAILED)
 		xp_error_hint(&err, "--format also requires --events-out");
+	fit_hints(req, &err);
 	xp_report_failure(req, &err);
 	code = xp_cli_fail(req->cli, &err);
 	xp_error_clear(&err);
@@ -410,16 +460,24 @@ static void keep_capture_hints(const struct xp_measure_req *req, const struct xp
 	const char *pol = xp_policy_kebab(req->policy);
 
 	if (req->events_out && c->count && req->format == XP_EXPORT_CHROME)
-		xp_error_hint(err, "the %zu captured events are in the Chrome trace %s; write them with --format jsonl to measure them again with xprobe measure --input",
-			      c->count, req->events_out);
+		xp_error_hint(
+			err,
+			"the %zu captured events are in the Chrome trace %s; write them with --format jsonl to measure them again with xprobe measure --input",
+			c->count, req->events_out);
 	else if (req->events_out && c->count)
-		xp_error_hint(err, "the %zu captured events are in %s: measure them with xprobe measure --input %s --from '%s' --to '%s' --match %s",
-			      c->count, req->events_out, req->events_out, req->from_text,
-			      req->to_text, pol);
+		xp_error_hint(
+			err,
+			"the %zu captured events are in %s: measure them with xprobe measure --input %s --from '%s' --to '%s' --match %s",
+			c->count, req->events_out, req->events_out, req->from_text, req->to_text,
+			pol);
 	else if (c->count)
-		xp_error_hint(err, "the %zu captured events were not kept: add --events-out PATH to write them, then measure them with xprobe measure --input PATH",
-			      c->count);
-	xp_error_hint(err, "measure --histogram aggregates latencies in the kernel, with no per-event stream, until the duration ends or the target exits");
+		xp_error_hint(
+			err,
+			"the %zu captured events were not kept: add --events-out PATH to write them, then measure them with xprobe measure --input PATH",
+			c->count);
+	xp_error_hint(
+		err,
+		"measure --histogram aggregates latencies in the kernel, with no per-event stream, until the duration ends or the target exits");
 }
 
 /* The capture ended without the bound being met: the contract's error. */
@@ -434,10 +492,13 @@ static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
 	case XP_LIVE_STOP_TARGET_EXITED:
 		xp_target_detail(err, &req->target);
 		stats_details(err, lo, c);
-		xp_error_hint(err, "the target exited before the measurement's bound was met; measure a running process");
-		rc = xp_error_set(err, XPROBE_E_TARGET_EXITED, true,
-				  "target process %u exited during the live capture (%zu events captured)",
-				  req->target.pid, c->count);
+		xp_error_hint(
+			err,
+			"the target exited before the measurement's bound was met; measure a running process");
+		rc = xp_error_set(
+			err, XPROBE_E_TARGET_EXITED, true,
+			"target process %u exited during the live capture (%zu events captured)",
+			req->target.pid, c->count);
 		break;
 	case XP_LIVE_STOP_FULL:
 		stats_details(err, lo, c);
@@ -446,18 +507,20 @@ static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
 		xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
 		if (req->samples) {
 			xp_error_detail_u64(err, "samples", req->samples);
-			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-					  "capture reached its configured limit of %llu records before %llu samples matched",
-					  (unsigned long long)capacity,
-					  (unsigned long long)req->samples);
+			rc = xp_error_set(
+				err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+				"capture reached its configured limit of %llu records before %llu samples matched",
+				(unsigned long long)capacity, (unsigned long long)req->samples);
 		} else {
-			rc = xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
-					  "capture reached its configured limit of %llu records within --duration-ms",
-					  (unsigned long long)capacity);
+			rc = xp_error_set(
+				err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
+				"capture reached its configured limit of %llu records within --duration-ms",
+				(unsigned long long)capacity);
 		}
 		break;
 	default:
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "live capture ended unexpectedly (%s)",
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
+				  "live capture ended unexpectedly (%s)",
 				  xp_live_stop_name(lo->res.stop));
 		break;
 	}
@@ -515,19 +578,27 @@ static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
 	if (timeout) {
 		xp_error_detail_bool(err, "timed_out", true);
 		xp_error_detail_u64(err, "timeout_ms", req->timeout_ms);
-		xp_error_hint(err, "make the target execute the selected events while measuring, or raise --timeout-ms");
-		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
-				  "no event pairs matched before the live measurement timeout (host events: %llu, CUDA events: %llu)",
-				  (unsigned long long)nhost, (unsigned long long)ncuda);
+		xp_error_hint(
+			err,
+			"make the target execute the selected events while measuring, or raise --timeout-ms");
+		rc = xp_error_set(
+			err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+			"no event pairs matched before the live measurement timeout (host events: %llu, CUDA events: %llu)",
+			(unsigned long long)nhost, (unsigned long long)ncuda);
 	} else {
 		xp_error_detail_bool(err, "cancelled", true);
 		xp_error_detail_str(err, "signal", strsignal(lo->res.signo));
-		xp_error_hint(err, "the measurement was interrupted before any pair matched; run it again");
-		rc = xp_error_set(err, XPROBE_E_NO_MATCHED_SAMPLES, true,
-				  "measurement cancelled by signal %d before any event pair matched (host events: %llu, CUDA events: %llu)",
-				  lo->res.signo, (unsigned long long)nhost, (unsigned long long)ncuda);
+		xp_error_hint(
+			err,
+			"the measurement was interrupted before any pair matched; run it again");
+		rc = xp_error_set(
+			err, XPROBE_E_NO_MATCHED_SAMPLES, true,
+			"measurement cancelled by signal %d before any event pair matched (host events: %llu, CUDA events: %llu)",
+			lo->res.signo, (unsigned long long)nhost, (unsigned long long)ncuda);
 	}
-	xp_error_hint(err, "inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy");
+	xp_error_hint(
+		err,
+		"inspect the events-out artifact, then adjust selectors or choose an explicitly compatible policy");
 	children_hint(req, c, err);
 	artifact_on_error(req, c, err);
 	format_hint(req, err);
@@ -575,11 +646,13 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 		if (agent)
 			xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
 		else
-			xp_error_hint(err, "rebuild xprobe: its BPF programs and collector disagree on the record layout");
+			xp_error_hint(
+				err,
+				"rebuild xprobe: its BPF programs and collector disagree on the record layout");
 		/* the Agent's: a release skew, as the reference answers unknown
 		 * capture records; the BPF programs': our own defect */
-		rc = xp_error_set(err, agent ? XPROBE_E_TRACE_EXPORT_FAILED : XPROBE_E_INTERNAL, false,
-				  "%s %llu records this collector cannot decode",
+		rc = xp_error_set(err, agent ? XPROBE_E_TRACE_EXPORT_FAILED : XPROBE_E_INTERNAL,
+				  false, "%s %llu records this collector cannot decode",
 				  agent ? "the Agent sent" : "the BPF programs wrote",
 				  (unsigned long long)c.unknown_records);
 		artifact_on_error(req, &c, err);
@@ -607,8 +680,10 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 out:
 	/* before the capture goes; a stop request's error is rewritten by
 	 * cmd_measure (cancelled()), so no page shows the one before it */
-	if (rc < 0 && rc != -ECANCELED)
+	if (rc < 0 && rc != -ECANCELED) {
+		fit_hints(req, err);
 		xp_report_failure(req, err);
+	}
 	req->report_capture = NULL;
 	req->live = NULL; /* lo is ours */
 	xp_capture_free(&c);
@@ -623,12 +698,29 @@ static int check_limits(const struct xp_measure_req *req, struct xp_error *err)
 	if ((cli->has_samples && cli->samples == 0) ||
 	    (cli->has_duration_ms && cli->duration_ms == 0) || req->max_events == 0 ||
 	    (!cli->has_samples && !cli->has_duration_ms)) {
-		xp_error_hint(err, "set positive samples or duration, timeout, and max-events bounds");
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "measurement requires a positive --samples or --duration-ms bound and a positive --max-events");
+		/* say which bound is missing or zero, and its flag */
+		if (!cli->has_samples && !cli->has_duration_ms) {
+			xp_error_detail_str(err, "missing", "--samples or --duration-ms");
+			xp_error_hint(
+				err,
+				"add --samples N (stop after N pairs) or --duration-ms MS (a window)");
+		}
+		if (cli->has_samples && cli->samples == 0)
+			xp_error_detail_u64(err, "samples", 0);
+		if (cli->has_duration_ms && cli->duration_ms == 0)
+			xp_error_detail_u64(err, "duration_ms", 0);
+		if (req->max_events == 0)
+			xp_error_detail_u64(err, "max_events", 0);
+		xp_error_hint(err,
+			      "set positive samples or duration, timeout, and max-events bounds");
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"measurement requires a positive --samples or --duration-ms bound and a positive --max-events");
 	}
 	if (req->timeout_ms == 0) {
-		xp_error_hint(err, "set positive samples or duration, timeout, and max-events bounds");
+		xp_error_detail_u64(err, "timeout_ms", 0);
+		xp_error_hint(err,
+			      "set positive samples or duration, timeout, and max-events bounds");
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "--timeout-ms must be positive");
 	}
@@ -643,9 +735,12 @@ static int parse_endpoints(struct xp_measure_req *req, const char *policy_text,
 	p = xp_policy_parse(policy_text);
 	if (p < 0) {
 		xp_error_detail_str(err, "match_policy", policy_text);
+		if (xp_policy_closest(policy_text))
+			xp_error_hint(err, "did you mean '%s'?", xp_policy_closest(policy_text));
 		xp_error_hint(err, "use exact, first-after, nearest, stack-nested or stream-order");
 		return xp_error_set(err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
-				    "unsupported measurement correlation policy \"%s\"", policy_text);
+				    "unsupported measurement correlation policy \"%s\"",
+				    policy_text);
 	}
 	req->policy = (enum xp_policy)p;
 	rc = xp_selector_parse(req->from_text, &req->from, err);
@@ -676,8 +771,10 @@ static int check_agent_flags(const struct xp_measure_req *req, struct xp_error *
 		return 0;
 	xp_error_detail_str(err, "flag", flag);
 	xp_error_detail_str(err, "path", cli->agent ? cli->agent : cli->cupti_socket);
-	xp_error_hint(err, "drop %s: host endpoints (uprobe:, syscall:, tracepoint:, python:) need no Agent",
-		      flag);
+	xp_error_hint(
+		err,
+		"drop %s: host endpoints (uprobe:, syscall:, tracepoint:, python:) need no Agent",
+		flag);
 	return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 			    "%s applies to measurements with a cuda: endpoint", flag);
 }
@@ -726,6 +823,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 				  "capture reached its configured limit of %llu records",
 				  (unsigned long long)capacity);
 		artifact_on_error(req, &c, err);
+		fit_hints(req, err);
 		xp_report_failure(req, err);
 		xp_capture_free(&c);
 		return rc;
@@ -733,9 +831,10 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 	if (c.duplicates_dropped) {
 		char msg[200];
 
-		snprintf(msg, sizeof(msg),
-			 "%llu events identical in every field to events of another input were kept once",
-			 (unsigned long long)c.duplicates_dropped);
+		snprintf(
+			msg, sizeof(msg),
+			"%llu events identical in every field to events of another input were kept once",
+			(unsigned long long)c.duplicates_dropped);
 		if (xp_warnings_add_u64(&dups, "DUPLICATE_EVENTS", msg, "dropped_events",
 					c.duplicates_dropped, "inputs", (uint64_t)cli->ninputs,
 					(const char *)NULL)) {
@@ -754,8 +853,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
  * `--events-out in.jsonl` loses the capture being measured, `--report`
  * and `--events-out` on one path keep only the last one written.
  */
-static int output_clash(struct xp_error *err, const char *flag, const char *path,
-			const char *other)
+static int output_clash(struct xp_error *err, const char *flag, const char *path, const char *other)
 {
 	xp_error_detail_str(err, "path", path);
 	xp_error_hint(err, "give %s a path of its own", flag);
@@ -785,8 +883,10 @@ static int output_unwritable(struct xp_error *err, const char *flag, const char 
 		const char *type = xpc_file_type_name((mode_t)mode);
 
 		xp_error_detail_str(err, "file_type", type);
-		xp_error_hint(err, "%s writes a new or regular file only and never replaces a %s; pass another path",
-			      flag, type);
+		xp_error_hint(
+			err,
+			"%s writes a new or regular file only and never replaces a %s; pass another path",
+			flag, type);
 		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
 				    "failed to write %s: it exists and is a %s, not a regular file",
 				    path, type);
@@ -825,8 +925,8 @@ static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
 	return 0;
 }
 
-static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
-			struct xp_spec *spec, struct xp_error *err)
+static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req, struct xp_spec *spec,
+			struct xp_error *err)
 {
 	int rc;
 
@@ -849,9 +949,12 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 				    "aggregate MeasurementSpec requires max_groups");
 	}
 	if (spec->aggregate && (cli->events_out || cli->format)) {
-		xp_error_hint(err, "drop --events-out and --format: an aggregate inventory has no event timeline");
-		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, true,
-				    "aggregate measurement does not produce event evidence artifacts");
+		xp_error_hint(
+			err,
+			"drop --events-out and --format: an aggregate inventory has no event timeline");
+		return xp_error_set(
+			err, XPROBE_E_TRACE_EXPORT_FAILED, true,
+			"aggregate measurement does not produce event evidence artifacts");
 	}
 	req->name = spec->name;
 	req->from_text = spec->start_selector;
@@ -865,9 +968,11 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 	    (spec->has_duration_ms && spec->duration_ms == 0) ||
 	    (!spec->aggregate && spec->max_events == 0) ||
 	    (!spec->has_samples && !spec->has_duration_ms) || spec->timeout_ms == 0) {
-		xp_error_hint(err, "set positive samples or duration, timeout, and max-events bounds");
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "live measurement requires positive samples or duration and max-events limits");
+		xp_error_hint(err,
+			      "set positive samples or duration, timeout, and max-events bounds");
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"live measurement requires positive samples or duration and max-events limits");
 	}
 	rc = parse_endpoints(req, xp_policy_kebab(req->policy), err);
 	if (rc)
@@ -881,8 +986,9 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req,
 		xp_target_detail(err, &req->target);
 		xp_error_detail_u64(err, "spec_process_start_time", spec->process_start_time);
 		xp_error_hint(err, "write a new spec for the running process");
-		return xp_error_set(err, XPROBE_E_TARGET_REUSED, true,
-				    "trace specification target identity no longer matches the process");
+		return xp_error_set(
+			err, XPROBE_E_TARGET_REUSED, true,
+			"trace specification target identity no longer matches the process");
 	}
 	req->has_target = true;
 	if (spec->aggregate) {
@@ -928,16 +1034,19 @@ int cmd_measure(const struct xp_cli *cli)
 
 		if (cli->ninputs || cli->events_out || cli->format || cli->from || cli->to ||
 		    cli->match || cli->has_samples || cli->agent || cli->cupti_socket) {
-			const char *what = cli->ninputs ? "--input" :
-					   cli->events_out ? "--events-out" :
-					   cli->format ? "--format" :
-					   cli->has_samples ? "--samples" :
-					   cli->agent ? "--agent" :
-					   cli->cupti_socket ? "--cupti-socket" :
-							       "event-pair selectors (--from/--to/--match)";
+			const char *what =
+				cli->ninputs	  ? "--input" :
+				cli->events_out	  ? "--events-out" :
+				cli->format	  ? "--format" :
+				cli->has_samples  ? "--samples" :
+				cli->agent	  ? "--agent" :
+				cli->cupti_socket ? "--cupti-socket" :
+						    "event-pair selectors (--from/--to/--match)";
 
 			xp_error_detail_str(&err, "mode", mode + 2);
-			xp_error_hint(&err, "inventories are live-only summaries: pass --pid and --duration-ms only");
+			xp_error_hint(
+				&err,
+				"inventories are live-only summaries: pass --pid and --duration-ms only");
 			rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 					  "%s does not accept %s", mode, what);
 			goto out;
@@ -966,7 +1075,8 @@ int cmd_measure(const struct xp_cli *cli)
 		goto out;
 	}
 	if (!cli->match) {
-		xp_error_hint(&err, "use policy_recommendation.compatible_policies from xprobe validate");
+		xp_error_hint(&err,
+			      "use policy_recommendation.compatible_policies from xprobe validate");
 		rc = xp_error_set(&err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
 				  "measure requires --match unless --spec is used");
 		goto out;
@@ -975,7 +1085,9 @@ int cmd_measure(const struct xp_cli *cli)
 	req.to_text = cli->to;
 	if (cli->has_pid && cli->ninputs && xp_policy_parse(cli->match) >= 0) {
 		/* after an unknown policy, as the reference orders it */
-		xp_error_hint(&err, "pass --pid PID for a live target or --input FILE for completed captures, not both");
+		xp_error_hint(
+			&err,
+			"pass --pid PID for a live target or --input FILE for completed captures, not both");
 		rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				  "--pid and --input select different collection modes");
 		goto out;
@@ -1003,7 +1115,9 @@ int cmd_measure(const struct xp_cli *cli)
 		goto out;
 	}
 	if (!cli->ninputs) {
-		xp_error_hint(&err, "pass --pid PID for a live target or --input FILE for a completed capture");
+		xp_error_hint(
+			&err,
+			"pass --pid PID for a live target or --input FILE for a completed capture");
 		rc = xp_error_set(&err, XPROBE_E_TRACE_EXPORT_FAILED, true,
 				  "measure requires --input or --pid");
 		goto out;
@@ -1014,9 +1128,10 @@ out:
 	if (rc == -ECANCELED)
 		rc = cancelled(&req, "measure", 0, &err);
 	/* Sub-paths that emitted their own document return a positive exit code. */
-	if (rc < 0)
+	if (rc < 0) {
+		fit_hints(&req, &err);
 		code = xp_cli_fail(cli, &err);
-	else
+	} else
 		code = rc;
 	xp_error_clear(&err);
 	xp_selector_free(&req.from);

@@ -46,6 +46,8 @@ enum xp_policy {
 
 /* "first-after" and "first_after" both parse; -1 when unknown. */
 int xp_policy_parse(const char *s);
+/* The policy name closest to @s (a typo of one), or NULL. */
+const char *xp_policy_closest(const char *s);
 const char *xp_policy_snake(enum xp_policy p); /* JSON: first_after */
 const char *xp_policy_kebab(enum xp_policy p); /* CLI/details: first-after */
 

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 
+#include "../../common/suggest.h"
 #include "correlate.h"
 #include "../model/names.h"
 
@@ -33,6 +34,11 @@ int xp_policy_parse(const char *s)
 		if (strcmp(s, snake[i]) == 0 || strcmp(s, kebab[i]) == 0)
 			return i;
 	return -1;
+}
+
+const char *xp_policy_closest(const char *s)
+{
+	return s ? xpc_closest(s, kebab, XP_POLICY__COUNT) : NULL;
 }
 
 const char *xp_policy_snake(enum xp_policy p)

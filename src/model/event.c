@@ -14,19 +14,25 @@
 #include "event.h"
 
 static const char *const source_names[XP_SRC__COUNT] = {
-	"ebpf", "cupti_callback", "cupti_activity", "marker",
+	"ebpf",
+	"cupti_callback",
+	"cupti_activity",
+	"marker",
 };
 
 static const char *const event_type_names[XP_EV__COUNT] = {
-	"host_function_entry", "host_function_exit", "kernel_function_entry",
-	"kernel_function_exit", "tracepoint", "syscall_entry", "syscall_exit",
-	"cuda_api_entry", "cuda_api_exit", "gpu_kernel_start", "gpu_kernel_end",
-	"gpu_memcpy_start", "gpu_memcpy_end", "gpu_memset_start", "gpu_memset_end",
-	"nvtx_range_start", "nvtx_range_end", "marker",
+	"host_function_entry",	"host_function_exit", "kernel_function_entry",
+	"kernel_function_exit", "tracepoint",	      "syscall_entry",
+	"syscall_exit",		"cuda_api_entry",     "cuda_api_exit",
+	"gpu_kernel_start",	"gpu_kernel_end",     "gpu_memcpy_start",
+	"gpu_memcpy_end",	"gpu_memset_start",   "gpu_memset_end",
+	"nvtx_range_start",	"nvtx_range_end",     "marker",
 };
 
 static const char *const clock_names[XP_CLOCK__COUNT] = {
-	"host_monotonic", "cupti", "cupti_normalized_to_host_monotonic",
+	"host_monotonic",
+	"cupti",
+	"cupti_normalized_to_host_monotonic",
 };
 
 static const char *const probe_kind_names[XP_PROBE__COUNT] = {
@@ -49,14 +55,14 @@ static int parse_name(const char *const *names, unsigned count, const char *s, s
 	return -1;
 }
 
-#define NAME_FUNCS(fn, table, count)                                  \
-	const char *xp_##fn##_name(unsigned v)                        \
-	{                                                             \
-		return v < (count) ? table[v] : "unknown";            \
-	}                                                             \
-	int xp_##fn##_parse(const char *s, size_t n)                  \
-	{                                                             \
-		return parse_name(table, (count), s, n);              \
+#define NAME_FUNCS(fn, table, count)                       \
+	const char *xp_##fn##_name(unsigned v)             \
+	{                                                  \
+		return v < (count) ? table[v] : "unknown"; \
+	}                                                  \
+	int xp_##fn##_parse(const char *s, size_t n)       \
+	{                                                  \
+		return parse_name(table, (count), s, n);   \
 	}
 
 NAME_FUNCS(source, source_names, XP_SRC__COUNT)
@@ -110,12 +116,13 @@ static int reserve_events(struct xp_capture *c)
 		return -1;
 	want = (want + EVENTS_MAP_ALIGN - 1) & ~(EVENTS_MAP_ALIGN - 1);
 	len = want + EVENTS_MAP_ALIGN;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+		 0);
 	if (p == MAP_FAILED)
 		return -1;
 	/* keep the 2 MiB-aligned part, give the slack back */
-	start = (uint8_t *)(((uintptr_t)p + EVENTS_MAP_ALIGN - 1) & ~(uintptr_t)(EVENTS_MAP_ALIGN - 1));
+	start = (uint8_t *)(((uintptr_t)p + EVENTS_MAP_ALIGN - 1) &
+			    ~(uintptr_t)(EVENTS_MAP_ALIGN - 1));
 	if (start > p)
 		munmap(p, (size_t)(start - p));
 	munmap(start + want, EVENTS_MAP_ALIGN - (size_t)(start - p)); /* never 0 */
@@ -236,8 +243,7 @@ int xp_event_add_attr_str(struct xp_capture *c, struct xp_event *e, const char *
 	return link_attr(c, e, k, v);
 }
 
-int xp_event_add_attr_u64(struct xp_capture *c, struct xp_event *e, const char *key,
-			  uint64_t value)
+int xp_event_add_attr_u64(struct xp_capture *c, struct xp_event *e, const char *key, uint64_t value)
 {
 	char tmp[24];
 	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)value);
@@ -285,7 +291,8 @@ static bool host_same(const struct xp_capture *c, const struct xp_host_part *a,
 	    a->flags != b->flags)
 		return false;
 	for (i = 0; i < a->args_count; i++) {
-		const struct xp_arg *x = &c->args[a->args_first + i], *y = &c->args[b->args_first + i];
+		const struct xp_arg *x = &c->args[a->args_first + i],
+				    *y = &c->args[b->args_first + i];
 
 		if (x->abi_type != y->abi_type || x->value != y->value ||
 		    x->read_error != y->read_error || x->index != y->index)
@@ -306,7 +313,8 @@ bool xp_event_same(const struct xp_capture *c, const struct xp_event *a, const s
 	    a->clock_domain != b->clock_domain || a->flags != b->flags)
 		return false;
 	/* zeroed when added, every field interned: compared as bytes */
-	if (memcmp(&a->cuda, &b->cuda, sizeof(a->cuda)) || memcmp(&a->nvtx, &b->nvtx, sizeof(a->nvtx)))
+	if (memcmp(&a->cuda, &b->cuda, sizeof(a->cuda)) ||
+	    memcmp(&a->nvtx, &b->nvtx, sizeof(a->nvtx)))
 		return false;
 	if (!host_same(c, &a->host, &b->host))
 		return false;
@@ -326,8 +334,8 @@ void xp_capture_drop_duplicates(struct xp_capture *c)
 
 	for (i = 0; i < c->count; i = run) {
 		/* the run of events at one timestamp: duplicates can only be there */
-		for (run = i + 1; run < c->count && c->events[run].timestamp_ns ==
-							     c->events[i].timestamp_ns;
+		for (run = i + 1;
+		     run < c->count && c->events[run].timestamp_ns == c->events[i].timestamp_ns;
 		     run++)
 			;
 		for (j = i; j < run; j++) {

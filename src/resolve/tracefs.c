@@ -19,6 +19,7 @@
 
 #include "../../common/env_hooks.h"
 #include "../../common/parse.h"
+#include "../../common/suggest.h"
 #include "../process/procfs.h"
 #include "resolve.h"
 #include "tracefs.h"
@@ -112,7 +113,7 @@ static void suggest(const char *dir, const char *want, const char *prefix, struc
 
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= sizeof(best[0].name))
 			continue;
-		dist = xp_edit_distance(de->d_name, want, limit);
+		dist = xpc_edit_distance(de->d_name, want, limit);
 		if (dist > limit && !(strlen(want) >= 3 && strstr(de->d_name, want)))
 			continue;
 		for (pos = 0; pos < n && best[pos].d <= dist; pos++)

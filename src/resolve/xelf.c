@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../common/suggest.h"
 #include "xelf.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -869,38 +870,6 @@ int xp_elf_func_at(struct xp_elf *e, uint64_t va, struct xp_sym_match *out, bool
 
 /* ---- close matches ------------------------------------------------------------- */
 
-size_t xp_edit_distance(const char *a, const char *b, size_t limit)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t row[257], prev;
-
-	if (la > 256 || lb > 256)
-		return limit + 1;
-	if ((la > lb ? la - lb : lb - la) > limit)
-		return limit + 1;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		size_t best;
-
-		prev = row[0];
-		row[0] = i;
-		best = row[0];
-		for (j = 1; j <= lb; j++) {
-			size_t cur = row[j];
-			size_t sub = prev + (a[i - 1] != b[j - 1]);
-			size_t v = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
-
-			row[j] = sub < v ? sub : v;
-			prev = cur;
-			if (row[j] < best)
-				best = row[j];
-		}
-		if (best > limit)
-			return limit + 1;
-	}
-	return row[lb];
-}
 
 struct cand {
 	char *name;
@@ -922,7 +891,7 @@ static size_t closeness(const char *cand, const char *query)
 	if (lq >= 3 && (ci_contains(cand, query) || (lc >= 3 && ci_contains(query, cand))))
 		return 1000 + (lc > lq ? lc - lq : lq - lc);
 	limit = lq / 3 > 2 ? lq / 3 : 2;
-	d = xp_edit_distance(cand, query, limit);
+	d = xpc_edit_distance(cand, query, limit);
 	return d <= limit ? 2000 + d : SIZE_MAX;
 }
 

@@ -134,9 +134,6 @@ char *xp_demangle(const char *name);
  * (operators, lambdas). */
 size_t xp_cxx_base_name(const char *demangled, char *out, size_t size);
 
-/* Levenshtein distance, giving up (returning @limit + 1) past @limit. */
-size_t xp_edit_distance(const char *a, const char *b, size_t limit);
-
 /* ---- USDT ----------------------------------------------------------------- */
 
 struct xp_usdt_note {

@@ -29,6 +29,7 @@
 #include <pcre2.h>
 
 #include "../../common/parse.h"
+#include "../../common/suggest.h"
 #include "selector.h"
 #include "syscall_table.h"
 
@@ -191,47 +192,19 @@ out:
 
 /* --- syscall / tracepoint / python ----------------------------------------- */
 
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[64], i, j, la = (unsigned)strlen(a), lb = (unsigned)strlen(b);
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (j = 0; j <= lb; j++)
-		row[j] = j;
-	for (i = 1; i <= la; i++) {
-		unsigned diag = row[0], tmp;
-
-		row[0] = i;
-		for (j = 1; j <= lb; j++) {
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			tmp = row[j];
-			row[j] = best;
-			diag = tmp;
-		}
-	}
-	return row[lb];
-}
-
 /* Closest table name to @name within distance 2, or NULL. */
 static const char *closest_syscall(const char *name)
 {
 	const char *best = NULL;
-	unsigned best_d = 3;
+	size_t best_d = 3, d;
 	long nr;
 
 	for (nr = 0; nr < 1024; nr++) {
 		const char *cand = xp_syscall_name(nr);
-		unsigned d;
 
 		if (!cand)
 			continue;
-		d = edit_distance(name, cand);
+		d = xpc_edit_distance(name, cand, 2);
 		if (d < best_d) {
 			best_d = d;
 			best = cand;

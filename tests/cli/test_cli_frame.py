@@ -348,7 +348,7 @@ def test_human_error_is_code_colon_message_on_stderr(xprobe):
     assert first == ("INVALID_CORRELATION_POLICY: measure requires --match unless "
                      "--spec is used"), r.stderr
     for line in r.stderr.splitlines()[1:]:
-        assert line.startswith("hint: "), r.stderr
+        assert line.startswith("hint: ") or line.startswith("  "), r.stderr
 
 
 def test_json_error_is_exactly_one_document(xprobe):
@@ -418,3 +418,80 @@ def test_common_flags_anywhere(xprobe):
     assert r.rc == 1
     doc = json.loads(r.stdout)
     assert doc["error"]["code"] == "TRACE_EXPORT_FAILED"
+
+
+# ---- usage mistakes a person makes (issue 17: exit 2, a tip, help within reach) ----
+
+@pytest.mark.parametrize("argv", [["doctor", "--json", "--json"],
+                                  ["doctor", "--no-color", "--no-color"],
+                                  BASE + ["--samples", "1", "--no-color", "--no-color"],
+                                  BASE + ["--samples", "1", "--non-interactive",
+                                          "--non-interactive"]])
+def test_a_repeated_switch_is_a_usage_error(xprobe, argv):
+    """Before: a repeated --json or --no-color exited 0."""
+    r = usage_error(xprobe, *argv, json_mode=False)
+    assert "cannot be used multiple times" in r.stderr
+
+
+@pytest.mark.parametrize("argv,tip", [
+    (["mesure"], "a similar command exists: 'measure'"),
+    (["valdate"], "a similar command exists: 'validate'"),
+    (BASE + ["--sampels", "3"], "a similar argument exists: '--samples'"),
+    (BASE + ["--samples", "3", "--max-event", "9"], "a similar argument exists: '--max-events'"),
+])
+def test_typos_get_a_tip(xprobe, argv, tip):
+    r = usage_error(xprobe, *argv, json_mode=False)
+    assert "tip: " + tip in r.stderr, r.stderr
+
+
+def test_a_policy_typo_gets_a_suggestion(xprobe):
+    r = xprobe.run("measure", "--input", "/nonexistent.jsonl", "--from", "syscall:mmap:entry",
+                   "--to", "syscall:mmap:exit", "--match", "stak-nested", "--samples", "1")
+    assert r.rc == 1 and r.code == "INVALID_CORRELATION_POLICY", r
+    assert r.error["hints"][0] == "did you mean 'stack-nested'?"
+
+
+@pytest.mark.parametrize("cmd", ["doctor", "discover", "validate", "measure"])
+def test_help_fits_100_columns_and_shows_examples(xprobe, cmd):
+    for argv in ([cmd, "--help"], ["help", cmd]):
+        r = xprobe.run(*argv, json_mode=False)
+        assert r.rc == 0 and r.stderr == "", r
+        long = [l for l in r.stdout.splitlines() if len(l) > 100]
+        assert not long, long
+        ex = r.stdout.split("\nExamples:\n", 1)
+        assert len(ex) == 2, r.stdout
+        assert ex[1].count("$ xprobe %s" % cmd) >= 2, ex[1]
+    assert xprobe.run("help", cmd, json_mode=False).stdout == \
+        xprobe.run(cmd, "--help", json_mode=False).stdout
+    top = xprobe.run("--help", json_mode=False).stdout
+    assert not [l for l in top.splitlines() if len(l) > 100]
+
+
+def test_help_of_an_unknown_command(xprobe):
+    r = usage_error(xprobe, "help", "mesure", json_mode=False)
+    assert "a similar command exists: 'measure'" in r.stderr
+
+
+def test_cpu_sample_with_input_is_a_usage_error(xprobe):
+    """As the reference's parser: exit 2, not a JSON error."""
+    r = usage_error(xprobe, "measure", "--cpu-sample", "--input", "/nonexistent.jsonl",
+                    json_mode=False)
+    assert "'--cpu-sample' cannot be used with '--input'" in r.stderr \
+        or "'--input' cannot be used with '--cpu-sample'" in r.stderr, r.stderr
+
+
+def test_terminal_errors_show_what_happened(xprobe, tmp_path):
+    """The terminal form prints the details that say what happened, not only
+    the code and message: here that the end selector matched nothing."""
+    import xpcap
+    src = xpcap.write_jsonl(tmp_path / "c.jsonl", [xpcap.syscall_entry(100, 1000),
+                                                  xpcap.syscall_exit(100, 1500)])
+    r = xprobe.run("measure", "--input", src, "--from", "syscall:mmap:entry", "--to",
+                   "syscall:munmap:exit", "--match", "exact", "--samples", 1, json_mode=False)
+    assert r.rc == 1
+    lines = r.stderr.splitlines()
+    assert lines[0] == "NO_MATCHED_SAMPLES: no event pairs matched the selectors"
+    assert "  selected_end_events: 0" in lines and "  end_selector: syscall:munmap:exit" in lines
+    # no --events-out: no advice to inspect an artifact that was not written
+    assert not any("inspect the events-out artifact" in l for l in lines), lines
+    assert any("--events-out PATH" in l for l in lines), lines

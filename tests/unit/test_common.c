@@ -17,6 +17,7 @@
 #include "../../common/json.h"
 #include "../../common/parse.h"
 #include "../../common/readfile.h"
+#include "../../common/suggest.h"
 #include "testlib.h"
 
 static void check_f64(double v, const char *want)
@@ -346,6 +347,21 @@ static void test_same_file(void)
 	rmdir(dir);
 }
 
+static void test_suggest(void)
+{
+	static const char *const flags[] = { "samples", "duration-ms", "max-events", "match" };
+	static const char *const cmds[] = { "doctor", "discover", "validate", "measure" };
+
+	CHECK(xpc_edit_distance("fx_add", "fx_add", 3) == 0);
+	CHECK(xpc_edit_distance("fx_ad", "fx_add", 3) == 1);
+	CHECK(xpc_edit_distance("kitten", "sitting", 5) == 3);
+	CHECK(xpc_edit_distance("abc", "abcdefgh", 2) == 3); /* gave up past the limit */
+	CHECK_STR(xpc_closest("sampels", flags, 4), "samples");
+	CHECK_STR(xpc_closest("mesure", cmds, 4), "measure");
+	CHECK_STR(xpc_closest("dcotor", cmds, 4), "doctor");
+	CHECK(xpc_closest("frobnicate", cmds, 4) == NULL);
+}
+
 int main(void)
 {
 	test_floats();
@@ -355,6 +371,7 @@ int main(void)
 	test_atomic();
 	test_atomic_refuses_non_regular();
 	test_same_file();
+	test_suggest();
 	test_readfile();
 	TEST_MAIN_END();
 }
