@@ -366,6 +366,9 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			.signo = req->live && req->live->res.stop == XP_LIVE_STOP_SIGNAL ?
 					 req->live->res.signo :
 					 0,
+			.artifact_path = req->events_out,
+			.artifact_format = req->events_out ? xp_export_format_name(req->format) : NULL,
+			.report_path = req->cli->report,
 		};
 		struct result_ctx ctx = { &view };
 

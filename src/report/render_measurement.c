@@ -182,6 +182,55 @@ static void human_histogram(FILE *out, const struct xp_measurement_view *v)
 	}
 }
 
+/* @n and the noun's singular or plural. */
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/*
+ * Syscall pairs whose exit returned an error (-4095..-1): "N of M pairs
+ * ended in an error return", with the commonest errnos by name.
+ */
+static void human_error_returns(FILE *out, const struct xp_measurement_view *v)
+{
+	const struct xp_correlation *r = v->corr;
+	struct {
+		int64_t ret;
+		uint64_t n;
+	} top[4] = { 0 };
+	uint64_t errors = 0, syscall_pairs = 0;
+	size_t i, k;
+
+	for (i = 0; i < r->npairs; i++) {
+		const struct xp_event *e = &v->capture->events[r->pairs[i].end];
+
+		if (e->event_type != XP_EV_SYSCALL_EXIT || !(e->flags & XP_EVF_HOST) ||
+		    !(e->host.flags & XP_HOSTF_RETURN_VALUE))
+			continue;
+		syscall_pairs++;
+		if (e->host.return_value >= 0 || e->host.return_value < -4095)
+			continue;
+		errors++;
+		for (k = 0; k < 4 && top[k].n && top[k].ret != e->host.return_value; k++)
+			;
+		if (k < 4) {
+			top[k].ret = e->host.return_value;
+			top[k].n++;
+		}
+	}
+	if (!errors)
+		return;
+	fprintf(out, "errors: %" PRIu64 " of %" PRIu64 " %s ended in an error return (", errors,
+		syscall_pairs, plural(syscall_pairs, "pair", "pairs"));
+	for (k = 0; k < 4 && top[k].n; k++) {
+		const char *name = strerrorname_np((int)-top[k].ret);
+
+		fprintf(out, "%s%s %" PRIu64, k ? ", " : "", name ? name : "errno", top[k].n);
+	}
+	fprintf(out, ")\n");
+}
+
 /* count, p50, p99, max of each thread, when more than one matched. */
 static void human_threads(FILE *out, const struct xp_measurement_view *v)
 {
@@ -196,20 +245,21 @@ static void human_threads(FILE *out, const struct xp_measurement_view *v)
 		return;
 	}
 	if (n > 1) {
-		fprintf(out, "\nper thread (the start event's tid), %zu threads:\n", n);
+		fprintf(out, "\nper thread (the start event's tid), %zu %s:\n", n,
+			plural(n, "thread", "threads"));
 		for (i = 0; i < n && i < XP_HUMAN_THREADS; i++) {
 			char a[32], b[32], c[32];
 
 			fmt_ns(a, sizeof(a), (double)t[i].st.p50);
 			fmt_ns(b, sizeof(b), (double)t[i].st.p99);
 			fmt_ns(c, sizeof(c), (double)t[i].st.max);
-			fprintf(out, "  tid %-7u %7" PRIu64 " pairs  p50 %s  p99 %s  max %s\n",
-				t[i].tid, t[i].count, a, b, c);
+			fprintf(out, "  tid %-7u %7" PRIu64 " %-5s  p50 %s  p99 %s  max %s\n",
+				t[i].tid, t[i].count, plural(t[i].count, "pair", "pairs"), a, b, c);
 		}
 		if (n > XP_HUMAN_THREADS)
 			fprintf(out,
-				"  ... %zu more threads (every pair is in --json's evidence)\n",
-				n - XP_HUMAN_THREADS);
+				"  ... %zu more %s (every pair is in --json's evidence)\n",
+				n - XP_HUMAN_THREADS, plural(n - XP_HUMAN_THREADS, "thread", "threads"));
 	}
 	free(t);
 }
@@ -217,15 +267,16 @@ static void human_threads(FILE *out, const struct xp_measurement_view *v)
 void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 {
 	const struct xp_correlation *r = v->corr;
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
 
 	fprintf(out, "%s%s -> %s%s (%s, %s)\n", v->color ? XP_SGR_BOLD : "", v->start_selector,
 		v->end_selector, v->color ? XP_SGR_RESET : "", r->method,
 		xp_confidence_name(r->confidence));
-	fprintf(out, "status: %s; %" PRIu64 " matched, %" PRIu64 " unmatched start, %" PRIu64
-		     " unmatched end, %" PRIu64 " ambiguous; score %.3f\n",
-		v->status, r->matched, r->unmatched_start, r->unmatched_end, r->ambiguous,
-		r->score);
+	fprintf(out, "status: %s; %" PRIu64 " %s matched, %" PRIu64 " unmatched %s, %" PRIu64
+		     " unmatched %s, %" PRIu64 " ambiguous; score %.3f\n",
+		v->status, r->matched, plural(r->matched, "pair", "pairs"), r->unmatched_start,
+		plural(r->unmatched_start, "start", "starts"), r->unmatched_end,
+		plural(r->unmatched_end, "end", "ends"), r->ambiguous, r->score);
 	if (v->signo)
 		fprintf(out,
 			"cancelled: signal %d (%s) stopped the live capture early; these are the "
@@ -236,7 +287,10 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 	fmt_ns(c, sizeof(c), (double)r->latency.p99);
 	fmt_ns(d, sizeof(d), (double)r->latency.max);
 	fmt_ns(e, sizeof(e), r->latency.mean);
-	fprintf(out, "latency: min %s  p50 %s  mean %s  p99 %s  max %s\n", a, b, e, c, d);
+	fmt_ns(f, sizeof(f), (double)r->latency.p90);
+	fmt_ns(g, sizeof(g), (double)r->latency.p95);
+	fprintf(out, "latency: min %s  p50 %s  p90 %s  p95 %s  p99 %s  max %s  (mean %s)\n", a, b,
+		f, g, c, d, e);
 	fprintf(out, "clock: %s; events: %" PRIu64 " host, %" PRIu64 " CUDA\n",
 		xp_alignment_name(r->alignment), r->host_events, r->cuda_events);
 	if (v->host)
@@ -246,8 +300,17 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 			v->host->retained_records, v->host->record_capacity,
 			100.0 * v->host->buffer_utilization, v->host->observed_records,
 			v->host->dropped_records);
+	human_error_returns(out, v);
 	xp_render_warnings_human(out, &r->warnings);
 	xp_render_warnings_human(out, v->extra_warnings);
 	human_histogram(out, v);
 	human_threads(out, v);
+	if (v->artifact_path || v->report_path)
+		fputc('\n', out);
+	if (v->artifact_path)
+		fprintf(out, "events written: %s (%s, %zu %s)\n", v->artifact_path,
+			v->artifact_format ? v->artifact_format : "jsonl", v->capture->count,
+			plural(v->capture->count, "event", "events"));
+	if (v->report_path)
+		fprintf(out, "report written: %s\n", v->report_path);
 }

@@ -61,6 +61,10 @@ struct xp_measurement_view {
 	int hist;
 	bool color;
 	int signo;
+	/* the files this run writes, for the terminal view's last lines (NULL: none) */
+	const char *artifact_path;
+	const char *artifact_format;
+	const char *report_path;
 };
 
 /* The histogram of a human measurement view (--hist). */

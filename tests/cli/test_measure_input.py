@@ -149,7 +149,7 @@ def test_exact_syscall_human_mode(xprobe, tmp_path):
     assert r.stderr == ""
     assert "syscall:mmap:entry -> syscall:mmap:exit" in r.stdout
     assert "exact_syscall_tid_lifecycle" in r.stdout
-    assert "3 matched" in r.stdout
+    assert "3 pairs matched" in r.stdout
     assert not r.stdout.lstrip().startswith("{")
 
 

@@ -62,7 +62,7 @@ def test_log2_golden(xprobe, tmp_path):
     lines = human(xprobe, path)
     # under today's summary: the summary lines come first, unchanged
     assert lines[0] == "syscall:mmap:entry -> syscall:mmap:exit (exact_syscall_tid_lifecycle, exact)"
-    assert lines[1].startswith("status: completed; 53 matched")
+    assert lines[1].startswith("status: completed; 53 pairs matched")
     assert lines[2].startswith("latency: min 100 ns")
     assert lines[4] == ""
     assert block(lines, "histogram of 53 pairs (power-of-two buckets):") == [
@@ -158,7 +158,7 @@ def test_per_thread_lines(xprobe, tmp_path):
         # by count, then tid; p50 and p99 by nearest rank
         "  tid 101           3 pairs  p50 2.000 us  p99 3.000 us  max 3.000 us",
         "  tid 102           2 pairs  p50 500 ns  p99 700 ns  max 700 ns",
-        "  tid 103           1 pairs  p50 10.000 us  p99 10.000 us  max 10.000 us",
+        "  tid 103           1 pair   p50 10.000 us  p99 10.000 us  max 10.000 us",
     ]
     # the histogram comes before them, the summary before both
     assert lines.index("histogram of 6 pairs (power-of-two buckets):") < \
@@ -172,7 +172,7 @@ def test_per_thread_lines_are_bounded(xprobe, tmp_path):
     got = block(lines, "per thread (the start event's tid), 20 threads:")
     assert len(got) == 17
     assert got[0].startswith("  tid 1             2 pairs")
-    assert got[1].startswith("  tid 2             1 pairs")
+    assert got[1].startswith("  tid 2             1 pair ")
     assert got[-1] == "  ... 4 more threads (every pair is in --json's evidence)"
 
 
@@ -282,3 +282,29 @@ def test_no_color_and_NO_COLOR(xprobe, tmp_path):
         rc, out, err = run_on_pty(argv + extra, env)
         assert rc == 0 and err == ""
         assert "|@" in out and SGR not in out and "\033" not in out, (extra, out)
+
+
+def test_percentiles_plurals_errors_and_written_files(xprobe, tmp_path):
+    """The summary a person reads: p50, p90, p95, p99 and max; singular
+    and plural words; how many syscall pairs ended in an error return and
+    which errnos; the files the run wrote."""
+    import xpcap
+    ev = []
+    rets = [0x7F0000000000, -12, -12, -1, 0x7F0000001000]
+    for i, ret in enumerate(rets):
+        ev += [xpcap.syscall_entry(100, 1000 + 10000 * i),
+               xpcap.syscall_exit(100, 1500 + 10000 * i, ret=ret)]
+    src = xpcap.write_jsonl(tmp_path / "e.jsonl", ev)
+    out, rep = tmp_path / "o.jsonl", tmp_path / "r.html"
+    r = xprobe.run("measure", "--input", src, "--from", "syscall:mmap:entry", "--to",
+                   "syscall:mmap:exit", "--match", "exact", "--samples", 5, "--events-out", out,
+                   "--report", rep, json_mode=False)
+    assert r.rc == 0, r
+    lines = r.stdout.splitlines()
+    assert lines[1].startswith("status: completed; 5 pairs matched, 0 unmatched starts, "
+                               "0 unmatched ends"), lines[1]
+    assert lines[2].startswith("latency: min 500 ns  p50 500 ns  p90 500 ns  p95 500 ns  "
+                               "p99 500 ns  max 500 ns"), lines[2]
+    assert "errors: 3 of 5 pairs ended in an error return (ENOMEM 2, EPERM 1)" in lines
+    assert "events written: %s (jsonl, 10 events)" % out in lines
+    assert "report written: %s" % rep in lines
