@@ -119,7 +119,7 @@ def test_the_human_view_of_a_duration_capture_has_per_thread_lines(xprobe):
                        "syscall:mmap:exit", "--match", "exact", "--duration-ms", 700,
                        json_mode=False)
     assert r.rc == 0 and r.stderr == "", r
-    matched = int(re.search(r"status: completed; (\d+) matched", r.stdout).group(1))
+    matched = int(re.search(r"status: completed; (\d+) pairs? matched", r.stdout).group(1))
     lines = r.stdout.splitlines()
     i = lines.index("per thread (the start event's tid), 2 threads:")
     counts = []

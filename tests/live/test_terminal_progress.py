@@ -137,7 +137,7 @@ def test_samples_progress_and_narrow_terminal(xprobe):
     # 40 columns: the prefix and 31 characters of text
     assert all(visible(c) <= 39 for c in run.lines), run.lines
     assert draws[0].startswith("armed 2 probes on pid %d | " % fx.pid)
-    assert "status: completed; 400 matched" in run.stdout
+    assert "status: completed; 400 pairs matched" in run.stdout
     # the same line, wider: pairs against --samples, time against the timeout
     with service() as fx:
         run = TtyRun(xprobe, ["measure", "--pid", fx.pid, *MMAP, "--samples", 600,
