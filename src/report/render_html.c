@@ -336,17 +336,20 @@ static size_t drawn_index(size_t j, size_t total)
 static void put_sampling(struct xpc_json *w, const char *unit, size_t total)
 {
 	size_t n = drawn_count(total);
-	char rule[200];
+	char rule[300];
 
 	xpc_json_kstr(w, "unit", unit);
 	xpc_json_ku64(w, "total", total);
 	xpc_json_ku64(w, "drawn", n);
 	xpc_json_kbool(w, "sampled", n < total);
-	if (n < total)
+	if (n < total && strcmp(unit, "pair") == 0)
 		snprintf(rule, sizeof(rule),
-			 "every %s j = floor(j * %zu / %u) for j = 0 .. %u, in %s order", unit,
-			 total, XP_HTML_TIMELINE_MAX, XP_HTML_TIMELINE_MAX - 1,
-			 strcmp(unit, "pair") == 0 ? "evidence (start time)" : "capture (time)");
+			 "every %s j = floor(j * %zu / %u) for j = 0 .. %u, in evidence (start time) order",
+			 unit, total, XP_HTML_TIMELINE_MAX, XP_HTML_TIMELINE_MAX - 1);
+	else if (n < total)
+		snprintf(rule, sizeof(rule),
+			 "each event kind separately, in proportion to its count: of a kind's C events with a share of Q, its event j = floor(j * C / Q) for j = 0 .. Q - 1; %u of %zu events in all, in capture (time) order",
+			 XP_HTML_TIMELINE_MAX, total);
 	xpc_json_kstr(w, "rule", n < total ? rule : NULL);
 }
 
@@ -593,6 +596,93 @@ out:
 	return rc;
 }
 
+/* qsort's comparison of kinds by remainder (g_rem), largest first, then
+ * by kind: the sort is not stable, the index makes it so. */
+static const unsigned __int128 *g_rem;
+
+static int by_remainder(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (g_rem[x] != g_rem[y])
+		return g_rem[x] > g_rem[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The events a failed capture's timeline draws, in capture order: all of
+ * them up to XP_HTML_TIMELINE_MAX, else each kind separately, so that a
+ * kind is drawn in proportion to its count whatever the order events
+ * came in (one stride over alternating entries and exits drew only
+ * entries): kind k of C_k events gets Q_k = floor(N * C_k / total) slots,
+ * the slots left go to the kinds with the largest remainders (spread
+ * evenly over kinds whose remainders tie), and kind k draws its events
+ * floor(j * C_k / Q_k).  @ki: each event's kind.  Returns the count.
+ */
+static size_t drawn_events(const long *ki, size_t count, const struct kinds *k, size_t *out)
+{
+	size_t nk = k->idx.n, n = drawn_count(count), given = 0, i, j, *order = NULL;
+	size_t *quota = NULL, *seen = NULL, got = 0;
+	unsigned __int128 *rem = NULL;
+
+	if (count <= n) {
+		for (i = 0; i < count; i++)
+			out[i] = i;
+		return count;
+	}
+	quota = calloc(nk + 1, sizeof(*quota));
+	seen = calloc(nk + 1, sizeof(*seen));
+	rem = calloc(nk + 1, sizeof(*rem));
+	order = calloc(nk + 1, sizeof(*order));
+	if (!quota || !seen || !rem || !order)
+		goto out;
+	for (i = 0; i < nk; i++) {
+		unsigned __int128 prod = (unsigned __int128)n * k->v[i].count;
+
+		quota[i] = (size_t)(prod / count);
+		rem[i] = prod % count;
+		given += quota[i];
+		order[i] = i;
+	}
+	/* the kinds by remainder, largest first, ties in kind order */
+	g_rem = rem;
+	qsort(order, nk, sizeof(*order), by_remainder);
+	{
+		size_t left = n - given, m = 0;
+
+		/* the leftover slots over the kinds in that order, evenly */
+		for (j = 0; j < left && nk; j++) {
+			size_t at = (size_t)(((unsigned __int128)j * nk) / left);
+
+			if (at < m)
+				at = m;
+			if (at >= nk)
+				break;
+			quota[order[at]]++;
+			m = at + 1;
+		}
+	}
+	/* rem[] now counts each kind's draws made: its next draw is its event
+	 * floor(rem * C / Q) (strictly increasing, C >= Q) */
+	memset(rem, 0, (nk + 1) * sizeof(*rem));
+	for (i = 0; i < count; i++) {
+		size_t kk = (size_t)ki[i], c = k->v[kk].count, q = quota[kk];
+
+		if (rem[kk] < q && got < n &&
+		    (size_t)((rem[kk] * (unsigned __int128)c) / q) == seen[kk]) {
+			out[got++] = i;
+			rem[kk]++;
+		}
+		seen[kk]++;
+	}
+out:
+	free(quota);
+	free(seen);
+	free(rem);
+	free(order);
+	return got;
+}
+
 /* A failure: what was captured (every event counted by kind and thread)
  * and a timeline of the events. */
 static int put_capture(struct xpc_json *w, const struct xp_capture *c)
@@ -601,6 +691,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	struct kinds k = { 0 };
 	struct lanes l = { 0 };
 	long *ki = NULL, *li = NULL, *kd = NULL, *ld = NULL, *kmap = NULL, *lmap = NULL;
+	size_t *drawn = NULL;
 	uint64_t t0 = UINT64_MAX, host = 0;
 	int rc = -ENOMEM;
 
@@ -624,16 +715,18 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	}
 	if (!c->count)
 		t0 = 0;
-	/* the drawn events' kinds and lanes, listed (remap_new) */
+	/* the drawn events, and their kinds and lanes, listed (remap_new) */
+	drawn = calloc(n + 1, sizeof(*drawn));
 	kd = calloc(n + 1, sizeof(*kd));
 	ld = calloc(n + 1, sizeof(*ld));
 	kmap = remap_new(k.idx.n);
 	lmap = remap_new(l.idx.n);
-	if (!kd || !ld || !kmap || !lmap)
+	if (!drawn || !kd || !ld || !kmap || !lmap)
 		goto out;
+	n = drawn_events(ki, c->count, &k, drawn);
 	for (j = 0; j < n; j++) {
-		kd[j] = ki[drawn_index(j, c->count)];
-		ld[j] = li[drawn_index(j, c->count)];
+		kd[j] = ki[drawn[j]];
+		ld[j] = li[drawn[j]];
 	}
 	remap_mark(kmap, kd, n);
 	remap_number(kmap, k.idx.n);
@@ -653,7 +746,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	xpc_json_ku64(w, "t0_ns", t0);
 	xpc_json_karr_begin(w, "event");
 	for (j = 0; j < n; j++)
-		xpc_json_u64(w, drawn_index(j, c->count));
+		xpc_json_u64(w, drawn[j]);
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "lane");
 	for (j = 0; j < n; j++)
@@ -661,7 +754,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "time");
 	for (j = 0; j < n; j++)
-		xpc_json_u64(w, c->events[drawn_index(j, c->count)].timestamp_ns - t0);
+		xpc_json_u64(w, c->events[drawn[j]].timestamp_ns - t0);
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "kind");
 	for (j = 0; j < n; j++)
@@ -669,11 +762,11 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "seq");
 	for (j = 0; j < n; j++)
-		xpc_json_u64(w, c->events[drawn_index(j, c->count)].sequence);
+		xpc_json_u64(w, c->events[drawn[j]].sequence);
 	xpc_json_arr_end(w);
 	xpc_json_karr_begin(w, "cpu");
 	for (j = 0; j < n; j++) {
-		const struct xp_event *e = &c->events[drawn_index(j, c->count)];
+		const struct xp_event *e = &c->events[drawn[j]];
 
 		if (e->flags & XP_EVF_CPU)
 			xpc_json_u64(w, e->cpu);
@@ -684,6 +777,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	xpc_json_obj_end(w);
 	rc = 0;
 out:
+	free(drawn);
 	free(ki);
 	free(li);
 	free(kd);

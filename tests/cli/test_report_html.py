@@ -493,3 +493,34 @@ def test_an_output_naming_an_input_or_the_other_output_is_refused(xprobe, tmp_pa
                    "o.jsonl", "--report", "o.html")
     assert r.rc == 0, r
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "o.html", "o.jsonl"]
+
+
+def test_a_failed_capture_timeline_draws_every_kind(xprobe, tmp_path, browser):
+    """Over the bound, the failed-capture timeline draws each event kind in
+    proportion to its count: 40,000 alternating entries and exits give
+    5,000 of each.  Before, one stride over the capture (every 4th event)
+    drew only entries."""
+    n = 40000
+    events = []
+    for i in range(n // 2):
+        events += [xpcap.syscall_entry(100 + i % 7, 1000 + 100 * i),
+                   xpcap.syscall_exit(100 + i % 7, 1050 + 100 * i)]
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events, check=False)
+    out = tmp_path / "kinds.html"
+    r = xprobe.run("measure", "--input", src, "--from", "syscall:munmap:entry", "--to",
+                   "syscall:munmap:exit", "--match", "exact", "--samples", 5,
+                   "--max-events", n, "--report", out)
+    assert r.code == "NO_MATCHED_SAMPLES", r
+    _, rep = rh.blocks(out)
+    tl = rep["timeline"]
+    assert tl["sampled"] is True and tl["drawn"] == rh.TIMELINE_MAX and tl["total"] == n
+    assert "each event kind separately" in tl["rule"]
+    names = [k["name"] for k in rep["kinds"]]
+    drawn = {}
+    for kind in tl["kind"]:
+        drawn[kind] = drawn.get(kind, 0) + 1
+    assert sorted(drawn.values()) == [5000, 5000], (names, drawn)
+    assert tl["event"] == sorted(tl["event"])  # capture order
+    view = rh.load(browser, out)
+    assert view["events"] == rh.TIMELINE_MAX
+    assert "each event kind separately" in view["sampling"]["text"]
