@@ -33,6 +33,7 @@
 #include "../collect/live.h"
 #include "../collect/probe_cost.h"
 #include "../correlate/correlate.h"
+#include "../process/children.h"
 #include "../process/namespaces.h"
 #include "../report/render_histogram.h"
 #include "../selector/selector.h"
@@ -183,6 +184,42 @@ static void on_progress(void *ctx, uint64_t elapsed_ns)
 	xp_cli_progress_draw(&x->line, text);
 }
 
+/*
+ * A window without a single start or end, from a target whose children
+ * map the probed binary (every child, for syscall endpoints): the work
+ * may happen there, as an nginx master's workers do it.  The exact mode
+ * says so in its error's hint; the histogram, a result, in a warning
+ * NO_EVENTS_IN_TARGET with details.child_pids.  Returns -ENOMEM or 0.
+ */
+static int children_warning(const struct xp_target *t, const struct hist_req *q,
+			     const struct xp_lh_result *r, struct xp_warnings *ws)
+{
+	const char *file = q->plan.ep[0].kind == XP_LIVE_UPROBE || q->plan.ep[0].kind == XP_LIVE_USDT ?
+				   q->plan.ep[0].binary_path :
+				   NULL;
+	char msg[400], json[XP_CHILDREN_MAX * 12 + 64], list[XP_CHILDREN_MAX * 12];
+	struct xp_children ch;
+	size_t i, off = 0, loff = 0;
+
+	if (r->starts || r->ends || xp_proc_children(t->pid, file, &ch) || !ch.n)
+		return 0;
+	off += (size_t)snprintf(json, sizeof(json), "{\"child_pids\":[");
+	for (i = 0; i < ch.n; i++) {
+		off += (size_t)snprintf(json + off, sizeof(json) - off, "%s%u", i ? "," : "",
+					ch.pid[i]);
+		loff += (size_t)snprintf(list + loff, sizeof(list) - loff, "%s%u", i ? ", " : "",
+					 ch.pid[i]);
+	}
+	snprintf(json + off, sizeof(json) - off, "]}");
+	snprintf(msg, sizeof(msg),
+		 "PID %u recorded no start and no end, but its child process%s %s %s: the work may happen there; measure one with --pid %u",
+		 t->pid, ch.n > 1 ? "es" : "", list,
+		 file ? (ch.n > 1 ? "map the probed binary" : "maps the probed binary") :
+			(ch.n > 1 ? "run" : "runs"),
+		 ch.pid[0]);
+	return xp_warnings_add(ws, "NO_EVENTS_IN_TARGET", msg, json) ? -ENOMEM : 0;
+}
+
 int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 {
 	uint64_t t0 = xpc_mono_ns();
@@ -277,7 +314,7 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 		}
 		xp_error_clear(&verr);
 	}
-	if (xp_lh_warnings(&r, &ws)) {
+	if (xp_lh_warnings(&r, &ws) || children_warning(&t, &q, &r, &ws)) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
 	}

@@ -106,3 +106,22 @@ def test_no_children_no_hint(xprobe, threaded):
                      "--duration-ms", 200)
     assert res.rc == 1 and res.code == "NO_MATCHED_SAMPLES", res
     assert "child_pids" not in res.error["details"]
+
+
+def test_histogram_of_a_master_names_its_workers(xprobe, workers):
+    """--histogram gives the hint the exact mode gives: a window without a
+    start or an end from a target whose children map the binary (or, for
+    syscalls, have children) says so in a warning naming them.  Before: an
+    empty "complete" result, no word about the workers."""
+    exe = workers.ready["exe"]
+    for frm, to in ((up(exe, "xp_fx_work"), up(exe, "xp_fx_work", True)),
+                    ("syscall:getppid:entry", "syscall:getppid:exit")):
+        policy = "exact" if frm.startswith("syscall") else "stack-nested"
+        res = xprobe.run("measure", "--pid", workers.pid, "--histogram", "--from", frm,
+                         "--to", to, "--match", policy, "--duration-ms", 400,
+                         schema_name="latency-histogram-result")
+        assert res.rc == 0, res
+        w = [w for w in res.doc["warnings"] if w["code"] == "NO_EVENTS_IN_TARGET"]
+        assert w, res.doc["warnings"]
+        assert w[0]["details"]["child_pids"] == sorted(workers.ready["workers"])
+        assert "--pid %d" % sorted(workers.ready["workers"])[0] in w[0]["message"]
