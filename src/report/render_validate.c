@@ -275,6 +275,7 @@ static void human_findings(FILE *out, const struct xp_issue *v, size_t n,
 
 void xp_render_validation_human(FILE *out, const struct xp_validation *v)
 {
+	bool cupti;
 	size_t i;
 
 	fprintf(out, "%s: pid %u (start time %" PRIu64 ")\n", v->nissues ? "NOT VALID" : "valid",
@@ -286,8 +287,14 @@ void xp_render_validation_human(FILE *out, const struct xp_validation *v)
 	for (i = 0; i < XP_POLICY__COUNT; i++)
 		if (v->compatible & (1u << i))
 			fprintf(out, " %s", xp_policy_kebab((enum xp_policy)i));
-	fprintf(out, "\nneeds:%s%s%s; agent %s%s\n", v->needs_ebpf ? " eBPF" : "",
-		v->needs_cupti ? " CUPTI" : "", v->needs_clock_alignment ? " clock-alignment" : "",
+	/* NVTX ranges come through the Agent's NVTX injection, not CUPTI: the
+	 * contract's needs_cupti_callback counts them, a person is told what
+	 * they need */
+	cupti = v->needs_cupti_activity || v->start.sel->kind == XP_SEL_CUDA_API ||
+		v->end.sel->kind == XP_SEL_CUDA_API;
+	fprintf(out, "\nneeds:%s%s%s%s; agent %s%s\n", v->needs_ebpf ? " eBPF" : "",
+		cupti ? " CUPTI" : "", v->needs_nvtx ? " NVTX (the Agent, loaded at start)" : "",
+		v->needs_clock_alignment ? " clock-alignment" : "",
 		xp_agent_activation_name(v->activation),
 		v->target_mutation ? " (the target will be modified)" : "");
 	if (v->needs_cupti) {

@@ -308,3 +308,19 @@ def test_percentiles_plurals_errors_and_written_files(xprobe, tmp_path):
     assert "errors: 3 of 5 pairs ended in an error return (ENOMEM 2, EPERM 1)" in lines
     assert "events written: %s (jsonl, 10 events)" % out in lines
     assert "report written: %s" % rep in lines
+
+
+def test_nvtx_ranges_need_nvtx_not_cupti(xprobe):
+    """An NVTX-only pair comes through the Agent's NVTX injection: the
+    terminal view says so (the JSON keeps the contract's needs_cupti_*).
+    Before: "needs: CUPTI"."""
+    import os
+    r = xprobe.run("validate", "--pid", os.getpid(), "--from", "cuda:nvtx_range_start:name~^s$",
+                   "--to", "cuda:nvtx_range_end:name~^s$", "--match", "exact", json_mode=False)
+    assert r.rc == 0, r
+    needs = [l for l in r.stdout.splitlines() if l.startswith("needs:")]
+    assert needs and "NVTX" in needs[0] and "CUPTI" not in needs[0], r.stdout
+    r = xprobe.run("validate", "--pid", os.getpid(), "--from", "cuda:kernel_start",
+                   "--to", "cuda:kernel_end", "--match", "exact", json_mode=False)
+    needs = [l for l in r.stdout.splitlines() if l.startswith("needs:")]
+    assert needs and "CUPTI" in needs[0], r.stdout
