@@ -36,18 +36,18 @@ test-deps:
 	@./scripts/install-deps.sh test
 
 build: deps
-	@cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXPROBE_TEST_HOOKS=ON >/dev/null
+	@./scripts/cmake-configure.sh build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DXPROBE_TEST_HOOKS=ON
 	@cmake --build build -j $(JOBS)
 
 build-asan: test-deps
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DXPROBE_SANITIZE=ON \
-		-DXPROBE_TEST_HOOKS=ON >/dev/null
+	@./scripts/cmake-configure.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DXPROBE_SANITIZE=ON \
+		-DXPROBE_TEST_HOOKS=ON
 	@cmake --build build-asan -j $(JOBS)
 
 build-fuzz: test-deps
-	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@CC=clang CXX=clang++ ./scripts/cmake-configure.sh build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DXPROBE_TEST_HOOKS=ON \
-		-DXPROBE_FUZZ=ON >/dev/null
+		-DXPROBE_FUZZ=ON
 	@cmake --build build-fuzz -j $(JOBS)
 
 tracefs:
@@ -78,9 +78,9 @@ fuzz: build-fuzz
 # the Agent's server and producers too (test_lib_agent: its fixture loads
 # the TSan-built libxprobe.so and aborts on a report).
 build-tsan: test-deps
-	@CC=clang CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	@CC=clang CXX=clang++ ./scripts/cmake-configure.sh build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DXPROBE_TEST_HOOKS=ON \
-		-DXPROBE_TSAN=ON >/dev/null
+		-DXPROBE_TSAN=ON
 	@cmake --build build-tsan -j $(JOBS) --target test_lib_threads test_lib_session \
 		test_lib_agent libxprobe xpl_agent_fixture test_lib_cupti cupti_double
 

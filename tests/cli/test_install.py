@@ -334,6 +334,13 @@ def test_completion_selectors(dest):
     binary = inst(dest, "bin/xprobe")
     assert complete(dest, "xprobe measure --from uprobe:" + binary[:-2]) == [binary + ":"]
     assert complete(dest, "xprobe measure --from uprobe:%s:main:r" % binary) == ["return"]
+    # only symbols the binary defines: a prefix completes to them, a
+    # symbol that does not exist gets no :entry (before: "processC:entry")
+    assert "main:" in complete(dest, "xprobe measure --from uprobe:%s:mai" % binary)
+    assert complete(dest, "xprobe measure --from uprobe:%s:processC" % binary) == []
+    assert complete(dest, "xprobe measure --from uprobe:%s:processC:e" % binary) == []
+    assert complete(dest, "xprobe measure --from uprobe:%s:main" % binary) == [
+        "main:entry", "main:return"]
     assert "sched_switch" in complete(dest, "xprobe measure --to tracepoint:sched:sched_s")
     # without ':' among the word breaks the whole selector is the word
     assert complete(dest, "xprobe measure --to python:gc", wordbreaks=" \t\n\"'") == [
