@@ -180,13 +180,81 @@ static struct {
 	_Atomic uint64_t ts;
 } corr_tab[CORR_SLOTS];
 
+/*
+ * A CUPTI result as a person reads it: its name (CUPTI's own string, or
+ * ours for the codes this backend meets when CUPTI cannot say), its
+ * number, and for the codes whose cause is outside the program what the
+ * cause usually is.  Never a bare number.
+ */
+static const char *res_name(xpl_CUptiResult r)
+{
+	switch ((int)r) {
+	case 1: return "CUPTI_ERROR_INVALID_PARAMETER";
+	case 2: return "CUPTI_ERROR_INVALID_DEVICE";
+	case 3: return "CUPTI_ERROR_INVALID_CONTEXT";
+	case 7: return "CUPTI_ERROR_INVALID_OPERATION";
+	case 8: return "CUPTI_ERROR_OUT_OF_MEMORY";
+	case 9: return "CUPTI_ERROR_HARDWARE";
+	case 11: return "CUPTI_ERROR_API_NOT_IMPLEMENTED";
+	case 14: return "CUPTI_ERROR_NOT_COMPATIBLE";
+	case 15: return "CUPTI_ERROR_NOT_INITIALIZED";
+	case 21: return "CUPTI_ERROR_INVALID_KIND";
+	case 23: return "CUPTI_ERROR_DISABLED";
+	case 26: return "CUPTI_ERROR_HARDWARE_BUSY";
+	case 27: return "CUPTI_ERROR_NOT_SUPPORTED";
+	case 33: return "CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED";
+	case 35: return "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES";
+	case 39: return "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
+	case 40: return "CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES";
+	case 41: return "CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED";
+	case 42: return "CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED";
+	case 43: return "CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED";
+	case 45: return "CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED";
+	case 999: return "CUPTI_ERROR_UNKNOWN";
+	}
+	return NULL;
+}
+
+static const char *res_cause(xpl_CUptiResult r)
+{
+	switch ((int)r) {
+	case 999:
+	case 15:
+		return "CUPTI could not reach a GPU: usually no NVIDIA driver is loaded on this "
+		       "machine, or this process never initialized CUDA (xprobe doctor: "
+		       "nvidia_driver, cuda_driver)";
+	case 35:
+	case 40:
+		return "the driver restricts profiling to administrators "
+		       "(NVreg_RestrictProfilingToAdminUsers=1): run the target as root, or load "
+		       "the driver with that option 0";
+	case 26:
+		return "another profiler holds the GPU's counters";
+	case 39:
+		return "another CUPTI client (Nsight Systems, Nsight Compute, another tool) is "
+		       "subscribed in this process";
+	case 41:
+	case 42:
+	case 43:
+	case 45:
+	case 33:
+		return "this kind of GPU or environment does not support CUPTI tracing";
+	}
+	return NULL;
+}
+
 static const char *res_str(xpl_CUptiResult r)
 {
-	const char *s = NULL;
+	static __thread char buf[512];
+	const char *s = NULL, *name = res_name(r), *cause = res_cause(r);
 
-	if (cu.f.GetResultString && cu.f.GetResultString(r, &s) == XPL_CUPTI_SUCCESS && s)
-		return s;
-	return "CUPTI error";
+	if (name)
+		s = name;
+	else if (!cu.f.GetResultString || cu.f.GetResultString(r, &s) != XPL_CUPTI_SUCCESS || !s)
+		s = "a CUPTI error";
+	snprintf(buf, sizeof(buf), "%s (CUPTI result %d)%s%s", s, (int)r, cause ? ": " : "",
+		 cause ? cause : "");
+	return buf;
 }
 
 /* --- which CUDA the process maps ------------------------------------------------------ */
@@ -463,7 +531,7 @@ static int load(bool need_cuda, char *why, size_t whylen)
 			"stop that tool to measure CUDA with xprobe");
 	if (r != XPL_CUPTI_SUCCESS)
 		return xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-				"cuptiSubscribe failed: %s (%d)", res_str(r), (int)r);
+				"cuptiSubscribe failed: %s", res_str(r));
 	/* before any activity kind is enabled (CUPTI's rule) */
 	cu.ts_callback = cu.f.ActivityRegisterTimestampCallback &&
 			 cu.f.ActivityRegisterTimestampCallback(mono_ts) == XPL_CUPTI_SUCCESS;
@@ -471,8 +539,7 @@ static int load(bool need_cuda, char *why, size_t whylen)
 	if (r != XPL_CUPTI_SUCCESS) {
 		cu.f.Unsubscribe(cu.sub);
 		return xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-				"cuptiActivityRegisterCallbacks failed: %s (%d)", res_str(r),
-				(int)r);
+				"cuptiActivityRegisterCallbacks failed: %s", res_str(r));
 	}
 	cu.cuda_major = major;
 	cu.cupti_major = cu.L.major;
@@ -1017,8 +1084,8 @@ static int act_update(char *why, size_t whylen)
 			r = cu.f.ActivityEnable(act_kinds[i]);
 			if (r != XPL_CUPTI_SUCCESS)
 				return xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-						"cuptiActivityEnable(%d) failed: %s (%d)",
-						(int)act_kinds[i], res_str(r), (int)r);
+						"cuptiActivityEnable(%d) failed: %s",
+						(int)act_kinds[i], res_str(r));
 			cu.act_on |= bit;
 		} else if (!(want & bit) && (cu.act_on & bit)) {
 			cu.f.ActivityDisable(act_kinds[i]);
@@ -1140,8 +1207,8 @@ int xpl_cupti_agent_start(struct xpl_agent_cap *c, char *why, size_t whylen)
 
 				if (r != XPL_CUPTI_SUCCESS) {
 					rc = xpl_errf(why, whylen, -XPROBE_E_CUPTI_NOT_AVAILABLE,
-						      "cuptiEnableCallback(%u, %u) failed: %s (%d)",
-						      d + 1, id, res_str(r), (int)r);
+						      "cuptiEnableCallback(%u, %u) failed: %s",
+						      d + 1, id, res_str(r));
 					break;
 				}
 				cu.cb_on[d][w] |= 1ull << (id % 64);

@@ -1201,6 +1201,9 @@ static void test_refusals(void)
 	static const char *const busy[] = { "XPD_BUSY=1", NULL };
 	static const char *const v11[] = { "XPD_VERSION=18", NULL };
 	static const char *const newer[] = { "XPD_VERSION=130500", NULL };
+	static const char *const nodriver[] = { "XPD_SUBSCRIBE_RESULT=999", NULL };
+	static const char *const privs[] = { "XPD_SUBSCRIBE_RESULT=35", NULL };
+	static const char *const odd[] = { "XPD_SUBSCRIBE_RESULT=4242", NULL };
 	struct xprobe_agent_req q;
 	struct ap_reply r = { 0 };
 	struct dstats ds;
@@ -1219,6 +1222,24 @@ static void test_refusals(void)
 		cx_stop(&x);
 	} else {
 		CHECK(!"fixture started");
+	}
+	/* CUPTI's refusals by name, number and usual cause, never a bare number */
+	if (cx_start(&x, 13, nodriver) == 0) {
+		CHECK(arm_kernels(&x, &r) == -XPROBE_E_CUPTI_NOT_AVAILABLE);
+		CHECK(strstr(r.h.message, "CUPTI_ERROR_UNKNOWN (CUPTI result 999)") != NULL);
+		CHECK(strstr(r.h.message, "no NVIDIA driver") != NULL);
+		cx_stop(&x);
+	}
+	if (cx_start(&x, 13, privs) == 0) {
+		CHECK(arm_kernels(&x, &r) == -XPROBE_E_CUPTI_NOT_AVAILABLE);
+		CHECK(strstr(r.h.message, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES (CUPTI result 35)"));
+		CHECK(strstr(r.h.message, "NVreg_RestrictProfilingToAdminUsers") != NULL);
+		cx_stop(&x);
+	}
+	if (cx_start(&x, 13, odd) == 0) {
+		CHECK(arm_kernels(&x, &r) == -XPROBE_E_CUPTI_NOT_AVAILABLE);
+		CHECK(strstr(r.h.message, "(CUPTI result 4242)") != NULL);
+		cx_stop(&x);
 	}
 	/* a CUPTI of CUDA 11 behind libcupti.so.13 */
 	if (cx_start(&x, 13, v11) == 0) {
