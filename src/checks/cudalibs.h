@@ -33,6 +33,8 @@ struct xp_cuda_mapped {
 	bool libcupti; /* libcupti.so* mapped */
 	bool agent; /* an xprobe Agent (libxprobe*.so*) mapped */
 	char agent_path[PATH_MAX];
+	char cudart_path[PATH_MAX]; /* the first libcudart.so.<N> mapped, "" none */
+	char cupti_path[PATH_MAX]; /* the first libcupti.so.<N> mapped, "" none */
 	int majors[XP_CUDA_MAX_MAJORS]; /* distinct, ascending */
 	size_t nmajors;
 };
@@ -50,5 +52,24 @@ struct xp_cupti_install {
 /* The installed supported CUPTI majors (at most one path per major),
  * ascending.  Returns the count (0..2). */
 size_t xp_cupti_installed(struct xp_cupti_install out[2]);
+
+/*
+ * Before a measurement modifies a target for CUDA (measure's online
+ * injection), where the Agent loaded into it will find CUPTI, searched as
+ * its loader (the library's device backend) searches, read from outside
+ * through /proc/<pid>/root: a supported libcupti.so.<N> the target maps;
+ * then for the major of its libcudart (either supported major when none is
+ * mapped) libcupti.so.<N> beside that libcudart and in its
+ * ../extras/CUPTI/lib64; then what the target's dynamic linker finds for
+ * the name: its LD_LIBRARY_PATH (from /proc/<pid>/environ), its
+ * /etc/ld.so.cache, the default directories.  @out->path is the path as
+ * the target sees it.  Returns true when found; false with @why (one
+ * sentence naming what was searched).
+ */
+bool xp_cupti_for_target(uint32_t pid, const struct xp_cuda_mapped *m,
+			 struct xp_cupti_install *out, char *why, size_t whylen);
+
+/* The NVIDIA kernel driver is loaded on this machine (/proc/driver/nvidia). */
+bool xp_nvidia_driver_loaded(void);
 
 #endif /* XP_CHECKS_CUDALIBS_H */

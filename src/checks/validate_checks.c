@@ -411,6 +411,22 @@ static void injection_warning(struct xp_validation *v)
 	xpc_buf_free(&b);
 }
 
+/* A CUDA endpoint of a process that has not loaded CUDA (yet): measure
+ * would refuse to inject into it (CUDA_CONTEXT_NOT_FOUND) and sees
+ * nothing until it does. */
+static void no_cuda_warning(struct xp_validation *v)
+{
+	char msg[256], det[64];
+
+	snprintf(msg, sizeof(msg),
+		 "target PID %u maps no CUDA runtime (libcudart.so.<N>) or driver (libcuda.so.1) "
+		 "yet: its CUDA endpoints see nothing until it loads CUDA, and measure will not "
+		 "modify it before then",
+		 v->target.pid);
+	snprintf(det, sizeof(det), "{\"pid\":%u}", v->target.pid);
+	xp_warnings_add(&v->warnings, "NO_CUDA_MAPPED", msg, det);
+}
+
 /* The Agent library for the hint and the warning ("" when none is found:
  * measure then says where it looked). */
 static void agent_library(struct xp_validation *v, const struct xp_validate_opts *opts)
@@ -542,6 +558,8 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 	/* 6. */
 	if (v->activation == XP_AGENT_INJECTION_REQUIRED)
 		injection_warning(v);
+	if (v->needs_cupti && !v->cuda.libcudart && !v->cuda.libcuda)
+		no_cuda_warning(v);
 	if (policy == XP_POLICY_FIRST_AFTER)
 		xp_warnings_add(&v->warnings, "HEURISTIC_CORRELATION",
 				"first-after matching does not prove request-level causality",

@@ -84,6 +84,8 @@ struct agent_plan {
 	bool nvtx; /* an NVTX endpoint among them */
 	enum xp_agent_activation activation;
 	char library[PATH_MAX]; /* the Agent library, "" none found */
+	struct xp_cuda_mapped cuda; /* what validate read of the target's CUDA */
+	struct xp_cupti_install cupti; /* where its Agent will find CUPTI (activate) */
 };
 
 /*
@@ -127,6 +129,7 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 	}
 	ap->activation = v.activation;
 	memcpy(ap->library, v.agent_library, sizeof(ap->library));
+	ap->cuda = v.cuda;
 	if (v.nissues == 0)
 		goto out;
 	n = xp_policy_list(v.compatible, list);
@@ -188,6 +191,58 @@ static void warn_injecting(void *ctx)
 		w->library, w->pid);
 }
 
+/*
+ * Never modify a process for a measurement that cannot run: before an
+ * injection, the machine has the NVIDIA kernel driver loaded or the
+ * target maps a CUDA driver library (a test double provides one), and the
+ * target maps CUDA at all (the Agent's ARM refuses a process that does
+ * not: CUDA_CONTEXT_NOT_FOUND), and the Agent will find a supported CUPTI
+ * in it (xp_cupti_for_target); otherwise CUPTI_NOT_AVAILABLE, each with
+ * details.reason, the target untouched.
+ */
+static int cuda_reachable(const struct xp_measure_req *req, struct agent_plan *ap,
+			  struct xp_error *err)
+{
+	char why[PATH_MAX + 320];
+
+	if (!xp_nvidia_driver_loaded() && !ap->cuda.libcuda) {
+		xp_error_detail_str(err, "reason", "no_nvidia_driver");
+		xp_error_detail_bool(err, "target_modified", false);
+		xp_error_hint(err,
+			      "xprobe doctor's nvidia_driver and cuda_driver checks say what this "
+			      "machine has; measure CUDA where an NVIDIA GPU and its driver are");
+		return xp_error_set(
+			err, XPROBE_E_CUPTI_NOT_AVAILABLE, false,
+			"the NVIDIA kernel driver is not loaded on this machine (no /proc/driver/nvidia) "
+			"and target PID %u maps no CUDA driver library (libcuda.so.1): there is no "
+			"GPU activity to observe; the target was not modified",
+			req->target.pid);
+	}
+	if (!ap->cuda.libcudart && !ap->cuda.libcuda) {
+		/* the Agent's ARM refuses a process without CUDA: say it first */
+		xp_error_detail_str(err, "reason", "no_cuda_mapped");
+		xp_error_detail_bool(err, "target_modified", false);
+		xp_error_hint(err, "measure the process that runs the CUDA work, once it has "
+				   "loaded CUDA (its libcudart.so.<N> or libcuda.so.1)");
+		return xp_error_set(
+			err, XPROBE_E_CUDA_CONTEXT_NOT_FOUND, true,
+			"target PID %u maps no CUDA runtime (libcudart.so.<N>) or driver (libcuda.so.1): "
+			"it has no CUDA to observe yet; the target was not modified",
+			req->target.pid);
+	}
+	if (!xp_cupti_for_target(req->target.pid, &ap->cuda, &ap->cupti, why, sizeof(why))) {
+		xp_error_detail_str(err, "reason", "no_cupti");
+		xp_error_detail_bool(err, "target_modified", false);
+		xp_error_hint(err,
+			      "xprobe doctor's cupti check lists the CUPTI installed here; install "
+			      "the CUPTI of the target's CUDA major, or start the target with its "
+			      "directory in LD_LIBRARY_PATH");
+		return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, false,
+				    "%s; the target was not modified", why);
+	}
+	return 0;
+}
+
 static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp_warnings *ws,
 		    struct xp_live_outcome *out, struct xp_error *err)
 {
@@ -203,6 +258,9 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	if (ap->activation != XP_AGENT_INJECTION_REQUIRED &&
 	    (ap->activation != XP_AGENT_ALREADY_LOADED || agent_socket_exists(&req->target)))
 		return 0;
+	rc = cuda_reachable(req, ap, err);
+	if (rc)
+		return rc;
 	if (!ap->library[0]) {
 		rc = xp_agent_library_find(req->cli->agent, ap->library, sizeof(ap->library),
 					   &origin, err);
