@@ -558,8 +558,10 @@ int xp_validate_pair(const struct xp_target *t, const struct xp_selector *start,
 	/* 6. */
 	if (v->activation == XP_AGENT_INJECTION_REQUIRED)
 		injection_warning(v);
-	if (v->needs_cupti && !v->cuda.libcudart && !v->cuda.libcuda)
-		no_cuda_warning(v);
+	if ((xp_selector_is_activity(start) || start->kind == XP_SEL_CUDA_API ||
+	     xp_selector_is_activity(end) || end->kind == XP_SEL_CUDA_API) &&
+	    !v->cuda.libcudart && !v->cuda.libcuda)
+		no_cuda_warning(v); /* NVTX ranges need no CUDA */
 	if (policy == XP_POLICY_FIRST_AFTER)
 		xp_warnings_add(&v->warnings, "HEURISTIC_CORRELATION",
 				"first-after matching does not prove request-level causality",

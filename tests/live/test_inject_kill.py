@@ -206,7 +206,7 @@ def test_cli_killed_by_the_clock(xprobe):
     rnd = random.Random(SEED)
     hits = 0
     for i in range(40):
-        with PlainTarget("blocked") as t:
+        with DoubleTarget() as t:
             p = subprocess.Popen(
                 [xprobe.binary, "measure", "--pid", str(t.pid), "--from", "cuda:kernel_start",
                  "--to", "cuda:kernel_end", "--match", "exact", "--samples", "5",
@@ -222,11 +222,11 @@ def test_cli_killed_by_the_clock(xprobe):
             p.wait()
             assert t.alive(), "the target died when the CLI was killed (run %d)" % i
             assert untraced(t.pid)
-            plain_check(t, "CLI killed by the clock, run %d" % i)
+            double_check(t, "CLI killed by the clock, run %d" % i)
     assert hits >= 20, "the CLI was caught with a thread in hand only %d times of 40" % hits
 
 
-@pytest.mark.parametrize("kind", ["plain", "double", "aggregate"])
+@pytest.mark.parametrize("kind", ["double", "aggregate"])
 def test_target_killed_at_any_stage_is_target_exited(xprobe, kind):
     """The target dies at a drawn instant of an Agent measurement (checks,
     injection, connect, ARM, the window): always TARGET_EXITED, exit 3.
@@ -237,7 +237,7 @@ def test_target_killed_at_any_stage_is_target_exited(xprobe, kind):
     rnd = random.Random(SEED + len(kind))
     codes = {}
     for i in range(12):
-        t = PlainTarget("blocked") if kind == "plain" else DoubleTarget()
+        t = DoubleTarget()
         try:
             args = [xprobe.binary, "measure", "--pid", str(t.pid), "--from", "cuda:kernel_start",
                     "--to", "cuda:kernel_end", "--match", "exact", "--json",
