@@ -816,9 +816,11 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 
 		xp_error_detail_u64(err, "record_capacity", capacity);
 		if (c.cupti.present) {
-			xp_error_detail_u64(err, "observed_records", c.cupti.observed_records);
-			xp_error_detail_u64(err, "retained_records",
-					    c.cupti.observed_records - c.cupti.dropped_records);
+			uint64_t retained = xp_capture_cuda_events(&c);
+
+			xp_error_detail_u64(err, "observed_records",
+					    retained + c.cupti.dropped_records);
+			xp_error_detail_u64(err, "retained_records", retained);
 			xp_error_detail_u64(err, "dropped_records", c.cupti.dropped_records);
 		}
 		xp_error_hint(err, "narrow the selectors or explicitly increase max-events");

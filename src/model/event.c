@@ -72,6 +72,15 @@ NAME_FUNCS(probe_kind, probe_kind_names, XP_PROBE__COUNT)
 NAME_FUNCS(memcpy_kind, memcpy_names, XP_MEMCPY__COUNT)
 NAME_FUNCS(nvtx_range_kind, nvtx_kind_names, XP_NVTX__COUNT)
 
+uint64_t xp_capture_cuda_events(const struct xp_capture *c)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < c->count; i++)
+		n += c->events[i].source != XP_SRC_EBPF;
+	return n;
+}
+
 void xp_capture_init(struct xp_capture *c, size_t max_events)
 {
 	memset(c, 0, sizeof(*c));

@@ -230,7 +230,13 @@ struct xp_arg {
 	uint16_t index;
 };
 
-/* What a CUPTI ABI envelope said about its capture (collection.cupti). */
+/*
+ * What the Agent said about its capture (collection.cupti): its capacity
+ * (--max-events), the records it admitted (its own units: one activity
+ * record holds a start and an end) and lost.  The contract's counters are
+ * in events: retained = the capture's CUDA events, observed = retained +
+ * dropped (render_measurement.c).
+ */
 struct xp_cupti_summary {
 	bool present;
 	uint64_t record_capacity;
@@ -280,6 +286,9 @@ bool xp_event_same(const struct xp_capture *c, const struct xp_event *a, const s
 void xp_capture_drop_duplicates(struct xp_capture *c);
 
 void xp_capture_init(struct xp_capture *c, size_t max_events);
+/* Events of @c not from the host (source other than ebpf): the contract's
+ * collection.cuda_events. */
+uint64_t xp_capture_cuda_events(const struct xp_capture *c);
 void xp_capture_free(struct xp_capture *c);
 /*
  * Append a zeroed event and return it, or NULL with *err set to -E2BIG

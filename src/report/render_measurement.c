@@ -23,26 +23,6 @@
 #include "render_bars.h"
 #include "report.h"
 
-/*
- * The Agent's records behind the capture's CUDA events: one per event,
- * except that a CUDA activity record became two (its start and end
- * events), so an end event adds none.  A capture cut at its stopping
- * point keeps a timestamp-ordered prefix, which holds an activity's end
- * only with its start, so this counts the records whose events remain.
- */
-static uint64_t agent_records(const struct xp_capture *c)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < c->count; i++) {
-		const struct xp_event *e = &c->events[i];
-
-		n += !xp_event_is_host(e) && e->event_type != XP_EV_GPU_KERNEL_END &&
-		     e->event_type != XP_EV_GPU_MEMCPY_END && e->event_type != XP_EV_GPU_MEMSET_END;
-	}
-	return n;
-}
-
 static void render_collection(struct xpc_json *w, const struct xp_measurement_view *v)
 {
 	const struct xp_capture *c = v->capture;
@@ -55,11 +35,14 @@ static void render_collection(struct xpc_json *w, const struct xp_measurement_vi
 	xpc_json_ku64(w, "dropped_events", c->dropped);
 	xpc_json_key(w, "cupti");
 	if (c->cupti.present) {
-		uint64_t retained = agent_records(c);
+		/* the contract's units: one record per event (an activity's start
+		 * and end are two), retained = the capture's CUDA events, observed
+		 * = retained + lost; capacity is --max-events, which bounds events */
+		uint64_t retained = r->cuda_events;
 
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "record_capacity", c->cupti.record_capacity);
-		xpc_json_ku64(w, "observed_records", c->cupti.observed_records);
+		xpc_json_ku64(w, "observed_records", retained + c->cupti.dropped_records);
 		xpc_json_ku64(w, "retained_records", retained);
 		xpc_json_ku64(w, "dropped_records", c->cupti.dropped_records);
 		xpc_json_kf64(w, "buffer_utilization",

@@ -135,9 +135,11 @@ def test_kernel_start_to_end(xprobe, tmp_path, mode):
         check_pairs_exact(d, 20000)
         col = d["collection"]
         assert col["host_events"] == 0 and col["cuda_events"] == 2 * n
-        assert col["cupti"] == {"record_capacity": 100000, "observed_records": n,
-                                "retained_records": n, "dropped_records": 0,
-                                "buffer_utilization": n / 100000}
+        # the contract's counters are in events (an activity's start and end
+        # are two): retained = cuda_events, observed = retained + lost
+        assert col["cupti"] == {"record_capacity": 100000, "observed_records": 2 * n,
+                                "retained_records": 2 * n, "dropped_records": 0,
+                                "buffer_utilization": 2 * n / 100000}
         first = d["evidence"][0]["start"]
         assert first["source"] == "cupti_activity" and first["event_type"] == "gpu_kernel_start"
         assert first["pid"] == fx.pid and first["tid"] == 0
@@ -187,8 +189,8 @@ def test_api_to_kernel_by_correlation_id(xprobe, api, domain, cmd, other, bounda
         assert d["correlation"]["confidence"] == "exact"
         assert d["clock"]["alignment"] == "cupti_normalized_to_host_monotonic"
         # the Agent admitted only the named API: its entries and exits, and
-        # every gemm kernel
-        assert d["collection"]["cupti"]["observed_records"] == 2 * n + n + m
+        # every gemm kernel (a start and an end each)
+        assert d["collection"]["cupti"]["observed_records"] == 2 * n + 2 * (n + m)
         for pair in d["evidence"]:
             s, e = pair["start"], pair["end"]
             assert s["event_type"] == "cuda_api_" + boundary and s["tid"] == fx.pid
@@ -214,9 +216,12 @@ def test_samples_cut(xprobe):
         assert d["status"] == "completed" and samples(d)["matched"] == 3
         check_pairs_exact(d, 20000)
         col, cupti = d["collection"], d["collection"]["cupti"]
-        ends = 3  # the cut's last event is the third pair's end
-        assert cupti["retained_records"] == col["cuda_events"] - ends
-        assert cupti["retained_records"] <= cupti["observed_records"] == 8
+        # what was kept, in events: observed = retained (nothing lost);
+        # before, observed counted the 8 records admitted past the cut
+        assert cupti["retained_records"] == cupti["observed_records"] == col["cuda_events"]
+        # the prefix up to the third end: the double starts all 8 launches
+        # before the third ends
+        assert col["cuda_events"] == 8 + 3, col
         fx.quit()
 
 
@@ -293,7 +298,7 @@ def test_memcpy_by_kind(xprobe, kind, raw, other):
         assert res.rc == 0, res
         d = res.doc
         assert samples(d)["matched"] == done[cmd] == 3
-        assert d["collection"]["cupti"]["observed_records"] == 3
+        assert d["collection"]["cupti"]["observed_records"] == 6
         check_pairs_exact(d, 7000)
         for pair in d["evidence"]:
             c = pair["start"]["cuda"]
@@ -357,7 +362,7 @@ def test_host_uprobe_to_first_kernel(xprobe, policy):
         assert d["correlation"]["confidence"] == "heuristic"
         assert d["clock"]["alignment"] == "cupti_normalized_to_host_monotonic"
         assert d["collection"]["host_events"] == n
-        assert d["collection"]["cupti"]["observed_records"] == n
+        assert d["collection"]["cupti"]["observed_records"] == 2 * n
         for pair in d["evidence"]:
             assert pair["start"]["source"] == "ebpf"
             assert pair["end"]["source"] == "cupti_activity"
@@ -378,7 +383,7 @@ def test_records_before_arm_excluded(xprobe):
                                  ["backdate gemm 100 3000000000", "launch 3 gemm 100"])
         assert res.rc == 0, res
         assert samples(res.doc)["matched"] == done["launch 3 gemm 100"] == 3
-        assert res.doc["collection"]["cupti"]["observed_records"] == 3
+        assert res.doc["collection"]["cupti"]["observed_records"] == 6
         fx.quit()
 
 
@@ -520,7 +525,7 @@ def test_aggregate_kernels(xprobe, mode):
                                    ["launch 3 %s 100" % longname, "launch 1 gemm 100"])
         assert res2.rc == 0, res2
         assert samples(res2.doc)["matched"] == 3
-        assert res2.doc["collection"]["cupti"]["observed_records"] == 3
+        assert res2.doc["collection"]["cupti"]["observed_records"] == 6
         fx.quit()
 
 
