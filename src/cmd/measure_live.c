@@ -34,6 +34,7 @@
 
 #include "../../common/cancel.h"
 #include "../../common/env_hooks.h"
+#include "../../common/json.h"
 #include "../../common/monotonic.h"
 #include "../../common/parse.h"
 #include "../collect/agent_client.h"
@@ -177,18 +178,52 @@ static bool agent_socket_exists(const struct xp_target *t)
  * call (validate's startup_required).
  */
 struct inject_warning {
-	const char *library;
 	uint32_t pid;
+	int cuda_major; /* 0: not known */
+	const char *cupti_path; /* "" none found */
 };
 
-/* Said once inject's checks have passed, before the target is stopped. */
+/* Said once inject's checks have passed, before the target is stopped:
+ * the contract's line, which tools grep for. */
 static void warn_injecting(void *ctx)
 {
 	const struct inject_warning *w = ctx;
+	char major[32] = "", using[PATH_MAX + 8] = "";
 
-	xp_cli_warning(
-		"injecting the xprobe Agent %s into target PID %u: the target process is being modified",
-		w->library, w->pid);
+	if (w->cuda_major)
+		snprintf(major, sizeof(major), " with CUDA %d Agent", w->cuda_major);
+	if (w->cupti_path[0])
+		snprintf(using, sizeof(using), " using %s", w->cupti_path);
+	xp_cli_warning("activating the CUPTI agent modifies target PID %u%s%s", w->pid, major,
+		       using);
+}
+
+/* CUPTI_AGENT_INJECTED: the contract's message and details (cuda_major
+ * when known, agent_path of the fresh load, cupti_path found), and ours
+ * (pid, stopped_ns). */
+static int injected_warning(const struct xp_measure_req *req, const struct agent_plan *ap,
+			    const struct xp_inject_result *res, struct xp_warnings *ws)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+	int rc;
+
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_obj_begin(&w);
+	xpc_json_kopt_u64(&w, "cuda_major", ap->cupti.major > 0, (uint64_t)ap->cupti.major);
+	xpc_json_kstr(&w, "agent_path", res->agent_path);
+	if (ap->cupti.path[0])
+		xpc_json_kstr(&w, "cupti_path", ap->cupti.path);
+	xpc_json_ku64(&w, "pid", req->target.pid);
+	xpc_json_ku64(&w, "stopped_ns", res->stopped_ns);
+	xpc_json_obj_end(&w);
+	rc = xpc_json_finish(&w) ? -ENOMEM :
+				   xp_warnings_add(ws, "CUPTI_AGENT_INJECTED",
+						   "xprobe injected the CUPTI agent and left the "
+						   "shared object mapped",
+						   xpc_buf_str(&b));
+	xpc_buf_free(&b);
+	return rc;
 }
 
 /*
@@ -250,7 +285,6 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	struct inject_warning w;
 	struct xp_inject_result res;
 	enum xp_agent_origin origin;
-	char msg[PATH_MAX + 160];
 	int rc;
 
 	if (!ap->needed || ap->nvtx || req->cli->cupti_socket)
@@ -270,20 +304,16 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	memset(&res, 0, sizeof(res));
 	io.before_stop = warn_injecting;
 	io.ctx = &w;
-	w.library = ap->library;
 	w.pid = req->target.pid;
+	w.cuda_major = ap->cupti.major;
+	w.cupti_path = ap->cupti.path;
 	rc = xp_inject_agent(&req->target, ap->library, &io, &res, err);
 	if (rc) {
 		xp_error_detail_str(err, "agent_path", ap->library);
 		return rc;
 	}
 	out->agent_injected = res.injected;
-	if (!res.injected)
-		return 0;
-	snprintf(msg, sizeof(msg), "the xprobe Agent %s was injected into target PID %u",
-		 res.agent_path, req->target.pid);
-	if (xp_warnings_add_u64(ws, "CUPTI_AGENT_INJECTED", msg, "pid", (uint64_t)req->target.pid,
-				"stopped_ns", res.stopped_ns, (const char *)NULL))
+	if (res.injected && injected_warning(req, ap, &res, ws))
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	return 0;
 }

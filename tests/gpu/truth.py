@@ -874,7 +874,7 @@ def check_injection_and_overhead(c):
                    "--match", "exact"], "kernels 20,100 10", 3000)
     inj = run.doc is not None and "CUPTI_AGENT_INJECTED" in [w["code"] for w in
                                                               run.doc["warnings"]]
-    warned = "injecting the xprobe Agent" in run.res.err
+    warned = "activating the CUPTI agent modifies target PID" in run.res.err
     exact_counts("injection into the running process, then kernel exact (20 kernels)", run,
                  20, "exact_cupti_correlation_id", inj and warned,
                  "; CUPTI_AGENT_INJECTED=%s stderr warning=%s" % (inj, warned))

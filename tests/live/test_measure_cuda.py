@@ -25,7 +25,10 @@ from measure_live_helpers import read_jsonl
 
 KERNELS = ["--from", "cuda:kernel_start:name~^gemm$", "--to", "cuda:kernel_end:name~^gemm$"]
 WINDOW = ["--match", "exact", "--duration-ms", 1500]
-INJECT_WARNING = "xprobe: warning: injecting the xprobe Agent %s into target PID %d"
+# the contract's line (tools grep for it): the major and the CUPTI the
+# Agent will load, as the target sees its path
+INJECT_WARNING = ("xprobe: warning: activating the CUPTI agent modifies target PID %d "
+                  "with CUDA 13 Agent using %s\n")
 
 
 def samples(doc):
@@ -152,8 +155,15 @@ def test_kernel_start_to_end(xprobe, tmp_path, mode):
         assert len(events) == 2 * n
         assert {e["cuda"]["kernel_name"] for e in events} == {"gemm"}
         if mode == "inject":
-            assert (INJECT_WARNING % (os.path.realpath(libxprobe()), fx.pid)) in res.stderr
-            assert [w["code"] for w in d["warnings"]][-1] == "CUPTI_AGENT_INJECTED"
+            cupti = os.path.join(double_dir(13), "libcupti.so.13")
+            assert res.stderr == INJECT_WARNING % (fx.pid, cupti), res.stderr
+            w = d["warnings"][-1]
+            assert w["code"] == "CUPTI_AGENT_INJECTED"
+            assert w["message"] == ("xprobe injected the CUPTI agent and left the shared "
+                                    "object mapped")
+            assert w["details"]["cuda_major"] == 13 and w["details"]["cupti_path"] == cupti
+            assert w["details"]["agent_path"] == os.path.realpath(libxprobe())
+            assert w["details"]["pid"] == fx.pid and w["details"]["stopped_ns"] > 0
             assert not os.path.exists(socket_path(fx.pid))  # CLOSE removed it
         else:
             assert res.stderr == ""

@@ -4,7 +4,7 @@ injection of the Agent that needs (src/collect/agent_inject.h).
 
 Never modify a process for a measurement that cannot run: before any
 injection measure refuses, the target untouched (no Agent mapped, no
-"being modified" on stderr, details.target_modified false), when
+"activating the CUPTI agent" on stderr, details.target_modified false), when
   - the machine has no NVIDIA kernel driver (/proc/driver/nvidia) and the
     target maps no CUDA driver library (libcuda.so.1): CUPTI_NOT_AVAILABLE,
     reason no_nvidia_driver;
@@ -29,7 +29,7 @@ from proc_helpers import other_user_dir
 
 CUDA = ["--from", "cuda:runtime_api:cudaLaunchKernel:entry",
         "--to", "cuda:kernel_start:name~flash.*", "--match", "exact", "--samples", 1]
-WARNING = "xprobe: warning: injecting the xprobe Agent %s into target PID %d"
+WARNING = "xprobe: warning: activating the CUPTI agent modifies target PID %d"
 DRIVER = os.path.exists("/proc/driver/nvidia")
 
 
@@ -52,7 +52,7 @@ def untouched(r, pid, code, reason):
     d = r.error["details"]
     assert d["reason"] == reason and d["target_modified"] is False, r.error
     assert "agent_injected" not in d
-    assert "being modified" not in r.stderr, r.stderr
+    assert "activating the CUPTI agent" not in r.stderr, r.stderr
     assert "the target was not modified" in r.error["message"]
     assert agent_mappings(pid) == []
 
@@ -145,8 +145,9 @@ def test_agent_flag_and_environment_choose_the_library(xprobe):
             res, done = measure_cuda(xprobe, fx, CUDA + ["--agent", copy],
                                      ["launch 1 flash 100"])
             assert res.rc == 0, res.stdout + res.stderr
-            assert (WARNING % (copy, fx.pid)) in res.stderr, res.stderr
-            assert "CUPTI_AGENT_INJECTED" in [w["code"] for w in res.doc["warnings"]]
+            assert (WARNING % fx.pid) in res.stderr, res.stderr
+            (w,) = [w for w in res.doc["warnings"] if w["code"] == "CUPTI_AGENT_INJECTED"]
+            assert w["details"]["agent_path"] == copy
             assert agent_mappings(fx.pid) == [copy]
 
 
@@ -174,6 +175,6 @@ def test_refused_injection_does_not_say_the_target_is_modified(xprobe, tmp_path)
         r = xprobe.run("measure", "--pid", fx.pid, *CUDA, "--agent", lib)
         assert r.rc == 4 and r.code == "PERMISSION_DENIED", r
         assert r.error["details"]["reason"] == "agent_untrusted"
-        assert "being modified" not in r.stderr, r.stderr
+        assert "activating the CUPTI agent" not in r.stderr, r.stderr
         assert agent_mappings(fx.pid) == []
         assert fx.do("launch 2 k 10") == 2
