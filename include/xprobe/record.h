@@ -75,7 +75,9 @@ enum xprobe_event_type {
 					  tid = calling thread, ts = entry, name = the API
 					  function (cuptiGetCallbackName, a trailing _v<N>
 					  stripped), aux = CUPTI callback id, a0 = CUPTI
-					  correlation id, a1 = domain (XPROBE_CUDA_DOMAIN_*) */
+					  correlation id, a1 = domain (XPROBE_CUDA_DOMAIN_*),
+					  | the call's context id << 32 when flagged
+					  XPROBE_RECF_CONTEXT */
 	XPROBE_EV_CUDA_API_EXIT = 16, /* the same call returned: the same fields, ts = exit */
 	XPROBE_EV_CUDA_KERNEL = 17, /* struct xprobe_cuda_activity + name = the kernel */
 	XPROBE_EV_CUDA_MEMCPY = 18, /* struct xprobe_cuda_activity, no name */
@@ -88,7 +90,10 @@ enum xprobe_event_type {
 #define XPROBE_RECF_NAME_UNSUPPORTED \
 	0x2u /* Ex form with a wide or registered message:
 					   * range tracked for nesting, name not collected */
-#define XPROBE_RECF__ALL 0x3u
+#define XPROBE_RECF_CONTEXT \
+	0x4u /* CUDA API records: a1's high 32 bits are CUPTI's context id of the
+	      * call (contextUid, the id its activity records name) */
+#define XPROBE_RECF__ALL 0x7u
 
 struct xprobe_record {
 	uint16_t size; /* @0 bytes of this record, tail included, multiple of 8 */

@@ -261,18 +261,19 @@ drop:
  */
 static inline __attribute__((always_inline)) bool
 xpl_agent_put_api(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const char *name,
-		  uint32_t n, uint32_t cbid, uint64_t corr, uint64_t domain, uint64_t *ts)
+		  uint32_t n, uint32_t cbid, uint64_t corr, uint64_t domain, uint32_t context,
+		  uint64_t *ts)
 {
+	uint64_t flags = XPROBE_RECF_NAME_COMPLETE | (context ? XPROBE_RECF_CONTEXT : 0);
 	uint32_t size = (uint32_t)XPL_ALIGN8(XPROBE_RECORD_HDR_SIZE + n);
 	struct xprobe_record *r = xpl_agent_reserve(c, size);
 
 	if (!r)
 		return false;
 	r->ts = *ts = likely(c->tsc) ? xpl_rdtsc() : xpl_mono_ns();
-	xpl_st64(&r->aux,
-		 (uint64_t)cbid | (uint64_t)XPROBE_RECF_NAME_COMPLETE << 32 | (uint64_t)n << 48);
+	xpl_st64(&r->aux, (uint64_t)cbid | flags << 32 | (uint64_t)n << 48);
 	r->a0 = corr;
-	r->a1 = domain;
+	r->a1 = domain | (uint64_t)context << 32;
 	xpl_copy_name((uint8_t *)r + XPROBE_RECORD_HDR_SIZE, name, n);
 	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
 	return true;

@@ -691,7 +691,7 @@ static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 			goto out;
 		}
 		if (xpl_agent_put_api(t, c, XPROBE_EV_CUDA_API_ENTRY, nm->s, nm->len, cbid,
-				      cd->correlationId, d + 1, &ts)) {
+				      cd->correlationId, d + 1, cd->contextUid, &ts)) {
 			if (cd->correlationData)
 				*cd->correlationData = c->gen;
 			if (c->kernel) /* for the clock check of its kernel */
@@ -705,7 +705,7 @@ static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 			xpl_agent_drop(c);
 		else
 			xpl_agent_put_api(t, c, XPROBE_EV_CUDA_API_EXIT, nm->s, nm->len, cbid,
-					  cd->correlationId, d + 1, &ts);
+					  cd->correlationId, d + 1, cd->contextUid, &ts);
 	}
 out:
 	xpl_agent_leave(t, nested);

@@ -92,9 +92,10 @@ typedef uint32_t xpl_CUpti_CallbackId;
 typedef struct {
 	xpl_CUpti_ApiCallbackSite callbackSite;
 	const char *functionName; /* the double sets it; we read the id's name */
-	/* functionParams, functionReturnValue, symbolName, context,
-	 * contextUid: not used */
-	uint8_t reserved0[40];
+	/* functionParams, functionReturnValue, symbolName: not used */
+	uint8_t reserved0[24];
+	void *context; /* CUcontext: not used */
+	uint32_t contextUid; /* the context's id, as activity records name it */
 	uint64_t *correlationData; /* shared by one call's entry and exit */
 	uint32_t correlationId; /* the call's activity correlation id */
 } xpl_CUpti_CallbackData;
@@ -327,6 +328,7 @@ typedef xpl_CUptiResult (*xpl_cuptiGetTimestamp_t)(uint64_t *timestamp);
 
 XPL_CUPTI_SIZE(xpl_CUpti_CallbackData, 72);
 XPL_CUPTI_AT(xpl_CUpti_CallbackData, functionName, 8);
+XPL_CUPTI_AT(xpl_CUpti_CallbackData, contextUid, 48);
 XPL_CUPTI_AT(xpl_CUpti_CallbackData, correlationData, 56);
 XPL_CUPTI_AT(xpl_CUpti_CallbackData, correlationId, 64);
 

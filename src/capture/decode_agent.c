@@ -413,8 +413,13 @@ static int activity_check(struct xp_agent_dec *d, const struct xprobe_record *r,
 /* A CUDA API record: a thread, a domain, a correlation id, a name. */
 static int api_check(struct xp_agent_dec *d, const struct xprobe_record *r, struct xp_error *err)
 {
-	if (r->a1 != XPROBE_CUDA_DOMAIN_DRIVER && r->a1 != XPROBE_CUDA_DOMAIN_RUNTIME)
-		return dec_bad(d, err, "a1", "CUDA API domain %" PRIu64, r->a1);
+	uint32_t domain = (uint32_t)r->a1;
+
+	if (domain != XPROBE_CUDA_DOMAIN_DRIVER && domain != XPROBE_CUDA_DOMAIN_RUNTIME)
+		return dec_bad(d, err, "a1", "CUDA API domain %u", domain);
+	if (!(r->flags & XPROBE_RECF_CONTEXT) != !(r->a1 >> 32))
+		return dec_bad(d, err, "a1", "a context id 0x%" PRIx64 " %s the CONTEXT flag",
+			       r->a1 >> 32, r->flags & XPROBE_RECF_CONTEXT ? "zero with" : "without");
 	if (!r->a0 || r->a0 > UINT32_MAX)
 		return dec_bad(d, err, "a0", "CUDA correlation id %" PRIu64, r->a0);
 	if (!r->name_len)
@@ -445,6 +450,9 @@ static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, s
 			       r->type <= XPROBE_EV_NVTX_END ? "NVTX" : "CUDA API");
 	if (r->flags & ~XPROBE_RECF__ALL)
 		return dec_bad(d, err, "flags", "unknown record flags 0x%x", r->flags);
+	if ((r->flags & XPROBE_RECF_CONTEXT) && r->type != XPROBE_EV_CUDA_API_ENTRY &&
+	    r->type != XPROBE_EV_CUDA_API_EXIT)
+		return dec_bad(d, err, "flags", "a context flag on record type %u", r->type);
 	if (r->type == XPROBE_EV_CUDA_API_ENTRY || r->type == XPROBE_EV_CUDA_API_EXIT) {
 		rc = api_check(d, r, err);
 		if (rc)

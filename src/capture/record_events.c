@@ -481,6 +481,7 @@ uint8_t xp_rec_memcpy_kind(uint32_t agent_kind)
 
 static int cuda_api(struct xp_rec_map *m, const struct xprobe_record *r)
 {
+	uint32_t domain = (uint32_t)r->a1; /* the high half: the context (RECF_CONTEXT) */
 	struct xp_event *e;
 	int rc;
 
@@ -494,15 +495,19 @@ static int cuda_api(struct xp_rec_map *m, const struct xprobe_record *r)
 	if (r->a0) {
 		e->cuda.correlation_id = (uint32_t)r->a0;
 		e->cuda.flags |= XP_CUDAF_CORRELATION_ID;
-		if (r->a1 == XPROBE_CUDA_DOMAIN_RUNTIME) {
+		if (domain == XPROBE_CUDA_DOMAIN_RUNTIME) {
 			e->cuda.runtime_correlation_id = (uint32_t)r->a0;
 			e->cuda.flags |= XP_CUDAF_RUNTIME_CORRELATION_ID;
 		}
 	}
-	e->cuda.callback_domain = (uint32_t)r->a1;
+	if (r->flags & XPROBE_RECF_CONTEXT) {
+		e->cuda.context_id = (uint32_t)(r->a1 >> 32);
+		e->cuda.flags |= XP_CUDAF_CONTEXT_ID;
+	}
+	e->cuda.callback_domain = domain;
 	e->cuda.callback_id = r->aux;
 	e->cuda.flags |= XP_CUDAF_CALLBACK_DOMAIN | XP_CUDAF_CALLBACK_ID;
-	if (xp_event_add_attr_str(m->c, e, "cuda_api_domain", xp_rec_cuda_domain_name(r->a1)) ||
+	if (xp_event_add_attr_str(m->c, e, "cuda_api_domain", xp_rec_cuda_domain_name(domain)) ||
 	    attr_raw_n(m, e, "cuda_api_name", (const char *)r + XPROBE_RECORD_HDR_SIZE,
 		       r->name_len))
 		return oom(m);

@@ -479,6 +479,18 @@ static int finish_result(const struct ctx *x, struct xp_correlation *out, bool c
 	if (clock_error_unknown &&
 	    xp_warnings_add(&out->warnings, "CLOCK_ERROR_UNAVAILABLE", MSG_CLOCK_ERROR, NULL))
 		return -ENOMEM;
+	if (out->without_context) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg),
+			 "%llu CUDA events carry no context id: exact pairs were keyed by "
+			 "(pid, correlation_id), not (pid, context_id, correlation_id)",
+			 (unsigned long long)out->without_context);
+		if (xp_warnings_add_u64(&out->warnings, "EXACT_KEY_WITHOUT_CONTEXT", msg,
+					"events_without_context", out->without_context,
+					(const char *)NULL))
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -577,6 +589,7 @@ int xp_correlate(const struct xp_capture *c, struct xp_selector *start, struct x
 	out->unmatched_start = p.unmatched_start;
 	out->unmatched_end = p.unmatched_end;
 	out->ambiguous = p.ambiguous;
+	out->without_context = p.without_context;
 	/* 9. order by start and truncate to samples */
 	if (xpc_cancel_signo()) {
 		rc = xp_error_cancelled(err, "correlation");

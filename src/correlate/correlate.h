@@ -145,7 +145,9 @@ struct xp_correlation {
 	uint64_t estimated_error_ns;
 	uint64_t host_events;          /* events with source ebpf, whole capture */
 	uint64_t cuda_events;          /* all other events */
-	struct xp_warnings warnings;   /* HEURISTIC_CORRELATION, CLOCK_ERROR_UNAVAILABLE */
+	uint64_t without_context;      /* exact CUDA key fell back to (pid, correlation_id) */
+	struct xp_warnings warnings;   /* HEURISTIC_CORRELATION, CLOCK_ERROR_UNAVAILABLE,
+					* EXACT_KEY_WITHOUT_CONTEXT */
 };
 
 /*

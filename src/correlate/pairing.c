@@ -155,13 +155,16 @@ out:
 
 /*
  * NVTX (pid, range_kind, range_id) when the event has an NVTX part, else
- * CUDA (pid, correlation_id) when it has a correlation id.  CUPTI's
- * correlation ids come from one counter per process, across contexts and
- * API domains, so the context is not part of the key: an API record of
- * libxprobe's Agent carries none (record.h), and the activity it launched
- * must still find it.
+ * CUDA (pid, context_id, correlation_id) when it has a correlation id, as
+ * the contract keys it: the Agent records the API call's context (CUPTI's
+ * contextUid, the id its activity records name).  When an event of the
+ * capture has a correlation id but no context (an Event document without
+ * one, a capture of an older Agent), every event is keyed by (pid,
+ * correlation_id) instead and p->without_context counts them, which the
+ * result says (a warning): a key with and without the context could never
+ * meet.
  */
-static bool cupti_key(const struct xp_event *e, struct xp_key *k)
+static bool cupti_key_common(const struct xp_event *e, struct xp_key *k, bool context)
 {
 	if (e->flags & XP_EVF_NVTX) {
 		k->a = e->pid;
@@ -172,10 +175,34 @@ static bool cupti_key(const struct xp_event *e, struct xp_key *k)
 	if ((e->flags & XP_EVF_CUDA) && (e->cuda.flags & XP_CUDAF_CORRELATION_ID)) {
 		k->a = e->pid;
 		k->b = e->cuda.correlation_id;
-		k->c = 2ull << 32;
+		k->c = (2ull << 32) | (context ? e->cuda.context_id : 0);
 		return true;
 	}
 	return false;
+}
+
+static bool cupti_key(const struct xp_event *e, struct xp_key *k)
+{
+	return cupti_key_common(e, k, true);
+}
+
+static bool cupti_key_no_context(const struct xp_event *e, struct xp_key *k)
+{
+	return cupti_key_common(e, k, false);
+}
+
+static uint64_t count_without_context(const struct xp_pairing *p, const struct xp_side *sd)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < sd->n; i++) {
+		const struct xp_event *e = ev(p, sd, i);
+
+		n += !(e->flags & XP_EVF_NVTX) && (e->flags & XP_EVF_CUDA) &&
+		     (e->cuda.flags & XP_CUDAF_CORRELATION_ID) &&
+		     !(e->cuda.flags & XP_CUDAF_CONTEXT_ID);
+	}
+	return n;
 }
 
 /*
@@ -209,10 +236,19 @@ static bool activity_key(const struct xp_event *e, struct xp_key *k)
  */
 int xp_pair_exact_key(struct xp_pairing *p)
 {
+	key_fn key = cupti_key;
 	struct groups g;
 	uint32_t i, k;
 
-	if (group_by_key(p, p->activity_key ? activity_key : cupti_key, &g))
+	if (p->activity_key) {
+		key = activity_key;
+	} else {
+		p->without_context = count_without_context(p, &p->s) +
+				     count_without_context(p, &p->e);
+		if (p->without_context)
+			key = cupti_key_no_context;
+	}
+	if (group_by_key(p, key, &g))
 		return -ENOMEM;
 	for (i = 0; i < g.n; i++) {
 		uint32_t ns = g.soff[i + 1] - g.soff[i], ne = g.eoff[i + 1] - g.eoff[i];

@@ -34,6 +34,9 @@ struct xp_pairing {
 	struct xp_side s, e;
 	uint64_t samples;        /* 0 = no bound */
 	bool activity_key;       /* exact key: both endpoints GPU activity (pairing.c) */
+	/* out of the exact CUPTI key: CUDA events that carry no context id, so
+	 * the key fell back to (pid, correlation_id) for the whole capture */
+	uint64_t without_context;
 	/* out: pairs has room for min(s.n, e.n) (every rank pairs at most once) */
 	struct xp_rpair *pairs;
 	size_t npairs;

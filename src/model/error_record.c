@@ -252,8 +252,9 @@ int xp_error_event_limit(struct xp_error *err, const char *name, uint64_t observ
 	xp_error_detail_u64(err, "observed_events", observed);
 	xp_error_detail_u64(err, "max_events", max_events);
 	xp_error_detail_str(err, "path", name);
-	xp_error_hint(err, "raise the bound: --max-events %" PRIu64 " holds this capture", observed);
+	/* the contract's hint first, then the figure that fits */
 	xp_error_hint(err, "narrow the selectors or explicitly increase max-events");
+	xp_error_hint(err, "raise the bound: --max-events %" PRIu64 " holds this capture", observed);
 	return xp_error_set(err, XPROBE_E_EVENT_RATE_TOO_HIGH, true,
 			    "capture contains %" PRIu64
 			    " events, exceeding the maximum of %" PRIu64,

@@ -251,6 +251,57 @@ def test_exact_cupti_correlation(xprobe, tmp_path):
     assert pair["end"]["cuda"]["kernel_name"] == "flash_fwd_kernel"
 
 
+def two_context_capture(n, drop_context=False):
+    """Launches in two CUDA contexts whose correlation ids repeat (1..n in
+    each), as a capture built to the contract's key (pid, context_id,
+    correlation_id) may hold.  Context 2's kernels run 50 ns after their
+    launch, context 1's 100 ns; the first of context 1's launches runs
+    twice (a second kernel under its id: ambiguous)."""
+    evs = []
+    for ctx, lat, base in ((1, 100, 10000), (2, 50, 10020)):
+        for i in range(1, n + 1):
+            t = base + 1000 * i
+            evs.append(cuda_api("exit", 20 + ctx, t, corr=i, ctx=ctx))
+            evs.append(kernel("start", t + lat, corr=i, ctx=ctx))
+    evs.append(kernel("start", 10000 + 1000 + 500, corr=1, ctx=1))
+    if drop_context:
+        evs[0]["cuda"]["context_id"] = None
+    return sorted(evs, key=lambda e: e["timestamp_ns"])
+
+
+def test_exact_cupti_key_holds_the_context(xprobe, tmp_path):
+    """The exact CUDA key is (pid, context_id, correlation_id): 25 launches
+    in each of two contexts pair with their own kernels (49 pairs, the
+    doubled one ambiguous: 2).  Keyed by (pid, correlation_id) as before,
+    the contexts' equal ids collided (43 pairs, 15 ambiguous in the
+    capture that showed it)."""
+    path = xpcap.write_jsonl(tmp_path / "two.jsonl", two_context_capture(25))
+    doc = ok(measure(xprobe, [path], LAUNCH, "exact", "--samples", 100))
+    check_samples(doc, 49, 0, 0, 2)
+    lat = sorted({p["latency_ns"] for p in doc["evidence"]})
+    assert lat == [50, 100]
+    for p in doc["evidence"]:
+        s, e = p["start"]["cuda"], p["end"]["cuda"]
+        assert (s["context_id"], s["correlation_id"]) == (e["context_id"], e["correlation_id"])
+        assert p["latency_ns"] == (100 if s["context_id"] == 1 else 50)
+    assert "EXACT_KEY_WITHOUT_CONTEXT" not in warning_codes(doc)
+
+
+def test_exact_cupti_key_without_a_context_says_so(xprobe, tmp_path):
+    """One event without a context id: the whole capture is keyed by (pid,
+    correlation_id), and a warning says so with the count."""
+    path = xpcap.write_jsonl(tmp_path / "two.jsonl", two_context_capture(25, drop_context=True))
+    doc = ok(measure(xprobe, [path], LAUNCH, "exact", "--samples", 100))
+    (w,) = [w for w in doc["warnings"] if w["code"] == "EXACT_KEY_WITHOUT_CONTEXT"]
+    assert w["details"] == {"events_without_context": 1}
+    assert "(pid, correlation_id)" in w["message"]
+    # every id now holds two launches and two kernels (id 1: three, all
+    # ambiguous), zipped in time order across the contexts: context 1's
+    # launch takes context 2's kernel (70 ns), and the other way (80 ns)
+    check_samples(doc, 48, 0, 0, 3)
+    assert sorted({p["latency_ns"] for p in doc["evidence"]}) == [70, 80]
+
+
 def test_exact_cupti_with_error_bound(xprobe, tmp_path):
     path = xpcap.write_jsonl(tmp_path / "cuda.jsonl", launch_capture(ts_error=250))
     doc = ok(measure(xprobe, [path], LAUNCH, "exact", "--samples", 10))

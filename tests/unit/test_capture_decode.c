@@ -705,7 +705,8 @@ static void test_max_events(void)
 	CHECK_STR(xp_error_detail_get(&err, "observed_events"), "10");
 	CHECK_STR(xp_error_detail_get(&err, "max_events"), "4");
 	CHECK_STR(xp_error_detail_get(&err, "path"), "\"in.jsonl\"");
-	CHECK(err.nhints == 1 && xpt_contains(err.hints[0], "narrow the selectors"));
+	CHECK(err.nhints == 2 && xpt_contains(err.hints[0], "narrow the selectors"));
+	CHECK(err.nhints == 2 && xpt_contains(err.hints[1], "--max-events 10 holds this capture"));
 	CHECK_EQ_U64(c.count, 4); /* nothing beyond the bound was kept */
 	xp_error_clear(&err);
 	xp_capture_free(&c);

@@ -590,8 +590,10 @@ static size_t entries(const struct ap_reply *r, const char *name, uint32_t domai
 	AP_FOR_EACH(r, rec)
 	{
 		if (rec->type != XPROBE_EV_CUDA_API_ENTRY ||
-		    strcmp(ap_name(rec, buf, sizeof(buf)), name) || rec->a1 != domain)
+		    strcmp(ap_name(rec, buf, sizeof(buf)), name) || (uint32_t)rec->a1 != domain)
 			continue;
+		/* the call's context, as its activity records name it (the double's: 1) */
+		CHECK(rec->a1 >> 32 == 1 && (rec->flags & XPROBE_RECF_CONTEXT));
 		if (n < max)
 			ids[n] = rec->a0;
 		n++;
@@ -661,7 +663,7 @@ static void test_api(void)
 		CHECK_STR(kname(k, buf, sizeof(buf)), "k_a");
 		CHECK(en->ts <= k->ts && en->ts <= ex->ts && en->tid == ex->tid && en->tid != 0);
 		CHECK(en->aux == XPL_CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-		CHECK(en->flags == XPROBE_RECF_NAME_COMPLETE && en->name_len == 16);
+		CHECK(en->flags == (XPROBE_RECF_NAME_COMPLETE | XPROBE_RECF_CONTEXT) && en->name_len == 16);
 	}
 	CHECK(r.h.features & XPROBE_AGENT_F_HOST_MONOTONIC);
 
@@ -853,7 +855,8 @@ static void test_chevron(void)
 		AP_FOR_EACH(&r, rec)
 		if (rec->type == XPROBE_EV_CUDA_API_ENTRY)
 			CHECK(rec->aux == XPL_CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000 &&
-			      rec->name_len == 18 && rec->flags == XPROBE_RECF_NAME_COMPLETE);
+			      rec->name_len == 18 &&
+			      rec->flags == (XPROBE_RECF_NAME_COMPLETE | XPROBE_RECF_CONTEXT));
 
 		/* cudaLaunchKernel sees the explicit calls only, no chevron */
 		arm_req(&q, XPROBE_AGENT_MODE_EXACT, 1000);
