@@ -287,8 +287,27 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	enum xp_agent_origin origin;
 	int rc;
 
-	if (!ap->needed || ap->nvtx || req->cli->cupti_socket)
+	if (!ap->needed || req->cli->cupti_socket)
 		return 0;
+	if (ap->nvtx) {
+		/* an Agent mapped but serving nothing (injected online by an earlier
+		 * CUDA measurement, whose CLOSE removed the socket): NVTX's dispatch
+		 * cannot be routed to it, so starting it again would not help */
+		if (ap->activation != XP_AGENT_ALREADY_LOADED || agent_socket_exists(&req->target))
+			return 0;
+		xp_error_detail_u64(err, "pid", req->target.pid);
+		xp_error_detail_str(err, "agent_activation", "startup_required");
+		xp_error_hint(err,
+			      "restart the target with NVTX_INJECTION64_PATH=%s before its first "
+			      "NVTX call; online injection cannot retrofit an initialized NVTX "
+			      "dispatch table",
+			      ap->library[0] ? ap->library : "<path of libxprobe.so>");
+		return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
+				    "the Agent mapped in PID %u was loaded after the target's NVTX "
+				    "dispatch was fixed (an online injection): NVTX calls do not "
+				    "reach it",
+				    req->target.pid);
+	}
 	if (ap->activation != XP_AGENT_INJECTION_REQUIRED &&
 	    (ap->activation != XP_AGENT_ALREADY_LOADED || agent_socket_exists(&req->target)))
 		return 0;

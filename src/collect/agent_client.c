@@ -843,7 +843,8 @@ int xp_agent_require_nvtx(const struct xp_agent_conn *conn, const char *agent_pa
 		      "restart the target with NVTX_INJECTION64_PATH=%s before its first NVTX "
 		      "call; online injection cannot retrofit an initialized NVTX dispatch table",
 		      agent_path ? agent_path : "<path of libxprobe.so>");
-	return xp_error_set(err, XPROBE_E_CUPTI_AGENT_NOT_LOADED, true,
+	/* the contract's code: the Agent is loaded, NVTX is what is missing */
+	return xp_error_set(err, XPROBE_E_CUPTI_NOT_AVAILABLE, true,
 			    "the Agent of PID %" PRIu32 " does not receive NVTX calls: the "
 			    "target's NVTX dispatch was fixed before the Agent loaded",
 			    conn->pid);

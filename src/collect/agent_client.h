@@ -159,11 +159,12 @@ int xp_agent_connect_path(const struct xp_target *t, const char *path, int timeo
 void xp_agent_disconnect(struct xp_agent_conn *conn);
 
 /*
- * CUPTI_AGENT_NOT_LOADED unless the HELLO features say NVTX calls reach
+ * CUPTI_NOT_AVAILABLE (the contract's code: an Agent is loaded, NVTX does
+ * not reach it) unless the HELLO features say NVTX calls reach
  * the Agent (XPROBE_AGENT_F_NVTX_ROUTED): the message says NVTX's dispatch
  * was fixed before the Agent loaded; the hint names
  * NVTX_INJECTION64_PATH=@agent_path (or "the path of libxprobe.so" when
- * @agent_path is NULL).  Return 0 or -XPROBE_E_CUPTI_AGENT_NOT_LOADED.
+ * @agent_path is NULL).  Return 0 or -XPROBE_E_CUPTI_NOT_AVAILABLE.
  */
 int xp_agent_require_nvtx(const struct xp_agent_conn *conn, const char *agent_path,
 			  struct xp_error *err);

@@ -151,6 +151,25 @@ def test_agent_flag_and_environment_choose_the_library(xprobe):
             assert agent_mappings(fx.pid) == [copy]
 
 
+def test_nvtx_after_an_online_injection(xprobe):
+    """The Agent injected by a CUDA measurement cannot receive NVTX calls
+    (NVTX's dispatch was fixed at the program's first NVTX call, or stays
+    unrouted): NVTX endpoints then answer CUPTI_NOT_AVAILABLE, as the
+    contract says, with the restart in the hint."""
+    with CuptiFixture("inject") as fx:
+        res, done = measure_cuda(xprobe, fx, CUDA, ["launch 1 flash 100"])
+        assert res.rc == 0, res.stdout + res.stderr
+        v = xprobe.run("validate", "--pid", fx.pid, "--from", "cuda:nvtx_range_start:name~^a$",
+                       "--to", "cuda:nvtx_range_end:name~^a$", "--match", "exact")
+        assert v.doc["requirements"]["agent_activation"] == "already_loaded", v
+        r = xprobe.run("measure", "--pid", fx.pid, "--from", "cuda:nvtx_range_start:name~^a$",
+                       "--to", "cuda:nvtx_range_end:name~^a$", "--match", "exact",
+                       "--samples", 1)
+        assert r.rc == 1 and r.code == "CUPTI_NOT_AVAILABLE", r
+        assert any("NVTX_INJECTION64_PATH" in h for h in r.error["hints"]), r.error
+        assert "activating the CUPTI agent" not in r.stderr
+
+
 def test_validate_names_the_agent_from_the_environment(xprobe):
     with sleeper() as fx:
         env = dict(os.environ, XPROBE_CUPTI_AGENT_PATH="/opt/xp/libxprobe.so")

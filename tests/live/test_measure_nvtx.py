@@ -318,7 +318,8 @@ def test_startup_required_names_nvtx_injection64_path(xprobe):
 def test_agent_mapped_without_nvtx_routing(xprobe):
     """libxprobe preloaded but NVTX not routed to it: validate answers
     already_loaded (it cannot know more without connecting); measure
-    re-checks at HELLO and refuses with CUPTI_AGENT_NOT_LOADED."""
+    re-checks at HELLO and refuses with CUPTI_NOT_AVAILABLE (the contract's
+    code; before: CUPTI_AGENT_NOT_LOADED, though the Agent is loaded)."""
     env = {k: v for k, v in os.environ.items() if k != "NVTX_INJECTION64_PATH"}
     env["LD_PRELOAD"] = libxprobe()
     with NvtxFixture("thread", iters=5, env=env) as fx:
@@ -328,8 +329,10 @@ def test_agent_mapped_without_nvtx_routing(xprobe):
         assert v.rc == 0 and v.doc["valid"] is True, v
         assert v.doc["requirements"]["agent_activation"] == "already_loaded"
         r = xprobe.run("measure", "--pid", fx.pid, *STEP, "--match", "exact", "--samples", 5)
-        assert r.rc == 1 and r.code == "CUPTI_AGENT_NOT_LOADED", r
+        assert r.rc == 1 and r.code == "CUPTI_NOT_AVAILABLE", r
         assert any("NVTX_INJECTION64_PATH" in h for h in r.error["hints"])
+        assert any("cannot retrofit an initialized NVTX dispatch table" in h
+                   for h in r.error["hints"])
         fx.quit()
 
 

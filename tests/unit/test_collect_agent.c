@@ -870,7 +870,7 @@ static void test_require_nvtx(void)
 	fake_start(&f, SET_GOOD, s_no_nvtx);
 	CHECK(xp_agent_connect(&f.t, 300, &conn, &err) == 0);
 	CHECK(xp_agent_require_nvtx(&conn, "/opt/x/libxprobe.so", &err) ==
-	      -XPROBE_E_CUPTI_AGENT_NOT_LOADED);
+	      -XPROBE_E_CUPTI_NOT_AVAILABLE);
 	CHECK(xpt_hint_contains(&err, "NVTX_INJECTION64_PATH=/opt/x/libxprobe.so"));
 	CHECK(xpt_detail_contains(&err, "agent_activation", "startup_required"));
 	xp_error_clear(&err);
