@@ -12,6 +12,7 @@
 #include "../../common/cancel.h"
 #include "../../common/env_hooks.h"
 #include "../../common/suggest.h"
+#include "../model/event.h"
 #include "args.h"
 #include "cli.h"
 
@@ -229,7 +230,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-		printf("xprobe %s\n", XP_VERSION);
+		/* the first line as ever; the second what a caller checks
+		 * compatibility by, without knowing our version numbers */
+		printf("xprobe %s\ncontract %s (schema_version %s)\n", XP_VERSION,
+		       XP_CONTRACT_VERSION, XP_SCHEMA_VERSION);
 		return 0;
 	}
 	i = find_command(argv[1]);

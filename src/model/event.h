@@ -38,6 +38,9 @@
 #include "strtab.h"
 
 #define XP_SCHEMA_VERSION "2.0"
+/* The public xprobe CLI contract this build implements (docs/contract.md):
+ * `xprobe --version` says it, with XP_SCHEMA_VERSION. */
+#define XP_CONTRACT_VERSION "0.4"
 
 enum xp_source {
 	XP_SRC_EBPF = 0,

@@ -61,7 +61,9 @@ def test_help_spellings(xprobe, flag):
 def test_version(xprobe, flag):
     r = xprobe.run(flag, json_mode=False)
     assert r.rc == 0, r
-    assert re.fullmatch(r"xprobe \d+\.\d+\.\d+\n", r.stdout), r.stdout
+    # our version, then the contract and schema it implements
+    assert re.fullmatch(r"xprobe \d+\.\d+\.\d+\ncontract 0\.4 \(schema_version 2\.0\)\n",
+                        r.stdout), r.stdout
     assert r.stderr == ""
 
 
