@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * parse.h - the one way the project turns outside text into numbers.
- * No atoi/strtol elsewhere (STYLE.md: banned list).
+ * No atoi/strtol elsewhere: they are banned here (docs/development.md,
+ * "Conventions").
  */
 #ifndef XPC_PARSE_H
 #define XPC_PARSE_H

@@ -3,7 +3,7 @@
  * internal.h - what every libxprobe source file shares and nothing outside
  * lib/ may include: compiler helpers, the log and error-reporting helpers,
  * the OPTS_VALID / OPTS_GET pair of the sz-versioned options convention,
- * and the invariant macros of STYLE.md (ALWAYS/NEVER, testcase).
+ * and the invariant macros (ALWAYS/NEVER, testcase).
  *
  * Internal names carry the xpl_ prefix; only xprobe_* symbols leave the
  * shared object (lib/libxprobe.map).
@@ -68,7 +68,7 @@ void xpl_clear_error(void);
 /* Minimal async-signal-safe formatter: %s %d %u %lu %llu %x only. */
 size_t xpl_sfmt(char *buf, size_t size, const char *fmt, ...);
 
-/* --- options structs (STYLE.md "per-call options are sz-versioned") ------- */
+/* --- options structs (per-call options are sz-versioned) ------------------ */
 
 #define offsetofend(TYPE, FIELD) (offsetof(TYPE, FIELD) + sizeof(((TYPE *)0)->FIELD))
 

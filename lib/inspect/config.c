@@ -7,11 +7,11 @@
  * The registry is why a freed or foreign pointer gets -XPROBE_E_MISUSE
  * instead of a crash: every setter checks membership (pointer comparison
  * only, never a dereference) under a small lock before touching the bag.
- * The seed's bag is a plain C++ object; passing it freed is undefined
- * behaviour there.
+ * The original controller's bag (docs/seed-mapping.md) is a plain C++
+ * object; passing it freed is undefined behaviour there.
  *
  * The activity names are a static table: the map is built once, at compile
- * time (the seed builds a hash map in a static initializer).
+ * time (the original builds a hash map in a static initializer).
  */
 #include <pthread.h>
 #include <stdio.h>

@@ -9,8 +9,9 @@
  * otherwise redirect a privileged process's files); the session directory
  * stays open and every file is created relative to it.
  *
- * Rejected bases, each with its own code and sentence (the seed logs "Tmp
- * is not acceptable for output directory name." for both of its cases):
+ * Rejected bases, each with its own code and sentence (the original
+ * controller, docs/seed-mapping.md, logs "Tmp is not acceptable for output
+ * directory name." for both of its cases):
  *   - "/dev/null": XPROBE_E_OUTPUT_NOT_DIRECTORY, saying that output cannot
  *     be discarded this way and how to disable the session instead;
  *   - any other existing non-directory: XPROBE_E_OUTPUT_NOT_DIRECTORY,

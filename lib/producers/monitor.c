@@ -7,9 +7,9 @@
  * /proc/self/statm (pages), /proc/meminfo (MemTotal, MemAvailable).  One
  * sample is taken at start, then every period, and one at a normal stop.
  *
- * The seed's sampler runs only for cpu_util; its host-memory activity
- * armed nothing.  Here either activity starts the thread and each writes
- * its own file.
+ * The original controller's sampler (docs/seed-mapping.md) runs only for
+ * cpu_util; its host-memory activity armed nothing.  Here either activity
+ * starts the thread and each writes its own file.
  *
  * Concurrency: the thread is the only writer of the arrays; it publishes a
  * sample by a release store of `n` after writing it.  Readers (the stop

@@ -16,11 +16,11 @@
  * stopped on 1 -> 0.  Each arm is paired with exactly one release; the
  * rollback paths release what they armed, in reverse order.
  *
- * Differences from the seed (docs/seed-mapping.md): the stop path writes
- * every pending stash and every open profile instead of only the id minted
- * by the stop; on-fail writes only the failing execution's files, into
- * <session>/on_fail/, instead of sweeping the whole output directory into
- * ./tmp; continuous files carry the execution id so two saves in one
+ * Differences from the original controller (docs/seed-mapping.md): the stop
+ * path writes every pending stash and every open profile instead of only the
+ * id minted by the stop; on-fail writes only the failing execution's files,
+ * into <session>/on_fail/, instead of sweeping the whole output directory
+ * into ./tmp; continuous files carry the execution id so two saves in one
  * second cannot collide.
  */
 #include <fcntl.h>

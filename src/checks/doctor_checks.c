@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * doctor_checks.c - the machine diagnosis (doctor.h).  Reference rules (peer
- * notes 1.1) for the nine reference checks; the probes added here are
- * real: a BPF map and program are created and loaded, a perf event is
- * opened on xprobe itself, NVML is loaded and initialized.  Nothing is
- * spawned: the dynamic linker cache is read directly (ldcache.c) and the
- * CUDA toolkit is found on disk.
+ * doctor_checks.c - the machine diagnosis (doctor.h).  The contract's rules
+ * for its nine checks (docs/contract.md, "doctor's checks"); the probes added
+ * here are real: a BPF map and program are created and loaded, a perf event
+ * is opened on xprobe itself, NVML is loaded and initialized.  Nothing is
+ * spawned: the dynamic linker cache is read directly (ldcache.c) and the CUDA
+ * toolkit is found on disk.
  */
 #include <errno.h>
 #include <glob.h>

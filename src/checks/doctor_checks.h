@@ -11,12 +11,12 @@
  * "unknown", never the diagnosis fail.  The check helpers take their
  * paths as arguments so unit tests feed them synthetic files.
  *
- * The reference checks and their rules (peer notes 1.1) come first and
- * keep their names; ours follow (bpf_probe, perf_event_open,
+ * The contract's checks and their rules (docs/contract.md, "doctor's checks")
+ * come first and keep their names; ours follow (bpf_probe, perf_event_open,
  * unprivileged_bpf, tracefs, nvml).  The contract's document is closed, so
- * each of ours is reported inside the detail of the contract check it
- * refines (xp_check_reported_under); our extra capabilities and
- * environment facts are shown by the human view only.  Docs: docs/doctor.md.
+ * each of ours is reported inside the detail of the contract check it refines
+ * (xp_check_reported_under); our extra capabilities and environment facts are
+ * shown by the human view only.  Docs: docs/doctor.md.
  */
 #ifndef XP_CHECKS_DOCTOR_CHECKS_H
 #define XP_CHECKS_DOCTOR_CHECKS_H

@@ -7,18 +7,18 @@
  * runs the same check before it attaches.  Also the two inventory
  * checks (validate --cpu-sample, validate --syscall-aggregate).
  *
- * Hard errors versus issues (reference, peer notes 1.3): a selector that
- * cannot be resolved (no such symbol, binary not mapped, no GC markers,
- * no such tracepoint), a target that is gone, and permission to read the
- * target are errors with their codes; everything that makes a resolvable
+ * Hard errors versus issues (docs/contract.md, "Validation issues"): a
+ * selector that cannot be resolved (no such symbol, binary not mapped, no GC
+ * markers, no such tracepoint), a target that is gone, and permission to read
+ * the target are errors with their codes; everything that makes a resolvable
  * measurement impossible to run here is an issue, and `valid` is false.
  *
- * Issue order (peer notes 0.7): INVALID_EVENT_SELECTOR (an offset that is
- * no instruction boundary), PERMISSION_DENIED (no eBPF), CUPTI_AGENT_
- * NOT_LOADED (NVTX without a mapped Agent: startup_required, naming the
- * Agent library of agent_path.h), UNSUPPORTED_CUDA_VERSION,
- * INVALID_CORRELATION_POLICY.  Every recognized endpoint is collectable
- * (host ones by eBPF, cuda: ones by the Agent).
+ * Issue order (the contract's, same section): INVALID_EVENT_SELECTOR (an
+ * offset that is no instruction boundary), PERMISSION_DENIED (no eBPF),
+ * CUPTI_AGENT_NOT_LOADED (NVTX without a mapped Agent: startup_required,
+ * naming the Agent library of agent_path.h), UNSUPPORTED_CUDA_VERSION,
+ * INVALID_CORRELATION_POLICY.  Every recognized endpoint is collectable (host
+ * ones by eBPF, cuda: ones by the Agent).
  *
  * Policy compatibility here is stricter than the correlator's, and the
  * caller may narrow it further with the correlator's own mask

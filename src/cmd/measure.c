@@ -7,7 +7,8 @@
  * and why it stopped, or an error; the inventories live in their own
  * files.
  *
- * Early-error order follows the reference (peer-contract-notes.md 1.4):
+ * Early-error order follows the contract (docs/contract.md, "measure's
+ * order of checks"):
  * spec -> missing from/to/match -> unknown policy -> mode conflicts
  * (--pid with --input is INVALID_EVENT_SELECTOR, exit 1, not a usage
  * error) -> limits; "--format without --events-out" is reported after the

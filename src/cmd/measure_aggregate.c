@@ -6,7 +6,7 @@
  * inside the target (src/collect/agent_aggregate.h); report/
  * render_aggregate.c prints the contract's AggregateInventoryResult.
  *
- * Order (the reference's, peer-contract-notes 1.4 and 1.4.2):
+ * Order (the contract's; docs/contract.md, "measure's order of checks"):
  *   --pid, then --duration-ms required; positive bounds, --max-groups
  *   1..XPROBE_AGENT_CAPACITY_MAX (default 4096); --match exact and no
  *   --samples (INVALID_CORRELATION_POLICY); the window within

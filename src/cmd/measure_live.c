@@ -94,9 +94,10 @@ struct agent_plan {
  * the error, as the contract says ("Callers must stop on valid: false"):
  * the issue's code and message, recoverable, with recommended_policy
  * (kebab-case) and compatible_policies (snake_case, the MatchPolicy enum)
- * in details (peer notes 0.7).  A missing eBPF capability is therefore
- * PERMISSION_DENIED (exit 4), a policy the strict validate-time rules
- * refuse INVALID_CORRELATION_POLICY, before anything touches the target.
+ * in details (docs/contract.md, "Validation issues").  A missing eBPF
+ * capability is therefore PERMISSION_DENIED (exit 4), a policy the strict
+ * validate-time rules refuse INVALID_CORRELATION_POLICY, before anything
+ * touches the target.
  */
 static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, struct xp_warnings *ws,
 			  struct xp_error *err)

@@ -71,7 +71,7 @@ struct xp_live_endpoint {
 	uint64_t tracepoint_id;      /* TRACEPOINT: tracefs event id */
 	const char *tp_category;     /* TRACEPOINT: for messages */
 	const char *tp_name;
-	/* the events it produces (peer notes 2.1, plus usdt) */
+	/* the events it produces (docs/contract.md, "Events"; plus usdt) */
 	uint8_t event_type;          /* enum xp_event_type */
 	uint8_t probe_kind;          /* enum xp_probe_kind */
 	const char *binary_path;     /* canonical path or NULL (JSON null) */

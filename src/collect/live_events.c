@@ -6,13 +6,13 @@
  * each endpoint's event is built once as a template, its strings interned
  * once in the capture, and decoding a record is a struct copy plus four
  * fields (and the six arguments of a syscall entry).  Events follow the
- * reference producers (peer notes 2.1): source ebpf, clock host_monotonic,
- * cpu set, process_start_time the target's, a host part; syscall events
- * carry attributes {"tracepoint_category": "syscalls"}, entries exactly six
- * u64 arguments (rdi, rsi, rdx, r10, r8, r9), exits return_value; named
- * tracepoints {"tracepoint_category": <category>}; USDT markers (ours)
- * {"usdt_provider": "python"}.  An endpoint's attribute is one shared
- * entry of the capture's attribute table that all its events point to.
+ * contract's producers (docs/contract.md, "Events"): source ebpf, clock
+ * host_monotonic, cpu set, process_start_time the target's, a host part;
+ * syscall events carry attributes {"tracepoint_category": "syscalls"},
+ * entries exactly six u64 arguments (rdi, rsi, rdx, r10, r8, r9), exits
+ * return_value; named tracepoints {"tracepoint_category": <category>}; USDT
+ * markers (ours) {"usdt_provider": "python"}.  An endpoint's attribute is one
+ * shared entry of the capture's attribute table that all its events point to.
  *
  * Records are checked before they are read: a size that does not match
  * the kind, an unknown kind, an endpoint index outside the plan or a kind

@@ -11,7 +11,7 @@
  * (xp_tracefs_check); syscalls keep their x86_64 number from the selector
  * table and need nothing else (raw tracepoints, no tracefs).  This file
  * only copies what resolution found into endpoints and decides what each
- * endpoint's events say (peer notes 2.1): the attach path is
+ * endpoint's events say (docs/contract.md, "Events"): the attach path is
  * access_path, the reported path binary_path.
  *
  * cuda: endpoints are collected by the in-process Agent (agent_source.h):

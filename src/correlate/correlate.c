@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * correlate.c - the correlation pipeline (peer-contract-notes 3.1-3.3):
+ * correlate.c - the correlation pipeline (docs/contract.md, "Correlation"):
  * limits, capture bound, drops, policy compatibility, selection, clock
  * check, duration window, pairing (pairing.c), sample truncation, and the
  * statistics and quality a MeasurementResult reports.
@@ -337,7 +337,7 @@ static int check_policy(const struct ctx *x)
 	n = xp_policy_list(mask, list);
 	/* details.compatible_policies uses the JSON (snake_case) spelling,
 	 * recommended_policy and the message the CLI (kebab-case) one, as the
-	 * reference does (peer-contract-notes.md 0.7). */
+	 * reference does (docs/contract.md, "Validation issues"). */
 	for (i = 0; i < n; i++) {
 		names[i] = xp_policy_snake(list[i]);
 		xpc_buf_printf(&b, "%s%s", i ? ", " : "", xp_policy_kebab(list[i]));

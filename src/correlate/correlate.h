@@ -68,8 +68,9 @@ const char *xp_alignment_name(enum xp_alignment a);
 
 /*
  * Which policies the correlator accepts for a selector pair, as a bitmask
- * of (1 << enum xp_policy): peer-contract-notes 3.1 step 5, lenient on
- * purpose (the stricter validate-time rules live with `validate`).
+ * of (1 << enum xp_policy): the contract's correlator check
+ * (docs/contract.md, "Correlation"), lenient on purpose (the stricter
+ * validate-time rules live with `validate`).
  *   exact         allowed unless either endpoint is a uprobe, tracepoint,
  *                 NVTX or CPython GC selector; except syscall:X:entry ->
  *                 syscall:X:exit, python:gc_start -> python:gc_end, and

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * pairing.c - the pairing rules of the five policies (peer-contract-notes
- * 3.2, plus the CPython GC lifecycle, which is the syscall one).
+ * pairing.c - the pairing rules of the five policies (docs/correlation.md,
+ * "Pairing rules and counters"; plus the CPython GC lifecycle, which is
+ * the syscall one).
  *
  * Inputs are ranks into the start and end arrays, each sorted by
  * (timestamp, capture index); outputs are rank pairs in whatever order the

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * policy.c - the five correlation policies as names, what each requires of
- * a selector pair (the correlator's compatibility, peer-contract-notes 3.1
- * step 5, plus CPython GC exact), which exact pairing a pair gets, and the
- * method string and confidence a result reports.
+ * a selector pair (the correlator's compatibility, docs/contract.md,
+ * "Correlation", plus CPython GC exact), which exact pairing a pair gets,
+ * and the method string and confidence a result reports.
  *
  * The correlator's compatibility is deliberately lenient (it is what the
  * reference correlator accepts, e.g. CUDA API -> memcpy under exact, which

@@ -14,10 +14,11 @@
  * (falling back to demangling every _Z name only when that finds
  * nothing).  See docs/selectors-live.md for the numbers.
  *
- * Lookup rules (after the reference, peer notes section 6).  Only defined
- * function symbols count: STT_FUNC with a real section index.  Three
- * passes, the first with a match wins: (a) raw name in .dynsym and
- * .symtab, (b) demangled name in .dynsym, (c) demangled name in .symtab.
+ * Lookup rules (the contract's; docs/contract.md, "ELF symbol lookup").
+ * Only defined function symbols count: STT_FUNC with a real section
+ * index.  Three passes, the first with a match wins: (a) raw name in
+ * .dynsym and .symtab, (b) demangled name in .dynsym, (c) demangled name
+ * in .symtab.
  * Matches at one address merge (size = the largest); several addresses
  * are an ambiguity, except that versioned .dynsym duplicates
  * (memcpy@GLIBC_2.2.5 beside memcpy@@GLIBC_2.14) resolve to the default

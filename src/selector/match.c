@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * match.c - does an event satisfy a selector?  The matchers of
- * peer-contract-notes 3.1 ("Selector matchers") plus our CPython GC USDT
+ * match.c - does an event satisfy a selector?  The contract's matchers
+ * (docs/selectors.md, "What a selector matches") plus our CPython GC USDT
  * events, made cheap enough for million-event captures.
  *
  * Binding.  A capture interns every string once (strtab.h), so equality of

@@ -9,7 +9,7 @@
  * NVTX selector, aggregate kernels) has to reduce to one literal compare.
  * The reduction is syntactic and conservative: it accepts only regexes
  * whose meaning is exactly "equals/starts with/ends with/contains this
- * literal" (peer-contract-notes 1.3, "Bounded name regex").
+ * literal" (docs/contract.md, "Selectors": bounded name regex).
  *
  * Wrapper order matters only for which reading wins when several strip
  * cleanly; a wrapper whose inner text is not a pure literal (for example

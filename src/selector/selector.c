@@ -8,7 +8,7 @@
  * INVALID_EVENT_SELECTOR, recoverable, with the message "invalid event
  * selector: <what is wrong>", details {"selector": <text>} and, where one
  * helps, a hint naming the accepted forms.  Field rules follow
- * peer-contract-notes 1.3 (the reference grammar) plus our python:gc_*
+ * the contract's grammar (docs/contract.md, "Selectors") plus our python:gc_*
  * selectors; docs/selectors.md is the user-facing description.
  *
  * Splitting rules worth knowing:

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """measure --input: completed captures written by the tests themselves,
-with answers worked out by hand from the pairing rules (docs/correlation.md,
-peer-contract-notes 3): one case per policy, merging, every error class a
-completed input can reach, and the --events-out artifacts.
+with answers worked out by hand from the pairing rules (docs/correlation.md):
+one case per policy, merging, every error class a completed input can
+reach, and the --events-out artifacts.
 
 Timestamps are small nanosecond values so every expected latency can be
 read off the capture.

@@ -225,8 +225,8 @@ def test_stripped_copy_measures_only_with_the_flag(xprobe, tmp_path):
         assert [x["details"]["endpoint"] for x in w] == ["start", "end"]
         assert [x["details"]["file_offset"] for x in w] == [fn, insn]
         assert all("no .symtab" in x["details"]["reason"] for x in w)
-        # validate's own warnings are not copied (peer notes 0.6): one
-        # HEURISTIC_CORRELATION, the correlator's
+        # validate's own warnings are not copied (docs/contract.md,
+        # "Warnings"): one HEURISTIC_CORRELATION, the correlator's
         assert warning_codes(d).count("HEURISTIC_CORRELATION") == 1
         fx.quit()
 

@@ -9,10 +9,12 @@ test.  Syntax errors (rc 2) must print nothing on stdout.
 Two oracles: our schemas/ (always), and for the document types the
 contract defines (a schema of the same name in the reference set: doctor,
 discover, validate, measure results, errors, events, host captures, specs)
-also the published reference schemas of xprobe 0.4, read at test time from
-../shared/reference/xprobe-0.4-schemas (beside the checkout; CI has it) or
-$XPROBE_REFERENCE_SCHEMAS, never copied into this repository.  They are
-closed, so a field or enum value we add breaks a strict reader and a test.
+also the public contract's published schemas (JSON Schema of the public
+Rust xprobe 0.4), loaded at test time from beside the checkout when present
+(reference_dir(); CI has them) or from $XPROBE_REFERENCE_SCHEMAS, never
+copied into this repository.  They are closed, so a field or enum value we
+add breaks a strict reader and a test (docs/contract.md, "Closed
+documents").
 The --events-out artifact a run reports is checked the same way.
 """
 import json
