@@ -233,6 +233,8 @@ def main():
               kind="inventory-validation")
         s.run("validate --syscall-aggregate", "validate", "--pid", ppid, "--syscall-aggregate",
               kind="inventory-validation")
+        s.run("validate --list", "validate", "--pid", fpid, "--list", "uprobe:*:*fx_*",
+              kind="endpoint-list")
 
         # ---- measure live ----
         ev = os.path.join(tmp, "ev.jsonl")

@@ -16,6 +16,7 @@
 #include "../../common/parse.h"
 #include "../../common/suggest.h"
 #include "../report/report.h" /* enum xp_hist_view */
+#include "../resolve/endpoint_list.h" /* XP_LIST_PATTERN_MAX */
 #include "args.h"
 #include "histogram_args.h"
 
@@ -55,6 +56,7 @@ enum opt_id {
 	O_MAX_DEPTH,
 	O_REPORT,
 	O_HIST,
+	O_LIST,
 };
 
 struct opt_def {
@@ -98,6 +100,7 @@ static const struct opt_def opt_defs[] = {
 	{ { "max-depth", required_argument, NULL, O_MAX_DEPTH }, XP_OPT_MAX_DEPTH },
 	{ { "report", required_argument, NULL, O_REPORT }, XP_OPT_REPORT },
 	{ { "hist", required_argument, NULL, O_HIST }, XP_OPT_HIST },
+	{ { "list", required_argument, NULL, O_LIST }, XP_OPT_LIST },
 };
 
 #define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -173,6 +176,14 @@ struct conflict {
 };
 
 static const struct conflict conflicts[] = {
+	/* validate --list: a listing, not a check */
+	{ XP_OPT_LIST, XP_OPT_FROM },
+	{ XP_OPT_LIST, XP_OPT_TO },
+	{ XP_OPT_LIST, XP_OPT_MATCH },
+	{ XP_OPT_LIST, XP_OPT_CPU_SAMPLE },
+	{ XP_OPT_LIST, XP_OPT_SYSCALL_AGG },
+	{ XP_OPT_LIST, XP_OPT_HISTOGRAM },
+	{ XP_OPT_LIST, XP_OPT_UNSAFE_OFFSET },
 	{ XP_OPT_SPEC, XP_OPT_INPUT },
 	{ XP_OPT_SPEC, XP_OPT_PID },
 	{ XP_OPT_SPEC, XP_OPT_FROM },
@@ -234,6 +245,7 @@ static const struct requirement requirements[] = {
 	{ XP_OPT_MAX_INFLIGHT, XP_OPT_SYSCALL_AGG | XP_OPT_HISTOGRAM },
 	{ XP_OPT_BY, XP_OPT_HISTOGRAM },
 	{ XP_OPT_MAX_DEPTH, XP_OPT_HISTOGRAM },
+	{ XP_OPT_LIMIT, XP_OPT_LIST }, /* validate's; discover takes --limit alone */
 };
 
 static int check_combinations(const struct xp_command *cmd, unsigned long seen)
@@ -251,7 +263,8 @@ static int check_combinations(const struct xp_command *cmd, unsigned long seen)
 		const struct requirement *r = &requirements[i];
 		unsigned long b;
 
-		if (!(seen & r->flag) || (seen & r->needs) || !(cmd->flags & r->flag))
+		if (!(seen & r->flag) || (seen & r->needs) || !(cmd->flags & r->flag) ||
+		    !(cmd->flags & r->needs))
 			continue;
 		for (b = 1; b; b <<= 1)
 			if ((r->needs & b) && (cmd->flags & b))
@@ -277,6 +290,20 @@ static int check_required(const struct xp_command *cmd, const struct xp_cli *cli
 				"the following required argument was not provided: --pid <PID>");
 		if (inventory)
 			return 0;
+		if (seen & XP_OPT_LIST) {
+			if (!cli->list[0])
+				return usage_error(cmd, "invalid value '' for '--list': an empty "
+							"pattern (try 'uprobe:*BINARY*:*NAME*')");
+			if (strlen(cli->list) > XP_LIST_PATTERN_MAX)
+				return usage_error(cmd,
+						   "invalid value for '--list': a pattern of %zu "
+						   "bytes (at most %d)",
+						   strlen(cli->list), XP_LIST_PATTERN_MAX);
+			if (cli->has_limit && cli->limit == 0)
+				return usage_error(cmd, "invalid value '0' for '--limit': at "
+							"least 1 endpoint");
+			return 0;
+		}
 		if (!(seen & XP_OPT_FROM))
 			return usage_error(
 				cmd,
@@ -498,6 +525,9 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 				return rc;
 			cli->has_pid = true;
 			cli->pid = (uint32_t)v;
+			break;
+		case O_LIST:
+			cli->list = optarg;
 			break;
 		case O_LIMIT:
 			if ((rc = parse_num(cmd, "limit", optarg, UINT64_MAX, &cli->limit)))

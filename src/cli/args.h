@@ -46,6 +46,7 @@ enum xp_opt_bit {
 	XP_OPT_MAX_DEPTH = 1ul << 28,
 	XP_OPT_REPORT = 1ul << 29,
 	XP_OPT_HIST = 1ul << 30,
+	XP_OPT_LIST = 1ul << 31,
 };
 
 /* @text word-wrapped at 100 columns, the first line starting at column

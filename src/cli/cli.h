@@ -36,7 +36,8 @@ struct xp_cli {
 	bool has_pid;
 	uint32_t pid;
 	bool has_limit;
-	uint64_t limit;          /* discover --limit, default 200 */
+	uint64_t limit;          /* discover, validate --list: --limit, default 200 */
+	const char *list;        /* validate --list PATTERN */
 
 	const char *from;        /* --from */
 	const char *to;          /* --to */
@@ -92,6 +93,7 @@ struct xp_cli {
 #define XP_DEFAULT_TIMEOUT_MS 30000u
 #define XP_DEFAULT_MAX_EVENTS 100000u
 #define XP_DEFAULT_DISCOVER_LIMIT 200u
+#define XP_DEFAULT_LIST_LIMIT 200u
 #define XP_DEFAULT_AGG_MAX_GROUPS 4096u
 #define XP_DEFAULT_FREQUENCY_HZ 99u
 #define XP_DEFAULT_MAX_SAMPLES 10000u

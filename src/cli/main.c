@@ -49,7 +49,7 @@ static const struct xp_command commands[] = {
 	{
 		"validate",
 		"Check, read-only, whether a measurement can run against a live process.",
-		"--pid <PID> (--from <SELECTOR> --to <SELECTOR> --match <POLICY> [--unsafe-offset] [--histogram [--by thread|arg0]] | --cpu-sample | --syscall-aggregate) [--json]",
+		"--pid <PID> (--from <SELECTOR> --to <SELECTOR> --match <POLICY> [--unsafe-offset] [--histogram [--by thread|arg0]] | --cpu-sample | --syscall-aggregate | --list <PATTERN> [--limit <N>]) [--json]",
 		"Options:\n"
 		"      --pid <PID>            target process\n"
 		"      --from <SELECTOR>      start endpoint (see docs/selectors.md)\n"
@@ -61,14 +61,22 @@ static const struct xp_command commands[] = {
 		"      --cpu-sample           check CPU sampling (threads, perf events, Python symbols)\n"
 		"      --syscall-aggregate    check the eBPF syscall aggregate path\n"
 		"      --histogram            check the in-kernel latency histogram of the pair\n"
-		"                             (its BPF object loaded for real); --by thread|arg0\n\n" COMMON_HELP,
+		"                             (its BPF object loaded for real); --by thread|arg0\n"
+		"      --list <PATTERN>       list the target's endpoints whose selector matches the\n"
+		"                             glob (uprobe:BIN:SYMBOL, python:gc_*, syscall:NAME,\n"
+		"                             tracepoint:CAT:NAME), sorted; add :entry/:return\n"
+		"                             (:exit for syscalls) to use one\n"
+		"      --limit <N>            with --list: at most N endpoints (default 200)\n\n" COMMON_HELP,
 		"  $ xprobe validate --pid 4242 --from syscall:read:entry --to syscall:read:exit \\\n"
 		"      --match exact\n"
 		"  $ xprobe validate --pid 4242 --from 'uprobe:/srv/app:handle:entry' \\\n"
 		"      --to 'uprobe:/srv/app:handle:return' --match stack-nested --json\n"
-		"  $ xprobe validate --pid 4242 --cpu-sample\n",
+		"  $ xprobe validate --pid 4242 --cpu-sample\n"
+		"  $ xprobe validate --pid 4242 --list 'uprobe:*redis-server:*Command*'\n"
+		"  $ xprobe validate --pid 4242 --list 'syscall:*mmap*'\n",
 		XP_OPT_PID | XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH | XP_OPT_CPU_SAMPLE |
-			XP_OPT_SYSCALL_AGG | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY,
+			XP_OPT_SYSCALL_AGG | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
+			XP_OPT_LIST | XP_OPT_LIMIT,
 		cmd_validate,
 	},
 	{

@@ -3,7 +3,8 @@
  * cmd_validate.c - `xprobe validate`: parse, orchestrate, render.  The checks
  * themselves live in src/checks/validate_checks.c.
  *
- * Order: identity -> --cpu-sample / --syscall-aggregate (no event-pair
+ * Order: identity -> --list (the endpoints matching a pattern, read-only,
+ * src/resolve/endpoint_list.h) -> --cpu-sample / --syscall-aggregate (no event-pair
  * flags allowed) -> start selector -> end selector -> policy -> the pair
  * check (resolution, requirements, issues) narrowed by the correlator's
  * own policy mask.  A result with issues is still a result: valid false,
@@ -19,6 +20,7 @@
 #include "../report/report.h"
 #include "../selector/selector.h"
 #include "../process/identity.h"
+#include "../resolve/endpoint_list.h"
 #include "../checks/validate_checks.h"
 #include "histogram.h"
 
@@ -50,6 +52,31 @@ static void agg_json(struct xpc_json *w, void *ctx)
 static void agg_human(FILE *out, void *ctx)
 {
 	xp_render_syscall_agg_check_human(out, ctx);
+}
+
+static void list_json(struct xpc_json *w, void *ctx)
+{
+	xp_render_endpoint_list_json(w, ctx);
+}
+
+static void list_human(FILE *out, void *ctx)
+{
+	xp_render_endpoint_list_human(out, ctx);
+}
+
+/* validate --list PATTERN [--limit N]: returns the exit code, or <0 with @err. */
+static int list_endpoints(const struct xp_cli *cli, const struct xp_target *t,
+			  struct xp_error *err)
+{
+	struct xp_endpoint_list l;
+	int rc;
+
+	rc = xp_endpoint_list(t, cli->list, cli->has_limit ? cli->limit : XP_DEFAULT_LIST_LIMIT,
+			      &l, err);
+	if (rc == 0)
+		rc = xp_cli_emit(cli, list_json, list_human, &l);
+	xp_endpoint_list_free(&l);
+	return rc;
 }
 
 static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct xp_error *err)
@@ -117,6 +144,14 @@ int cmd_validate(const struct xp_cli *cli)
 	rc = xp_target_identify(cli->pid, &t, &err);
 	if (rc)
 		goto fail;
+	if (cli->list) {
+		rc = list_endpoints(cli, &t, &err);
+		if (rc < 0)
+			goto fail;
+		xp_error_clear(&err);
+		xp_target_release(&t);
+		return rc;
+	}
 	if (cli->histogram) {
 		rc = xp_validate_histogram(cli, &t, &err);
 		if (rc < 0)

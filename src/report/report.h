@@ -166,6 +166,13 @@ void xp_render_syscall_agg_check_human(FILE *out, const struct xp_syscall_agg_ch
 void xp_render_doctor_json(struct xpc_json *w, const struct xp_doctor *d);
 void xp_render_doctor_human(FILE *out, const struct xp_doctor *d);
 void xp_render_discovery_json(struct xpc_json *w, const struct xp_discovery *d);
+/* validate --list (src/resolve/endpoint_list.h): the endpoint-list
+ * document; the human view is one selector a line on stdout (a C++
+ * symbol's signature after a tab), what was cut and the warnings on
+ * stderr. */
+struct xp_endpoint_list;
+void xp_render_endpoint_list_json(struct xpc_json *w, const struct xp_endpoint_list *l);
+void xp_render_endpoint_list_human(FILE *out, const struct xp_endpoint_list *l);
 void xp_render_discovery_human(FILE *out, const struct xp_discovery *d);
 
 #endif /* XP_REPORT_H */

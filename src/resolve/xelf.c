@@ -557,6 +557,35 @@ static int scan_raw(struct xp_elf *e, const struct xp_elf_symtab *t, bool is_sym
 	return rc;
 }
 
+int xp_elf_each_func(struct xp_elf *e,
+		     int (*fn)(const char *name, uint64_t value, uint64_t size, bool from_symtab,
+			       bool hidden, void *ctx),
+		     void *ctx)
+{
+	const struct xp_elf_symtab *tabs[2];
+	int rc = read_sections(e);
+
+	if (rc)
+		return rc;
+	tabs[0] = &e->dynsym;
+	tabs[1] = &e->symtab;
+	for (int k = 0; k < 2; k++) {
+		const struct xp_elf_symtab *t = tabs[k];
+
+		for (size_t i = 0; t->data && i < t->count; i++) {
+			struct sym s;
+
+			if (!sym_at(e, t, i, &s) || !defined_func(&s))
+				continue;
+			rc = fn(s.name, s.value, s.size, k == 1, k == 0 && hidden_version(t, i),
+				ctx);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 size_t xp_cxx_base_name(const char *dm, char *out, size_t size)
 {
 	const char *p = dm, *end = NULL, *start;

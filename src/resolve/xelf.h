@@ -135,6 +135,20 @@ char *xp_demangle(const char *name);
  * (operators, lambdas). */
 size_t xp_cxx_base_name(const char *demangled, char *out, size_t size);
 
+/*
+ * Every defined function symbol (STT_FUNC in a real section, the ones a
+ * lookup counts), .dynsym first then .symtab: @fn(name, st_value, st_size,
+ * from_symtab, hidden, ctx), where @hidden marks a .dynsym entry of a
+ * non-default version (memcpy@GLIBC_2.2.5 beside memcpy@@GLIBC_2.14),
+ * which a lookup drops when a default one exists.  @fn returns non-zero
+ * to stop (that value is returned).  Returns 0, or -EINVAL for malformed
+ * symbol tables.  For validate --list (endpoint_list.c).
+ */
+int xp_elf_each_func(struct xp_elf *e,
+		     int (*fn)(const char *name, uint64_t value, uint64_t size, bool from_symtab,
+			       bool hidden, void *ctx),
+		     void *ctx);
+
 /* ---- USDT ----------------------------------------------------------------- */
 
 struct xp_usdt_note {

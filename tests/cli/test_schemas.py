@@ -201,7 +201,7 @@ def test_schemas_reject_what_they_should():
 CONTRACT_TYPES = ["capability", "discover", "validate", "measurement-result", "error", "event",
                   "host-capture", "measurement-spec", "resolve", "aggregate-inventory-result"]
 OWN_TYPES = ["inventory-validation", "cpu-sample-inventory-result", "syscall-aggregate-result",
-             "latency-histogram-result"]
+             "latency-histogram-result", "endpoint-list"]
 
 
 def _resolve(node, root):

@@ -119,6 +119,8 @@ def success_schema(args):
     inventory modes have their own (types the contract does not define)."""
     a = [str(x) for x in args]
     cmd = a[0] if a else ""
+    if cmd == "validate" and "--list" in a:
+        return "endpoint-list"
     if cmd == "validate" and ("--cpu-sample" in a or "--syscall-aggregate" in a
                               or "--histogram" in a):
         return "inventory-validation"
