@@ -215,7 +215,8 @@ struct xp_cpu_function {
 	const char *symbol;        /* native ELF symbol or NULL */
 	const char *perf_map_symbol; /* or NULL */
 	const char *mapping;       /* mapping of the (first) frame, or NULL */
-	uint64_t address;          /* unresolved: the frame address; else 0 */
+	uint64_t address;          /* unresolved: the (lowest) frame address; else 0 */
+	uint32_t naddresses;       /* distinct frame addresses behind it */
 	char *selector_hint;       /* "uprobe:<binary>:<symbol>:entry" when validated (owned) */
 	enum xp_hint_status hint_status;
 	char *hint_error;          /* validate's error code when rejected (owned) */

@@ -10,8 +10,11 @@
  * deterministic hotspot order.
  *
  * Function identity: a native frame is (binary, ELF symbol); a JIT or
- * Python frame is its perf-map symbol; an unresolved frame is its own
- * address (nothing is merged that symbolization could not tell apart).
+ * Python frame is its perf-map symbol; the unresolved frames of one
+ * mapping are one function (as perf's "[unknown]" of a DSO: libc's
+ * unnamed addresses are one row, not one per address; the hotspot's
+ * address is the lowest, its address count says how many), and an
+ * unresolved frame outside every mapping is its own address.
  * Strings come from the symbolizer's table, where equal strings are one
  * pointer, so identities compare by pointer inside this file and by
  * content (strcmp) only for ordering.
@@ -76,6 +79,10 @@ static int frame_fn_cmp(const struct xp_sym_frame *x, const struct xp_sym_frame 
 	case XP_FRAME_PYTHON:
 		return strcmp_null(x->perf_map_symbol, y->perf_map_symbol);
 	case XP_FRAME_UNRESOLVED:
+		if (x->mapping && y->mapping)
+			return strcmp(x->mapping, y->mapping);
+		if (x->mapping || y->mapping)
+			return x->mapping ? 1 : -1;
 		break;
 	}
 	return x->address < y->address ? -1 : x->address > y->address;
@@ -214,9 +221,11 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 
 		if (nf && frame_fn_cmp(&p->frames[order[i - 1]].sym, &fr->sym) == 0) {
 			fr->function = (uint32_t)(nf - 1);
+			p->functions[nf - 1].naddresses++;
 			continue;
 		}
 		fn = &p->functions[nf];
+		fn->naddresses = 1;
 		fn->kind = fr->sym.kind;
 		fn->binary = fr->sym.binary;
 		fn->symbol = fr->sym.symbol;

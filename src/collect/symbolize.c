@@ -24,6 +24,7 @@
 #include <gelf.h>
 #include <elfutils/libdwfl.h>
 #include <limits.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 #include "../../common/parse.h"
 #include "../../common/readfile.h"
 #include "../process/procfs.h"
+#include "../resolve/debug_file.h"
 #include "symbolize.h"
 
 const char *xp_frame_kind_name(enum xp_frame_kind k)
@@ -442,17 +444,46 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
 }
 
-/* Debuginfo files are not consulted: see the header. */
-static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-			char **debuginfo_file_name)
+/*
+ * A stripped object's separate debug file, found by the rules validate's
+ * ELF lookups use (src/resolve/debug_file.h), so a function named from it
+ * is one validate resolves.  libdw reads its .symtab when the object has
+ * none.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	return -1;
+	struct xp_debug_want w = { .object_path = file_name,
+				   .debuglink = debuglink_file,
+				   .crc = debuglink_crc };
+	const unsigned char *id = NULL;
+	char path[PATH_MAX * 2];
+	GElf_Addr vaddr;
+	int n, fd;
+
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	n = dwfl_module_build_id(mod, &id, &vaddr);
+	if (n > 0) {
+		w.build_id = id;
+		w.build_id_len = (size_t)n;
+	}
+	fd = xp_debug_file_open(&w, path, sizeof(path));
+	if (fd < 0)
+		return -1;
+	*debuginfo_file_name = strdup(path);
+	if (!*debuginfo_file_name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = no_debuginfo,
+	.find_debuginfo = find_debuginfo,
 };
 
 int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, struct xp_error *err)

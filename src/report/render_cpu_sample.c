@@ -231,6 +231,9 @@ void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 			100.0 * share(f->inclusive, total), f->exclusive);
 		if (f->name)
 			fprintf(out, "%s [%s]", f->name, xp_frame_kind_name(f->kind));
+		else if (f->naddresses > 1)
+			fprintf(out, "[unresolved in %s: %u addresses from 0x%" PRIx64 "]",
+				f->mapping ? f->mapping : "?", f->naddresses, f->address);
 		else
 			fprintf(out, "0x%" PRIx64 " [unresolved%s%s]", f->address,
 				f->mapping ? " in " : "", f->mapping ? f->mapping : "");

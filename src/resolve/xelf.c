@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../common/suggest.h"
+#include "debug_file.h"
 #include "xelf.h"
 
 #ifndef NT_GNU_BUILD_ID
@@ -36,6 +38,7 @@ int xp_elf_open(const char *path, struct xp_elf *e)
 
 	memset(e, 0, sizeof(*e));
 	e->fd = -1;
+	e->debug_fd = -1;
 	if (!version_set) {
 		if (elf_version(EV_CURRENT) == EV_NONE)
 			return -ENOEXEC;
@@ -55,6 +58,11 @@ int xp_elf_open(const char *path, struct xp_elf *e)
 		return -ENOEXEC;
 	}
 	e->size = (size_t)st.st_size;
+	e->path = strdup(path);
+	if (!e->path) {
+		xp_elf_close(e);
+		return -ENOMEM;
+	}
 	e->elf = elf_begin(e->fd, ELF_C_READ_MMAP, NULL);
 	if (!e->elf || elf_kind(e->elf) != ELF_K_ELF || !gelf_getehdr(e->elf, &eh)) {
 		xp_elf_close(e);
@@ -89,16 +97,23 @@ void xp_elf_close(struct xp_elf *e)
 		elf_end(e->elf);
 	if (e->fd >= 0)
 		close(e->fd);
+	if (e->debug_elf)
+		elf_end(e->debug_elf);
+	if (e->debug_fd >= 0)
+		close(e->debug_fd);
 	free(e->phdrs);
+	free(e->path);
+	free(e->debug_path);
 	memset(e, 0, sizeof(*e));
 	e->fd = -1;
+	e->debug_fd = -1;
 }
 
 /* ---- sections --------------------------------------------------------------- */
 
-static int load_strtab(struct xp_elf *e, size_t link, struct xp_elf_symtab *t)
+static int load_strtab(Elf *elf, size_t link, struct xp_elf_symtab *t)
 {
-	Elf_Scn *s = elf_getscn(e->elf, link);
+	Elf_Scn *s = elf_getscn(elf, link);
 	Elf_Data *d = s ? elf_getdata(s, NULL) : NULL;
 
 	if (!d || !d->d_buf || d->d_size == 0 || ((const char *)d->d_buf)[d->d_size - 1] != '\0')
@@ -108,24 +123,83 @@ static int load_strtab(struct xp_elf *e, size_t link, struct xp_elf_symtab *t)
 	return 0;
 }
 
-static int load_symtab(struct xp_elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct xp_elf_symtab *t)
+static int load_symtab(const struct xp_elf *e, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+		       struct xp_elf_symtab *t)
 {
 	size_t entsize = e->elf_class == ELFCLASS64 ? sizeof(Elf64_Sym) : sizeof(Elf32_Sym);
 	Elf_Data *d = elf_getdata(scn, NULL);
 
 	if (!d || !d->d_buf || d->d_type != ELF_T_SYM)
 		return -EINVAL;
-	if (load_strtab(e, sh->sh_link, t))
+	if (load_strtab(elf, sh->sh_link, t))
 		return -EINVAL;
 	t->data = d;
 	t->count = d->d_size / entsize;
 	return 0;
 }
 
+static int raw_build_id(struct xp_elf *e, unsigned char *id, size_t *len);
+
+/*
+ * A stripped object: the .symtab of its separate debug file, when one is
+ * installed (debug_file.h), read as this object's.  @link: its
+ * .gnu_debuglink section or NULL.  Nothing found leaves the symtab empty.
+ */
+static void debug_symtab(struct xp_elf *e, Elf_Scn *link)
+{
+	unsigned char id[64];
+	char path[PATH_MAX * 2];
+	struct xp_debug_want w = { .object_path = e->path };
+	Elf_Scn *scn = NULL;
+	size_t idlen = 0;
+	Elf *elf;
+	int fd;
+
+	if (raw_build_id(e, id, &idlen) == 0) {
+		w.build_id = id;
+		w.build_id_len = idlen;
+	}
+	if (link) {
+		Elf_Data *d = elf_getdata(link, NULL);
+		const char *name = d && d->d_buf ? d->d_buf : NULL;
+		size_t n = name ? strnlen(name, d->d_size) : 0;
+		size_t at = (n + 4) & ~(size_t)3; /* the name, its NUL, padded to 4 */
+
+		if (n && n < d->d_size && at + 4 <= d->d_size) {
+			w.debuglink = name;
+			memcpy(&w.crc, (const char *)d->d_buf + at, 4);
+		}
+	}
+	if (!w.build_id_len && !w.debuglink)
+		return;
+	fd = xp_debug_file_open(&w, path, sizeof(path));
+	if (fd < 0)
+		return;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	while (elf && elf_kind(elf) == ELF_K_ELF && gelf_getclass(elf) == e->elf_class &&
+	       (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		if (load_symtab(e, elf, scn, &sh, &e->symtab) == 0) {
+			e->debug_elf = elf;
+			e->debug_fd = fd;
+			e->debug_path = strdup(path);
+			return;
+		}
+		memset(&e->symtab, 0, sizeof(e->symtab));
+		break;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
 /* Locate the symbol tables, hash, versions and USDT sections once. */
 static int read_sections(struct xp_elf *e)
 {
-	Elf_Scn *scn = NULL, *dyn = NULL, *sym = NULL, *ver = NULL, *gh = NULL;
+	Elf_Scn *scn = NULL, *dyn = NULL, *sym = NULL, *ver = NULL, *gh = NULL, *link = NULL;
 	GElf_Shdr dsh, ssh;
 	size_t shstrndx;
 	int rc = 0;
@@ -164,6 +238,8 @@ static int read_sections(struct xp_elf *e)
 				break;
 			if (sh.sh_type == SHT_NOTE && strcmp(name, ".note.stapsdt") == 0)
 				e->stapsdt = scn;
+			else if (sh.sh_type == SHT_PROGBITS && strcmp(name, ".gnu_debuglink") == 0)
+				link = scn;
 			else if (sh.sh_type == SHT_PROGBITS && strcmp(name, ".stapsdt.base") == 0) {
 				e->has_stapsdt_base = true;
 				e->stapsdt_base = sh.sh_addr;
@@ -174,10 +250,12 @@ static int read_sections(struct xp_elf *e)
 			break;
 		}
 	}
-	if (dyn && (rc = load_symtab(e, dyn, &dsh, &e->dynsym)))
+	if (dyn && (rc = load_symtab(e, e->elf, dyn, &dsh, &e->dynsym)))
 		memset(&e->dynsym, 0, sizeof(e->dynsym));
-	if (sym && load_symtab(e, sym, &ssh, &e->symtab))
+	if (sym && load_symtab(e, e->elf, sym, &ssh, &e->symtab))
 		memset(&e->symtab, 0, sizeof(e->symtab));
+	if (!e->symtab.data)
+		debug_symtab(e, link);
 	if (e->dynsym.data && ver) {
 		Elf_Data *d = elf_getdata(ver, NULL);
 
@@ -261,6 +339,27 @@ static char *build_id_in(Elf_Data *d)
 		off = next;
 	}
 	return NULL;
+}
+
+/* The build id's bytes: 0, or -ENOENT. */
+static int raw_build_id(struct xp_elf *e, unsigned char *id, size_t *len)
+{
+	char *hex = xp_elf_build_id(e);
+	size_t n, i;
+
+	if (!hex)
+		return -ENOENT;
+	n = strlen(hex) / 2;
+	for (i = 0; i < n && i < 64; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			break;
+		id[i] = (unsigned char)v;
+	}
+	free(hex);
+	*len = i;
+	return i ? 0 : -ENOENT;
 }
 
 char *xp_elf_build_id(struct xp_elf *e)

@@ -14,6 +14,10 @@
  * (falling back to demangling every _Z name only when that finds
  * nothing).  See docs/selectors-live.md for the numbers.
  *
+ * A stripped object (no .symtab) whose separate debug file is installed
+ * (found by build id or .gnu_debuglink, debug_file.h) takes that file's
+ * .symtab as its own, so a function perf names from libc6-dbg resolves.
+ *
  * Lookup rules (the contract's; docs/contract.md, "ELF symbol lookup").
  * Only defined function symbols count: STT_FUNC with a real section
  * index.  Three passes, the first with a match wins: (a) raw name in
@@ -60,6 +64,12 @@ struct xp_elf {
 	Elf_Scn *stapsdt; /* .note.stapsdt, or NULL */
 	bool has_stapsdt_base; /* .stapsdt.base exists ... */
 	uint64_t stapsdt_base; /* ... at this address */
+	char *path; /* as opened (owned): where its debug file is looked for */
+	/* a stripped object's .symtab, read from its separate debug file
+	 * (debug_file.h): held open while symtab points into it */
+	int debug_fd;
+	Elf *debug_elf;
+	char *debug_path; /* owned, NULL when the .symtab is the object's own */
 };
 
 /* Open @path read-only (mmap).  Return 0, -errno, or -ENOEXEC (not an ELF

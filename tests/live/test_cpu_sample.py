@@ -11,6 +11,7 @@ Every document is validated against cpu-sample-inventory-result.
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 
@@ -363,9 +364,9 @@ def test_bad_bounds_are_clear_errors(xprobe, args, code, fragment):
 
 
 @pytest.mark.parametrize("args,code,fragment", [
-    # --pid with --input: a runtime error as the reference answers, not a usage error
-    (["--pid", 1, "--input", "/tmp/x.jsonl"], "INVALID_EVENT_SELECTOR", "--input"),
-    (["--input", "/tmp/x.jsonl", "--duration-ms", 100], "INVALID_EVENT_SELECTOR", "--input"),
+    # --cpu-sample reads a live process: with --input a usage error (exit 2)
+    (["--pid", 1, "--input", "/tmp/x.jsonl"], None, None),
+    (["--input", "/tmp/x.jsonl", "--duration-ms", 100], None, None),
     (["--pid", 1, "--duration-ms", 100, "--events-out", "/tmp/x.jsonl"],
      "INVALID_EVENT_SELECTOR", "--events-out"),
     (["--pid", 1, "--duration-ms", 100, "--from", "syscall:read:entry",
@@ -526,3 +527,98 @@ def test_perf_map_of_another_user_is_not_used(xprobe):
         finally:
             if mp and os.path.lexists(mp):
                 os.unlink(mp)  # nobody cannot remove a map it no longer owns
+
+
+# ---- stripped objects and their separate debug files ------------------------------
+
+
+def stripped_copy(d):
+    """inv_cpu_hot stripped of its .symtab (only .dynsym left, which names
+    none of its functions) and its debug file (objcopy --only-keep-debug,
+    as Debian's -dbgsym packages are made).  Returns (exe, debug, build id)."""
+    src = os.path.realpath(fixture_path("inv_cpu_hot"))
+    exe, dbg = os.path.join(d, "inv_cpu_hot"), os.path.join(d, "inv_cpu_hot.debug")
+    subprocess.run(["objcopy", "--only-keep-debug", src, dbg], check=True)
+    subprocess.run(["strip", "--strip-all", "-o", exe, src], check=True)
+    out = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True,
+                         check=True).stdout
+    build_id = out.split("Build ID:")[1].split()[0]
+    syms = subprocess.run(["readelf", "-Ws", exe], capture_output=True, text=True).stdout
+    assert "inv_hot_spin" not in syms, "the copy still names inv_hot_spin"
+    return exe, dbg, build_id
+
+
+def hot_run(xprobe, exe, env=None):
+    with InvProc([exe]) as fx:
+        res = xprobe.run("measure", "--pid", fx.pid, "--cpu-sample", "--duration-ms", 1500,
+                         schema_name=SCHEMA, env=env)
+        assert res.rc == 0, res
+        check_accounting(res.doc)
+        v = xprobe.run("validate", "--pid", fx.pid, "--from",
+                       "uprobe:%s:inv_hot_spin:entry" % exe, "--to",
+                       "uprobe:%s:inv_hot_spin:return" % exe, "--match", "stack-nested",
+                       env=env)
+        human = xprobe.run("measure", "--pid", fx.pid, "--cpu-sample", "--duration-ms", 300,
+                           env=env, json_mode=False)
+    return res.doc, v, human
+
+
+def test_stripped_binary_named_from_its_debug_file_by_build_id(xprobe, tmp_path):
+    """perf names a stripped function from /usr/lib/debug/.build-id; so do
+    the symbolizer and validate (one rule, src/resolve/debug_file.h): the
+    hot function is native, its hint validated.  The debug root is the
+    test build's XPROBE_TEST_DEBUG_ROOT."""
+    exe, dbg, bid = stripped_copy(str(tmp_path))
+    root = tmp_path / "debug"
+    (root / ".build-id" / bid[:2]).mkdir(parents=True)
+    shutil.copy(dbg, root / ".build-id" / bid[:2] / (bid[2:] + ".debug"))
+    os.unlink(dbg)
+    env = dict(os.environ, XPROBE_TEST_DEBUG_ROOT=str(root))
+    doc, v, human = hot_run(xprobe, exe, env)
+    top = doc["inventory"]["hotspots"][0]
+    assert top["function"] == "inv_hot_spin" and top["kind"] == "native", top
+    assert top["binary"] == exe and top["selector_hint_status"] == "validated"
+    assert abs(top["exclusive_proportion"] - 0.80) < 0.1, top
+    assert v.rc == 0 and v.doc["valid"] is True, v
+    assert "inv_hot_spin [native]" in human.stdout
+
+
+def test_stripped_binary_named_from_its_debuglink(xprobe, tmp_path):
+    """The .gnu_debuglink name in the object's .debug/ directory: the right
+    file names the function; another program's debug file under that name
+    (another build id) is not taken for it."""
+    exe, dbg, _ = stripped_copy(str(tmp_path))
+    subprocess.run(["objcopy", "--add-gnu-debuglink=inv_cpu_hot.debug", exe],
+                   cwd=str(tmp_path), check=True)
+    (tmp_path / ".debug").mkdir()
+    shutil.move(dbg, tmp_path / ".debug" / "inv_cpu_hot.debug")
+    # the build-id path is empty: only the debuglink can find it
+    env = dict(os.environ, XPROBE_TEST_DEBUG_ROOT=str(tmp_path / "nowhere"))
+    doc, v, _ = hot_run(xprobe, exe, env)
+    assert doc["inventory"]["hotspots"][0]["function"] == "inv_hot_spin"
+    assert v.rc == 0 and v.doc["valid"] is True, v
+    subprocess.run(["objcopy", "--only-keep-debug", os.path.realpath(fixture_path("inv_threads")),
+                    str(tmp_path / ".debug" / "inv_cpu_hot.debug")], check=True)
+    doc, v, _ = hot_run(xprobe, exe, env)
+    assert doc["inventory"]["hotspots"][0]["kind"] == "unresolved"
+    assert v.rc == 1 and v.code == "SYMBOL_NOT_FOUND", v
+
+
+def test_unresolved_frames_are_one_row_per_mapping(xprobe, tmp_path):
+    """Without its debug file the stripped binary's two functions are
+    unresolved: one hotspot for the mapping (perf's "[unknown]" of a DSO),
+    not one per address, holding nearly every sample."""
+    exe, dbg, _ = stripped_copy(str(tmp_path))
+    env = dict(os.environ, XPROBE_TEST_DEBUG_ROOT=str(tmp_path / "nowhere"))
+    doc, v, human = hot_run(xprobe, exe, env)
+    inv = doc["inventory"]
+    rows = [h for h in inv["hotspots"] if h["kind"] == "unresolved" and h["mapping"] == exe]
+    assert len(rows) == 1, rows
+    (row,) = rows
+    frames = [f for f in inv["frames"] if f["mapping"] == exe]
+    assert len(frames) > 1 and all(inv["hotspots"][f["hotspot"]] is row or
+                                   inv["hotspots"][f["hotspot"]] == row for f in frames)
+    assert row["address"] == min(f["address"] for f in frames)
+    assert row["exclusive_proportion"] > 0.9, row
+    assert v.rc == 1 and v.code == "SYMBOL_NOT_FOUND", v
+    assert "[unresolved in %s: " % exe in human.stdout, human.stdout
