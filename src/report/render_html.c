@@ -333,10 +333,15 @@ static size_t drawn_index(size_t j, size_t total)
 	return (size_t)(((unsigned __int128)j * total) / XP_HTML_TIMELINE_MAX);
 }
 
+/*
+ * The timeline's sampling: counts, and the rule the page's note goes on
+ * with after "the timeline draws N of T pairs, " -- what is drawn in
+ * words first, then the formula with every symbol in it defined.
+ */
 static void put_sampling(struct xpc_json *w, const char *unit, size_t total)
 {
 	size_t n = drawn_count(total);
-	char rule[300];
+	char rule[700];
 
 	xpc_json_kstr(w, "unit", unit);
 	xpc_json_ku64(w, "total", total);
@@ -344,13 +349,39 @@ static void put_sampling(struct xpc_json *w, const char *unit, size_t total)
 	xpc_json_kbool(w, "sampled", n < total);
 	if (n < total && strcmp(unit, "pair") == 0)
 		snprintf(rule, sizeof(rule),
-			 "every %s j = floor(j * %zu / %u) for j = 0 .. %u, in evidence (start time) order",
-			 unit, total, XP_HTML_TIMELINE_MAX, XP_HTML_TIMELINE_MAX - 1);
+			 "spread evenly over all of them in start-time order. "
+			 "As a formula: the drawn pair at position j is pair floor(j * %zu / %u) "
+			 "of the evidence, where j is its position among the drawn pairs "
+			 "(0 to %u) and the evidence's pairs are numbered from 0 in start-time "
+			 "order.",
+			 total, XP_HTML_TIMELINE_MAX, XP_HTML_TIMELINE_MAX - 1);
 	else if (n < total)
 		snprintf(rule, sizeof(rule),
-			 "each event kind separately, in proportion to its count: of a kind's C events with a share of Q, its event j = floor(j * C / Q) for j = 0 .. Q - 1; %u of %zu events in all, in capture (time) order",
-			 XP_HTML_TIMELINE_MAX, total);
+			 "each event kind separately: a kind (event type and name) gets a share "
+			 "of the drawn events in proportion to its count, and the events drawn "
+			 "of a kind are spread evenly over its events in capture order, so that "
+			 "every kind keeps its share whatever the order the events came in. "
+			 "As a formula: a kind with C events and a share of Q draws its events "
+			 "floor(j * C / Q), where C is its number of events, Q is its share "
+			 "(the shares add up to %u) and j is 0, 1, .. Q - 1, its events "
+			 "numbered from 0 in capture order.",
+			 XP_HTML_TIMELINE_MAX);
 	xpc_json_kstr(w, "rule", n < total ? rule : NULL);
+}
+
+/*
+ * The timeline's origin: t0_ns, also as a decimal string (a JavaScript
+ * number holds 53 bits, a raw CUPTI timestamp 19 digits), and the clock
+ * domain of the event it is the timestamp of.
+ */
+static void put_origin(struct xpc_json *w, uint64_t t0, const struct xp_event *at)
+{
+	char text[24];
+
+	snprintf(text, sizeof(text), "%" PRIu64, t0);
+	xpc_json_ku64(w, "t0_ns", t0);
+	xpc_json_kstr(w, "t0_ns_text", text);
+	xpc_json_kstr(w, "t0_clock", at ? xp_clock_domain_name(at->clock_domain) : NULL);
 }
 
 /*
@@ -491,6 +522,7 @@ static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
 	struct kinds k = { 0 };
 	struct lanes l = { 0 };
 	long *sk = NULL, *ek = NULL, *sl = NULL, *el = NULL, *lmap = NULL, *kmap = NULL;
+	const struct xp_event *first = NULL; /* the event at t0 */
 	uint64_t t0 = UINT64_MAX;
 	int rc = -ENOMEM;
 
@@ -532,10 +564,14 @@ static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
 		el[j] = lane_of(&l, e->pid, e->tid);
 		if (sk[j] < 0 || ek[j] < 0 || sl[j] < 0 || el[j] < 0)
 			goto out;
-		if (s->timestamp_ns < t0)
+		if (s->timestamp_ns < t0) {
 			t0 = s->timestamp_ns;
-		if (e->timestamp_ns < t0)
+			first = s;
+		}
+		if (e->timestamp_ns < t0) {
 			t0 = e->timestamp_ns;
+			first = e;
+		}
 	}
 	if (!n)
 		t0 = 0;
@@ -555,7 +591,7 @@ static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
 
 	xpc_json_kobj_begin(w, "timeline");
 	put_sampling(w, "pair", corr->npairs);
-	xpc_json_ku64(w, "t0_ns", t0);
+	put_origin(w, t0, first);
 #define COLUMN(key, expr)                                                                     \
 	do {                                                                                  \
 		xpc_json_karr_begin(w, key);                                                  \
@@ -692,6 +728,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	struct lanes l = { 0 };
 	long *ki = NULL, *li = NULL, *kd = NULL, *ld = NULL, *kmap = NULL, *lmap = NULL;
 	size_t *drawn = NULL;
+	const struct xp_event *first = NULL; /* the event at t0 */
 	uint64_t t0 = UINT64_MAX, host = 0;
 	int rc = -ENOMEM;
 
@@ -710,8 +747,10 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 		k.v[ki[i]].count++;
 		l.v[li[i]].count++;
 		host += xp_event_is_host(e);
-		if (e->timestamp_ns < t0)
+		if (e->timestamp_ns < t0) {
 			t0 = e->timestamp_ns;
+			first = e;
+		}
 	}
 	if (!c->count)
 		t0 = 0;
@@ -743,7 +782,7 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	put_kinds(w, c, &k, kmap, true);
 	xpc_json_kobj_begin(w, "timeline");
 	put_sampling(w, "event", c->count);
-	xpc_json_ku64(w, "t0_ns", t0);
+	put_origin(w, t0, first);
 	xpc_json_karr_begin(w, "event");
 	for (j = 0; j < n; j++)
 		xpc_json_u64(w, drawn[j]);

@@ -15,6 +15,7 @@ but a regular file, and a failure to write it is TRACE_EXPORT_FAILED
 """
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -60,10 +61,11 @@ def check_numbers(view, doc):
     as data-value and as the text shown."""
     m = doc["measurement"]
     fields = view["fields"]
+    unit = rh.row_unit(m["latency_ns"].values())  # one unit for the row
     for k, v in m["latency_ns"].items():
         f = fields["measurement.latency_ns." + k]
         assert rh.same_value(f["value"], v), (k, f, v)
-        assert f["text"] == rh.fmt_ns(v), (k, f, v)
+        assert f["text"] == rh.fmt_ns_in(v, unit), (k, f, v)
     for k, v in m["samples"].items():
         f = fields["measurement.samples." + k]
         assert rh.same_value(f["value"], v) and f["text"] == rh.fmt_int(v), (k, f, v)
@@ -524,3 +526,229 @@ def test_a_failed_capture_timeline_draws_every_kind(xprobe, tmp_path, browser):
     view = rh.load(browser, out)
     assert view["events"] == rh.TIMELINE_MAX
     assert "each event kind separately" in view["sampling"]["text"]
+
+
+# --- the defects a new user found (issue 17, item 9) ------------------------
+
+CAPTION = r"""
+(() => {
+  const s = document.querySelector('#histogram svg');
+  const cap = Array.from(s.querySelectorAll('text')).find(t => t.textContent.startsWith('latency'));
+  const box = e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  return {text: cap ? cap.textContent : null, caption: cap ? box(cap) : null, svg: box(s),
+          chart: box(document.getElementById('histogram'))};
+})()
+"""
+
+
+def inside(inner, outer, slack=0.5):
+    """[left, top, right, bottom] @inner lies within @outer."""
+    return (inner[0] >= outer[0] - slack and inner[1] >= outer[1] - slack
+            and inner[2] <= outer[2] + slack and inner[3] <= outer[3] + slack)
+
+
+def test_histogram_caption_fits_however_few_buckets(xprobe, tmp_path, browser):
+    """The caption under the histogram lies inside its SVG and its box for
+    1 to 5 buckets (and 20).  Before, the SVG was as wide as the buckets
+    alone: with 4 buckets or fewer the caption ran past its right edge and
+    was cut off."""
+    for n in (1, 2, 3, 4, 5, 20):
+        events, _ = request_pairs(3 * n, spread=lambda i, n=n: 1100 * 2 ** (i % n))
+        src = xpcap.write_jsonl(tmp_path / ("in%d.jsonl" % n), events)
+        out = tmp_path / ("h%d.html" % n)
+        r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100, "--report", out)
+        assert r.rc == 0, r
+        view = rh.load(browser, out)
+        assert len(view["hbars"]) == n
+        got = view["page"].evaluate(CAPTION)
+        assert got["text"], got
+        assert inside(got["caption"], got["svg"]), (n, got)
+        assert inside(got["caption"], got["chart"]), (n, got)
+
+
+LONG_CXX = ("std::map<std::__cxx11::basic_string<char, std::char_traits<char>, "
+            "std::allocator<char> >, std::vector<std::shared_ptr<net::Session<tls::Stream, "
+            "net::Buffer<4096ul> > > > > net::detail::Dispatcher<net::Policy<16ul, true>, "
+            "net::Codec<json::Value> >::handle_request(net::Request const&, "
+            "std::chrono::duration<long, std::ratio<1l, 1000000000l> >) const")
+
+TIP_BOUNDS = r"""
+(() => {
+  const bar = document.querySelectorAll('rect.pair')[0];
+  const tip = document.getElementById('tooltip');
+  const W = window.innerWidth, H = window.innerHeight, out = [];
+  const box = b => [b.left, b.top, b.right, b.bottom];
+  for (const [x, y] of [[5, 5], [W - 5, 5], [5, H - 5], [W - 5, H - 5], [W / 2, H / 2]]) {
+    bar.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: x, clientY: y}));
+    const range = document.createRange();
+    range.selectNodeContents(tip);
+    out.push({at: [x, y], hidden: tip.hidden, text: tip.textContent,
+              box: box(tip.getBoundingClientRect()), content: box(range.getBoundingClientRect()),
+              scroll: [tip.scrollWidth, tip.clientWidth, tip.scrollHeight, tip.clientHeight]});
+  }
+  return {W: W, H: H, out: out};
+})()
+"""
+
+
+def check_tooltip_fits(page, name):
+    got = page.evaluate(TIP_BOUNDS)
+    view = [0, 0, got["W"], got["H"]]
+    for t in got["out"]:
+        assert not t["hidden"] and name in t["text"], t
+        assert inside(t["box"], view), (got["W"], got["H"], t)  # on the page
+        assert inside(t["content"], t["box"], 1), t  # the text in its box
+        assert t["scroll"][0] <= t["scroll"][1] and t["scroll"][2] <= t["scroll"][3], t
+
+
+def test_tooltip_of_a_long_cxx_name_stays_in_its_box_and_the_window(xprobe, tmp_path, browser):
+    """A pair whose events carry a 300-character demangled C++ signature
+    (with spaces, and without: the exit's): hovered with the pointer in
+    each corner of the window, the tooltip lies inside the window and its
+    text inside the tooltip, at 1280 px and at 420 px wide.  Before, the
+    tooltip did not wrap (white-space: pre): the name ran out of its box
+    and, in a narrow window, off the page."""
+    assert len(LONG_CXX) > 200
+    events, _ = request_pairs(6)
+    for e in events:
+        e["host"]["symbol_demangled"] = (LONG_CXX if e["event_type"] == "host_function_entry"
+                                         else LONG_CXX.replace(" ", ""))
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "cxx.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100, "--report", out)
+    assert r.rc == 0, r
+    view = rh.load(browser, out)
+    page = view["page"]
+    check_tooltip_fits(page, LONG_CXX)
+    browser.call("Emulation.setDeviceMetricsOverride",
+                 {"width": 420, "height": 700, "deviceScaleFactor": 1, "mobile": False},
+                 page.session)
+    check_tooltip_fits(page, LONG_CXX.replace(" ", ""))
+
+
+def undefined_symbols(text):
+    """The one-letter symbols of @text ("a" and "I" are words) that no
+    "where X is", ", X is" or "and X is" defines."""
+    syms = set(re.findall(r"(?<![\w.'])([B-HJ-Zb-z])(?![\w'])", text))
+    return sorted(x for x in syms if not re.search(r"(?:where|,|and) %s is\b" % x, text))
+
+
+def check_note_reads(text, words):
+    """The note's first sentence says in words what is drawn (no formula),
+    and every symbol of the formula after it is defined."""
+    first = text.split(". ")[0]
+    assert not re.search(r"=|floor|\*", first), text
+    for w in words:
+        assert w in first, (w, text)
+    assert undefined_symbols(text) == [], (undefined_symbols(text), text)
+
+
+def test_sampling_notes_say_what_is_drawn_in_words(xprobe, tmp_path, browser):
+    """Above 10,000 the note under the timeline's heading says what is
+    drawn in a sentence, then the formula with each of its symbols
+    defined.  Before, both notes read "every pair j = floor(j * N /
+    10000)" (or "its event j = floor(j * C / Q)"), j never defined."""
+    n = 10500
+    events, _ = request_pairs(n, threads=2, spread=lambda i: 1000 + i % 50)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events, check=False)
+    out = tmp_path / "pairs.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", n, "--report", out,
+                   check_schema=False)
+    assert r.rc == 0, r
+    note = rh.load(browser, out)["sampling"]["text"]
+    check_note_reads(note, ("10,000 of 10,500 pairs", "evenly", "start-time order"))
+    assert "floor(j * 10500 / 10000)" in note, note
+
+    events = []
+    for i in range(10500):
+        events += [xpcap.syscall_entry(100 + i % 3, 1000 + 100 * i),
+                   xpcap.syscall_exit(100 + i % 3, 1050 + 100 * i)]
+    src = xpcap.write_jsonl(tmp_path / "ev.jsonl", events, check=False)
+    out = tmp_path / "events.html"
+    r = xprobe.run("measure", "--input", src, "--from", "syscall:munmap:entry", "--to",
+                   "syscall:munmap:exit", "--match", "exact", "--samples", 5,
+                   "--max-events", len(events), "--report", out)
+    assert r.code == "NO_MATCHED_SAMPLES", r
+    note = rh.load(browser, out)["sampling"]["text"]
+    check_note_reads(note, ("10,000 of 21,000 events", "each event kind separately",
+                            "in proportion to its count", "evenly", "capture order"))
+    assert "floor(j * C / Q)" in note, note
+
+
+ORIGIN = r"""
+(() => {
+  const o = document.getElementById('time-origin');
+  const bar = document.querySelector('#timeline rect[data-i]');
+  const tip = document.getElementById('tooltip');
+  bar.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: 50, clientY: 50}));
+  return {controls: document.querySelector('#timeline .controls').textContent,
+          origin: o ? o.textContent : null, title: o ? o.getAttribute('title') : null,
+          raw: o ? o.getAttribute('data-t0-ns') : null, tip: tip.textContent};
+})()
+"""
+
+
+def check_origin(page, t0, shown, clock):
+    got = page.evaluate(ORIGIN)
+    for text in (got["controls"], got["origin"]):
+        assert not re.search(r"\d{10,}", text or ""), got  # no raw nanoseconds
+    assert got["origin"] is not None and shown in got["origin"], got
+    assert clock in got["origin"] and "t0" in got["origin"], got
+    assert got["raw"] == str(t0) and str(t0) + " ns" in got["title"], got  # the raw value kept
+    return got
+
+
+def test_time_origin_is_a_human_time(xprobe, tmp_path, browser):
+    """The timeline's origin reads as seconds of its clock, to the
+    millisecond, with the exact nanoseconds in its title and data-t0-ns,
+    and a tooltip's timestamps stay exact with 19 digits.  Before, the
+    page printed "after 1700000000123656800 ns": raw nanoseconds, and not
+    even the right ones (a JavaScript number holds about 16 digits)."""
+    t0 = 1_700_000_000_123_656_789
+    events, _ = request_pairs(20, base=t0)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "origin.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100, "--report", out)
+    assert r.rc == 0, r
+    _, rep = rh.blocks(out)
+    assert rep["timeline"]["t0_ns"] == t0
+    got = check_origin(rh.load(browser, out)["page"], t0, "1,700,000,000.124 s",
+                       "CLOCK_MONOTONIC")
+    first = r.doc["evidence"][0]
+    assert "t = %d ns" % first["start"]["timestamp_ns"] in got["tip"], got["tip"]
+    assert "t = %d ns" % first["end"]["timestamp_ns"] in got["tip"], got["tip"]
+
+    # a failed capture's timeline: the same origin, its events' clock
+    t0 = 18_234_567_965_978
+    events = [xpcap.syscall_entry(100, t0 + 1000 * i) for i in range(5)]
+    src = xpcap.write_jsonl(tmp_path / "ev.jsonl", events)
+    out = tmp_path / "failed.html"
+    r = xprobe.run("measure", "--input", src, *MMAP, "--samples", 5, "--report", out)
+    assert r.code == "NO_MATCHED_SAMPLES", r
+    got = check_origin(rh.load(browser, out)["page"], t0, "18,234.568 s", "CLOCK_MONOTONIC")
+    assert "t = %d ns" % t0 in got["tip"], got["tip"]
+
+
+def test_percentile_row_has_one_unit(xprobe, tmp_path, browser):
+    """p50 820 us and p99 1.2 ms: every value of the row is in ms, the unit
+    of its largest, with the raw nanoseconds in each cell's title.  Before,
+    each value had its own unit ("820.003 us" beside "1.200 ms")."""
+    events, lats = request_pairs(100, spread=lambda i: 1_200_000 if i % 10 == 0
+                                 else 820_000 + i % 7)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "units.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 100, "--report", out)
+    assert r.rc == 0, r
+    lat = r.doc["measurement"]["latency_ns"]
+    assert lat["p50"] < 1_000_000 <= lat["p99"]
+    view = rh.load(browser, out)
+    cells = view["page"].evaluate(
+        "Array.from(document.querySelectorAll('#percentiles tbody td')).map("
+        "td => [td.getAttribute('data-field'), td.textContent, td.title])")
+    assert len(cells) == 7
+    units = {text.split()[-1] for _, text, _ in cells}
+    assert units == {"ms"}, cells
+    for path, text, title in cells:
+        v = lat[path.rsplit(".", 1)[1]]
+        assert text == rh.fmt_ns_in(v, (1e6, "ms")) and title == "%s ns" % v, (path, text, v)
+    assert "0.820" in cells[1][1] and cells[4][1] == "1.200 ms", cells

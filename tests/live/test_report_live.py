@@ -59,9 +59,10 @@ def test_live_syscall_measurement(xprobe, tmp_path, browser):
     want = rh.log2_buckets(lat)
     assert {(int(b["lower"]), int(b["upper"])): int(b["count"]) for b in view["hbars"]} == want
     assert view["pairs"] == 600 and len(view["lanes"]) == 4
+    unit = rh.row_unit(doc["measurement"]["latency_ns"].values())  # one unit for the row
     for k, v in doc["measurement"]["latency_ns"].items():
         f = view["fields"]["measurement.latency_ns." + k]
-        assert rh.same_value(f["value"], v) and f["text"] == rh.fmt_ns(v), (k, f, v)
+        assert rh.same_value(f["value"], v) and f["text"] == rh.fmt_ns_in(v, unit), (k, f, v)
     assert view["fields"]["correlation.method"]["text"] == "exact_syscall_tid_lifecycle"
     assert "(live)" in view["target"] and "PID %d" % fx.pid in view["target"]
     assert "1,200 of" in view["fields"]["host_ring"]["text"]
@@ -158,10 +159,12 @@ def test_histogram_page(xprobe, tmp_path, browser):
     assert [(int(b["lower"]), int(b["count"])) for b in view["hbars"]] == [
         (b["lower_ns"], b["count"]) for b in nonempty]
     assert sum(int(b["count"]) for b in view["hbars"]) == h["stats"]["count"] == 34
+    unit = rh.row_unit(p["value_ns"] for p in h["percentiles"])  # one unit for the column
     for p in h["percentiles"]:
         pct = p["percentile"]  # as JavaScript prints it: 50, 99.9
         f = view["fields"]["histogram.percentiles.%s" % (int(pct) if pct == int(pct) else pct)]
-        assert rh.same_value(f["value"], p["value_ns"]) and f["text"] == rh.fmt_ns(p["value_ns"])
+        assert rh.same_value(f["value"], p["value_ns"])
+        assert f["text"] == rh.fmt_ns_in(p["value_ns"], unit), (f, p)
 
 
 def test_aggregate_page(xprobe, tmp_path, browser):

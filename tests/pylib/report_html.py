@@ -13,6 +13,7 @@ documented rules, not taken from the page.
 """
 import decimal
 import json
+import math
 import os
 import re
 import stat
@@ -142,6 +143,30 @@ def fmt_ns(ns):
     if ns >= 1e3:
         return _fixed(ns / 1e3, 3) + " us"
     return "%d ns" % round(ns)
+
+
+UNITS = ((1e9, "s"), (1e6, "ms"), (1e3, "us"), (1, "ns"))
+
+
+def row_unit(values):
+    """The unit of a row of latencies: the one fmt_ns gives the largest."""
+    top = max((v for v in values if v is not None), default=0)
+    return next((u for u in UNITS if top >= u[0]), UNITS[-1])
+
+
+def fmt_ns_in(ns, unit):
+    """@ns in @unit (a UNITS entry), as the page writes a row's values:
+    three decimals, more for a value under 0.1 of the unit (three
+    significant digits, down to the nanosecond); whole nanoseconds."""
+    if ns is None:
+        return "n/a"
+    div, name = unit
+    if div == 1:
+        return "%d ns" % round(ns)
+    v, places = ns / div, 3
+    if 0 < v < 0.1:
+        places = min(round(math.log10(div)), 2 - math.floor(math.log10(v)))
+    return _fixed(v, places) + " " + name
 
 
 def fmt_int(n):

@@ -57,13 +57,31 @@
   function badge(text, cls) { return el('span', 'badge ' + (cls || text), text); }
 
   // --- number formats ----------------------------------------------------
-  // As the CLI's human summary (render_measurement.c fmt_ns).
+  // A latency in the unit that suits it, as the CLI's human summary
+  // writes one (render_measurement.c fmt_ns): "820.003 us", "1.200 ms".
+  var UNITS = [[1e9, 's'], [1e6, 'ms'], [1e3, 'us'], [1, 'ns']];
+  function unitOf(ns) {
+    for (var i = 0; i < UNITS.length - 1; i++) if (ns >= UNITS[i][0]) return UNITS[i];
+    return UNITS[UNITS.length - 1];
+  }
   function fmtNs(ns) {
+    return ns === null || ns === undefined ? 'n/a' : fmtNsIn(ns, unitOf(ns));
+  }
+  // A row of latencies shares one unit, its largest value's, so that the
+  // row never mixes "820.003 us" with "1.200 ms".
+  function rowUnit(values) {
+    var top = 0;
+    values.forEach(function (v) { if (v !== null && v !== undefined && v > top) top = v; });
+    return unitOf(top);
+  }
+  // @ns in @unit: three decimals, or three significant digits for a value
+  // under 0.1 of the unit (down to the nanosecond); whole nanoseconds.
+  function fmtNsIn(ns, unit) {
     if (ns === null || ns === undefined) return 'n/a';
-    if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
-    if (ns >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
-    if (ns >= 1e3) return (ns / 1e3).toFixed(3) + ' us';
-    return Math.round(ns) + ' ns';
+    if (unit[0] === 1) return Math.round(ns) + ' ns';
+    var v = ns / unit[0], places = 3;
+    if (v > 0 && v < 0.1) places = Math.min(Math.round(Math.log10(unit[0])), 2 - Math.floor(Math.log10(v)));
+    return v.toFixed(places) + ' ' + unit[1];
   }
   // Short labels for axes and buckets, as the terminal histogram writes
   // them: whole nanoseconds, else three significant digits ("4.10us").
@@ -81,16 +99,61 @@
   function fmtInt(n) { return n === null || n === undefined ? 'n/a' : String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ','); }
   function pct(x) { return (100 * x).toFixed(1) + '%'; }
 
+  // --- the time origin -----------------------------------------------------
+  // Timestamps are nanoseconds of the event's clock; a raw CUPTI one has 19
+  // digits, more than a JavaScript number holds (2^53), so the timeline's
+  // origin also comes as a decimal string (t0_ns_text) and absolute times
+  // are added to it digit by digit.
+  function addNs(text, ns) {
+    var b = String(Math.round(ns)), out = '', carry = 0, i = text.length - 1, j = b.length - 1;
+    while (i >= 0 || j >= 0 || carry) {
+      var d = (i >= 0 ? +text[i--] : 0) + (j >= 0 ? +b[j--] : 0) + carry;
+      out = String(d % 10) + out;
+      carry = d >= 10 ? 1 : 0;
+    }
+    return out;
+  }
+  // Nanoseconds (a decimal string) as seconds to the millisecond, rounded:
+  // "1,700,000,000.124 s".
+  function fmtSecondsText(text) {
+    var d = addNs(text, 500000);
+    while (d.length < 10) d = '0' + d;
+    return fmtInt(d.slice(0, -9).replace(/^0+(?=\d)/, '')) + '.' + d.slice(-9, -6) + ' s';
+  }
+  var CLOCK_NAME = {
+    host_monotonic: 'CLOCK_MONOTONIC', cupti_normalized_to_host_monotonic: 'CLOCK_MONOTONIC',
+    cupti: 'the CUPTI activity clock'
+  };
+  // The note under a timeline that says where its zero is: in seconds of
+  // its clock for people, the exact nanoseconds in its title and
+  // data-t0-ns for programs.
+  function originNote(parent, tl, what) {
+    var p = add(parent, el('p', 'note'));
+    p.id = 'time-origin';
+    p.textContent = 'Times on the timeline are offsets from t0, ' + what + ': ' + fmtSecondsText(tl.t0_ns_text) +
+      ' on ' + (CLOCK_NAME[tl.t0_clock] || tl.t0_clock || 'the capture\'s clock') + '.';
+    p.title = 't0 = ' + tl.t0_ns_text + ' ns (' + (tl.t0_clock || 'unknown clock') + ')';
+    p.setAttribute('data-t0-ns', tl.t0_ns_text);
+    return p;
+  }
+
   // --- tooltip -----------------------------------------------------------
+  // Below right of the pointer, else left of or above it, and always
+  // inside the window: the stylesheet wraps a long name (a C++ signature)
+  // and bounds the box by the window, so it is measured at the window's
+  // corner, where its width is not cut by where it last was.
   function showTip(ev, text) {
+    var W = window.innerWidth, H = window.innerHeight;
     tooltip.textContent = text;
+    tooltip.style.left = '0px';
+    tooltip.style.top = '0px';
     tooltip.hidden = false;
     var x = ev.clientX + 14, y = ev.clientY + 14;
     var w = tooltip.offsetWidth, h = tooltip.offsetHeight;
-    if (x + w > window.innerWidth - 4) x = Math.max(4, ev.clientX - w - 14);
-    if (y + h > window.innerHeight - 4) y = Math.max(4, ev.clientY - h - 14);
-    tooltip.style.left = x + 'px';
-    tooltip.style.top = y + 'px';
+    if (x + w > W - 4) x = ev.clientX - w - 14;
+    if (y + h > H - 4) y = ev.clientY - h - 14;
+    tooltip.style.left = Math.max(4, Math.min(x, W - w - 4)) + 'px';
+    tooltip.style.top = Math.max(4, Math.min(y, H - h - 4)) + 'px';
   }
   function hideTip() { tooltip.hidden = true; }
 
@@ -142,7 +205,8 @@
   function bucketLabel(b) {
     return '[' + fmtShort(b.lower_ns) + ', ' + fmtShort(b.upper_ns) + ')';
   }
-  function histogramChart(parent, buckets, unitWord) {
+  // @caption goes under the axis; the chart is at least as wide as it.
+  function histogramChart(parent, buckets, unitWord, caption) {
     var n = buckets.length;
     var wrap = add(parent, el('div', 'chart'));
     wrap.id = 'histogram';
@@ -153,11 +217,13 @@
     var logBtn = add(controls, el('button', null, 'log scale'));
     logBtn.type = 'button';
     var slot = Math.max(34, Math.min(70, Math.floor(880 / n)));
-    var left = 60, top = 16, height = 220, W = left + slot * n + 10, H = top + height + 70;
-    var s = add(wrap, svg('svg', { width: W, height: H, role: 'img', 'aria-label': 'latency histogram' }));
+    var left = 60, top = 16, height = 220, right = left + slot * n, H = top + height + 70;
+    var s = add(wrap, svg('svg', { width: right + 10, height: H, role: 'img', 'aria-label': 'latency histogram' }));
     var grid = add(s, svg('g', { 'class': 'grid' }));
     var axis = add(s, svg('g', { 'class': 'axis' }));
     var bars = add(s, svg('g', {}));
+    var cap = add(s, svgText(0, top + height + 34, caption, 'middle', 'caption'));
+    captionFits(s, cap, left + slot * n / 2, right + 10);
     var log = false;
     function y(v) {
       if (v <= 0) return top + height;
@@ -170,10 +236,10 @@
       while (bars.firstChild) bars.removeChild(bars.firstChild);
       var ticks = log ? [0, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9].filter(function (t) { return t <= max; }) : niceTicks(0, max, 5);
       ticks.forEach(function (t) {
-        add(grid, svg('line', { x1: left, x2: W - 10, y1: y(t), y2: y(t) }));
+        add(grid, svg('line', { x1: left, x2: right, y1: y(t), y2: y(t) }));
         add(axis, svgText(left - 6, y(t) + 4, fmtInt(t), 'end'));
       });
-      add(axis, svg('line', { x1: left, x2: W - 10, y1: top + height, y2: top + height }));
+      add(axis, svg('line', { x1: left, x2: right, y1: top + height, y2: top + height }));
       buckets.forEach(function (b, i) {
         var x = left + i * slot;
         var lab = svgText(x + slot / 2, top + height + 14, fmtShort(b.lower_ns), 'middle');
@@ -190,10 +256,17 @@
         r.addEventListener('mouseleave', hideTip);
         add(bars, svgText(x + slot / 2, yy - 3, fmtInt(b.count), 'middle', 'count'));
       });
-      add(axis, svgText(left + slot * n / 2, top + height + 34, 'latency (bucket lower bound; each bucket is [2^k, 2^(k+1)) ns)', 'middle'));
     }
     logBtn.addEventListener('click', function () { log = !log; logBtn.textContent = log ? 'linear scale' : 'log scale'; draw(); });
     draw();
+  }
+  // Centre the caption @cap of @s under the plot (at @mid), moved right
+  // and the SVG widened past @width where the plot of a few buckets is
+  // narrower than the caption, so that none of it is cut off.
+  function captionFits(s, cap, mid, width) {
+    var w = cap.getComputedTextLength() || 6.5 * cap.textContent.length, x = Math.max(mid, w / 2 + 6);
+    cap.setAttribute('x', x);
+    s.setAttribute('width', Math.ceil(Math.max(width, x + w / 2 + 6)));
   }
   function niceStep(range, count) {
     if (range <= 0) return 1;
@@ -209,7 +282,8 @@
 
   // --- the zoomable timeline ----------------------------------------------
   // items: {n, lane(j), from(j), to(j), cls, tip(j), color(j)}; lanes: labels.
-  function timeline(parent, lanes, items, t0) {
+  // Times are offsets from t0, which originNote() states.
+  function timeline(parent, lanes, items) {
     var wrap = add(parent, el('div'));
     wrap.id = 'timeline';
     var controls = add(wrap, el('div', 'controls'));
@@ -269,8 +343,8 @@
         add(axis, svg('line', { x1: xx, x2: xx, y1: axisH - 6, y2: H }));
         add(axis, svgText(xx + 2, axisH - 9, '+' + fmtShort(t), 'start'));
       });
-      rangeText.textContent = 'showing +' + fmtNs(Math.max(0, view.a)) + ' .. +' + fmtNs(view.b) +
-        ' after ' + t0 + ' ns (' + fmtNs(view.b - view.a) + ' wide)';
+      rangeText.textContent = 'showing t0 +' + fmtNs(Math.max(0, view.a)) + ' .. t0 +' + fmtNs(view.b) +
+        ' (' + fmtNs(view.b - view.a) + ' wide)';
     }
     function zoom(factor, at) {
       var span = view.b - view.a, c = at === undefined ? view.a + span / 2 : at;
@@ -329,9 +403,11 @@
     p.setAttribute('data-sampled', tl.sampled ? 'true' : 'false');
     p.setAttribute('data-drawn', tl.drawn);
     p.setAttribute('data-total', tl.total);
+    // the rule (render_html.c) goes on the sentence: what is drawn in
+    // words, then the formula with each of its symbols defined
     if (tl.sampled)
-      p.textContent = 'Sampled: the timeline draws ' + fmtInt(tl.drawn) + ' of ' + fmtInt(tl.total) + ' ' + tl.unit + 's (' +
-        tl.rule + '). ' + countsWhat;
+      p.textContent = 'Sampled: the timeline draws ' + fmtInt(tl.drawn) + ' of ' + fmtInt(tl.total) + ' ' + tl.unit + 's, ' +
+        tl.rule + ' ' + countsWhat;
     else
       p.textContent = 'Every ' + tl.unit + ' is drawn: ' + fmtInt(tl.total) + '.';
   }
@@ -384,15 +460,16 @@
     var keys = ['min', 'p50', 'p90', 'p95', 'p99', 'max', 'mean'];
     keys.forEach(function (k) { add(hr, el('th', null, k)); });
     var tr = add(add(t, el('tbody')), el('tr'));
+    var unit = rowUnit(keys.map(function (k) { return m.latency_ns[k]; }));
     keys.forEach(function (k) {
       var v = m.latency_ns[k];
-      var td = add(tr, field('td', 'measurement.latency_ns.' + k, v, fmtNs(v)));
+      var td = add(tr, field('td', 'measurement.latency_ns.' + k, v, fmtNsIn(v, unit)));
       td.title = v + ' ns';
     });
     add(ps, el('p', 'note', 'nearest-rank percentiles of ' + fmtInt(m.samples.matched) + ' pairs, as --json reports them'));
 
     var hs = section('Latency histogram');
-    histogramChart(hs, rep.histogram.buckets, 'pairs');
+    histogramChart(hs, rep.histogram.buckets, 'pairs', 'latency (bucket lower bound; each bucket is [2^k, 2^(k+1)) ns)');
     add(hs, el('p', 'note', 'power-of-two buckets over all ' + fmtInt(rep.histogram.total) +
       ' pairs, counted by xprobe (exact, whatever the timeline draws); empty buckets have no bar'));
 
@@ -403,7 +480,7 @@
     function evLine(role, kind, seq, lane, cpu, at) {
       var l = rep.lanes[lane];
       return role + ': evt_' + seq + '  ' + kindText(kinds[kind]) + '\n       pid ' + l.pid + ' tid ' + l.tid +
-        (cpu === null ? '' : ' cpu ' + cpu) + '  t = ' + (tl.t0_ns + at) + ' ns (+' + fmtNs(at) + ')';
+        (cpu === null ? '' : ' cpu ' + cpu) + '  t = ' + addNs(tl.t0_ns_text, at) + ' ns (t0 +' + fmtNs(at) + ')';
     }
     timeline(ts, lanes, {
       n: tl.pair.length, cls: 'pair',
@@ -415,7 +492,8 @@
           evLine('start', tl.start_kind[j], tl.start_seq[j], tl.lane[j], tl.start_cpu[j], tl.start[j]) + '\n' +
           evLine('end  ', tl.end_kind[j], tl.end_seq[j], tl.end_lane[j], tl.end_cpu[j], tl.end[j]);
       }
-    }, tl.t0_ns);
+    });
+    originNote(ts, tl, 'the earliest event of the pairs drawn');
 
     var th = section('Threads');
     var tt = add(th, el('table', 'grid'));
@@ -425,13 +503,13 @@
     var tb = add(tt, el('tbody'));
     rep.lanes.filter(function (l) { return l.pairs > 0; }).sort(function (a, b) { return b.pairs - a.pairs || a.tid - b.tid; })
       .forEach(function (l) {
-        var row = add(tb, el('tr'));
+        var row = add(tb, el('tr')), unit = unitOf(l.max_ns);
         add(row, el('td', 'l', l.pid));
         add(row, el('td', 'l', l.tid));
         add(row, el('td', null, fmtInt(l.pairs)));
-        add(row, el('td', null, fmtNs(l.min_ns)));
-        add(row, el('td', null, fmtNs(l.sum_ns / l.pairs)));
-        add(row, el('td', null, fmtNs(l.max_ns)));
+        add(row, el('td', null, fmtNsIn(l.min_ns, unit)));
+        add(row, el('td', null, fmtNsIn(l.sum_ns / l.pairs, unit)));
+        add(row, el('td', null, fmtNsIn(l.max_ns, unit)));
       });
     if (rep.lanes_total > rep.lanes.length)
       add(th, el('p', 'note', fmtInt(rep.lanes_total - rep.lanes.length) + ' more threads with ' +
@@ -504,9 +582,11 @@
       tip: function (j) {
         var l = rep.lanes[tl.lane[j]];
         return 'evt_' + tl.seq[j] + '  ' + kindText(rep.kinds[tl.kind[j]]) + '\npid ' + l.pid + ' tid ' + l.tid +
-          (tl.cpu[j] === null ? '' : ' cpu ' + tl.cpu[j]) + '  t = ' + (tl.t0_ns + tl.time[j]) + ' ns';
+          (tl.cpu[j] === null ? '' : ' cpu ' + tl.cpu[j]) + '  t = ' + addNs(tl.t0_ns_text, tl.time[j]) + ' ns (t0 +' +
+          fmtNs(tl.time[j]) + ')';
       }
-    }, tl.t0_ns);
+    });
+    originNote(ts, tl, 'the earliest event captured');
     footer('it is the error document');
   }
 
@@ -652,15 +732,16 @@
     var hr = add(add(t, el('thead')), el('tr'));
     ['percentile', 'value', 'bucket', 'relative error bound'].forEach(function (k) { add(hr, el('th', null, k)); });
     var tb = add(t, el('tbody'));
+    var unit = rowUnit(hg.percentiles.map(function (p) { return p.value_ns; }));
     hg.percentiles.forEach(function (p) {
       var row = add(tb, el('tr'));
       add(row, el('td', null, 'p' + p.percentile));
-      add(row, field('td', 'histogram.percentiles.' + p.percentile, p.value_ns, fmtNs(p.value_ns)));
+      add(row, field('td', 'histogram.percentiles.' + p.percentile, p.value_ns, fmtNsIn(p.value_ns, unit))).title = p.value_ns + ' ns';
       add(row, el('td', null, '[' + fmtShort(p.bucket_lower_ns) + ', ' + fmtShort(p.bucket_upper_ns) + ')'));
       add(row, el('td', null, pct(p.relative_error_bound)));
     });
     var hs = section('Histogram');
-    histogramChart(hs, hg.buckets, 'pairs');
+    histogramChart(hs, hg.buckets, 'pairs', 'latency (bucket lower bound)');
     add(hs, el('p', 'note', hg.bucket_scheme.kind + ' buckets (' + hg.bucket_scheme.sub_buckets_per_power_of_two +
       ' per power of two, exact below ' + fmtNs(hg.bucket_scheme.exact_below_ns) + '), counted in the kernel'));
     if (hg.groups && hg.groups.length) {
