@@ -357,14 +357,15 @@ static void put_sampling(struct xpc_json *w, const char *unit, size_t total)
 			 total, XP_HTML_TIMELINE_MAX, XP_HTML_TIMELINE_MAX - 1);
 	else if (n < total)
 		snprintf(rule, sizeof(rule),
-			 "each event kind separately: a kind (event type and name) gets a share "
-			 "of the drawn events in proportion to its count, and the events drawn "
-			 "of a kind are spread evenly over its events in capture order, so that "
-			 "every kind keeps its share whatever the order the events came in. "
-			 "As a formula: a kind with C events and a share of Q draws its events "
-			 "floor(j * C / Q), where C is its number of events, Q is its share "
-			 "(the shares add up to %u) and j is 0, 1, .. Q - 1, its events "
-			 "numbered from 0 in capture order.",
+			 "each event kind on each thread separately: a kind (event type and "
+			 "name) on a thread gets a share of the drawn events in proportion to "
+			 "its count, and its drawn events are spread evenly over its events in "
+			 "capture order, so that every kind on every thread keeps its share "
+			 "whatever the order the events came in. As a formula: a kind on a "
+			 "thread with C events and a share of Q draws its events floor(j * C / "
+			 "Q), where C is its number of events, Q is its share (the shares add "
+			 "up to %u) and j is 0, 1, .. Q - 1, its events numbered from 0 in "
+			 "capture order.",
 			 XP_HTML_TIMELINE_MAX);
 	xpc_json_kstr(w, "rule", n < total ? rule : NULL);
 }
@@ -647,73 +648,96 @@ static int by_remainder(const void *a, const void *b)
 
 /*
  * The events a failed capture's timeline draws, in capture order: all of
- * them up to XP_HTML_TIMELINE_MAX, else each kind separately, so that a
- * kind is drawn in proportion to its count whatever the order events
- * came in (one stride over alternating entries and exits drew only
- * entries): kind k of C_k events gets Q_k = floor(N * C_k / total) slots,
- * the slots left go to the kinds with the largest remainders (spread
- * evenly over kinds whose remainders tie), and kind k draws its events
- * floor(j * C_k / Q_k).  @ki: each event's kind.  Returns the count.
+ * them up to XP_HTML_TIMELINE_MAX, else each stratum (an event kind on
+ * one thread) separately, so that every kind on every thread is drawn in
+ * proportion to its count whatever the order events came in (one stride
+ * over alternating entries and exits drew only entries; one stride per
+ * kind over three threads taking turns drew one thread): stratum s of C_s
+ * events gets Q_s = floor(N * C_s / total) slots, the slots left go to
+ * the strata with the largest remainders (spread evenly over strata whose
+ * remainders tie), and stratum s draws its events floor(j * C_s / Q_s).
+ * @ki, @li: each event's kind and lane.  Returns the count, or 0 when
+ * memory runs out.
  */
-static size_t drawn_events(const long *ki, size_t count, const struct kinds *k, size_t *out)
+static size_t drawn_events(const long *ki, const long *li, size_t count, size_t *out)
 {
-	size_t nk = k->idx.n, n = drawn_count(count), given = 0, i, j, *order = NULL;
-	size_t *quota = NULL, *seen = NULL, got = 0;
+	size_t n = drawn_count(count), given = 0, i, j, ns, *order = NULL;
+	size_t *quota = NULL, *seen = NULL, *total = NULL, got = 0;
 	unsigned __int128 *rem = NULL;
+	struct keyidx strata = { 0 };
+	uint32_t *si = NULL;
 
 	if (count <= n) {
 		for (i = 0; i < count; i++)
 			out[i] = i;
 		return count;
 	}
-	quota = calloc(nk + 1, sizeof(*quota));
-	seen = calloc(nk + 1, sizeof(*seen));
-	rem = calloc(nk + 1, sizeof(*rem));
-	order = calloc(nk + 1, sizeof(*order));
-	if (!quota || !seen || !rem || !order)
+	si = calloc(count, sizeof(*si));
+	if (!si)
 		goto out;
-	for (i = 0; i < nk; i++) {
-		unsigned __int128 prod = (unsigned __int128)n * k->v[i].count;
+	for (i = 0; i < count; i++) {
+		bool added;
+		long x = keyidx_get(&strata, (uint64_t)ki[i] << 32 | (uint64_t)li[i], &added);
+
+		if (x < 0)
+			goto out;
+		si[i] = (uint32_t)x;
+	}
+	ns = strata.n;
+	quota = calloc(ns + 1, sizeof(*quota));
+	seen = calloc(ns + 1, sizeof(*seen));
+	total = calloc(ns + 1, sizeof(*total));
+	rem = calloc(ns + 1, sizeof(*rem));
+	order = calloc(ns + 1, sizeof(*order));
+	if (!quota || !seen || !total || !rem || !order)
+		goto out;
+	for (i = 0; i < count; i++)
+		total[si[i]]++;
+	for (i = 0; i < ns; i++) {
+		unsigned __int128 prod = (unsigned __int128)n * total[i];
 
 		quota[i] = (size_t)(prod / count);
 		rem[i] = prod % count;
 		given += quota[i];
 		order[i] = i;
 	}
-	/* the kinds by remainder, largest first, ties in kind order */
+	/* the strata by remainder, largest first, ties in first-seen order */
 	g_rem = rem;
-	qsort(order, nk, sizeof(*order), by_remainder);
+	qsort(order, ns, sizeof(*order), by_remainder);
 	{
 		size_t left = n - given, m = 0;
 
-		/* the leftover slots over the kinds in that order, evenly */
-		for (j = 0; j < left && nk; j++) {
-			size_t at = (size_t)(((unsigned __int128)j * nk) / left);
+		/* the leftover slots over the strata in that order, evenly */
+		for (j = 0; j < left && ns; j++) {
+			size_t at = (size_t)(((unsigned __int128)j * ns) / left);
 
 			if (at < m)
 				at = m;
-			if (at >= nk)
+			if (at >= ns)
 				break;
 			quota[order[at]]++;
 			m = at + 1;
 		}
 	}
-	/* rem[] now counts each kind's draws made: its next draw is its event
-	 * floor(rem * C / Q) (strictly increasing, C >= Q) */
-	memset(rem, 0, (nk + 1) * sizeof(*rem));
+	/* rem[] now counts each stratum's draws made: its next draw is its
+	 * event floor(rem * C / Q) (strictly increasing, C >= Q) */
+	memset(rem, 0, (ns + 1) * sizeof(*rem));
 	for (i = 0; i < count; i++) {
-		size_t kk = (size_t)ki[i], c = k->v[kk].count, q = quota[kk];
+		size_t s = si[i], c = total[s], q = quota[s];
 
-		if (rem[kk] < q && got < n &&
-		    (size_t)((rem[kk] * (unsigned __int128)c) / q) == seen[kk]) {
+		if (rem[s] < q && got < n &&
+		    (size_t)((rem[s] * (unsigned __int128)c) / q) == seen[s]) {
 			out[got++] = i;
-			rem[kk]++;
+			rem[s]++;
 		}
-		seen[kk]++;
+		seen[s]++;
 	}
 out:
+	keyidx_free(&strata);
+	free(si);
 	free(quota);
 	free(seen);
+	free(total);
 	free(rem);
 	free(order);
 	return got;
@@ -762,7 +786,9 @@ static int put_capture(struct xpc_json *w, const struct xp_capture *c)
 	lmap = remap_new(l.idx.n);
 	if (!drawn || !kd || !ld || !kmap || !lmap)
 		goto out;
-	n = drawn_events(ki, c->count, &k, drawn);
+	n = drawn_events(ki, li, c->count, drawn);
+	if (!n && c->count)
+		goto out; /* out of memory */
 	for (j = 0; j < n; j++) {
 		kd[j] = ki[drawn[j]];
 		ld[j] = li[drawn[j]];
