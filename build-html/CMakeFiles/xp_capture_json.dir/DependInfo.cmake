@@ -1,0 +1,22 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/main/src/capture/decode_fast.c" "CMakeFiles/xp_capture_json.dir/src/capture/decode_fast.c.o" "gcc" "CMakeFiles/xp_capture_json.dir/src/capture/decode_fast.c.o.d"
+  "/work/main/src/capture/decode_json.cc" "CMakeFiles/xp_capture_json.dir/src/capture/decode_json.cc.o" "gcc" "CMakeFiles/xp_capture_json.dir/src/capture/decode_json.cc.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  "/work/main/build-html/CMakeFiles/xp_model.dir/DependInfo.cmake"
+  "/work/main/build-html/CMakeFiles/xpc.dir/DependInfo.cmake"
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

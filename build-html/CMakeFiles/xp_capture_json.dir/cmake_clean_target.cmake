@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libxp_capture_json.a"
+)

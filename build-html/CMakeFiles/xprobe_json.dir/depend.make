@@ -1,0 +1,2 @@
+# Empty dependencies file for xprobe_json.
+# This may be replaced when dependencies are built.

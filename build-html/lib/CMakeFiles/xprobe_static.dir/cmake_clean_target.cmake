@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libxprobe_static.a"
+)

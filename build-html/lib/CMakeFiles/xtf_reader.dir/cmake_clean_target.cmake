@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libxtf_reader.a"
+)

@@ -1,0 +1,2 @@
+# Empty dependencies file for test_collect_rules.
+# This may be replaced when dependencies are built.

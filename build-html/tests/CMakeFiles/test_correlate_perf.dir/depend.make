@@ -1,0 +1,2 @@
+# Empty dependencies file for test_correlate_perf.
+# This may be replaced when dependencies are built.

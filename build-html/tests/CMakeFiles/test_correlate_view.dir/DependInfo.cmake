@@ -1,0 +1,23 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/main/tests/unit/test_correlate_view.c" "tests/CMakeFiles/test_correlate_view.dir/unit/test_correlate_view.c.o" "gcc" "tests/CMakeFiles/test_correlate_view.dir/unit/test_correlate_view.c.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  "/work/main/build-html/CMakeFiles/xp_correlate.dir/DependInfo.cmake"
+  "/work/main/build-html/CMakeFiles/xp_selector.dir/DependInfo.cmake"
+  "/work/main/build-html/CMakeFiles/xp_model.dir/DependInfo.cmake"
+  "/work/main/build-html/CMakeFiles/xpc.dir/DependInfo.cmake"
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

@@ -1,0 +1,2 @@
+# Empty dependencies file for test_lib_xtf.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for xpd_cuda12.
+# This may be replaced when dependencies are built.

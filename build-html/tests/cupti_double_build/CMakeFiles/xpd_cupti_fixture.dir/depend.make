@@ -1,0 +1,2 @@
+# Empty dependencies file for xpd_cupti_fixture.
+# This may be replaced when dependencies are built.

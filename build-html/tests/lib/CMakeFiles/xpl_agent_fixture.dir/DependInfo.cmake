@@ -1,0 +1,20 @@
+
+# Consider dependencies only in project.
+set(CMAKE_DEPENDS_IN_PROJECT_ONLY OFF)
+
+# The set of languages for which implicit dependencies are needed:
+set(CMAKE_DEPENDS_LANGUAGES
+  )
+
+# The set of dependency files which are needed:
+set(CMAKE_DEPENDS_DEPENDENCY_FILES
+  "/work/main/tests/lib/agent_fixture.c" "tests/lib/CMakeFiles/xpl_agent_fixture.dir/agent_fixture.c.o" "gcc" "tests/lib/CMakeFiles/xpl_agent_fixture.dir/agent_fixture.c.o.d"
+  "/work/main/tests/lib/nvtx_loader.c" "tests/lib/CMakeFiles/xpl_agent_fixture.dir/nvtx_loader.c.o" "gcc" "tests/lib/CMakeFiles/xpl_agent_fixture.dir/nvtx_loader.c.o.d"
+  )
+
+# Targets to which this target links.
+set(CMAKE_TARGET_LINKED_INFO_FILES
+  )
+
+# Fortran module output directory.
+set(CMAKE_Fortran_TARGET_MODULE_DIR "")

@@ -1,0 +1,2 @@
+# Empty dependencies file for xpl_crash_target.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for xpl_nvtx_fixture.
+# This may be replaced when dependencies are built.
