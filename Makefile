@@ -21,7 +21,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BUILD_DIR ?= build
 
-.PHONY: all deps test-deps build build-asan build-fuzz demo test test-unit test-cli \
+.PHONY: all deps test-deps build build-asan build-fuzz build-all demo test test-unit test-cli test-live \
 	test-asan test-fuzz fuzz tracefs bench clean build-tsan test-tsan check-layering \
 	install install-files
 
@@ -60,12 +60,21 @@ test-unit: build build-asan
 	@cd build && ctest --output-on-failure -j $(JOBS)
 	@cd build-asan && ctest --output-on-failure -j $(JOBS)
 
+# the offline CLI suite, plain then under ASan+UBSan
 test-cli: build build-asan tracefs
 	@XPROBE_BIN=$(CURDIR)/build/test-bin/xprobe XPROBE_BUILD=$(CURDIR)/build \
-		$(PY) -m pytest -q -p no:cacheprovider tests/cli tests/live
+		$(PY) -m pytest -q -p no:cacheprovider tests/cli
 	@XPROBE_BIN=$(CURDIR)/build-asan/test-bin/xprobe XPROBE_BUILD=$(CURDIR)/build-asan \
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		$(PY) -m pytest -q -p no:cacheprovider tests/cli
+
+# the live suite: eBPF, uprobes, perf events, ptrace against fixtures (root)
+test-live: build tracefs
+	@XPROBE_BIN=$(CURDIR)/build/test-bin/xprobe XPROBE_BUILD=$(CURDIR)/build \
+		$(PY) -m pytest -q -p no:cacheprovider tests/live
+
+# every build make test needs, one after the other (each uses every core)
+build-all: build build-asan build-tsan build-fuzz
 
 test-fuzz: build-fuzz
 	@./scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_SECONDS)
