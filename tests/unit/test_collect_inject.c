@@ -526,8 +526,12 @@ static void test_signal(void)
 	show("chosen", rc, &r, &err);
 	CHECK(rc == 0 && r.injected);
 	/* the thread that spends 25 of every 40 ms in its SIGALRM handler:
-	 * until a start ran inside the handler (and a few more) */
-	for (k = 0; k < 20 && hs < 3; k++) {
+	 * until a start ran inside the handler (and a few more).  The pauses
+	 * between tries vary (0-22 ms): back to back, the cycle could lock to
+	 * the timer's phase, every alarm then landing during our own call
+	 * (the handler runs on top of it) and no stop inside the handler */
+	for (k = 0; k < 40 && hs < 3; k++) {
+		nanosleep(&(struct timespec){ 0, (long)((k * 7) % 23) * 1000000 }, NULL);
 		rc = inject(&g, tgt_tid(&g, "handled"), &r, &err);
 		show("handled", rc, &r, &err);
 		CHECK(rc == 0 && r.tid == tgt_tid(&g, "handled"));
