@@ -79,6 +79,19 @@ def inject(pid, hook=None, *extra):
     return p.returncode, p.stdout + p.stderr, kv
 
 
+def missed_or_landed(rc, kv, step, sig, out):
+    """1 when the signal landed (the driver died of it); 0 when the run
+    ended before its step came, which it may: the looks at the running
+    stub are steps too, as many as the stub takes (a loaded machine, a
+    slower dlopen), so a clean run's count is not every run's.  Anything
+    else fails."""
+    if rc == -sig:
+        return 1
+    assert rc == 0 and int(kv["steps"]) < step, (
+        "neither killed at step %d nor done before it: %s" % (step, out))
+    return 0
+
+
 def steps_of(pid):
     """A clean injection into @pid: its step count."""
     rc, out, kv = inject(pid)
@@ -98,8 +111,8 @@ def storm(target_factory, n_fresh, n_again, check, sig=signal.SIGKILL):
     for i in range(n_fresh):
         step = rnd.randint(1, fresh_steps)
         with target_factory() as t:
-            rc, out, _ = inject(t.pid, "%d:%d" % (step, sig))
-            landed += rc == -sig
+            rc, out, kv = inject(t.pid, "%d:%d" % (step, sig))
+            landed += missed_or_landed(rc, kv, step, sig, out)
             assert t.alive(), "target died after %s at step %d of %d: %s" % (
                 signal.Signals(sig).name, step, fresh_steps, out)
             assert untraced(t.pid), "still traced after the kill at step %d" % step
@@ -108,8 +121,8 @@ def storm(target_factory, n_fresh, n_again, check, sig=signal.SIGKILL):
         steps_of(t.pid)
         for i in range(n_again):
             step = 1 + (i * 7919 + rnd.randint(0, again_steps)) % again_steps
-            rc, out, _ = inject(t.pid, "%d:%d" % (step, sig))
-            landed += rc == -sig
+            rc, out, kv = inject(t.pid, "%d:%d" % (step, sig))
+            landed += missed_or_landed(rc, kv, step, sig, out)
             assert t.alive(), "target died after %s at step %d of %d (re-injection): %s" % (
                 signal.Signals(sig).name, step, again_steps, out)
             assert untraced(t.pid)
@@ -154,13 +167,14 @@ def double_check(t, what):
 @pytest.mark.parametrize("mode,n_fresh,n_again", [("blocked", 60, 60), ("spin", 30, 30)])
 def test_sigkill_at_every_instant_plain_target(mode, n_fresh, n_again):
     landed = storm(plain(mode), n_fresh, n_again, plain_check)
-    # the steps are drawn from a clean run's count: nearly all land
-    assert landed >= (n_fresh + n_again) * 0.8, landed
+    # the steps are drawn from a clean run's count: most land, and a run
+    # that ended before its step is checked to have (missed_or_landed)
+    assert landed >= (n_fresh + n_again) * 0.6, landed
 
 
 def test_sigkill_at_every_instant_cupti_double():
     landed = storm(DoubleTarget, 40, 30, double_check)
-    assert landed >= 70 * 0.8, landed
+    assert landed >= 70 * 0.6, landed
 
 
 def test_sweep_every_step_once():
@@ -171,11 +185,12 @@ def test_sweep_every_step_once():
     landed = 0
     for step in range(1, n + 1):
         with DoubleTarget() as t:
-            rc, out, _ = inject(t.pid, "%d:%d" % (step, signal.SIGKILL))
-            landed += rc == -signal.SIGKILL
+            rc, out, kv = inject(t.pid, "%d:%d" % (step, signal.SIGKILL))
+            landed += missed_or_landed(rc, kv, step, signal.SIGKILL, out)
             assert t.alive() and untraced(t.pid), (step, n, out)
             double_check(t, "sweep, step %d of %d" % (step, n))
-    assert landed >= n * 0.9, (landed, n)
+    # the steps past the last look of a slower run do not exist in it
+    assert landed >= n * 0.6, (landed, n)
 
 
 @pytest.mark.parametrize("sig,count", [(signal.SIGQUIT, 1), (signal.SIGINT, 2),
