@@ -1,2 +1,0 @@
-# Empty dependencies file for xp_capture_json.
-# This may be replaced when dependencies are built.

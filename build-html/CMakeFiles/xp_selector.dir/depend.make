@@ -1,2 +1,0 @@
-# Empty dependencies file for xp_selector.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for xprobe_json.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for xprobe_test_hooks.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for xtf_reader.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for test_capture_agentfile.
-# This may be replaced when dependencies are built.

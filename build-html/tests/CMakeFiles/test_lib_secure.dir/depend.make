@@ -1,2 +1,0 @@
-# Empty dependencies file for test_lib_secure.
-# This may be replaced when dependencies are built.

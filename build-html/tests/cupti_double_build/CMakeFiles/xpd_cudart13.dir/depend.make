@@ -1,2 +1,0 @@
-# Empty dependencies file for xpd_cudart13.
-# This may be replaced when dependencies are built.

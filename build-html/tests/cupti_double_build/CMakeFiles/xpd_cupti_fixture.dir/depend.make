@@ -1,2 +1,0 @@
-# Empty dependencies file for xpd_cupti_fixture.
-# This may be replaced when dependencies are built.

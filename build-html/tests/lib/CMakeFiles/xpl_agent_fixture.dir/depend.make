@@ -1,2 +1,0 @@
-# Empty dependencies file for xpl_agent_fixture.
-# This may be replaced when dependencies are built.

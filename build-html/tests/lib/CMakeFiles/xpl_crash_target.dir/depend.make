@@ -1,2 +1,0 @@
-# Empty dependencies file for xpl_crash_target.
-# This may be replaced when dependencies are built.

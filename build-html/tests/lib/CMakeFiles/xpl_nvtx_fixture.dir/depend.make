@@ -1,2 +1,0 @@
-# Empty dependencies file for xpl_nvtx_fixture.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for xpl_secure_target.
-# This may be replaced when dependencies are built.
