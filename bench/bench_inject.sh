@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench_inject.sh - online injection of the Agent (src/collect/agent_inject.c)
+# bench_inject.sh - online injection of the Agent (src/agent/agent_inject.c)
 # side by side with what a user does today:
 #   gdb -p PID -batch -ex 'call (void*)dlopen("<libxprobe.so>", 2)'
 # Goal (issue 10): at most 0.1x gdb's time, the target stopped at most 5 ms.
@@ -12,7 +12,7 @@
 # background load hits both alike.
 # Rows (medians of the runs):
 #   xprobe inject         wall time of the injecting command
-#                         (test_collect_inject --inject: process start +
+#                         (test_agent_inject --inject: process start +
 #                         checks + the calls), the library's own total,
 #                         and how long the one thread it used stood still
 #                         (PTRACE_INTERRUPT to PTRACE_DETACH), which it
@@ -27,7 +27,7 @@
 # then the ratios xprobe/gdb (< 1: xprobe is faster / stops less).
 #
 # Usage: bench/bench_inject.sh [runs]    (root; XPROBE_BUILD=build dir;
-# needs gdb, and the targets test_collect_inject, fx_inject_target, libxprobe)
+# needs gdb, and the targets test_agent_inject, fx_inject_target, libxprobe)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${XPROBE_BUILD:-$here/build}
@@ -41,13 +41,13 @@ import sys
 import time
 
 build, runs = sys.argv[1], int(sys.argv[2])
-driver = os.path.join(build, "tests", "test_collect_inject")
+driver = os.path.join(build, "tests", "test_agent_inject")
 fixture = os.path.join(build, "tests", "fixtures", "inject_target")
 agent = os.path.join(build, "lib", "libxprobe.so")
 gdb = shutil.which("gdb")
 for path in (driver, fixture, agent):
     if not os.path.exists(path):
-        sys.exit("bench_inject: %s is missing (build test_collect_inject, fx_inject_target, "
+        sys.exit("bench_inject: %s is missing (build test_agent_inject, fx_inject_target, "
                  "libxprobe)" % path)
 if not gdb:
     sys.exit("bench_inject: gdb is not installed (apt-get install gdb)")

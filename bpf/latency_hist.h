@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
 /*
  * latency_hist.h - the contract between bpf/latency_hist.bpf.c and the
- * collector of `measure --histogram` (src/collect/latency_histogram.c): map
+ * collector of `measure --histogram` (src/inventory/latency_histogram.c): map
  * layouts, the log-linear bucket scheme, and the accounting identities.
  *
  * Maps:

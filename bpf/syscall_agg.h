@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
 /*
  * syscall_agg.h - map layouts shared by bpf/syscall_agg.bpf.c and the
- * collector of `measure --syscall-aggregate` (src/collect/syscall_agg.c).
+ * collector of `measure --syscall-aggregate` (src/inventory/syscall_aggregate.c).
  *
  * Maps:
  *   xp_sa_groups    PERCPU_HASH  key __u32 syscall number (the kernel's

@@ -4,7 +4,7 @@
  * runs first (filter by process identity before anything else;
  * docs/live-measurement.md, "What is attached").  Included by bpf/xp_live.bpf.c and bpf/syscall_agg.bpf.c;
  * user space fills the five rodata filters between open and load with
- * XP_TARGET_FILTER_APPLY (src/collect/live.h) from a struct xp_live_filter.
+ * XP_TARGET_FILTER_APPLY (src/live/live.h) from a struct xp_live_filter.
  *
  * Two modes:
  *   - the target shares a PID namespace with the kernel's view of xprobe:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * xp_live.h - the contract between bpf/xp_live.bpf.c and the live collector
- * (src/collect/): record kinds and the ring record layouts.  Nothing else.
+ * (src/live/): record kinds and the ring record layouts.  Nothing else.
  *
  * One BPF ring buffer carries every record of a live capture.  Each record
  * starts with struct xp_live_hdr; its `kind` says which layout follows and

@@ -2,7 +2,7 @@
 # bpf.cmake - eBPF programs: vmlinux.h from the running kernel's BTF, every
 # bpf/*.bpf.c compiled with clang's BPF target, a bpftool skeleton per
 # object, all in the build tree (${CMAKE_BINARY_DIR}/bpf).  The custom
-# target xprobe_bpf_skeletons is what xp_collect depends on; the skeleton
+# target xprobe_bpf_skeletons is what xp_live and xp_inventory depend on; the skeleton
 # directory and bpf/ (the shared record layouts) are added to the include
 # path of every target defined after this file is included.
 #

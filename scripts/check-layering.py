@@ -28,7 +28,7 @@ when
 Why derived from CMakeLists.txt: the build is what makes an include
 compile, so the check and the build cannot disagree about which edges
 exist; the cycle check is what keeps "dependencies point down" (cmd ->
-report/collect/capture/checks -> resolve -> process; correlate ->
+report -> agent/inventory -> live -> capture/checks -> resolve -> process; correlate ->
 selector -> model -> xpc) true when someone adds a DEPS entry.
 
 Usage: scripts/check-layering.py [--root DIR]   (DIR defaults to the

@@ -3,7 +3,7 @@
  * agent.h - the Agent's wire ABI: how `xprobe measure` drives libxprobe
  * inside a target over its control socket (docs/agent.md).  Both sides
  * include this header and nothing else of each other: libxprobe serves it
- * (lib/agent/), the CLI speaks it (src/collect/agent_client.c) and decodes
+ * (lib/agent/), the CLI speaks it (src/agent/agent_client.c) and decodes
  * its captures (src/capture/decode_agent.c).
  *
  * Transport.  One AF_UNIX SOCK_SEQPACKET socket per process, created when

@@ -5,7 +5,7 @@
  * aggregate one (decode_agent_agg.h).  Their replies arrive the same way,
  * a SNAPSHOT/STOP header followed by its packets, so what reads them is
  * written once against this: the CLI's socket client
- * (src/collect/agent_client.c) and the all-at-once buffer readers
+ * (src/agent/agent_client.c) and the all-at-once buffer readers
  * xp_agent_dec_buf() and xp_agg_dec_buf() (fuzz targets, tests).
  *
  * Invariant: exactly one of rec and agg is set; every function dispatches

@@ -7,7 +7,7 @@
  * start event's timestamp it is inside every latency measured.  The
  * contract's results are closed, so the figure travels in the warning's
  * details: what such a probe pair reads here and adds per call, measured
- * (opts->probe_cost, src/collect/probe_cost.h), with the method; and the
+ * (opts->probe_cost, src/live/probe_cost.h), with the method; and the
  * nearest instruction after it that the kernel emulates, as a selector.
  *
  * An instruction the kernel refuses to probe at all (a lock or segment

@@ -81,8 +81,8 @@ const char *xp_python_status_name(enum xp_python_status s)
 
 bool xp_endpoint_collectable(const struct xp_selector *sel)
 {
-	/* host endpoints: the eBPF collectors (src/collect); NVTX, CUDA API
-	 * and activity endpoints: the in-process Agent (src/collect/
+	/* host endpoints: the eBPF collectors (src/live); NVTX, CUDA API
+	 * and activity endpoints: the in-process Agent (src/agent/
 	 * agent_source.c), activated as requirements.agent_activation says.
 	 * Whether the Agent then has a device backend for CUDA API and
 	 * activity records is known only at ARM (CUPTI_NOT_AVAILABLE), never

@@ -122,7 +122,7 @@ struct xp_validate_opts {
 	 * (agent_path.h) when the pair needs the Agent */
 	const char *agent_path;
 	/* the cost of a probe pair on this machine, asked only when a uprobe
-	 * endpoint's instruction is single-stepped (src/collect/probe_cost.h:
+	 * endpoint's instruction is single-stepped (src/live/probe_cost.h:
 	 * xp_probe_cost_estimate); NULL: the warning carries no figure */
 	int (*probe_cost)(struct xp_probe_cost *out);
 };

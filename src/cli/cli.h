@@ -154,7 +154,7 @@ bool xp_cli_color(const struct xp_cli *cli, int fd);
  * XP_CLI_PROGRESS_NS, cut to the terminal's width so it never wraps, and
  * erased by xp_cli_progress_end before anything else is printed.  Drawing
  * allocates nothing (one write(2) of a stack buffer): it runs inside the
- * live loop (src/collect/live_run.c calls back with counters, the command
+ * live loop (src/live/live_run.c calls back with counters, the command
  * formats them, this writes them).
  */
 #define XP_CLI_PROGRESS_NS 100000000ull /* 10 redraws a second at most */

@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "../cli/cli.h"
-#include "../collect/probe_cost.h"
-#include "../collect/syscall_aggregate.h"
+#include "../live/probe_cost.h"
+#include "../inventory/syscall_aggregate.h"
 #include "../correlate/correlate.h"
 #include "../report/report.h"
 #include "../selector/selector.h"

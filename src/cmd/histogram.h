@@ -3,7 +3,7 @@
  * histogram.h - the two commands of `--histogram` (docs/histograms.md):
  * `measure --histogram` (measure_histogram.c) and `validate --histogram`
  * (validate_histogram.c).  Orchestration only: the pairing and counting
- * are src/collect/latency_histogram.h's, the documents
+ * are src/inventory/latency_histogram.h's, the documents
  * src/report/render_histogram.h's.  args.c has already refused what the
  * in-kernel pairing cannot do (src/cli/histogram_args.h).
  */

@@ -14,7 +14,7 @@
 
 #include "../process/children.h"
 #include "../process/identity.h"
-#include "../collect/live_source.h"
+#include "../live/live_source.h"
 
 struct xp_measure_req {
 	const struct xp_cli *cli;

@@ -3,7 +3,7 @@
  * measure_aggregate.c - `xprobe measure --pid P --from cuda:kernel_start
  * --to cuda:kernel_end --match exact --aggregate --duration-ms D`:
  * orchestration only.  The Agent groups the activities in a bounded table
- * inside the target (src/collect/agent_aggregate.h); report/
+ * inside the target (src/agent/agent_aggregate.h); report/
  * render_aggregate.c prints the contract's AggregateInventoryResult.
  *
  * Order (the contract's; docs/contract.md, "measure's order of checks"):
@@ -30,9 +30,9 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../collect/agent_aggregate.h"
-#include "../collect/agent_client.h"
-#include "../collect/live_source.h"
+#include "../agent/agent_aggregate.h"
+#include "../agent/agent_client.h"
+#include "../live/live_source.h"
 #include "inventory.h"
 #include "measure.h"
 #include "report_out.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * measure_cpu_sample.c - `xprobe measure --pid P --cpu-sample
- * --duration-ms D`: orchestration only (src/collect/cpu_sample.h does the
+ * --duration-ms D`: orchestration only (src/inventory/cpu_sample.h does the
  * work, src/report/render_cpu_sample.c renders).
  *
  * Order: check the bounds against the contract and the kernel's perf
@@ -18,7 +18,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "../collect/cpu_sample.h"
+#include "../inventory/cpu_sample.h"
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"

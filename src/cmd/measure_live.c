@@ -14,7 +14,7 @@
  *      target's PID namespace into the BPF filter;
  *   3. the sources (the eBPF collectors of the host endpoints) and one
  *      bounded capture (xp_live_run: the stopping, cut and loss rules of
- *      src/collect/live_source.h); --samples stops once the correlator
+ *      src/live/live_source.h); --samples stops once the correlator
  *      pairs enough events of the merged capture, --duration-ms on time
  *      from arming, --timeout-ms bounds the whole wait.
  * While the capture runs, a terminal on stderr gets a progress line
@@ -37,11 +37,11 @@
 #include "../../common/json.h"
 #include "../../common/monotonic.h"
 #include "../../common/parse.h"
-#include "../collect/agent_client.h"
-#include "../collect/agent_source.h"
-#include "../collect/agent_inject.h"
-#include "../collect/live.h"
-#include "../collect/probe_cost.h"
+#include "../agent/agent_client.h"
+#include "../agent/agent_source.h"
+#include "../agent/agent_inject.h"
+#include "../live/live.h"
+#include "../live/probe_cost.h"
 #include "../checks/agent_path.h"
 #include "../checks/validate_checks.h"
 #include "measure.h"
@@ -171,7 +171,7 @@ static bool agent_socket_exists(const struct xp_target *t)
  * Step 2b: online injection, when validate said injection_required (or
  * the Agent is mapped but serves no socket) for CUDA API / activity
  * endpoints and no --cupti-socket names a socket: xp_inject_agent
- * (src/collect/agent_inject.h) loads and starts the Agent; once its checks
+ * (src/agent/agent_inject.h) loads and starts the Agent; once its checks
  * have passed, before the target is stopped, stderr says the target is
  * being modified.  The run that loaded it carries CUPTI_AGENT_INJECTED
  * (a warning of the result, or details.agent_injected of an error after

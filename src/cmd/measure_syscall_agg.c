@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * measure_syscall_agg.c - `xprobe measure --pid P --syscall-aggregate
- * --duration-ms D`: orchestration only (src/collect/syscall_aggregate.h counts
+ * --duration-ms D`: orchestration only (src/inventory/syscall_aggregate.h counts
  * in the kernel, src/report/render_syscall_agg.c renders).
  *
  * Order: check --max-groups / --max-inflight / the timeout -> identify the
@@ -18,8 +18,8 @@
 #include <signal.h>
 #include <string.h>
 
-#include "../collect/live.h"
-#include "../collect/syscall_aggregate.h"
+#include "../live/live.h"
+#include "../inventory/syscall_aggregate.h"
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"

@@ -2,7 +2,7 @@
 /*
  * perf_map_file.h - the target's /tmp/perf-<pid>.map as a file: whether
  * xprobe may read it, decided once for validate --cpu-sample (is a map
- * present?) and the symbolizer that reads it (collect/symbolize.c).
+ * present?) and the symbolizer that reads it (src/inventory/symbolize.c).
  *
  * The map is written by the target at a path in a world-writable /tmp,
  * and xprobe runs as root, so before a byte is read the file must be

@@ -4,7 +4,7 @@
  * --aggregate` (schemas/aggregate-inventory-result.schema.json, the
  * contract's shape) and its human summary.
  *
- * Reads a finished, checked and sorted group table (src/collect/
+ * Reads a finished, checked and sorted group table (src/agent/
  * agent_aggregate.h) and prints it.  Per group: activity, name and
  * name_complete (kernels; null otherwise), device_id (null when CUPTI gave
  * none), memcpy_kind (copies), the selector hints, count, duration_ns
@@ -20,8 +20,8 @@
 
 #include "../../common/json.h"
 #include "../capture/record_events.h"
-#include "../collect/agent_aggregate.h"
-#include "../collect/latency_histogram.h" /* xp_lh_fmt_ns */
+#include "../agent/agent_aggregate.h"
+#include "../inventory/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "report.h"
 
 #define XP_HUMAN_GROUPS 15

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "../collect/latency_histogram.h" /* xp_lh_fmt_ns */
+#include "../inventory/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "render_bars.h"
 
 #define LABEL_MAX 64

@@ -3,7 +3,7 @@
  * render_cpu_sample.c - the CpuSampleInventoryResult document (schemas/
  * cpu-sample-inventory-result.schema.json) and its human summary.
  *
- * Reads a collected, sorted and symbolized result (src/collect/
+ * Reads a collected, sorted and symbolized result (src/inventory/
  * cpu_sample.h) and prints it; every verdict it shows was derived there.
  * Key order follows the schema; optional values are null, never omitted.
  * Proportions are count / observed_samples (0.0 when nothing was observed).
@@ -13,7 +13,7 @@
 #include <inttypes.h>
 
 #include "../../common/json.h"
-#include "../collect/cpu_sample.h"
+#include "../inventory/cpu_sample.h"
 #include "report.h"
 
 #define XP_HUMAN_HOTSPOTS 10

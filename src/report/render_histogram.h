@@ -5,7 +5,7 @@
  * (schemas/latency-histogram-result.schema.json) and the
  * latency_histogram form of `validate --histogram`
  * (schemas/inventory-validation.schema.json), each as JSON and as the
- * terminal view.  The renderers only print what src/collect/latency_histogram.h
+ * terminal view.  The renderers only print what src/inventory/latency_histogram.h
  * computed (percentiles are computed there, from the folded buckets).
  */
 #ifndef XP_REPORT_RENDER_HISTOGRAM_H
@@ -17,8 +17,8 @@
 
 #include "../checks/bpfprobe.h"
 #include "../checks/validate_checks.h"
-#include "../collect/latency_histogram.h"
-#include "../collect/live.h"
+#include "../inventory/latency_histogram.h"
+#include "../live/live.h"
 
 struct xpc_json;
 

@@ -3,7 +3,7 @@
  * render_syscall_agg.c - the SyscallAggregateResult document (schemas/
  * syscall-aggregate-result.schema.json) and its human summary.
  *
- * Reads a finished summary (src/collect/syscall_aggregate.h: groups named and
+ * Reads a finished summary (src/inventory/syscall_aggregate.h: groups named and
  * sorted, totals and drops summed) and prints it.  Known x86_64 numbers
  * get their name and exact syscall:NAME:entry|exit hints; unknown numbers
  * stay numeric with null hints.  Durations without a matched pair are
@@ -13,8 +13,8 @@
 #include <inttypes.h>
 
 #include "../../common/json.h"
-#include "../collect/latency_histogram.h" /* xp_lh_fmt_ns */
-#include "../collect/syscall_aggregate.h"
+#include "../inventory/latency_histogram.h" /* xp_lh_fmt_ns */
+#include "../inventory/syscall_aggregate.h"
 #include "report.h"
 
 #define XP_HUMAN_SYSCALLS 15

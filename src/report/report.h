@@ -80,8 +80,8 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 
 /*
  * Inventories (issue #6): `measure --cpu-sample` and `--syscall-aggregate`.
- * The data structures live in src/collect/cpu_sample.h and
- * src/collect/syscall_aggregate.h; their verdicts (completeness, Python status,
+ * The data structures live in src/inventory/cpu_sample.h and
+ * src/inventory/syscall_aggregate.h; their verdicts (completeness, Python status,
  * warnings) are derived there, so these renderers only print.
  */
 struct xp_cpu_sample_result;
@@ -126,7 +126,7 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 /*
  * measure --aggregate: the contract's AggregateInventoryResult (schemas/
  * aggregate-inventory-result.schema.json) from an Agent's group table
- * (src/collect/agent_aggregate.h), groups already sorted.
+ * (src/agent/agent_aggregate.h), groups already sorted.
  */
 struct xp_agent_agg_result;
 struct xp_aggregate_view {

@@ -12,7 +12,7 @@
  * test builds take XPROBE_TEST_DEBUG_ROOT instead.  One rule for both
  * readers: the ELF lookups of validate (xelf.c, a .symtab missing from
  * the object is read from its debug file) and the CPU-sample symbolizer
- * (src/collect/symbolize.c, libdw's find_debuginfo), so a hotspot named
+ * (src/inventory/symbolize.c, libdw's find_debuginfo), so a hotspot named
  * from a debug file is a function validate resolves.
  */
 #ifndef XP_RESOLVE_DEBUG_FILE_H

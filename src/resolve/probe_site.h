@@ -103,7 +103,7 @@ int xp_probe_site_check(const char *path, uint64_t off, bool suggest, struct xp_
 void xp_probe_site_free(struct xp_probe_site *s);
 
 /*
- * What a probe pair costs on this machine (src/collect/probe_cost.c
+ * What a probe pair costs on this machine (src/live/probe_cost.c
  * measures it; defined here so validate's checks can carry it without
  * depending on the collector).  All figures are nanoseconds.
  */

@@ -23,7 +23,7 @@
 #include "../../common/buf.h"
 #include "../../common/json.h"
 #include "capture/decode_agent_agg.h"
-#include "collect/agent_aggregate.h"
+#include "agent/agent_aggregate.h"
 #include "report/report.h"
 
 static void check_group(const struct xp_agg_group *g)

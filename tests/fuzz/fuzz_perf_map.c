@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_perf_map.c - /tmp/perf-<pid>.map as `measure --cpu-sample` reads it
- * (src/collect/symbolize.c): the file is written by the target process, so
+ * (src/inventory/symbolize.c): the file is written by the target process, so
  * it is untrusted input.  Parse it, then look up addresses at and around
  * every entry and check the lookup's contract: a hit covers the address.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collect/symbolize.h"
+#include "inventory/symbolize.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

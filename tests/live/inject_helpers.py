@@ -2,7 +2,7 @@
 """What the injection tests share (test_inject.py, test_inject_kill.py):
 the fixture tests/fixtures/inject_target as a Target (its tids, its
 self-check, its stderr), the unit test binary's driver mode that injects
-through src/collect/agent_inject.c (drive), and one HELLO on the socket
+through src/agent/agent_inject.c (drive), and one HELLO on the socket
 the Agent serves, packed by hand (hello).
 """
 import os
@@ -24,7 +24,7 @@ assert REQ.size == 352 and REPLY.size == 392
 
 
 def driver():
-    return os.path.join(xprobe_test.build_dir(), "tests", "test_collect_inject")
+    return os.path.join(xprobe_test.build_dir(), "tests", "test_agent_inject")
 
 
 def agent():

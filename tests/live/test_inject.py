@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Online injection of the real Agent (build/lib/libxprobe.so) into live
-targets, through src/collect/agent_inject.c, driven by the driver mode of the
-unit test binary (test_collect_inject --inject PID AGENT ...; measure's
+targets, through src/agent/agent_inject.c, driven by the driver mode of the
+unit test binary (test_agent_inject --inject PID AGENT ...; measure's
 own use of it is tested with measure).
 
 The target is tests/fixtures/inject_target, which checks itself on

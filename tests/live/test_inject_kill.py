@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The target never dies of us: kill storms against online injection
-(src/collect/agent_inject.c, "Safe if we vanish"; docs/agent.md).
+(src/agent/agent_inject.c, "Safe if we vanish"; docs/agent.md).
 
 The injector is stopped at every kind of instant of an injection -- the
 thread seized and stopped, its frame half written, mmap of the stub's page
@@ -68,7 +68,7 @@ def untraced(pid, timeout=5.0):
 
 
 def inject(pid, hook=None, *extra):
-    """The driver (test_collect_inject --inject); (returncode, stdout+stderr, {k: v})."""
+    """The driver (test_agent_inject --inject); (returncode, stdout+stderr, {k: v})."""
     env = dict(os.environ)
     env.pop("XPROBE_TEST_INJECT_SIGNAL_AT", None)
     if hook:

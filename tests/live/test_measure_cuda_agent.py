@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """CUDA API / activity endpoints of a live measurement, and the online
-injection of the Agent that needs (src/collect/agent_inject.h).
+injection of the Agent that needs (src/agent/agent_inject.h).
 
 Never modify a process for a measurement that cannot run: before any
 injection measure refuses, the target untouched (no Agent mapped, no

@@ -4,7 +4,7 @@
  * reply header (include/xprobe/agent.h) and NVTX records
  * (include/xprobe/record.h) appended to a packet, so the decoder's tests
  * (test_capture_agent.c) and the client's fake servers
- * (test_collect_agent.c) start from a well-formed message and break one
+ * (test_agent_client.c) start from a well-formed message and break one
  * field at a time.  Header-only.
  */
 #ifndef XP_TESTS_AGENT_WIRE_H

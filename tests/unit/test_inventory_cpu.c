@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_cpu.c - the pieces of `measure --cpu-sample` below the CLI:
+ * test_inventory_cpu.c - the pieces of `measure --cpu-sample` below the CLI:
  * the stack table (bounds, exact counts, deterministic order), per-record
  * accounting (context markers, caller adjustment, exact truncation, lost
  * and throttle records, --max-samples), the ring drain across the wrap,
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/collect/cpu_sample.h"
+#include "../../src/inventory/cpu_sample.h"
 #include "testlib.h"
 
 /* ---------------------------------------------------------------------- */
@@ -497,7 +497,7 @@ static void test_symbolize_self(void)
 	xp_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
 	CHECK(f.kind == XP_FRAME_NATIVE);
 	CHECK_STR(f.symbol, "xp_unit_marker_fn");
-	CHECK(f.binary && strstr(f.binary, "test_collect_cpu"));
+	CHECK(f.binary && strstr(f.binary, "test_inventory_cpu"));
 	CHECK_EQ_U64(f.symbol_offset, 0);
 	CHECK(f.perf_map_symbol == NULL);
 
@@ -626,7 +626,7 @@ static void test_symbolize_mapping_names(void)
 	CHECK(f.kind == XP_FRAME_UNRESOLVED);
 	/* the executable's own text is named by its path */
 	xp_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
-	CHECK(f.mapping && f.mapping[0] == '/' && strstr(f.mapping, "test_collect_cpu"));
+	CHECK(f.mapping && f.mapping[0] == '/' && strstr(f.mapping, "test_inventory_cpu"));
 	xp_symbolizer_close(&s);
 	munmap(p, 4096);
 	xp_error_clear(&err);

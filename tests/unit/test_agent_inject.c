@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_inject.c - online injection (src/collect/agent_inject.h) against
+ * test_agent_inject.c - online injection (src/agent/agent_inject.h) against
  * the inject_target fixture with the stand-in Agent libinject_agent.so:
  * the target is left as it was (its own checks: threads progress, no
  * syscall sees EINTR where the kernel restarts it, sleeps last their
@@ -12,11 +12,11 @@
  * 200 cycles against one target.  Runs as root.
  *
  * Driver mode, for tests/live/test_inject.py and bench/bench_inject.sh:
- *   test_collect_inject --inject PID AGENT [--tid TID] [--call-timeout-ms MS]
+ *   test_agent_inject --inject PID AGENT [--tid TID] [--call-timeout-ms MS]
  *                       [--cycles N]
  * prints one line "ok key=value ..." (exit 0) or "error CODE reason=...
  * message" (exit: the contract's exit code).  --cycles N (the real Agent):
- * N times inject, connect (src/collect/agent_client.h), HELLO must carry
+ * N times inject, connect (src/agent/agent_client.h), HELLO must carry
  * XPROBE_AGENT_F_INJECTED, ARM an NVTX capture, CLOSE, and the socket
  * must be gone; then "cycles N failures F ..." with medians.
  */
@@ -37,9 +37,9 @@
 #include <unistd.h>
 
 #include "../../common/parse.h"
-#include "collect/agent_client.h"
-#include "collect/agent_inject.h"
-#include "collect/agent_inject_stub.h"
+#include "agent/agent_client.h"
+#include "agent/agent_inject.h"
+#include "agent/agent_inject_stub.h"
 #include "process/procfs.h"
 #include "target_spawn.h"
 #include "testlib.h"

@@ -3,7 +3,7 @@
  * live_rules.c - when a live capture stops and what it keeps: the samples
  * rule, the cut at the stopping point, and the loss rule (live_source.h
  * states them).  Pure functions of a capture and counters, so the unit
- * tests (tests/unit/test_collect_rules.c) drive them with made-up
+ * tests (tests/unit/test_live_rules.c) drive them with made-up
  * captures; the loop (live_run.c) calls them.
  *
  * Why the cut: the loop notices "enough" a poll period after the N-th

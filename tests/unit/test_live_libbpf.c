@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_libbpf.c - the one capture of libbpf's messages
- * (src/collect/libbpf_msg.h), shared by the live collector and the
+ * test_live_libbpf.c - the one capture of libbpf's messages
+ * (src/live/libbpf_msg.h), shared by the live collector and the
  * syscall aggregate: a real libbpf warning is kept and never reaches
  * stderr, trailing newlines are cut, an empty line keeps the message
  * before it, debug chatter is ignored, a new capture forgets the old
@@ -15,8 +15,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "../../src/collect/libbpf_msg.h"
-#include "../../src/collect/live.h"
+#include "../../src/live/libbpf_msg.h"
+#include "../../src/live/live.h"
 #include "testlib.h"
 
 /* Call libbpf's current print callback as libbpf would. */

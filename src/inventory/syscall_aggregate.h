@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "../model/error_record.h"
-#include "live.h"
+#include "../live/live.h"
 
 #define XP_SA_MAX_GROUPS_LIMIT 65536u    /* keys of the per-CPU group map */
 #define XP_SA_MAX_INFLIGHT_LIMIT 1048576u /* entries of the in-flight map */
@@ -69,7 +69,7 @@ struct xp_sa_result {
 	int ncpus;                   /* possible CPUs (per-CPU values summed) */
 };
 
-/* How BPF recognizes the target (see src/collect/live.h, xp_live_filter). */
+/* How BPF recognizes the target (see src/live/live.h, xp_live_filter). */
 struct xp_sa_opts {
 	uint32_t pid;               /* as xprobe sees it */
 	struct xp_live_filter filter; /* xp_live_filter_init */

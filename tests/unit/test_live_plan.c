@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_live.c - the live collector below the CLI: ring sizing,
+ * test_live_plan.c - the live collector below the CLI: ring sizing,
  * record decoding (layouts, malformed records, the capture bound), the
  * target filter, and one real capture of this test's own getppid calls
  * through raw sys_enter/sys_exit (as root): the eBPF source run by the
- * live loop (xp_live_run).  The stopping rules: test_collect_rules.c.
+ * live loop (xp_live_run).  The stopping rules: test_live_rules.c.
  */
 #include <errno.h>
 #include <linux/types.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../../common/monotonic.h"
-#include "collect/live.h"
+#include "live/live.h"
 #include "testlib.h"
 #include "xp_live.h"
 
@@ -285,7 +285,7 @@ static void test_live_capture(void)
 	int rc;
 
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_collect_live: live capture needs root\n");
+		fprintf(stderr, "test_live_plan: live capture needs root\n");
 		CHECK(geteuid() == 0);
 		return;
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_agent.c - the Agent client (src/collect/agent_client.c)
+ * test_agent_client.c - the Agent client (src/agent/agent_client.c)
  * against fake Agents: a forked child is the target, in a mount namespace
  * of its own with a private /tmp (so the client goes through
  * /proc/<pid>/root and the test may plant any directory, link or file
@@ -34,7 +34,7 @@
 #include "agent_wire.h"
 #include "capture/decode_agent.h"
 #include "capture_text.h"
-#include "collect/agent_client.h"
+#include "agent/agent_client.h"
 #include "error_text.h"
 #include "process/identity.h"
 #include "selector/selector.h"
@@ -1076,7 +1076,7 @@ static void build_path(char *out, size_t size, const char *rel)
 	char *slash;
 
 	exe[n > 0 ? n : 0] = '\0';
-	slash = strrchr(exe, '/'); /* <build>/tests/test_collect_agent */
+	slash = strrchr(exe, '/'); /* <build>/tests/test_agent_client */
 	if (slash)
 		*slash = '\0';
 	slash = strrchr(exe, '/');
@@ -1312,7 +1312,7 @@ static void test_real_agent(void)
 int main(void)
 {
 	if (geteuid() != 0) {
-		fprintf(stderr, "test_collect_agent runs as root (mount namespaces)\n");
+		fprintf(stderr, "test_agent_client runs as root (mount namespaces)\n");
 		return 1;
 	}
 	test_filters();

@@ -20,7 +20,7 @@
  * an NVTX endpoint merge into one capture by timestamp; max_events bounds
  * the merged capture, and the samples rule runs over the merged stream.
  *
- * The rules (live_rules.c, unit-tested in tests/unit/test_collect_rules.c):
+ * The rules (live_rules.c, unit-tested in tests/unit/test_live_rules.c):
  *   - stop: in this order each round -- a signal; the samples rule (once
  *     the end selector's records reach --samples, the correlator counts
  *     pairs of the merged capture, at most every 1/8 growth or 20 ms once

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "live_source.h"
+#include "../live/live_source.h"
 
 /* SNAPSHOT period while armed. */
 #define XP_AGENT_SNAPSHOT_MS 10u

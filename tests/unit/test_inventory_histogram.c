@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_histogram.c - the bucket math and the summary of `measure
- * --histogram` (bpf/latency_hist.h, src/collect/latency_histogram_summary.c):
+ * test_inventory_histogram.c - the bucket math and the summary of `measure
+ * --histogram` (bpf/latency_hist.h, src/inventory/latency_histogram_summary.c):
  * bucket indices and bounds (contiguous, covering every u64, at most 1/16
  * wide), percentiles against the exact nearest-rank value of known data
  * (within their own reported bound, and that within 1/32), folding
@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "collect/latency_histogram.h"
+#include "inventory/latency_histogram.h"
 #include "testlib.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;

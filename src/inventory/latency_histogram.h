@@ -29,7 +29,7 @@
 #include "../../bpf/latency_hist.h" /* XP_LH_*, struct xp_lh_hist, xp_lh_bucket_of */
 #include "../model/error_record.h"
 #include "../process/identity.h"
-#include "live.h"
+#include "../live/live.h"
 
 #define XP_LH_MAX_GROUPS_LIMIT 16384u    /* --max-groups: 7.8 KiB of kernel memory each */
 #define XP_LH_MAX_INFLIGHT_LIMIT 65536u  /* --max-inflight: threads with a slot */

@@ -18,7 +18,7 @@
 #include "../../common/monotonic.h"
 #include "agent_aggregate.h"
 #include "agent_client.h"
-#include "live_source.h"
+#include "../live/live_source.h"
 #include "../model/event.h"
 #include "../capture/record_events.h"
 #include "../selector/selector.h"

@@ -4,7 +4,7 @@
  * the raw map contents (latency_histogram.h): bucket bounds, folding per-CPU
  * copies, percentiles and their error bound, the accounting identities,
  * group order, completeness and warnings.  No BPF here, so every rule is
- * unit-tested (tests/unit/test_collect_histogram.c).
+ * unit-tested (tests/unit/test_inventory_histogram.c).
  *
  * Percentiles.  The p-th percentile is the nearest-rank value: the
  * rank-th smallest latency, rank = ceil(p * count) (at least 1).  Counts

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_rules.c - the rules of a live capture (src/collect/
+ * test_live_rules.c - the rules of a live capture (src/live/
  * live_rules.c, stated in live_source.h) on hand-made captures: the
  * samples rule (waits for enough end records, throttles on large
  * captures, counts pairs of a merged host + NVTX stream), the cut at the
@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "collect/live_source.h"
+#include "live/live_source.h"
 #include "selector/selector.h"
 #include "testlib.h"
 #include "test_selector_events.h"

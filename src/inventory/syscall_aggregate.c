@@ -31,7 +31,7 @@
 
 #include "../../common/monotonic.h"
 #include "../../bpf/syscall_agg.h"
-#include "libbpf_msg.h"
+#include "../live/libbpf_msg.h"
 #include "syscall_aggregate.h"
 #include "syscall_agg.skel.h"
 

@@ -44,7 +44,7 @@
 #include "../process/procfs.h"
 #include "latency_hist.skel.h"
 #include "latency_histogram.h"
-#include "libbpf_msg.h"
+#include "../live/libbpf_msg.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * test_collect_sysagg.c - `--syscall-aggregate` below the CLI: the
+ * test_inventory_sysagg.c - `--syscall-aggregate` below the CLI: the
  * summary (per-CPU folding, names, hints, order) on synthetic values, then
  * the BPF collector on real child processes with exactly known syscalls:
  * counts, matched/unmatched exits, errors, in flight at the end, an
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "../../bpf/syscall_agg.h"
-#include "../../src/collect/syscall_aggregate.h"
+#include "../../src/inventory/syscall_aggregate.h"
 #include "testlib.h"
 
 static void test_summary(void)
