@@ -39,6 +39,7 @@
 #include "../selector/selector.h"
 #include "histogram.h"
 #include "inventory.h"
+#include "measure.h"
 
 struct hist_req {
 	const struct xp_cli *cli;
@@ -87,6 +88,16 @@ static int check_pair(struct hist_req *q, const struct xp_target *t, struct xp_e
 				       .probe_cost = xp_probe_cost_estimate };
 
 	return xp_validate_pair(t, &q->from, &q->to, q->policy, &vo, &q->v, err);
+}
+
+/* The endpoints, from what check_pair resolved (resolved once). */
+static int plan_pair(struct hist_req *q, struct xp_error *err)
+{
+	struct xp_live_resolved from, to;
+
+	xp_measure_resolved(&q->v.start, &from);
+	xp_measure_resolved(&q->v.end, &to);
+	return xp_live_plan_build(&from, &to, &q->plan, err);
 }
 
 /* The first issue of the pair check as measure's error (measure_live.c's
@@ -254,7 +265,7 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 		rc = first_issue(&q, err);
 		goto out;
 	}
-	rc = xp_live_plan_build(&t, &q.from, &q.to, &q.plan, err);
+	rc = plan_pair(&q, err);
 	if (rc)
 		goto out;
 	if (q.plan.n != 2 || q.plan.from_ep != 0 || q.plan.to_ep != 1) {
@@ -388,7 +399,7 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	c.warnings = &q.v.warnings;
 	for (i = 0; i < q.v.nissues; i++)
 		c.issues[c.nissues++] = q.v.issues[i];
-	rc = xp_live_plan_build(t, &q.from, &q.to, &q.plan, err);
+	rc = plan_pair(&q, err);
 	if (rc)
 		goto out;
 	c.start = &q.plan.ep[0];

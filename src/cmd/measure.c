@@ -306,27 +306,42 @@ static void fit_hints(const struct xp_measure_req *req, struct xp_error *err)
 	}
 }
 
-/*
- * Correlate @c, write the artifact, render the result or the error.
- * @status: "completed", "timed_out" or "cancelled"; @host: live counters
- * or NULL; @extra: warnings to append (NULL ok).  Returns the exit code.
- */
-static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
-		  const struct xp_host_collection *host, const struct xp_warnings *extra)
+/* The measurement's one correlation of @c (the correlator's own errors). */
+static int correlate(struct xp_measure_req *req, const struct xp_capture *c,
+		     struct xp_correlation *corr, struct xp_error *err)
 {
-	struct xp_warnings all = { 0 };
 	struct xp_correlate_opts opts = {
 		.policy = req->policy,
 		.samples = req->samples,
 		.duration_ns = req->duration_ms * 1000000ull,
 		.max_events = req->max_events,
 	};
+
+	memset(corr, 0, sizeof(*corr));
+	return xp_correlate(c, &req->from, &req->to, &opts, corr, err);
+}
+
+/*
+ * Correlate @c (unless @done holds its correlation already: taken over),
+ * write the artifact, render the result or the error.  @status:
+ * "completed", "timed_out" or "cancelled"; @host: live counters or NULL;
+ * @extra: warnings to append (NULL ok).  Returns the exit code.
+ */
+static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *status,
+		  const struct xp_host_collection *host, const struct xp_warnings *extra,
+		  struct xp_correlation *done)
+{
+	struct xp_warnings all = { 0 };
 	struct xp_correlation corr;
 	struct xp_error err = { 0 };
-	int rc, code;
+	int rc = 0, code;
 
-	memset(&corr, 0, sizeof(corr));
-	rc = xp_correlate(c, &req->from, &req->to, &opts, &corr, &err);
+	if (done) {
+		corr = *done;
+		memset(done, 0, sizeof(*done));
+	} else {
+		rc = correlate(req, c, &corr, &err);
+	}
 	if (rc && xpc_cancel_signo()) {
 		/* stopped: no artifact either, the caller asked to stop */
 		rc = cancelled(req, "correlate", c->count, &err);
@@ -536,20 +551,28 @@ static int live_failure(struct xp_measure_req *req, struct xp_capture *c,
 	return rc;
 }
 
-/* Pairs the correlator forms in @c (0 when none, or cancelled). */
-static int count_pairs(struct xp_measure_req *req, struct xp_capture *c, uint64_t *matched,
-		       struct xp_error *err)
+/*
+ * The correlation of a capture that stopped early: 1 with @corr when it
+ * pairs (the result reuses it), 0 when it forms no pair (or the correlator
+ * was cancelled: the stop reason says why), negative with @err filled.
+ */
+static int pairs_so_far(struct xp_measure_req *req, const struct xp_capture *c,
+			struct xp_correlation *corr, struct xp_error *err)
 {
-	struct xp_live_samples_rule r = {
-		.from = &req->from,
-		.to = &req->to,
-		.opts = { .policy = req->policy,
-			  .samples = req->samples,
-			  .duration_ns = req->duration_ms * 1000000ull,
-			  .max_events = req->max_events },
-	};
+	struct xp_error lerr = { 0 };
+	int rc = correlate(req, c, corr, &lerr);
 
-	return xp_live_count_pairs(&r, c, matched, err);
+	if (!rc && corr->matched) {
+		xp_error_clear(&lerr);
+		return 1;
+	}
+	xp_correlation_free(corr);
+	if (rc == -XPROBE_E_NO_MATCHED_SAMPLES || rc == -ECANCELED || !rc)
+		rc = 0;
+	else
+		xp_error_move(err, &lerr);
+	xp_error_clear(&lerr);
+	return rc;
 }
 
 /* Timeout or signal with the capture so far: a result when it pairs. */
@@ -558,19 +581,21 @@ static int live_partial(struct xp_measure_req *req, struct xp_capture *c,
 			const struct xp_warnings *ws, struct xp_error *err)
 {
 	bool timeout = lo->res.stop == XP_LIVE_STOP_TIMEOUT;
-	uint64_t matched = 0, nhost, ncuda;
+	struct xp_correlation corr;
+	uint64_t nhost, ncuda;
 	int rc;
 
-	if (!c->dropped) {
-		rc = count_pairs(req, c, &matched, err);
-		if (rc) {
-			artifact_on_error(req, c, err);
-			format_hint(req, err);
-			return rc;
-		}
+	/* a lossy capture: the correlator's EVENTS_DROPPED, through finish */
+	if (c->dropped)
+		return finish(req, c, timeout ? "timed_out" : "cancelled", host, ws, NULL);
+	rc = pairs_so_far(req, c, &corr, err);
+	if (rc > 0)
+		return finish(req, c, timeout ? "timed_out" : "cancelled", host, ws, &corr);
+	if (rc < 0) {
+		artifact_on_error(req, c, err);
+		format_hint(req, err);
+		return rc;
 	}
-	if (matched || c->dropped)
-		return finish(req, c, timeout ? "timed_out" : "cancelled", host, ws);
 
 	count_events(c, &nhost, &ncuda);
 	xp_error_detail_str(err, "start_selector", req->from_text);
@@ -670,7 +695,7 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 	switch (lo.res.stop) {
 	case XP_LIVE_STOP_ENOUGH:
 	case XP_LIVE_STOP_DURATION:
-		rc = finish(req, &c, "completed", hostp, &ws);
+		rc = finish(req, &c, "completed", hostp, &ws, NULL);
 		break;
 	case XP_LIVE_STOP_TIMEOUT:
 	case XP_LIVE_STOP_SIGNAL:
@@ -848,7 +873,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		}
 	}
-	code = finish(req, &c, "completed", NULL, &dups);
+	code = finish(req, &c, "completed", NULL, &dups, NULL);
 	xp_warnings_free(&dups);
 	xp_capture_free(&c);
 	return code;

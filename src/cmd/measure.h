@@ -81,6 +81,15 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
  * and words in details.original_error_code and original_message.
  * Returns the resulting code (@rc unchanged otherwise, 0 stays 0).
  */
+/*
+ * What validation resolved for one endpoint (@ep lives in a struct
+ * xp_validation the caller keeps until the plan is built), as the live
+ * plan takes it: a selector is resolved once, by validation.
+ */
+struct xp_endpoint_check;
+struct xp_live_resolved;
+void xp_measure_resolved(const struct xp_endpoint_check *ep, struct xp_live_resolved *r);
+
 int xp_measure_target_gone(struct xp_measure_req *req, int rc, struct xp_error *err);
 
 /*

@@ -100,7 +100,7 @@ struct agent_plan {
  * touches the target.
  */
 static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, struct xp_warnings *ws,
-			  struct xp_error *err)
+			  struct xp_validation *v, struct xp_error *err)
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
 				       .unsafe_offset = req->cli->unsafe_offset,
@@ -108,19 +108,17 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 				       .probe_cost = xp_probe_cost_estimate };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
-	struct xp_validation v;
 	size_t n, i;
 	int rc;
 
-	memset(&v, 0, sizeof(v));
-	rc = xp_validate_pair(&req->target, &req->from, &req->to, req->policy, &vo, &v, err);
+	rc = xp_validate_pair(&req->target, &req->from, &req->to, req->policy, &vo, v, err);
 	if (rc)
 		goto out;
 	/* --unsafe-offset's warnings and the probe cost (UPROBE_SINGLE_STEP:
 	 * the estimate next to the latency) reach the result; validate's
 	 * others (HEURISTIC_CORRELATION ...) are the correlator's to give */
-	for (i = 0; i < v.warnings.n; i++) {
-		const struct xp_warning *w = &v.warnings.v[i];
+	for (i = 0; i < v->warnings.n; i++) {
+		const struct xp_warning *w = &v->warnings.v[i];
 
 		if ((strcmp(w->code, XP_WARN_UNVERIFIED_BOUNDARY) == 0 ||
 		     strcmp(w->code, XP_WARN_UPROBE_SINGLE_STEP) == 0) &&
@@ -129,27 +127,36 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 			goto out;
 		}
 	}
-	ap->activation = v.activation;
-	memcpy(ap->library, v.agent_library, sizeof(ap->library));
-	ap->cuda = v.cuda;
-	if (v.nissues == 0)
+	ap->activation = v->activation;
+	memcpy(ap->library, v->agent_library, sizeof(ap->library));
+	ap->cuda = v->cuda;
+	if (v->nissues == 0)
 		goto out;
-	n = xp_policy_list(v.compatible, list);
+	n = xp_policy_list(v->compatible, list);
 	for (i = 0; i < n; i++)
 		names[i] = xp_policy_snake(list[i]);
 	xp_error_detail_str(err, "start_selector", req->from_text);
 	xp_error_detail_str(err, "end_selector", req->to_text);
 	xp_error_detail_str(err, "match_policy", xp_policy_kebab(req->policy));
-	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(v.recommended));
+	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(v->recommended));
 	xp_error_detail_strv(err, "compatible_policies", names, n);
-	if (v.issues[0].hint[0])
-		xp_error_hint(err, "%s", v.issues[0].hint);
+	if (v->issues[0].hint[0])
+		xp_error_hint(err, "%s", v->issues[0].hint);
 	else
 		xp_error_hint(err, "rerun validate with an explicitly compatible policy");
-	rc = xp_error_set(err, v.issues[0].code, true, "%s", v.issues[0].message);
+	rc = xp_error_set(err, v->issues[0].code, true, "%s", v->issues[0].message);
 out:
-	xp_validation_free(&v);
 	return rc;
+}
+
+void xp_measure_resolved(const struct xp_endpoint_check *ep, struct xp_live_resolved *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->sel = ep->sel;
+	r->probe = ep->has_probe ? &ep->probe : NULL;
+	r->usdt = ep->has_usdt ? &ep->usdt : NULL;
+	r->has_tracepoint_id = ep->has_tracepoint_id;
+	r->tracepoint_id = ep->tracepoint_id;
 }
 
 /* A socket of @t's Agent exists (an Agent mapped but not serving: an
@@ -457,6 +464,8 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	struct xp_agent_source_opts ao;
 	struct xp_live_ebpf_opts eo;
 	struct xp_live_run_opts ro;
+	struct xp_live_resolved from, to;
+	struct xp_validation v;
 	struct xp_live_plan plan;
 	struct agent_plan ap;
 	struct xp_target_ns ns;
@@ -464,6 +473,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	memset(&v, 0, sizeof(v));
 	memset(&plan, 0, sizeof(plan));
 	memset(&ao, 0, sizeof(ao));
 	memset(&eo, 0, sizeof(eo));
@@ -484,12 +494,15 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	}
 
 	/* 1. validate: the policy, the capabilities, the Agent's activation */
-	rc = validate_first(req, &ap, ws, err);
+	rc = validate_first(req, &ap, ws, &v, err);
 	if (rc)
 		goto out;
 
-	/* 2. resolution of the host endpoints and the target filter */
-	rc = xp_live_plan_build(&req->target, &req->from, &req->to, &plan, err);
+	/* 2. the host endpoints, from what validation resolved, and the
+	 * target filter */
+	xp_measure_resolved(&v.start, &from);
+	xp_measure_resolved(&v.end, &to);
+	rc = xp_live_plan_build(&from, &to, &plan, err);
 	if (rc)
 		goto out;
 	if (plan.from_ep >= 0 && plan.ep[plan.from_ep].kind == XP_LIVE_UPROBE &&
@@ -587,6 +600,7 @@ out:
 	for (i = 0; i < nsrc; i++)
 		xp_live_source_destroy(src[i]);
 	xp_live_plan_free(&plan);
+	xp_validation_free(&v);
 	return rc;
 }
 
@@ -595,6 +609,7 @@ int xp_measure_agent_ready(struct xp_measure_req *req,
 			   void *ctx, struct xp_warnings *ws, bool *injected, struct xp_error *err)
 {
 	struct xp_live_outcome out;
+	struct xp_validation v;
 	struct agent_plan ap;
 	int rc;
 
@@ -603,7 +618,9 @@ int xp_measure_agent_ready(struct xp_measure_req *req,
 	*injected = false;
 	ap.needed = !xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to);
 	ap.nvtx = req->from.kind == XP_SEL_NVTX || req->to.kind == XP_SEL_NVTX;
-	rc = validate_first(req, &ap, ws, err);
+	memset(&v, 0, sizeof(v));
+	rc = validate_first(req, &ap, ws, &v, err);
+	xp_validation_free(&v);
 	if (!rc && check)
 		rc = check(ctx, req, err);
 	if (!rc)

@@ -264,14 +264,32 @@ struct xp_live_plan {
 };
 
 /*
- * Resolve the host selectors among @from and @to against the live target
- * @t (read-only) into endpoints (cuda: ones are the Agent's and get -1).
- * Identical selector texts share one endpoint.  Errors come from
- * resolution (BINARY_NOT_MAPPED, SYMBOL_NOT_FOUND, AMBIGUOUS_TARGET,
- * INVALID_EVENT_SELECTOR, TARGET_*, PERMISSION_DENIED).
+ * What resolution found for one selector, as validation kept it
+ * (src/checks' endpoint check; the command passes it through): the plan
+ * copies it, so nothing is resolved twice between validate and attach.
+ * @probe for a uprobe selector, @usdt for a CPython GC selector,
+ * @tracepoint_id for a named tracepoint; syscalls need none.
  */
-int xp_live_plan_build(const struct xp_target *t, const struct xp_selector *from,
-		       const struct xp_selector *to, struct xp_live_plan *plan, struct xp_error *err);
+struct xp_resolved_probe;
+struct xp_usdt_marker;
+
+struct xp_live_resolved {
+	const struct xp_selector *sel;
+	const struct xp_resolved_probe *probe;
+	const struct xp_usdt_marker *usdt;
+	bool has_tracepoint_id;
+	uint64_t tracepoint_id;
+};
+
+/*
+ * The endpoints of the host selectors among @from and @to (cuda: ones are
+ * the Agent's and get -1), from what validation resolved.  Identical
+ * selector texts share one endpoint.  Errors: INVALID_EVENT_SELECTOR (a
+ * syscall without a number), INTERNAL (a host selector passed without
+ * its resolution: a caller's defect; out of memory).
+ */
+int xp_live_plan_build(const struct xp_live_resolved *from, const struct xp_live_resolved *to,
+		       struct xp_live_plan *plan, struct xp_error *err);
 void xp_live_plan_free(struct xp_live_plan *plan);
 
 #endif /* XP_COLLECT_LIVE_H */

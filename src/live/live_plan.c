@@ -3,14 +3,13 @@
  * live_plan.c - from two parsed selectors and a live target to the
  * endpoints a live capture attaches, and the BPF target filter.
  *
- * Resolution is src/resolve's (read-only, the same code validate runs):
- * uprobe selectors become a file offset in a file xprobe can open
- * (xp_resolve_uprobe: PIE, shared libraries, symbol=, +0x); CPython GC
- * selectors the gc__start / gc__done notes of the mapped interpreter
- * (xp_resolve_python_gc); named tracepoints a tracefs id
- * (xp_tracefs_check); syscalls keep their x86_64 number from the selector
- * table and need nothing else (raw tracepoints, no tracefs).  This file
- * only copies what resolution found into endpoints and decides what each
+ * Resolution happened once, in validation (src/checks, which runs
+ * src/resolve: uprobe selectors as a file offset in a file xprobe can
+ * open, CPython GC selectors as the gc__start / gc__done notes of the
+ * mapped interpreter, named tracepoints as a tracefs id); syscalls keep
+ * their x86_64 number from the selector table and need nothing else (raw
+ * tracepoints, no tracefs).  This file only copies what validation
+ * resolved (struct xp_live_resolved) into endpoints and decides what each
  * endpoint's events say (docs/contract.md, "Events"): the attach path is
  * access_path, the reported path binary_path.
  *
@@ -26,7 +25,6 @@
 #include "../process/procfs.h"
 #include "../resolve/resolve.h"
 #include "live.h"
-#include "../resolve/tracefs.h"
 
 static const char *own(struct xp_live_plan *p, const char *s)
 {
@@ -51,51 +49,47 @@ void xp_live_plan_free(struct xp_live_plan *plan)
 	memset(plan, 0, sizeof(*plan));
 }
 
-static int plan_uprobe(const struct xp_target *t, const struct xp_selector *sel,
-		       struct xp_live_plan *p, struct xp_live_endpoint *ep, struct xp_error *err)
+/* A host selector handed over without its resolution: the caller's defect. */
+static int unresolved(const struct xp_selector *sel, struct xp_error *err)
 {
-	struct xp_resolved_probe rp;
-	int rc;
-
-	memset(&rp, 0, sizeof(rp));
-	rc = xp_resolve_uprobe(t, sel, &rp, err);
-	if (rc) {
-		xp_resolved_probe_free(&rp);
-		return rc;
-	}
-	ep->kind = XP_LIVE_UPROBE;
-	ep->retprobe = rp.is_return;
-	ep->file_offset = rp.file_offset;
-	ep->access_path = own(p, rp.access_path);
-	ep->binary_path = own(p, rp.binary_path);
-	ep->symbol = own(p, rp.symbol);
-	ep->symbol_demangled = own(p, rp.symbol_demangled);
-	ep->event_type = rp.is_return ? XP_EV_HOST_FUNCTION_EXIT : XP_EV_HOST_FUNCTION_ENTRY;
-	ep->probe_kind = rp.is_return ? XP_PROBE_URETPROBE : XP_PROBE_UPROBE;
-	if (sel->uprobe_target == XP_UPROBE_OFFSET) {
-		ep->has_offset = true;
-		ep->offset = rp.file_offset;
-	}
-	rc = 0;
-	if (!ep->access_path || !ep->binary_path || (rp.symbol && !ep->symbol) ||
-	    (rp.symbol_demangled && !ep->symbol_demangled))
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-	xp_resolved_probe_free(&rp);
-	return rc;
+	xp_error_detail_str(err, "selector", sel->text);
+	return xp_error_set(err, XPROBE_E_INTERNAL, false,
+			    "%s reached the plan without its resolution", sel->text);
 }
 
-static int plan_python(const struct xp_target *t, const struct xp_selector *sel,
-		       struct xp_live_plan *p, struct xp_live_endpoint *ep, struct xp_error *err)
+static int plan_uprobe(const struct xp_live_resolved *r, struct xp_live_plan *p,
+		       struct xp_live_endpoint *ep, struct xp_error *err)
 {
-	struct xp_usdt_marker m[2];
-	const struct xp_usdt_marker *use;
-	int rc;
+	const struct xp_resolved_probe *rp = r->probe;
 
-	memset(m, 0, sizeof(m));
-	rc = xp_resolve_python_gc(t, &m[0], &m[1], err);
-	if (rc)
-		goto out;
-	use = sel->is_end ? &m[1] : &m[0];
+	if (!rp)
+		return unresolved(r->sel, err);
+	ep->kind = XP_LIVE_UPROBE;
+	ep->retprobe = rp->is_return;
+	ep->file_offset = rp->file_offset;
+	ep->access_path = own(p, rp->access_path);
+	ep->binary_path = own(p, rp->binary_path);
+	ep->symbol = own(p, rp->symbol);
+	ep->symbol_demangled = own(p, rp->symbol_demangled);
+	ep->event_type = rp->is_return ? XP_EV_HOST_FUNCTION_EXIT : XP_EV_HOST_FUNCTION_ENTRY;
+	ep->probe_kind = rp->is_return ? XP_PROBE_URETPROBE : XP_PROBE_UPROBE;
+	if (r->sel->uprobe_target == XP_UPROBE_OFFSET) {
+		ep->has_offset = true;
+		ep->offset = rp->file_offset;
+	}
+	if (!ep->access_path || !ep->binary_path || (rp->symbol && !ep->symbol) ||
+	    (rp->symbol_demangled && !ep->symbol_demangled))
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	return 0;
+}
+
+static int plan_python(const struct xp_live_resolved *r, struct xp_live_plan *p,
+		       struct xp_live_endpoint *ep, struct xp_error *err)
+{
+	const struct xp_usdt_marker *use = r->usdt;
+
+	if (!use)
+		return unresolved(r->sel, err);
 	ep->kind = XP_LIVE_USDT;
 	ep->access_path = own(p, use->access_path);
 	ep->binary_path = own(p, use->binary_path);
@@ -107,16 +101,14 @@ static int plan_python(const struct xp_target *t, const struct xp_selector *sel,
 	ep->attr_key = "usdt_provider";
 	ep->attr_value = ep->usdt_provider;
 	if (!ep->access_path || !ep->binary_path || !ep->usdt_provider || !ep->usdt_name)
-		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-out:
-	xp_usdt_marker_free(&m[0]);
-	xp_usdt_marker_free(&m[1]);
-	return rc;
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	return 0;
 }
 
-static int plan_one(const struct xp_target *t, const struct xp_selector *sel,
-		    struct xp_live_plan *p, struct xp_error *err)
+static int plan_one(const struct xp_live_resolved *r, struct xp_live_plan *p,
+		    struct xp_error *err)
 {
+	const struct xp_selector *sel = r->sel;
 	struct xp_live_endpoint *ep = &p->ep[p->n];
 	struct xp_error lerr = { 0 };
 	int rc = 0;
@@ -125,10 +117,10 @@ static int plan_one(const struct xp_target *t, const struct xp_selector *sel,
 	ep->selector = own(p, sel->text);
 	switch (sel->kind) {
 	case XP_SEL_UPROBE:
-		rc = plan_uprobe(t, sel, p, ep, &lerr);
+		rc = plan_uprobe(r, p, ep, &lerr);
 		break;
 	case XP_SEL_PYTHON_GC:
-		rc = plan_python(t, sel, p, ep, &lerr);
+		rc = plan_python(r, p, ep, &lerr);
 		break;
 	case XP_SEL_SYSCALL:
 		if (sel->syscall_nr < 0) {
@@ -146,16 +138,13 @@ static int plan_one(const struct xp_target *t, const struct xp_selector *sel,
 		ep->attr_key = "tracepoint_category";
 		ep->attr_value = "syscalls";
 		break;
-	case XP_SEL_TRACEPOINT: {
-		uint64_t id = 0;
-
-		rc = xp_tracefs_check(sel->category, sel->name, &id, &lerr);
-		if (rc) {
-			xp_error_detail_str(&lerr, "selector", sel->text);
+	case XP_SEL_TRACEPOINT:
+		if (!r->has_tracepoint_id) {
+			rc = unresolved(sel, &lerr);
 			break;
 		}
 		ep->kind = XP_LIVE_TRACEPOINT;
-		ep->tracepoint_id = id;
+		ep->tracepoint_id = r->tracepoint_id;
 		ep->tp_category = own(p, sel->category);
 		ep->tp_name = own(p, sel->name);
 		ep->event_type = XP_EV_TRACEPOINT;
@@ -164,7 +153,6 @@ static int plan_one(const struct xp_target *t, const struct xp_selector *sel,
 		ep->attr_key = "tracepoint_category";
 		ep->attr_value = ep->tp_category;
 		break;
-	}
 	case XP_SEL_CUDA_API:
 	case XP_SEL_KERNEL:
 	case XP_SEL_MEMCPY:
@@ -188,8 +176,8 @@ static int plan_one(const struct xp_target *t, const struct xp_selector *sel,
 	return 0;
 }
 
-int xp_live_plan_build(const struct xp_target *t, const struct xp_selector *from,
-		       const struct xp_selector *to, struct xp_live_plan *plan, struct xp_error *err)
+int xp_live_plan_build(const struct xp_live_resolved *from, const struct xp_live_resolved *to,
+		       struct xp_live_plan *plan, struct xp_error *err)
 {
 	int rc;
 
@@ -197,19 +185,19 @@ int xp_live_plan_build(const struct xp_target *t, const struct xp_selector *from
 	plan->from_ep = -1;
 	plan->to_ep = -1;
 	/* cuda: endpoints are the Agent's (agent_source.h), not planned here */
-	if (xp_selector_is_host(from)) {
-		rc = plan_one(t, from, plan, err);
+	if (xp_selector_is_host(from->sel)) {
+		rc = plan_one(from, plan, err);
 		if (rc)
 			goto fail;
 		plan->from_ep = 0;
 	}
-	if (!xp_selector_is_host(to))
+	if (!xp_selector_is_host(to->sel))
 		return 0;
-	if (plan->from_ep == 0 && !strcmp(from->text, to->text)) {
+	if (plan->from_ep == 0 && !strcmp(from->sel->text, to->sel->text)) {
 		plan->to_ep = 0;
 		return 0;
 	}
-	rc = plan_one(t, to, plan, err);
+	rc = plan_one(to, plan, err);
 	if (rc)
 		goto fail;
 	plan->to_ep = (int)plan->n - 1;
