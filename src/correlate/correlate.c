@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "../../common/buf.h"
+#include "../../common/search.h"
 #include "../../common/cancel.h"
 #include "correlate.h"
 #include "pairing.h"
@@ -353,19 +354,23 @@ static int check_policy(const struct ctx *x)
 }
 
 /* Step 7: keep the prefix of a sorted side at or before @limit. */
+struct limit_key {
+	const struct selected *sd;
+	uint64_t limit;
+};
+
+static bool ts_within(const void *ctx, size_t i)
+{
+	const struct limit_key *k = ctx;
+
+	return k->sd->ts[i] <= k->limit;
+}
+
 static size_t window_prefix(const struct selected *sd, uint64_t limit)
 {
-	size_t lo = 0, hi = sd->n;
+	struct limit_key k = { sd, limit };
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sd->ts[mid] <= limit)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return xpc_partition_point(sd->n, ts_within, &k);
 }
 
 static int run_policy(const struct ctx *x, struct xp_pairing *p)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/search.h"
 #include "keymap.h"
 #include "pairing.h"
 
@@ -412,19 +413,30 @@ static uint32_t dsu_find(uint32_t *parent, uint32_t x)
 }
 
 /* First bucket whose timestamp is >= ts (upper: > ts). */
+struct ts_key {
+	const uint64_t *ts;
+	uint64_t at;
+};
+
+static bool ts_below(const void *ctx, size_t i)
+{
+	const struct ts_key *k = ctx;
+
+	return k->ts[i] < k->at;
+}
+
+static bool ts_at_or_below(const void *ctx, size_t i)
+{
+	const struct ts_key *k = ctx;
+
+	return k->ts[i] <= k->at;
+}
+
 static uint32_t bucket_bound(const uint64_t *bts, uint32_t nb, uint64_t ts, bool upper)
 {
-	uint32_t lo = 0, hi = nb;
+	struct ts_key k = { bts, ts };
 
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (upper ? bts[mid] <= ts : bts[mid] < ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)xpc_partition_point(nb, upper ? ts_at_or_below : ts_below, &k);
 }
 
 /*

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/search.h"
 #include "cpu_sample.h"
 
 const char *xp_hint_status_name(enum xp_hint_status s)
@@ -127,19 +128,24 @@ static int function_idx_cmp(const void *a, const void *b)
 			    &sort_functions_base[*(const uint32_t *)b]);
 }
 
+struct frame_key {
+	const struct xp_cpu_profile *p;
+	uint64_t addr;
+};
+
+static bool frame_below(const void *ctx, size_t i)
+{
+	const struct frame_key *k = ctx;
+
+	return k->p->frames[i].sym.address < k->addr;
+}
+
 static uint32_t frame_index(const struct xp_cpu_profile *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nframes;
+	struct frame_key k = { p, addr };
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->frames[mid].sym.address < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (uint32_t)lo; /* present by construction */
+	/* present by construction */
+	return (uint32_t)xpc_partition_point(p->nframes, frame_below, &k);
 }
 
 static char *make_hint(const char *binary, const char *symbol)

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../../common/parse.h"
+#include "../../common/search.h"
 #include "../../common/readfile.h"
 #include "../process/procfs.h"
 #include "../resolve/debug_file.h"
@@ -103,18 +104,23 @@ static int parse_line(const char *p, const char *le, uint64_t *start, uint64_t *
 }
 
 /* Does [start, start+size) hold one of the sorted @want addresses? */
+struct addr_key {
+	const void *v; /* the sorted table */
+	uint64_t addr;
+};
+
+static bool want_below(const void *ctx, size_t i)
+{
+	const struct addr_key *k = ctx;
+
+	return ((const uint64_t *)k->v)[i] < k->addr;
+}
+
 static bool covers_any(const uint64_t *want, size_t n, uint64_t start, uint64_t size)
 {
-	size_t lo = 0, hi = n;
+	struct addr_key k = { want, start };
+	size_t lo = xpc_partition_point(n, want_below, &k);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (want[mid] < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n && want[lo] - start < size;
 }
 
@@ -274,19 +280,19 @@ out:
 	return rc;
 }
 
+static bool entry_at_or_before(const void *ctx, size_t i)
+{
+	const struct addr_key *k = ctx;
+
+	return ((const struct xp_perf_map_entry *)k->v)[i].start <= k->addr;
+}
+
 const struct xp_perf_map_entry *xp_perf_map_lookup(const struct xp_perf_map *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
+	struct addr_key k = { m->v, addr };
+	/* one past the last entry with start <= addr */
+	size_t lo = xpc_partition_point(m->n, entry_at_or_before, &k);
 
-	/* last entry with start <= addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	if (addr - m->v[lo - 1].start < m->v[lo - 1].size)
@@ -391,18 +397,18 @@ static int load_regions(struct xp_symbolizer *s, const struct xp_maps *maps)
 	return 0;
 }
 
+static bool region_at_or_before(const void *ctx, size_t i)
+{
+	const struct addr_key *k = ctx;
+
+	return ((const struct xp_map_region *)k->v)[i].start <= k->addr;
+}
+
 static const struct xp_map_region *find_region(const struct xp_symbolizer *s, uint64_t addr)
 {
-	size_t lo = 0, hi = s->nregions;
+	struct addr_key k = { s->regions, addr };
+	size_t lo = xpc_partition_point(s->nregions, region_at_or_before, &k);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->regions[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo && addr < s->regions[lo - 1].end)
 		return &s->regions[lo - 1];
 	return NULL;

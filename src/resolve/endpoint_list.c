@@ -22,6 +22,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "../../common/search.h"
 #include "../process/procfs.h"
 #include "../selector/syscall_table.h"
 #include "endpoint_list.h"
@@ -527,6 +528,18 @@ struct sigscan {
 	size_t n;
 };
 
+struct sig_key {
+	const struct sigscan *ss;
+	const char *sig;
+};
+
+static bool sig_below(const void *ctx, size_t i)
+{
+	const struct sig_key *k = ctx;
+
+	return strcmp(k->ss->v[i].sig, k->sig) < 0;
+}
+
 static void addr_add(struct addrset *a, uint64_t v)
 {
 	if (!a->any) {
@@ -546,20 +559,16 @@ static int sig_func(const char *name, uint64_t value, uint64_t size, bool from_s
 		    bool hidden, void *ctx)
 {
 	struct sigscan *ss = ctx;
-	size_t lo = 0, hi = ss->n;
+	size_t lo;
 	char *dm;
 
 	(void)size;
 	if (name[0] != '_' || name[1] != 'Z' || !(dm = xp_demangle(name)))
 		return 0;
-	while (lo < hi) { /* the first check whose signature is >= dm */
-		size_t mid = (lo + hi) / 2;
+	/* the first check whose signature is >= dm */
+	struct sig_key key = { ss, dm };
 
-		if (strcmp(ss->v[mid].sig, dm) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = xpc_partition_point(ss->n, sig_below, &key);
 	for (; lo < ss->n && strcmp(ss->v[lo].sig, dm) == 0; lo++)
 		addr_add(from_symtab ? &ss->v[lo].sym : hidden ? &ss->v[lo].dyn_hidden :
 							   &ss->v[lo].dyn,

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../common/suggest.h"
+#include "../../common/search.h"
 #include "debug_file.h"
 #include "xelf.h"
 
@@ -488,19 +489,24 @@ static int hits_find(const struct xp_elf_symtab *t, const char *needle, size_t n
 	return 0;
 }
 
+struct hits_key {
+	const struct hits *h;
+	uint32_t off;
+};
+
+static bool hit_starts_at_or_before(const void *ctx, size_t i)
+{
+	const struct hits_key *k = ctx;
+
+	return k->h->r[i][0] <= k->off;
+}
+
 static bool hits_has(const struct hits *h, uint32_t off)
 {
-	size_t lo = 0, hi = h->n;
+	struct hits_key k = { h, off };
+	/* one past the last range starting at or before off */
+	size_t lo = xpc_partition_point(h->n, hit_starts_at_or_before, &k);
 
-	/* the last range starting at or before off */
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (h->r[mid][0] <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo > 0 && off <= h->r[lo - 1][1];
 }
 
