@@ -2,8 +2,9 @@
 /*
  * target_filter.bpf.h - the one target filter every xprobe BPF program
  * runs first (filter by process identity before anything else;
- * docs/live-measurement.md, "What is attached").  Included by bpf/xp_live.bpf.c and bpf/syscall_agg.bpf.c;
- * user space fills the five rodata filters between open and load with
+ * docs/live-measurement.md, "What is attached").  Included by every
+ * program: bpf/xp_live.bpf.c, bpf/syscall_agg.bpf.c and
+ * bpf/latency_hist.bpf.c; user space fills the five rodata filters between open and load with
  * XP_TARGET_FILTER_APPLY (src/live/live.h) from a struct xp_live_filter.
  *
  * Two modes:

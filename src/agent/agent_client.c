@@ -823,15 +823,6 @@ static int hello(struct xp_agent_conn *c, struct xprobe_agent_reply *rep, struct
 	return 0;
 }
 
-int xp_agent_hello(struct xp_agent_conn *conn, struct xprobe_agent_reply *rep, struct xp_error *err)
-{
-	int rc = hello(conn, rep, err);
-
-	if (!rc)
-		conn->hello = rep ? *rep : conn->hello;
-	return rc;
-}
-
 int xp_agent_require_nvtx(const struct xp_agent_conn *conn, const char *agent_path,
 			  struct xp_error *err)
 {
@@ -979,14 +970,6 @@ int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 	if (!rc || rc == -XPROBE_E_EVENT_RATE_TOO_HIGH)
 		conn->armed = false;
 	return rc;
-}
-
-int xp_agent_snapshot_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
-			     struct xprobe_agent_reply *rep, struct xp_error *err)
-{
-	struct xp_agent_sink s = { .agg = dec };
-
-	return read_packets(conn, XPROBE_AGENT_OP_SNAPSHOT, &s, rep, err);
 }
 
 int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,

@@ -203,13 +203,6 @@ bool xp_agent_req_needs_backend(const struct xprobe_agent_req *req);
 void xp_agent_req_init(struct xprobe_agent_req *req, enum xprobe_agent_op op);
 
 /*
- * HELLO again (connect already did one).  @rep may be NULL.
- * Return 0 or a negative code with @err (header comment).
- */
-int xp_agent_hello(struct xp_agent_conn *conn, struct xprobe_agent_reply *rep,
-		   struct xp_error *err);
-
-/*
  * Send @req (op ARM, from xp_agent_arm_build) and check that the reply
  * says the capture is armed (state ACTIVE, or LIMIT_REACHED when the
  * capture filled at once).  A status error maps as the header says (a
@@ -236,13 +229,11 @@ int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 		  struct xprobe_agent_reply *rep, struct xp_error *err);
 
 /*
- * The same for an AGGREGATE capture (an ARM of mode AGGREGATE): SNAPSHOT
- * or STOP from offset 0, so every group comes with its totals as of the
- * reply; the groups go to @dec (src/capture/decode_agent_agg.h), which
- * replaces what it held.  Checks and errors as for records.
+ * STOP for an AGGREGATE capture (an ARM of mode AGGREGATE) from offset 0,
+ * so every group comes with its final totals; the groups go to @dec
+ * (src/capture/decode_agent_agg.h), which replaces what it held.  Checks
+ * and errors as for records.
  */
-int xp_agent_snapshot_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
-			     struct xprobe_agent_reply *rep, struct xp_error *err);
 int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
 			 struct xprobe_agent_reply *rep, struct xp_error *err);
 

@@ -241,10 +241,3 @@ int xp_agent_source_new(const struct xp_agent_source_opts *o, struct xp_live_sou
 	*out = &a->s;
 	return 0;
 }
-
-uint32_t xp_agent_source_features(const struct xp_live_source *s)
-{
-	const struct agent_source *a = (const struct agent_source *)s;
-
-	return a->conn.hello.features;
-}

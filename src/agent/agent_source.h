@@ -58,7 +58,4 @@ struct xp_agent_source_opts {
 int xp_agent_source_new(const struct xp_agent_source_opts *o, struct xp_live_source **out,
 			struct xp_error *err);
 
-/* What HELLO said (0 before prepare connected). */
-uint32_t xp_agent_source_features(const struct xp_live_source *s);
-
 #endif /* XP_COLLECT_AGENT_SOURCE_H */

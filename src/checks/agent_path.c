@@ -21,21 +21,6 @@
 #define XP_AGENT_SONAME "libxprobe.so"
 #endif
 
-const char *xp_agent_origin_name(enum xp_agent_origin o)
-{
-	switch (o) {
-	case XP_AGENT_FROM_FLAG:
-		return "--agent";
-	case XP_AGENT_FROM_ENV:
-		return "XPROBE_CUPTI_AGENT_PATH";
-	case XP_AGENT_FROM_EXE:
-		return "next to the xprobe executable";
-	case XP_AGENT_FROM_BUILD:
-		return "the build tree";
-	}
-	return "?";
-}
-
 static int put(const char *path, char *buf, size_t size, struct xp_error *err)
 {
 	if ((size_t)snprintf(buf, size, "%s", path) >= size)

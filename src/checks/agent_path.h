@@ -41,6 +41,4 @@ enum xp_agent_origin {
 int xp_agent_library_find(const char *flag, char *buf, size_t size,
 			  enum xp_agent_origin *origin, struct xp_error *err);
 
-const char *xp_agent_origin_name(enum xp_agent_origin o);
-
 #endif /* XP_CHECKS_AGENT_PATH_H */

@@ -57,8 +57,8 @@ enum xp_policy_reason {
 };
 const char *xp_policy_reason_name(enum xp_policy_reason r);
 
-/* Whether this build collects an endpoint kind live (the CUDA Agent is
- * not driven by this build yet, so CUDA endpoints are not). */
+/* Whether this build collects an endpoint kind live: every kind (host
+ * endpoints through eBPF, cuda: ones through the in-process Agent). */
 bool xp_endpoint_collectable(const struct xp_selector *sel);
 
 struct xp_endpoint_check {

@@ -4,19 +4,24 @@
  * from the request to a bounded capture of the live target, nothing else.
  * It never correlates for the result, writes the artifact, renders or
  * picks an exit code: measure.c does all of that with what this returns
- * (the path is one-way: measure.c -> here -> src/collect).
+ * (the path is one-way: measure.c -> here -> src/live, src/agent).
  *
- *   1. CUDA endpoints -> CUPTI_NOT_AVAILABLE (the Agent is not in this
- *      build); then validate runs on the pair and its first issue becomes
- *      the error before anything is attached (recommended_policy,
- *      compatible_policies in details, as the reference does);
- *   2. resolve both selectors against the target (src/resolve), and the
- *      target's PID namespace into the BPF filter;
- *   3. the sources (the eBPF collectors of the host endpoints) and one
- *      bounded capture (xp_live_run: the stopping, cut and loss rules of
- *      src/live/live_source.h); --samples stops once the correlator
- *      pairs enough events of the merged capture, --duration-ms on time
- *      from arming, --timeout-ms bounds the whole wait.
+ *   1. validate runs on the pair (read-only; src/checks resolves both
+ *      selectors against the target) and its first issue becomes the
+ *      error before anything is attached (recommended_policy,
+ *      compatible_policies in details, as the reference does); the
+ *      Agent's activation and library come from the same answer;
+ *   2. the plan copies what validation resolved (nothing is resolved
+ *      twice), and the target's PID namespace becomes the BPF filter;
+ *      the Agent is loaded into the target when the pair needs it and it
+ *      is not running (activate: online injection, with the checks that
+ *      keep a process that cannot run the measurement untouched);
+ *   3. the sources (the Agent over its socket, the eBPF collector of the
+ *      host endpoints) and one bounded capture (xp_live_run: the
+ *      stopping, cut and loss rules of src/live/live_source.h);
+ *      --samples stops once the correlator pairs enough events of the
+ *      merged capture, --duration-ms on time from arming, --timeout-ms
+ *      bounds the whole wait.
  * While the capture runs, a terminal on stderr gets a progress line
  * (on_progress below; src/cli/output.c decides whether and draws it),
  * erased as soon as xp_live_run returns, before anything is printed.

@@ -222,8 +222,6 @@ int xp_live_bpf_consume(struct xp_live_obj *b);
 int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_ts);
 /* Detach every link (the ring and maps stay readable). */
 void xp_live_bpf_detach(struct xp_live_obj *b);
-/* Links currently attached (tests). */
-size_t xp_live_bpf_nlinks(const struct xp_live_obj *b);
 /* Detach and free everything; NULL is fine. */
 void xp_live_bpf_destroy(struct xp_live_obj *b);
 

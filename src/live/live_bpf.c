@@ -341,11 +341,6 @@ int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_
 	return 0;
 }
 
-size_t xp_live_bpf_nlinks(const struct xp_live_obj *b)
-{
-	return b ? b->nlinks : 0;
-}
-
 void xp_live_bpf_detach(struct xp_live_obj *b)
 {
 	if (!b)
