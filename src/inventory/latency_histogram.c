@@ -45,6 +45,7 @@
 #include "latency_hist.skel.h"
 #include "latency_histogram.h"
 #include "../live/libbpf_msg.h"
+#include "window.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -135,7 +136,6 @@ int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_
 		     bool nested, int group_by, char *detail, size_t size)
 {
 	struct latency_hist_bpf *skel = NULL;
-	char why[128];
 	int rc;
 
 	xp_libbpf_capture();
@@ -154,9 +154,7 @@ int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_
 		group_by == XP_LH_BY_NONE ? "" : ", 256-group map");
 	return 0;
 fail:
-	snprintf(why, sizeof(why), "%s", strerror(rc < 0 ? -rc : rc));
-	snprintf(detail, size, "loading the latency histogram object failed: %s%s%s", why,
-		 xp_libbpf_message()[0] ? ": " : "", xp_libbpf_message());
+	xp_libbpf_load_failed(detail, size, "latency histogram", rc);
 	return rc < 0 ? rc : -rc;
 }
 

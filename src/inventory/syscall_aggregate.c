@@ -32,6 +32,7 @@
 #include "../../common/monotonic.h"
 #include "../../bpf/syscall_agg.h"
 #include "../live/libbpf_msg.h"
+#include "window.h"
 #include "syscall_aggregate.h"
 #include "syscall_agg.skel.h"
 
@@ -128,7 +129,6 @@ out:
 int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, size_t size)
 {
 	struct syscall_agg_bpf *skel;
-	char why[128];
 	int rc;
 
 	xp_libbpf_capture();
@@ -152,9 +152,7 @@ int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, s
 		 (unsigned long long)max_groups, (unsigned long long)max_inflight);
 	return 0;
 fail:
-	snprintf(why, sizeof(why), "%s", strerror(rc < 0 ? -rc : rc));
-	snprintf(detail, size, "loading the syscall aggregate object failed: %s%s%s", why,
-		 xp_libbpf_message()[0] ? ": " : "", xp_libbpf_message());
+	xp_libbpf_load_failed(detail, size, "syscall aggregate", rc);
 	return rc < 0 ? rc : -rc;
 }
 

@@ -10,7 +10,6 @@
 
 #include <bpf/libbpf.h>
 
-#include "../../common/monotonic.h"
 #include "libbpf_msg.h"
 #include "live.h"
 
@@ -111,12 +110,10 @@ int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure
 			    f->objects, f->why);
 }
 
-int xp_bpf_window_open(uint32_t *armed, uint64_t t0, uint64_t *armed_at_ns, uint64_t *setup_ns,
-		       int (*on_armed)(void *ctx, struct xp_error *err), void *on_armed_ctx,
-		       struct xp_error *err)
+void xp_libbpf_load_failed(char *detail, size_t size, const char *object, int rc)
 {
-	__atomic_store_n(armed, 1u, __ATOMIC_SEQ_CST);
-	*armed_at_ns = xpc_mono_ns();
-	*setup_ns = *armed_at_ns - t0;
-	return on_armed ? on_armed(on_armed_ctx, err) : 0;
+	const char *msg = xp_libbpf_message();
+
+	snprintf(detail, size, "loading the %s object failed: %s%s%s", object,
+		 strerror(rc < 0 ? -rc : rc), msg[0] ? ": " : "", msg);
 }

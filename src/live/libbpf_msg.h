@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libbpf_msg.h - the one capture of libbpf's messages, for every libbpf
- * user of the CLI (live_bpf.c, latency_histogram.c, syscall_aggregate.c),
- * the contract codes they map a failed libbpf step to, and the opening of
- * an in-kernel aggregator's window.
+ * user of the CLI (live_bpf.c, src/inventory's latency_histogram.c and
+ * syscall_aggregate.c), the contract codes they map a failed libbpf step
+ * to, and the words of a failed load check.
  *
  * libbpf prints its diagnostics (the verifier's complaint, a missing BTF,
  * a refused map) through one process-wide callback.  xprobe never lets
@@ -76,14 +76,10 @@ int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f);
 int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure *f);
 
 /*
- * The in-kernel aggregators' window opens (latency_histogram.c,
- * syscall_aggregate.c), every link attached: set the programs' @armed
- * flag (they count from here on), stamp *armed_at_ns and *setup_ns (from
- * @t0, the collection's start), then call @on_armed (the command's
- * identity check; NULL: none) and return what it returns.
+ * The detail of a failed load check (validate loads an object and frees
+ * it): "loading the <object> object failed: <errno text>[: <libbpf's
+ * message>]" into @detail.  @rc either sign.
  */
-int xp_bpf_window_open(uint32_t *armed, uint64_t t0, uint64_t *armed_at_ns, uint64_t *setup_ns,
-		       int (*on_armed)(void *ctx, struct xp_error *err), void *on_armed_ctx,
-		       struct xp_error *err);
+void xp_libbpf_load_failed(char *detail, size_t size, const char *object, int rc);
 
 #endif
