@@ -24,7 +24,7 @@
  *      duplicate and unknown keys themselves.
  *
  * Where the code lives.  Everything below is implemented in decode_json.cc
- * (with decode_fast.c) and reached through one table of functions, struct
+ * (with decode_fast.c, both in src/capture/json/) and reached through one table of functions, struct
  * xp_json_api.  The functions declared here are json_api.c's: they find
  * the table once and call through it.  The CLI ships the table in a
  * plugin, lib/xprobe/xprobe-json.so next to bin/ (json_api.c), so that

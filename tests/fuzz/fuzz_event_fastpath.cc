@@ -2,7 +2,7 @@
 /*
  * fuzz_event_fastpath.cc - differential libFuzzer target for the
  * canonical-line fast path of the Event stream decoder
- * (src/capture/decode_fast.c in front of decode_json.cc's simdjson path).
+ * (src/capture/json/decode_fast.c in front of decode_json.cc's simdjson path).
  *
  * Two properties, checked on every input:
  *   1. per line: the fast path alone (xp_decode_test_fast_line) either

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_event_jsonl.cc - libFuzzer target for the Event stream decoder and
- * completed-input detection (src/capture/decode_json.cc, input.c).
+ * completed-input detection (src/capture/json/decode_json.cc, input.c).
  *
  * Each input is decoded three ways and the results are checked against
  * each other, so the fuzzer finds wrong answers, not only crashes:

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * fuzz_host_capture.cc - libFuzzer target for the HostCaptureResult
- * decoder (src/capture/decode_json.cc).  Decodes each input bounded at 16
+ * decoder (src/capture/json/decode_json.cc).  Decodes each input bounded at 16
  * events; on success the counters must be consistent and every event
  * must render.
  */

@@ -104,7 +104,7 @@ def test_common_including_src_fails(tree):
     ("common/json.c", "strcpy(a, b);"),
     ("lib/core/log.c", "n = atoi(s);"),
     ("bpf/xp_floor.bpf.c", "strcat(a, b);"),
-    ("src/capture/decode_json.cc", "p = strtok(s, \",\");"),
+    ("src/capture/json/decode_json.cc", "p = strtok(s, \",\");"),
     ("src/model/event.c", "vsprintf (buf, fmt, ap);"),
     ("src/model/event.c", "gets(line);"),
     ("src/model/event.c", "x = atoll(s) + atol(t);"),

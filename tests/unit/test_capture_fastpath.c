@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_capture_fastpath.c - the canonical-line fast path of the Event
- * stream decoder (src/capture/decode_fast.c in front of decode_json.cc's
+ * stream decoder (src/capture/json/decode_fast.c in front of decode_json.cc's
  * simdjson path).  Every check decodes the same bytes with the fast path
  * on and off (xp_decode_test_fastpath) and requires the same result --
  * events rendered identically, or the same error with the same details --

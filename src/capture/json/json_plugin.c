@@ -6,7 +6,7 @@
  * common code, linked with -Bsymbolic and a version script
  * (json_plugin.map) that exports this one function; json_api.c loads it.
  */
-#include "decode_json.h"
+#include "../decode_json.h"
 
 const struct xp_json_api *xp_json_plugin_v1(void);
 

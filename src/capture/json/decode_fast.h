@@ -52,7 +52,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../model/event.h"
+#include "../../model/event.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -92,13 +92,13 @@
 #include <simdjson.h>
 
 extern "C" {
-#include "../../common/buf.h"
-#include "../../common/cancel.h"
-#include "../../common/json.h"
-#include "../../common/readfile.h"
-#include "capture_io.h"
+#include "../../../common/buf.h"
+#include "../../../common/cancel.h"
+#include "../../../common/json.h"
+#include "../../../common/readfile.h"
+#include "../capture_io.h"
 #include "decode_fast.h"
-#include "decode_json.h"
+#include "../decode_json.h"
 }
 
 using simdjson::dom::element;
