@@ -938,7 +938,7 @@ static void stage_flush(struct sink *s, uint32_t dev)
 	struct stage *g = s->stage[dev];
 
 	if (g && g->len) {
-		xpl_engine_complete(s->be->engine, dev, g->buf, g->len);
+		xpl_backend_complete(s->be, dev, g->buf, g->len);
 		g->len = 0;
 	}
 }
