@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
 """The layering rule and the banned-function list, checked (`make test`
-runs this first; docs/development.md, "Layering").
+runs this first; docs/development.md, "The layering check").
 
 What it owns: reading every C/C++ source and header of src/, lib/,
 common/, bpf/ and include/, resolving each `#include` the way the build's
@@ -17,10 +17,16 @@ when
      transitively because the libraries are linked PUBLIC; and the module
      graph itself must have no cycle but that declared cli <-> cmd pair,
      so an upward DEPS edge cannot bless an upward include;
-  3. lib/ includes src/; common/ includes anything but common/ and
+  3. a lib/<folder> includes a lib/<other folder> that is not among its
+     dependencies: the allowed edges are the DEPS of the xpl_folder()
+     lines of lib/CMakeLists.txt, closed transitively, and that graph may
+     have no cycle at all (a call back up is a hook the upper folder
+     registers, not an include); files directly in lib/ (internal.h) are
+     core's; a lib/ folder holding sources needs an xpl_folder() line;
+  4. lib/ includes src/; common/ includes anything but common/ and
      include/; include/ includes anything but include/; bpf/ includes
      src/ or lib/;
-  4. a banned function (strcpy, strcat, sprintf, vsprintf, strtok, atoi,
+  5. a banned function (strcpy, strcat, sprintf, vsprintf, strtok, atoi,
      atol, atoll, gets) is called in src/, lib/, common/ or bpf/ (comments
      and string literals do not count; snprintf, strtok_r, fgets are other
      names).
@@ -28,8 +34,13 @@ when
 Why derived from CMakeLists.txt: the build is what makes an include
 compile, so the check and the build cannot disagree about which edges
 exist; the cycle check is what keeps "dependencies point down" (cmd ->
-report -> agent/inventory -> live -> capture/checks -> resolve -> process; correlate ->
-selector -> model -> xpc) true when someone adds a DEPS entry.
+report -> agent/inventory -> live -> capture/checks -> resolve -> process;
+correlate -> selector -> model -> xpc) true when someone adds a DEPS
+entry.  lib/ is one library, so its folders are declared for this check
+alone, next to its source lists (agent -> inspect -> profile -> device ->
+producers -> xtf -> core, agent -> nvtx -> producers; the configure
+refuses a DEPS entry naming a folder declared after it, and a source in
+an undeclared folder).
 
 Usage: scripts/check-layering.py [--root DIR]   (DIR defaults to the
 checkout holding this script).  Only the standard library; runs with
@@ -124,6 +135,30 @@ def parse_modules(root):
     return graph
 
 
+LIB_CMAKE = os.path.join("lib", "CMakeLists.txt")
+# Files directly in lib/ (internal.h: the compiler helpers and core/'s log
+# and util functions) belong to this folder.
+LIB_TOP = "core"
+
+
+def parse_lib_folders(root):
+    """{folder: set of direct deps} from lib/CMakeLists.txt's
+    xpl_folder(name DEPS a b ...) lines."""
+    try:
+        with open(os.path.join(root, LIB_CMAKE)) as f:
+            text = re.sub(r"#[^\n]*", "", f.read())
+    except OSError:
+        return {}
+    graph = {}
+    for m in re.finditer(r"\bxpl_folder\s*\(([^)]*)\)", text):
+        words = m.group(1).split()
+        if not words or words[0].startswith("$"):
+            continue
+        deps = set(words[words.index("DEPS") + 1:]) if "DEPS" in words else set()
+        graph.setdefault(words[0], set()).update(deps)
+    return graph
+
+
 def closure(graph):
     reach = {}
     for name in graph:
@@ -159,6 +194,42 @@ def graph_problems(graph, reach):
     return problems
 
 
+def lib_graph_problems(graph, reach):
+    """Unknown DEPS and circles of lib/'s folders (none is allowed), each
+    circle said once."""
+    problems, rings = [], set()
+    for name in sorted(graph):
+        for d in sorted(graph[name]):
+            if d not in graph:
+                problems.append("%s: lib/%s depends on unknown folder lib/%s" % (
+                    LIB_CMAKE, name, d))
+    for name in sorted(graph):
+        if name not in reach[name]:
+            continue
+        ring = tuple(sorted(d for d in reach[name] if name in reach.get(d, ())))
+        if ring in rings:
+            continue
+        rings.add(ring)
+        problems.append("%s: folders %s depend on each other (dependencies must point "
+                        "down)" % (LIB_CMAKE, ", ".join("lib/" + r for r in ring)))
+    return problems
+
+
+def undeclared_lib_folders(root, graph):
+    """lib/ folders holding sources that no xpl_folder() line declares."""
+    problems = []
+    base = os.path.join(root, "lib")
+    for d in sorted(os.listdir(base)) if os.path.isdir(base) else ():
+        if d.startswith(".") or d in graph or not os.path.isdir(os.path.join(base, d)):
+            continue
+        for _, _, files in os.walk(os.path.join(base, d)):
+            if any(fn.endswith(SOURCE_EXT) for fn in files):
+                problems.append("lib/%s: a folder of sources with no xpl_folder() line in %s" % (
+                    d, LIB_CMAKE))
+                break
+    return problems
+
+
 def resolve(root, tree, including, name, quoted):
     """The repository path (relative to root) an include names, or None
     (system or generated header)."""
@@ -178,7 +249,26 @@ def src_module(rel):
     return parts[1] if len(parts) > 2 and parts[0] == "src" else None
 
 
-def check_include(rel, target, reach):
+def lib_folder(rel):
+    parts = rel.split(os.sep)
+    if parts[0] != "lib":
+        return None
+    return parts[1] if len(parts) > 2 else LIB_TOP
+
+
+def check_lib_include(rel, target, lib_reach):
+    a, b = lib_folder(rel), lib_folder(target)
+    if a == b:
+        return None
+    if a not in lib_reach:
+        return "lib/%s is no folder of %s (xpl_folder)" % (a, LIB_CMAKE)
+    if b not in lib_reach[a]:
+        return "lib/%s may not include lib/%s (not among lib/%s's DEPS in %s)" % (
+            a, b, a, LIB_CMAKE)
+    return None
+
+
+def check_include(rel, target, reach, lib_reach):
     tree = rel.split(os.sep)[0]
     ttree = target.split(os.sep)[0]
     if tree == "src":
@@ -195,6 +285,8 @@ def check_include(rel, target, reach):
         return None
     if tree == "lib" and ttree == "src":
         return "lib/ includes the CLI's src/"
+    if tree == "lib" and ttree == "lib":
+        return check_lib_include(rel, target, lib_reach)
     if tree == "common" and ttree not in ("common", "include"):
         return "common/ may include only common/ and include/"
     if tree == "include" and ttree != "include":
@@ -224,16 +316,23 @@ def check(root):
         return ["CMakeLists.txt: no xp_module() lines found"]
     reach = closure(graph)
     problems += graph_problems(graph, reach)
+    lib_graph = parse_lib_folders(root)
+    if not lib_graph:
+        return problems + ["%s: no xpl_folder() lines found" % LIB_CMAKE]
+    lib_reach = closure(lib_graph)
+    problems += lib_graph_problems(lib_graph, lib_reach)
+    problems += undeclared_lib_folders(root, lib_graph)
     for tree, path in sources(root):
         rel = os.path.relpath(path, root)
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
         for m in INCLUDE_RE.finditer(text):
-            line = text.count("\n", 0, m.start()) + 1
+            # the quote's line: ^\s* may have matched blank lines before it
+            line = text.count("\n", 0, m.start(1)) + 1
             target = resolve(root, tree, path, m.group(2), m.group(1) == '"')
             if target is None:
                 continue
-            why = check_include(rel, target, reach)
+            why = check_include(rel, target, reach, lib_reach)
             if why:
                 problems.append("%s:%d: #include %s%s%s: %s" % (
                     rel, line, m.group(1), m.group(2), ">" if m.group(1) == "<" else '"', why))

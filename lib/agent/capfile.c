@@ -8,7 +8,8 @@
  * signal.  `xprobe measure --input <path>` reads it with the decoder the
  * control socket uses.  docs/agent.md, "Saved captures", is the user's
  * view; this file owns the variable, the arming and the writing.  The
- * capture itself is capture.c's, recorded by the same hot path.
+ * capture itself is lib/producers/agent_capture.c's, recorded by the same
+ * hot path.
  *
  * The door.  Both variables are read with secure_getenv and nothing
  * happens in an AT_SECURE process: a user who runs a privileged program
@@ -18,9 +19,9 @@
  * regular file at the path) arms nothing and the log says why.
  *
  * One capture at a time.  The hot path has one published capture
- * (capture.h's xpl_agent_hot), so while this one is armed or being written
- * a control-socket ARM is refused with ALREADY_ACTIVE (server.c asks
- * xpl_capfile_busy); once written, the socket may ARM again.  It is armed
+ * (agent_capture.h's xpl_agent_hot), so while this one is armed or being
+ * written a control-socket ARM is refused with ALREADY_ACTIVE (server.c
+ * asks xpl_capfile_busy); once written, the socket may ARM again.  It is armed
  * by a constructor that runs before the one that starts the control
  * socket's thread, so the two never race to publish.
  *
@@ -41,8 +42,8 @@
  * compare-and-swap; the first of exit, flush and a fatal signal wins.  Only
  * the process that armed it writes (a fork child never does: the file is
  * its parent's, and its copy of the capture is unpublished).  At exit and
- * flush the capture is disarmed first (capture.c: every recording thread
- * has left its record); on a signal it is only unpublished, since the
+ * flush the capture is disarmed first (agent_capture.c: every recording
+ * thread has left its record); on a signal it is only unpublished, since the
  * crashing thread itself may be inside a record: the committed records are
  * the prefix a reader always takes, records still being written are
  * counted as dropped, and the buffer is never freed.  The signal path
@@ -68,8 +69,8 @@
 #include "../inspect/controller.h"
 #include "../internal.h"
 #include "../nvtx/nvtx_abi.h"
+#include "../producers/agent_capture.h"
 #include "capfile.h"
-#include "capture.h"
 #include "parse.h"
 #include "xprobe/agent.h"
 
@@ -183,9 +184,11 @@ static void cf_fork_child(void)
 	}
 	atomic_store(&cf.state, CF_DONE);
 	atomic_store(&cf.dirfd, -1);
+	xpl_crash_set_signal_hook(NULL);
 }
 
 static int finish(int sig, bool sigpath);
+static void on_signal(int sig);
 
 static void cf_atexit(void)
 {
@@ -240,7 +243,9 @@ static int arm(const char *path)
 	cf.start_time = xpl_process_start_time(0);
 	pthread_atfork(NULL, NULL, cf_fork_child);
 	atexit(cf_atexit);
-	/* the fatal-signal path (crash_handlers.c calls xpl_capfile_on_signal) */
+	/* the fatal-signal path: the crash handlers call on_signal through
+	 * their hook (cleared again once the capture is written) */
+	xpl_crash_set_signal_hook(on_signal);
 	xpl_crash_handlers_install();
 	xpl_capture_arm(c);
 	atomic_store(&cf.state, CF_ARMED);
@@ -497,6 +502,8 @@ static int finish(int sig, bool sigpath)
 		}
 	}
 	atomic_store(&cf.state, CF_DONE);
+	/* after DONE: a handler that still finds the hook finds nothing to do */
+	xpl_crash_set_signal_hook(NULL);
 	if (rc) {
 		if (!sigpath)
 			xpl_fail(-XPROBE_E_OUTPUT_FAILED, "%s", msg);
@@ -516,7 +523,13 @@ bool xpl_capfile_busy(const char **path)
 	return true;
 }
 
-void xpl_capfile_on_signal(int sig)
+/*
+ * A fatal signal (the crash handlers' signal hook, before the previous
+ * action runs): write the armed capture now, async-signal-safely (no lock,
+ * no allocation), with XPROBE_AGENT_CAPFILE_F_SIGNAL.  Nothing when none
+ * is armed or it was written.
+ */
+static void on_signal(int sig)
 {
 	if (atomic_load(&cf.state) == CF_OFF)
 		return;

@@ -79,8 +79,8 @@
 #include "../device/cupti.h"
 #include "../internal.h"
 #include "../nvtx/nvtx_abi.h"
+#include "../producers/agent_capture.h"
 #include "capfile.h"
-#include "capture.h"
 #include "parse.h"
 #include "request.h"
 #include "xprobe/agent.h"
@@ -637,6 +637,8 @@ static void do_arm(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 			r->state = XPROBE_AGENT_FAILED;
 			return;
 		}
+		/* the disarm's last flush (lib/producers/agent_capture.h) */
+		c->device_stop = xpl_cupti_agent_stop;
 	}
 	xpl_capture_free(s->cap); /* a stopped one */
 	s->cap = c;

@@ -6,12 +6,15 @@
  * Shaped after CUPTI's activity API, the real backend to come: the backend
  * fills activity buffers on its own schedule (CUPTI: bufferRequested /
  * bufferCompleted callbacks on its own thread) and hands each completed
- * buffer to xpl_engine_complete(); the engine only queues it.  harvest()
- * forces every pending buffer out (cuptiActivityFlushAll) and reports
- * whether that worked; the engine then routes the queued records to the
- * captures that want them (SESSION slots, MODEL profiles, continuous).  So
- * a backend never needs to know about captures, and routing happens in one
- * place, under the engine's lock.
+ * buffer to xpl_backend_complete(), which passes it to the engine's
+ * complete hook (profile/engine.c sets it, with `engine`, before open:
+ * device/ sits below profile/ and never calls up into it); the engine
+ * only queues it.  harvest() forces every pending buffer out
+ * (cuptiActivityFlushAll) and reports whether that worked; the engine then
+ * routes the queued records to the captures that want them (SESSION
+ * slots, MODEL profiles, continuous).  So a backend never needs to know
+ * about captures, and routing happens in one place, under the engine's
+ * lock.
  *
  *   open     count the devices (ndev), allocate per-device state
  *   start    arm device d: begin collecting (CUPTI: enable activity kinds)
@@ -50,6 +53,10 @@ struct xpl_exec_info {
 struct xpl_backend {
 	const struct xpl_backend_ops *ops;
 	struct xpl_engine *engine; /* where completed buffers go */
+	/* how they go there (xpl_backend_complete): set with `engine` before
+	 * open and never changed while the backend is open, so the backend's
+	 * threads read it without a lock; NULL drops the buffers */
+	void (*complete)(struct xpl_engine *e, uint32_t dev, const void *recs, size_t len);
 	uint32_t ndev;
 	void *priv;
 };
@@ -82,8 +89,13 @@ static inline bool xpl_backend_own_code(int rc)
 }
 
 /* A backend hands over a completed buffer of @len bytes of records for
- * @dev.  Copies; callable from any thread. */
-void xpl_engine_complete(struct xpl_engine *e, uint32_t dev, const void *recs, size_t len);
+ * @dev to its engine.  The engine copies; callable from any thread. */
+static inline void xpl_backend_complete(struct xpl_backend *b, uint32_t dev, const void *recs,
+					size_t len)
+{
+	if (b->complete)
+		b->complete(b->engine, dev, recs, len);
+}
 
 extern const struct xpl_backend_ops xpl_sim_backend;
 

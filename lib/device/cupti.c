@@ -28,10 +28,11 @@
  * callback ids whose names (CUPTI's, a trailing _v<N> stripped) pass an
  * ARM's CUDA_API filter; our callback first tests the id in a bitmap
  * (cbmask, published at ARM), before any timestamp is read; the record is
- * then written as the NVTX callbacks write theirs (capture.h).  An entry
- * recorded in capture generation g stores g in CUPTI's per-call
- * correlationData, and the exit is admitted only when it finds g there:
- * a call that entered before ARM never leaves an exit in the capture.
+ * then written as the NVTX callbacks write theirs
+ * (lib/producers/agent_capture.h).  An entry recorded in capture
+ * generation g stores g in CUPTI's per-call correlationData, and the exit
+ * is admitted only when it finds g there: a call that entered before ARM
+ * never leaves an exit in the capture.
  *
  * Activity.  CONCURRENT_KERNEL, MEMCPY and MEMSET are enabled while an
  * Agent capture or a session's armed device wants them, and disabled when
@@ -63,8 +64,8 @@
  * from the server thread (enable, flush), so CUPTI's callbacks never take
  * it.  The API callback reads only atomics and what load() wrote before
  * the first cbmask bit was published (acquire).  Buffer completion takes
- * the capture through capture.h's busy protocol (so a disarm waits for it)
- * and the session sink under sink_lock; it takes nothing else.
+ * the capture through agent_capture.h's busy protocol (so a disarm waits
+ * for it) and the session sink under sink_lock; it takes nothing else.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -77,9 +78,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "../agent/aggregate.h"
-#include "../agent/capture.h"
 #include "../internal.h"
+#include "../producers/agent_aggregate.h"
+#include "../producers/agent_capture.h"
 #include "backend.h"
 #include "cupti.h"
 #include "cupti_abi.h"
@@ -937,7 +938,7 @@ static void stage_flush(struct sink *s, uint32_t dev)
 	struct stage *g = s->stage[dev];
 
 	if (g && g->len) {
-		xpl_engine_complete(s->be->engine, dev, g->buf, g->len);
+		xpl_backend_complete(s->be, dev, g->buf, g->len);
 		g->len = 0;
 	}
 }

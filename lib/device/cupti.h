@@ -53,8 +53,10 @@ int xpl_cupti_agent_prepare(struct xpl_agent_cap *c, const struct xprobe_agent_r
 int xpl_cupti_agent_start(struct xpl_agent_cap *c, char *why, size_t whylen);
 /* Deliver what CUPTI holds for @c now (SNAPSHOT): cuptiActivityFlushAll. */
 void xpl_cupti_agent_flush(struct xpl_agent_cap *c);
-/* Before @c is unpublished (xpl_capture_disarm): disable its callbacks,
- * flush, disable its activity kinds, flush again.  Idempotent. */
+/* Before @c is unpublished: disable its callbacks, flush, disable its
+ * activity kinds, flush again.  Idempotent.  The Agent sets it as @c's
+ * device_stop hook, which xpl_capture_disarm calls (the capture, in
+ * lib/producers/, never calls up into this backend). */
 void xpl_cupti_agent_stop(struct xpl_agent_cap *c);
 
 /* Loaded: *cuda_major and *cupti_major set, true.  Else false, zeros. */

@@ -115,7 +115,7 @@ static void complete(struct xpl_backend *b, uint32_t dev)
 	struct sim_core *c = &((struct sim *)b->priv)->core[dev];
 
 	if (c->len)
-		xpl_engine_complete(b->engine, dev, c->buf, c->len);
+		xpl_backend_complete(b, dev, c->buf, c->len);
 	c->len = 0;
 }
 

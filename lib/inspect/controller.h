@@ -119,6 +119,16 @@ struct xpl_engine *xpl_controller_engine(void);
 
 /* Install the crash, exit and fork handlers, once per process. */
 void xpl_crash_handlers_install(void);
+/*
+ * The crash handler's one hook from above: @fn (NULL clears it) is called
+ * with the signal number on a fatal signal, after the session's
+ * signal-path stop and before the previous action runs.  It must be
+ * async-signal-safe (no lock, no allocation).  The Agent's saved capture
+ * (lib/agent/capfile.c) sets it when it arms, clears it once written, so
+ * inspect/ never calls up into agent/.  Any thread, any time: the pointer
+ * is an atomic a handler loads once.
+ */
+void xpl_crash_set_signal_hook(void (*fn)(int sig));
 
 /* --- exec_registry.c ----------------------------------------------------- */
 

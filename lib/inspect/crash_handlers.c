@@ -11,18 +11,19 @@
  * HUP, QUIT, PIPE, XCPU, XFSZ) only where their action was the default
  * (an application that handles SIGTERM itself keeps its session running).
  * The handler runs the signal-path stop (session_lifecycle.c: no lock, no
- * allocation) and writes the XPROBE_AGENT_OUTPUT capture when one is
- * armed (agent/capfile.c, which installs these handlers too), then the
- * previous action runs: a handler is called, a
- * default action is restored and the signal raised again.
+ * allocation), then the signal hook when one is set (the Agent's
+ * XPROBE_AGENT_OUTPUT capture, lib/agent/capfile.c, sets it while armed
+ * and installs these handlers too: inspect/ never calls up into agent/),
+ * then the previous action runs: a handler is called, a default action is
+ * restored and the signal raised again.
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../agent/capfile.h"
 #include "../internal.h"
 #include "../producers/sys_trace.h"
 #include "controller.h"
@@ -32,6 +33,15 @@ static const int async_sigs[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGPIPE, SIG
 static struct sigaction saved_act[65];
 static bool handled[65];
 static pthread_once_t handlers_once = PTHREAD_ONCE_INIT;
+
+/* Loaded in a signal handler: an atomic load must be a plain load there. */
+_Static_assert(ATOMIC_POINTER_LOCK_FREE == 2, "the signal hook needs lock-free pointers");
+static void (*_Atomic signal_hook)(int sig);
+
+void xpl_crash_set_signal_hook(void (*fn)(int sig))
+{
+	atomic_store_explicit(&signal_hook, fn, memory_order_release);
+}
 
 static void chain(int sig, siginfo_t *si, void *uc)
 {
@@ -61,6 +71,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
 	struct xpl_session *s = atomic_load(&xpl_sess_sig);
+	void (*hook)(int sig);
 
 	if (s && s->pid == (uint32_t)getpid() && atomic_load(&s->state) != XPL_S_STOPPED) {
 		char msg[96];
@@ -72,7 +83,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		xpl_log_signal_safe(XPROBE_LOG_WARN, msg);
 		xpl_session_stop(s, "signal", sig, true);
 	}
-	xpl_capfile_on_signal(sig); /* the XPROBE_AGENT_OUTPUT capture, if armed */
+	hook = atomic_load_explicit(&signal_hook, memory_order_acquire);
+	if (hook)
+		hook(sig); /* the XPROBE_AGENT_OUTPUT capture, if armed */
 	chain(sig, si, uc);
 	errno = saved_errno;
 }

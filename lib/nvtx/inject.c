@@ -25,8 +25,8 @@
  * levels.  Process range ids come from one process-wide counter (never 0),
  * so they stay unique across threads and thread-id reuse: an id is
  * seq << 1 | recorded, the low bit saying that the Agent's armed capture
- * recorded the range's start (lib/agent/capture.h), so nvtxRangeEnd knows
- * whether to admit the end without a table.
+ * recorded the range's start (lib/producers/agent_capture.h), so
+ * nvtxRangeEnd knows whether to admit the end without a table.
  *
  * Two sinks, one call: an inspect session's host rings (the XPROBE_INSPECT_*
  * door, sys_trace.h) and the Agent's capture while `xprobe measure` has one
@@ -48,8 +48,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../agent/capture.h"
 #include "../internal.h"
+#include "../producers/agent_capture.h"
 #include "../producers/sys_trace.h"
 #include "nvtx_abi.h"
 

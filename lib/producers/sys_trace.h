@@ -111,7 +111,7 @@ struct xpl_tls {
 	uint32_t tid;
 	int32_t nvtx_level; /* NVTX push depth, kept even when not recording */
 	uint32_t range_seq; /* process range ids handed out by this thread */
-	/* the Agent's capture (lib/agent/capture.h): bit L set = the push at
+	/* the Agent's capture (agent_capture.h): bit L set = the push at
 	 * level L (< 64) was recorded in capture generation agent_gen */
 	uint64_t agent_mask;
 	uint32_t agent_gen;
@@ -238,7 +238,7 @@ static inline bool xpl_type_on(uint32_t type)
 }
 
 /* Copy @n bytes of a name into a record, 8 at a time: no call (the fast
- * paths here and the Agent's capture, agent/capture.h, inline it). */
+ * paths here and the Agent's capture, agent_capture.h, inline it). */
 static inline __attribute__((always_inline)) void xpl_copy_name(uint8_t *dst, const char *name,
 								uint32_t n)
 {
@@ -397,7 +397,7 @@ void xpl_trace_atfork_child(void);
 
 /*
  * The slot protocol for another producer (the Agent's capture,
- * lib/agent/capture.h), which guards its own buffer with the same busy
+ * agent_capture.h), which guards its own buffer with the same busy
  * flags:
  *   xpl_slot_attach    the calling thread's slot (acquired on first use),
  *                      NULL when every slot is taken;

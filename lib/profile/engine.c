@@ -425,6 +425,7 @@ int xpl_engine_create(const struct xpl_engine_params *p, struct xpl_engine **out
 		return -ENOMEM;
 	e->be.ops = p->ops;
 	e->be.engine = e;
+	e->be.complete = xpl_engine_complete;
 	pthread_mutex_init(&e->qlock, NULL);
 	rc = p->ops->open(&e->be, p->opts);
 	if (rc) {

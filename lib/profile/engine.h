@@ -101,6 +101,10 @@ void xpl_engine_destroy(struct xpl_engine *e);
 uint32_t xpl_engine_ndev(const struct xpl_engine *e);
 bool xpl_engine_dev_enabled(const struct xpl_engine *e, uint32_t dev);
 const struct xpl_backend *xpl_engine_backend(const struct xpl_engine *e);
+/* A completed buffer of @len bytes of records for @dev, queued (copied).
+ * Any thread.  The backend's complete hook (device/backend.h): backends
+ * reach it through xpl_backend_complete, never by name. */
+void xpl_engine_complete(struct xpl_engine *e, uint32_t dev, const void *recs, size_t len);
 /* Memory the signal-path stop needs to write this engine's captures. */
 void xpl_engine_arena_needs(const struct xpl_engine *e, size_t *nsegs, size_t *nstreams);
 

@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/aggregate.h"
-#include "agent/capture.h"
+#include "producers/agent_aggregate.h"
+#include "producers/agent_capture.h"
 #include "device/cupti.h"
 
 static const uint32_t versions[] = { 19, 22, 26, 28, 130000, 130001, 18, 139900 };

@@ -1,11 +1,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """scripts/check-layering.py against planted violations: it runs on a
-temporary copy of the tree (src/, lib/, common/, bpf/, include/,
-CMakeLists.txt) into which each test plants one bad include, one banned
-call or one upward DEPS edge, and must fail naming it; the untouched copy
-must pass, and look-alikes (snprintf, a banned name in a comment or a
-string, strtok_r) must not fail it.  `make test` runs this right after
-the check itself."""
+temporary copy of the tree (src/, lib/ with lib/CMakeLists.txt, common/,
+bpf/, include/, CMakeLists.txt) into which each test plants one bad
+include, one banned call, one upward DEPS edge or one circle of lib/
+folders, and must fail naming it; the untouched copy must pass, and
+look-alikes (snprintf, a banned name in a comment or a string, strtok_r)
+must not fail it.  Every src/ module of CMakeLists.txt and every lib/
+folder of lib/CMakeLists.txt, whenever it was added, gets a planted
+include of one it does not reach (the parametrized tests read both
+graphs with the script's own parser).  Where a build exists, the objects
+of libxprobe show that no lib/ folder calls a function of one it may not
+include (what a header declaring another folder's function would hide).
+`make test` runs this right after the check itself."""
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -15,6 +22,20 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECK = os.path.join(ROOT, "scripts", "check-layering.py")
 COPIED = ("src", "lib", "common", "bpf", "include")
+
+
+def load_check():
+    spec = importlib.util.spec_from_file_location("check_layering", CHECK)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+LAYERING = load_check()
+SRC_GRAPH = LAYERING.parse_modules(ROOT)
+SRC_REACH = LAYERING.closure(SRC_GRAPH)
+LIB_GRAPH = LAYERING.parse_lib_folders(ROOT)
+LIB_REACH = LAYERING.closure(LIB_GRAPH)
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +161,176 @@ def test_upward_deps_edge_fails(tree):
     r = run(tree)
     assert r.returncode == 1
     assert "depend on each other" in r.stderr and "xp_process" in r.stderr
+
+
+# --- lib/'s folders (xpl_folder() in lib/CMakeLists.txt) ---------------------
+
+
+def test_lib_graph_is_read():
+    # the parametrized tests below are only as wide as this graph
+    assert {"core", "xtf", "producers", "device", "agent"} <= set(LIB_GRAPH)
+    assert "agent" not in LIB_REACH["producers"]
+
+
+def test_lib_upward_include_fails(tree):
+    # the capture tables sit in producers/, below the Agent
+    plant(tree / "lib/producers/agent_capture.c", '\n#include "../agent/capfile.h"\n')
+    r = run(tree)
+    assert r.returncode == 1
+    assert "lib/producers/agent_capture.c:" in r.stderr
+    assert "lib/producers may not include lib/agent" in r.stderr
+
+
+def test_lib_include_through_the_search_path_is_resolved(tree):
+    # "nvtx/nvtx_abi.h" resolves through -Ilib, not relative to the file
+    plant(tree / "lib/device/sim.c", '\n#include "nvtx/nvtx_abi.h"\n')
+    r = run(tree)
+    assert r.returncode == 1
+    assert "lib/device may not include lib/nvtx" in r.stderr
+
+
+def test_lib_internal_h_is_cores(tree):
+    plant(tree / "lib/internal.h", '\n#include "producers/clock.h"\n')
+    r = run(tree)
+    assert r.returncode == 1
+    assert "lib/internal.h:" in r.stderr and "lib/core may not include lib/producers" in r.stderr
+
+
+def test_lib_folder_below_is_allowed(tree):
+    # agent reaches xtf through producers: transitive
+    plant(tree / "lib/agent/request.c",
+          '\n#include "../xtf/crc32c.h"\n#include "../nvtx/nvtx_abi.h"\n')
+    r = run(tree)
+    assert r.returncode == 0, r.stderr
+
+
+def replace_folder_line(tree, old, new):
+    p = tree / "lib/CMakeLists.txt"
+    text = p.read_text()
+    assert old in text
+    p.write_text(text.replace(old, new))
+
+
+def test_lib_circle_fails(tree):
+    # an upward DEPS entry would bless the upward include: it makes a circle
+    replace_folder_line(tree, "xpl_folder(producers DEPS xtf core)",
+                        "xpl_folder(producers DEPS xtf core agent)")
+    plant(tree / "lib/producers/agent_capture.c", '\n#include "../agent/capfile.h"\n')
+    r = run(tree)
+    assert r.returncode == 1
+    assert "depend on each other" in r.stderr
+    assert "lib/producers" in r.stderr and "lib/agent" in r.stderr
+
+
+def test_lib_unknown_dep_fails(tree):
+    replace_folder_line(tree, "xpl_folder(nvtx DEPS producers core)",
+                        "xpl_folder(nvtx DEPS producers core gpu)")
+    r = run(tree)
+    assert r.returncode == 1
+    assert "lib/nvtx depends on unknown folder lib/gpu" in r.stderr
+
+
+def test_lib_undeclared_folder_fails(tree):
+    os.mkdir(tree / "lib/extra")
+    plant(tree / "lib/extra/extra.c", '#include "../internal.h"\n')
+    r = run(tree)
+    assert r.returncode == 1
+    assert "lib/extra: a folder of sources with no xpl_folder() line" in r.stderr
+
+
+# --- every module and folder, present and future -----------------------------
+
+
+def files_of(folder, exts):
+    """Source files under @folder, sorted, those with the first of @exts first."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fn in sorted(filenames):
+            if fn.endswith(exts):
+                found.append(os.path.join(dirpath, fn))
+    return sorted(found, key=lambda p: (not p.endswith(exts[0]), p))
+
+
+def unreached(graph, reach, name, top):
+    """What @name may not include and that has a header to include, the
+    most upward first (the one that reaches most)."""
+    out = [d for d in graph
+           if d != name and d not in reach[name] and files_of(os.path.join(ROOT, top, d), (".h",))]
+    return sorted(out, key=lambda d: (-len(reach[d]), d))
+
+
+def plant_unreached(tree, top, graph, reach, name):
+    here = files_of(os.path.join(str(tree), top, name), (".c", ".cc", ".h"))
+    if not here:
+        pytest.skip("%s/%s holds no source" % (top, name))
+    above = unreached(graph, reach, name, top)
+    if not above:
+        pytest.skip("%s/%s reaches every other one" % (top, name))
+    header = files_of(os.path.join(str(tree), top, above[0]), (".h",))[0]
+    plant(here[0], '\n#include "%s"\n' % os.path.relpath(header, os.path.dirname(here[0])))
+    return os.path.relpath(here[0], str(tree)), above[0]
+
+
+@pytest.mark.parametrize("module", sorted(SRC_GRAPH))
+def test_every_src_module_refuses_what_it_does_not_reach(tree, module):
+    where, above = plant_unreached(tree, "src", SRC_GRAPH, SRC_REACH, module)
+    r = run(tree)
+    assert r.returncode == 1
+    assert (where + ":") in r.stderr
+    assert ("src/%s may not include src/%s" % (module, above)) in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("folder", sorted(LIB_GRAPH))
+def test_every_lib_folder_refuses_what_it_does_not_reach(tree, folder):
+    where, above = plant_unreached(tree, "lib", LIB_GRAPH, LIB_REACH, folder)
+    r = run(tree)
+    assert r.returncode == 1
+    assert (where + ":") in r.stderr
+    assert ("lib/%s may not include lib/%s" % (folder, above)) in r.stderr, r.stderr
+
+
+# --- what the headers could hide: the objects' own calls ----------------------
+
+
+def lib_objects():
+    """(lib-relative source, object) of the last build's libxprobe objects
+    whose source exists and is older than the object."""
+    base = os.path.join(os.environ.get("XPROBE_BUILD") or os.path.join(ROOT, "build"),
+                        "lib", "CMakeFiles")
+    out = []
+    for target in ("xpl_objects.dir", "xtf_reader.dir"):
+        tdir = os.path.join(base, target)
+        for dirpath, _, filenames in os.walk(tdir):
+            for fn in sorted(filenames):
+                if not fn.endswith(".o"):
+                    continue
+                obj = os.path.join(dirpath, fn)
+                rel = os.path.relpath(obj, tdir)[:-2]
+                src = os.path.join(ROOT, "lib", rel)
+                if os.path.isfile(src) and os.path.getmtime(src) <= os.path.getmtime(obj):
+                    out.append((os.path.join("lib", rel), obj))
+    return out
+
+
+def test_lib_objects_call_only_folders_they_may_include():
+    objs = lib_objects()
+    if not objs or not shutil.which("nm"):
+        pytest.skip("no up-to-date build of libxprobe's objects (XPROBE_BUILD or build/)")
+    defined, used = {}, []
+    for rel, obj in objs:
+        folder = LAYERING.lib_folder(rel)
+        out = subprocess.run(["nm", "-P", obj], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            w = line.split()
+            if len(w) < 2:
+                continue
+            if w[1] == "U":
+                used.append((rel, folder, w[0]))
+            elif w[1] in "TDBRVWG":
+                defined[w[0]] = folder
+    bad = sorted("%s uses %s of lib/%s" % (rel, sym, defined[sym])
+                 for rel, folder, sym in used
+                 if sym in defined and defined[sym] != folder
+                 and defined[sym] not in LIB_REACH.get(folder, ()))
+    assert not bad, "\n".join(bad)

@@ -66,7 +66,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "../../lib/agent/capture.h"
+#include "../../lib/producers/agent_capture.h"
 #include "../../lib/agent/request.h"
 #include "../lib/agent_peer.h"
 #include "../lib/libtest.h"

@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * capture.c - the Agent's bounded capture outside the hot path: allocation
- * at ARM, publish and disarm, the prefault that keeps page faults out of
- * the recording threads, the counters a reply reports, and the read of
- * committed records into reply chunks with timestamps converted to
- * CLOCK_MONOTONIC.  capture.h holds the layout, the protocol with the
- * producers and the hot path itself.
+ * agent_capture.c - the Agent's bounded capture outside the hot path:
+ * allocation at ARM, publish and disarm, the prefault that keeps page
+ * faults out of the recording threads, the counters a reply reports, and
+ * the read of committed records into reply chunks with timestamps
+ * converted to CLOCK_MONOTONIC.  agent_capture.h holds the layout, the
+ * protocol with the producers and the hot path itself.
  *
  * Every function here runs on the Agent's server thread (lib/agent/
- * server.c), which owns the captures; producers only touch what
- * capture.h's hot path touches.
+ * server.c), which owns the captures, or on the thread that writes the
+ * XPROBE_AGENT_OUTPUT capture (lib/agent/capfile.c); producers only touch
+ * what agent_capture.h's hot path touches.
  */
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../device/cupti.h"
 #include "../internal.h"
-#include "aggregate.h"
-#include "capture.h"
+#include "agent_aggregate.h"
+#include "agent_capture.h"
 
 struct xpl_agent_hot xpl_agent_hot;
 _Atomic uint64_t xpl_nvtx_range_seq;
@@ -170,9 +170,14 @@ void xpl_capture_disarm(struct xpl_agent_cap *c)
 
 	if (!c || !c->armed)
 		return;
-	/* the backend's last records (a final flush) land while still armed */
-	if (c->device)
-		xpl_cupti_agent_stop(c);
+	/* the device feed's last records (a final flush) land while still
+	 * armed; called once (the hook the Agent set, agent_capture.h) */
+	if (c->device_stop) {
+		void (*stop)(struct xpl_agent_cap *c) = c->device_stop;
+
+		c->device_stop = NULL;
+		stop(c);
+	}
 	atomic_store(&xpl_agent_hot.cap, NULL);
 	atomic_store(&xpl_agent_hot.gen, next_gen());
 	stuck = xpl_slots_quiesce(QUIESCE_WAIT_NS);

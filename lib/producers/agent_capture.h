@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * capture.h - the Agent's bounded capture: what ARM allocates, what the
- * NVTX callbacks (lib/nvtx/inject.c) record into while it is armed, and
- * what SNAPSHOT and STOP read back (capture.c).  The hot path is inline
- * here so the callbacks compile it in; everything else is capture.c.
+ * agent_capture.h - the Agent's bounded capture: what ARM allocates, what
+ * the NVTX callbacks (lib/nvtx/inject.c) record into while it is armed,
+ * and what SNAPSHOT and STOP read back (agent_capture.c).  The hot path is
+ * inline here so the callbacks compile it in; everything else is
+ * agent_capture.c.
+ *
+ * Layering.  A producer-side table beside the host rings: the Agent
+ * (lib/agent/), the CUPTI backend (lib/device/) and NVTX (lib/nvtx/) sit
+ * above it and include it; it includes only producers/, xtf/ and core.
+ * The one call it makes back up, the device feed's last flush at disarm,
+ * goes through the capture's device_stop hook, which the Agent sets.
  *
  * Ownership.
  *   xpl_agent_hot    global: the armed capture (NULL = none) and its
@@ -37,7 +44,7 @@
  * and leaves like any producer).  Activity records carry CLOCK_MONOTONIC
  * ns already: the read path converts only host records' raw TSC.  An
  * AGGREGATE capture holds no records: its activities go to the group table
- * (aggregate.h), under its own lock, and replies read groups.
+ * (agent_aggregate.h), under its own lock, and replies read groups.
  *
  * The buffer.  capacity x rec_max bytes of anonymous memory (rec_max:
  * XPROBE_RECORD_NAMED_MAX_SIZE without a CUDA filter, XPROBE_RECORD_MAX_SIZE
@@ -69,8 +76,8 @@
 #include <string.h>
 
 #include "../internal.h"
-#include "../producers/clock.h"
-#include "../producers/sys_trace.h"
+#include "clock.h"
+#include "sys_trace.h"
 #include "xprobe/agent.h"
 
 /* Push levels tracked for admission (a deeper admitted push is dropped and
@@ -126,6 +133,14 @@ struct xpl_agent_cap {
 	uint64_t prefaulted; /* bytes of buf prefaulted so far */
 	uint64_t cur_idx, cur_pos; /* a committed record's index and position
 				      (where the last read ended) */
+	/*
+	 * The device feed's stop, set by whoever attached one (the Agent,
+	 * to the CUPTI backend's xpl_cupti_agent_stop) before the capture is
+	 * armed: xpl_capture_disarm calls it once, while the capture is still
+	 * published, so the backend's last records land; then clears it.
+	 * NULL: no device feed, nothing called.  Server thread only.
+	 */
+	void (*device_stop)(struct xpl_agent_cap *c);
 };
 
 struct xpl_agent_hot {
@@ -137,7 +152,7 @@ extern struct xpl_agent_hot xpl_agent_hot;
 /* Process range sequence (lib/nvtx/inject.c hands out ids seq << 1 | bit). */
 extern _Atomic uint64_t xpl_nvtx_range_seq;
 
-/* --- capture.c ------------------------------------------------------------ */
+/* --- agent_capture.c ------------------------------------------------------ */
 
 /*
  * Allocate a capture for @req (a decoded ARM of NVTX filters) and

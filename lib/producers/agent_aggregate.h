@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * aggregate.h - the group table of an AGGREGATE capture (agent.h,
+ * agent_aggregate.h - the group table of an AGGREGATE capture (agent.h,
  * MODE_AGGREGATE): device activities folded into at most `capacity`
- * groups inside the target, so no per-activity stream leaves it.
+ * groups inside the target, so no per-activity stream leaves it.  A
+ * producer-side table beside the host rings: the CUPTI backend
+ * (lib/device/cupti.c) fills it, the Agent (lib/agent/server.c) reads it;
+ * it calls neither.
  *
  * Layout.  A dense array of `capacity` struct xprobe_agent_group in the
  * order their first activity arrived (what replies send, so an offset
