@@ -507,11 +507,6 @@ uint32_t xpl_engine_ndev(const struct xpl_engine *e)
 	return e->ndev;
 }
 
-bool xpl_engine_dev_enabled(const struct xpl_engine *e, uint32_t dev)
-{
-	return dev < e->ndev && e->enabled[dev];
-}
-
 const struct xpl_backend *xpl_engine_backend(const struct xpl_engine *e)
 {
 	return &e->be;

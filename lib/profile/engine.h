@@ -99,7 +99,6 @@ struct xpl_engine_params {
 int xpl_engine_create(const struct xpl_engine_params *p, struct xpl_engine **out);
 void xpl_engine_destroy(struct xpl_engine *e);
 uint32_t xpl_engine_ndev(const struct xpl_engine *e);
-bool xpl_engine_dev_enabled(const struct xpl_engine *e, uint32_t dev);
 const struct xpl_backend *xpl_engine_backend(const struct xpl_engine *e);
 /* A completed buffer of @len bytes of records for @dev, queued (copied).
  * Any thread.  The backend's complete hook (device/backend.h): backends
