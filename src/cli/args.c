@@ -507,13 +507,13 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		seen |= bit;
 		switch (c) {
 		case O_JSON:
-			cli->json = true;
+			cli->out.json = true;
 			break;
 		case O_NONINTERACTIVE:
-			cli->non_interactive = true;
+			cli->out.non_interactive = true;
 			break;
 		case O_NOCOLOR:
-			cli->no_color = true;
+			cli->out.no_color = true;
 			break;
 		case 'h':
 		case O_HELP:

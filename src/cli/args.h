@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 
-#include "cli.h"
+#include "../cmd/cmd.h"
 
 enum xp_opt_bit {
 	XP_OPT_PID = 1ul << 0,
@@ -47,6 +47,17 @@ enum xp_opt_bit {
 	XP_OPT_REPORT = 1ul << 29,
 	XP_OPT_HIST = 1ul << 30,
 	XP_OPT_LIST = 1ul << 31,
+};
+
+/* A command: parse flags are shared; run returns the process exit code. */
+struct xp_command {
+	const char *name;
+	const char *summary;
+	const char *usage;   /* one line of flags */
+	const char *help;    /* full --help text after the usage line */
+	const char *examples; /* "Examples:" lines, each "  $ xprobe ..." */
+	unsigned long flags; /* XP_OPT_* accepted */
+	int (*run)(const struct xp_cli *cli);
 };
 
 /* @text word-wrapped at 100 columns, the first line starting at column

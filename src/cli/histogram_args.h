@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "cli.h"
+#include "../cmd/cmd.h"
 
 /*
  * 0 when @cli (with --histogram) is a command line the histogram path can

@@ -14,7 +14,6 @@
 #include "../../common/suggest.h"
 #include "../model/event.h"
 #include "args.h"
-#include "cli.h"
 
 #define COMMON_HELP                                                                         \
 	"Common options:\n"                                                                 \

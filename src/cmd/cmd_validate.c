@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../cli/cli.h"
 #include "../live/probe_cost.h"
 #include "../inventory/syscall_aggregate.h"
 #include "../correlate/correlate.h"
@@ -22,47 +21,8 @@
 #include "../process/identity.h"
 #include "../resolve/endpoint_list.h"
 #include "../checks/validate_checks.h"
+#include "cmd.h"
 #include "histogram.h"
-
-static void pair_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_validation_json(w, ctx);
-}
-
-static void pair_human(FILE *out, void *ctx)
-{
-	xp_render_validation_human(out, ctx);
-}
-
-static void cpu_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_cpu_sample_check_json(w, ctx);
-}
-
-static void cpu_human(FILE *out, void *ctx)
-{
-	xp_render_cpu_sample_check_human(out, ctx);
-}
-
-static void agg_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_syscall_agg_check_json(w, ctx);
-}
-
-static void agg_human(FILE *out, void *ctx)
-{
-	xp_render_syscall_agg_check_human(out, ctx);
-}
-
-static void list_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_endpoint_list_json(w, ctx);
-}
-
-static void list_human(FILE *out, void *ctx)
-{
-	xp_render_endpoint_list_human(out, ctx);
-}
 
 /* validate --list PATTERN [--limit N]: returns the exit code, or <0 with @err. */
 static int list_endpoints(const struct xp_cli *cli, const struct xp_target *t,
@@ -74,7 +34,7 @@ static int list_endpoints(const struct xp_cli *cli, const struct xp_target *t,
 	rc = xp_endpoint_list(t, cli->list, cli->has_limit ? cli->limit : XP_DEFAULT_LIST_LIMIT,
 			      &l, err);
 	if (rc == 0)
-		rc = xp_cli_emit(cli, list_json, list_human, &l);
+		rc = xp_out_emit(&cli->out, &xp_doc_endpoint_list, &l);
 	xp_endpoint_list_free(&l);
 	return rc;
 }
@@ -101,7 +61,7 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 			xp_inventory_check_free(&c.warnings);
 			return rc;
 		}
-		code = xp_cli_emit(cli, cpu_json, cpu_human, &c);
+		code = xp_out_emit(&cli->out, &xp_doc_cpu_sample_check, &c);
 		xp_inventory_check_free(&c.warnings);
 		return code;
 	}
@@ -121,7 +81,7 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 		if (c.object_load.err)
 			xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
 				     c.object_load.detail);
-		code = xp_cli_emit(cli, agg_json, agg_human, &c);
+		code = xp_out_emit(&cli->out, &xp_doc_syscall_agg_check, &c);
 		xp_inventory_check_free(&c.warnings);
 		return code;
 	}
@@ -188,7 +148,7 @@ int cmd_validate(const struct xp_cli *cli)
 	rc = xp_validate_pair(&t, &from, &to, (enum xp_policy)p, &opts, &v, &err);
 	if (rc)
 		goto fail;
-	code = xp_cli_emit(cli, pair_json, pair_human, &v);
+	code = xp_out_emit(&cli->out, &xp_doc_validation, &v);
 	xp_error_clear(&err);
 	xp_validation_free(&v);
 	xp_selector_free(&from);
@@ -196,7 +156,7 @@ int cmd_validate(const struct xp_cli *cli)
 	xp_target_release(&t);
 	return code;
 fail:
-	code = xp_cli_fail(cli, &err);
+	code = xp_out_fail(&cli->out, &err);
 	xp_error_clear(&err);
 	xp_validation_free(&v);
 	xp_selector_free(&from);

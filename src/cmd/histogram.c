@@ -144,19 +144,9 @@ static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups
 	return 0;
 }
 
-static void emit_json(struct xpc_json *w, void *view)
-{
-	xp_render_histogram_json(w, view);
-}
-
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_histogram_human(out, view);
-}
-
-/* The window's progress line (cli.h): what is armed and the time. */
+/* The window's progress line (output.h): what is armed and the time. */
 struct hist_progress {
-	struct xp_cli_progress line;
+	struct xp_out_progress line;
 	const struct hist_req *q;
 	uint32_t pid;
 	uint64_t duration_ns, timeout_ns; /* 0: none */
@@ -181,7 +171,7 @@ static void on_progress(void *ctx, uint64_t elapsed_ns)
 			 (double)elapsed_ns / 1e9);
 	snprintf(text, sizeof(text), "histogram armed on pid %u | %s | %s -> %s", x->pid, when,
 		 x->q->cli->from, x->q->cli->to);
-	xp_cli_progress_draw(&x->line, text);
+	xp_out_progress_draw(&x->line, text);
 }
 
 /*
@@ -278,7 +268,7 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	o.duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
 	o.deadline_ns = cli->has_timeout_ms ? t0 + cli->timeout_ms * 1000000ull : 0;
 	o.on_armed_ctx = &t;
-	xp_cli_progress_init(&prog.line, cli);
+	xp_out_progress_init(&prog.line, &cli->out);
 	prog.q = &q;
 	prog.pid = t.pid;
 	prog.duration_ns = o.duration_ms * 1000000ull;
@@ -293,7 +283,7 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	xp_inventory_signals_catch(&sig);
 	rc = xp_lh_collect(&o, &r, err);
 	xp_inventory_signals_restore(&sig);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	if (rc)
 		goto out;
 	have_r = true;
@@ -343,10 +333,10 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 			.timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : 0,
 			.result = &r,
 			.warnings = &ws,
-			.color = xp_cli_color(cli, STDOUT_FILENO),
+			.color = xp_out_color(&cli->out, STDOUT_FILENO),
 		};
 
-		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
+		rc = xp_inventory_emit(cli, &xp_doc_histogram, &view, &view.session_id);
 	}
 out:
 	if (have_r)
@@ -355,16 +345,6 @@ out:
 	req_free(&q);
 	xp_target_release(&t);
 	return rc;
-}
-
-static void check_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_histogram_check_json(w, ctx);
-}
-
-static void check_human(FILE *out, void *ctx)
-{
-	xp_render_histogram_check_human(out, ctx);
 }
 
 int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, struct xp_error *err)
@@ -400,7 +380,7 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	if (c.object_load.err)
 		xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
 			     c.object_load.detail);
-	rc = xp_cli_emit(cli, check_json, check_human, &c);
+	rc = xp_out_emit(&cli->out, &xp_doc_histogram_check, &c);
 out:
 	req_free(&q);
 	return rc;

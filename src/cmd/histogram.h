@@ -10,7 +10,7 @@
 #ifndef XP_CMD_HISTOGRAM_H
 #define XP_CMD_HISTOGRAM_H
 
-#include "../cli/cli.h"
+#include "cmd.h"
 #include "../model/error_record.h"
 #include "../process/identity.h"
 

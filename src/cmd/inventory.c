@@ -103,20 +103,19 @@ int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const 
 	return rc;
 }
 
-int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *view),
-		      void (*render_human)(FILE *out, void *view), void *view,
+int xp_inventory_emit(const struct xp_cli *cli, const struct xp_doc_type *type, const void *view,
 		      const char **session_id)
 {
 	char session[64];
 	int rc;
 
-	xp_cli_session_id("measure", session, sizeof(session));
+	xp_out_session_id("measure", session, sizeof(session));
 	*session_id = session;
 	rc = xp_emit_reported(cli,
 			      cli->cpu_sample	     ? XP_HTML_CPU_SAMPLE :
 			      cli->syscall_aggregate ? XP_HTML_SYSCALL_AGGREGATE :
 						       XP_HTML_HISTOGRAM,
-			      render_json, render_human, view);
+			      type, view);
 	*session_id = NULL;
 	return rc;
 }
@@ -125,7 +124,7 @@ bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp
 				const char *what, const char *unit, uint64_t duration_ms)
 {
 	memset(p, 0, sizeof(*p));
-	xp_cli_progress_init(&p->line, cli);
+	xp_out_progress_init(&p->line, &cli->out);
 	snprintf(p->what, sizeof(p->what), "%s", what);
 	p->unit = unit;
 	p->duration_ns = duration_ms * 1000000ull;
@@ -144,5 +143,5 @@ void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count)
 	if (p->unit && n > 0 && (size_t)n < sizeof(text))
 		snprintf(text + n, sizeof(text) - (size_t)n, " | %llu %s",
 			 (unsigned long long)count, p->unit);
-	xp_cli_progress_draw(&p->line, text);
+	xp_out_progress_draw(&p->line, text);
 }

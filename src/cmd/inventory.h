@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../cli/cli.h"
+#include "cmd.h"
 #include "../model/error_record.h"
 #include "../process/identity.h"
 #include "../process/namespaces.h"
@@ -62,13 +62,13 @@ int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const 
 			    const char *mode, bool *collected, struct xp_error *err);
 
 /*
- * The window's progress line (cli.h's rules: a terminal, no
+ * The window's progress line (src/report/output.h's rules: a terminal, no
  * --non-interactive): "<what> | 1.2s left of 5.0s[ | N <unit>]", the
  * collectors' progress callback (@ctx a struct xp_inventory_progress;
  * @count shown when @unit is set).
  */
 struct xp_inventory_progress {
-	struct xp_cli_progress line;
+	struct xp_out_progress line;
 	char what[96]; /* "syscall aggregate armed on pid 4242" */
 	const char *unit; /* "samples", or NULL: no count */
 	uint64_t duration_ns;
@@ -81,12 +81,11 @@ bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp
 void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count);
 
 /*
- * Emit the result @view through @render_json / @render_human with a fresh
- * measure session id in *@session_id (the view's field; it points into
- * this call's stack, and is NULL again on return).
+ * Emit the result @view, a document of @type, with a fresh measure
+ * session id in *@session_id (the view's field; it points into this
+ * call's stack, and is NULL again on return).
  */
-int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *view),
-		      void (*render_human)(FILE *out, void *view), void *view,
+int xp_inventory_emit(const struct xp_cli *cli, const struct xp_doc_type *type, const void *view,
 		      const char **session_id);
 
 #endif /* XP_CMD_INVENTORY_H */

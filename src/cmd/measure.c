@@ -36,20 +36,6 @@
 #include "measure.h"
 #include "report_out.h"
 
-struct result_ctx {
-	const struct xp_measurement_view *view;
-};
-
-static void render_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_measurement_json(w, ((struct result_ctx *)ctx)->view);
-}
-
-static void render_human(FILE *out, void *ctx)
-{
-	xp_render_measurement_human(out, ((struct result_ctx *)ctx)->view);
-}
-
 /* What every cancelled document's details say (as the live path's). */
 static void cancel_details(struct xp_error *err, const char *phase)
 {
@@ -246,20 +232,21 @@ static int export_result(struct xp_measure_req *req, const struct xp_capture *c,
  * document goes into the error's details.result; the terminal view: the
  * result is printed first, the error after it.
  */
-static void unsaved_result(struct xp_measure_req *req, struct result_ctx *ctx, struct xp_error *err)
+static void unsaved_result(struct xp_measure_req *req, const struct xp_measurement_view *view,
+			   struct xp_error *err)
 {
 	struct xpc_buf b = { 0 };
 	struct xpc_json w;
 
 	xp_error_hint(err, "the measurement itself succeeded: its result is %s",
-		      req->cli->json ? "in details.result" : "printed above");
-	if (!req->cli->json) {
-		render_human(stdout, ctx);
+		      req->cli->out.json ? "in details.result" : "printed above");
+	if (!req->cli->out.json) {
+		xp_doc_measurement.human(stdout, view);
 		fflush(stdout);
 		return;
 	}
 	xpc_json_init_buf(&w, &b, 0);
-	render_json(&w, ctx);
+	xp_doc_measurement.json(&w, view);
 	if (xpc_json_finish(&w) == 0 && b.data)
 		xp_error_detail_raw(err, "result", b.data);
 	xpc_buf_free(&b);
@@ -363,7 +350,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			.extra_warnings = extra,
 			.host = host,
 			.hist = req->cli->hist,
-			.color = xp_cli_color(req->cli, STDOUT_FILENO),
+			.color = xp_out_color(&req->cli->out, STDOUT_FILENO),
 			.signo = req->live && req->live->res.stop == XP_LIVE_STOP_SIGNAL ?
 					 req->live->res.signo :
 					 0,
@@ -371,21 +358,19 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			.artifact_format = req->events_out ? xp_export_format_name(req->format) : NULL,
 			.report_path = req->cli->report,
 		};
-		struct result_ctx ctx = { &view };
-
 		if (req->events_out) {
 			rc = export_result(req, c, &corr, &err);
 			if (rc && xpc_cancel_signo())
 				rc = export_cancelled(req, &err);
 			else if (rc)
-				unsaved_result(req, &ctx, &err);
+				unsaved_result(req, &view, &err);
 			if (rc)
 				goto fail;
 		}
 		rc = xp_report_result(req, &view, &err);
 		if (rc)
 			goto fail;
-		code = xp_cli_emit(req->cli, render_json, render_human, &ctx);
+		code = xp_out_emit(&req->cli->out, &xp_doc_measurement, &view);
 	}
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
@@ -395,7 +380,7 @@ fail:
 		xp_error_hint(&err, "--format also requires --events-out");
 	fit_hints(req, &err);
 	xp_report_failure(req, &err);
-	code = xp_cli_fail(req->cli, &err);
+	code = xp_out_fail(&req->cli->out, &err);
 	xp_error_clear(&err);
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
@@ -1021,7 +1006,7 @@ int cmd_measure(const struct xp_cli *cli)
 	req.duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
 	req.events_out = cli->events_out;
 	req.format = cli->format ? xp_export_format_parse(cli->format) : XP_EXPORT_JSONL;
-	xp_cli_session_id("measure", req.session_id, sizeof(req.session_id));
+	xp_out_session_id("measure", req.session_id, sizeof(req.session_id));
 
 	if ((rc = check_outputs(cli, &err)))
 		goto out;
@@ -1136,7 +1121,7 @@ out:
 	/* Sub-paths that emitted their own document return a positive exit code. */
 	if (rc < 0) {
 		fit_hints(&req, &err);
-		code = xp_cli_fail(cli, &err);
+		code = xp_out_fail(&cli->out, &err);
 	} else
 		code = rc;
 	xp_error_clear(&err);

@@ -6,7 +6,7 @@
 #ifndef XP_CMD_MEASURE_H
 #define XP_CMD_MEASURE_H
 
-#include "../cli/cli.h"
+#include "cmd.h"
 #include "../correlate/correlate.h"
 #include "../report/report.h"
 #include "../selector/selector.h"

@@ -37,16 +37,6 @@
 #include "measure.h"
 #include "report_out.h"
 
-static void emit_json(struct xpc_json *w, void *view)
-{
-	xp_render_aggregate_json(w, view);
-}
-
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_aggregate_human(out, view);
-}
-
 static void selector_details(const struct xp_measure_req *req, struct xp_error *err)
 {
 	xp_error_detail_str(err, "start_selector", req->from_text);
@@ -236,7 +226,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 		rc = xp_agent_aggregate_collect(&o, &res, err);
 		rc = xp_measure_target_gone(req, rc, err);
 		xp_inventory_signals_restore(&sig);
-		xp_cli_progress_end(&prog.line);
+		xp_out_progress_end(&prog.line);
 	}
 	if (rc)
 		goto fail;
@@ -262,7 +252,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_emit_reported(cli, XP_HTML_AGGREGATE, emit_json, emit_human, &view);
+		rc = xp_emit_reported(cli, XP_HTML_AGGREGATE, &xp_doc_aggregate, &view);
 	}
 	goto out;
 fail:

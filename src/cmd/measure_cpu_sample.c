@@ -53,16 +53,6 @@ static int check_hint(void *ctx, const char *hint)
 	return rc;
 }
 
-static void emit_json(struct xpc_json *w, void *view)
-{
-	xp_render_cpu_sample_json(w, view);
-}
-
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_cpu_sample_human(out, view);
-}
-
 int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 {
 	struct xp_cpu_sample_opts o = {
@@ -123,7 +113,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	}
 	xp_inventory_signals_catch(&sig);
 	rc = xp_cpu_sample_collect(&o, &r, err);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	rc = xp_inventory_window_end(&sig, rc, &t, "cpu-sample", &have_r, err);
 	if (rc)
 		goto out;
@@ -169,7 +159,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
+		rc = xp_inventory_emit(cli, &xp_doc_cpu_sample, &view, &view.session_id);
 	}
 out:
 	if (have_p)

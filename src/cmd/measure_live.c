@@ -18,7 +18,7 @@
  *      pairs enough events of the merged capture, --duration-ms on time
  *      from arming, --timeout-ms bounds the whole wait.
  * While the capture runs, a terminal on stderr gets a progress line
- * (on_progress below; src/cli/output.c decides whether and draws it),
+ * (on_progress below; src/report/output.c decides whether and draws it),
  * erased as soon as xp_live_run returns, before anything is printed.
  * The startup slack of the contract: a target already inside an event
  * when probes arm leaves an end without a start (or a start without an
@@ -195,7 +195,7 @@ static void warn_injecting(void *ctx)
 		snprintf(major, sizeof(major), " with CUDA %d Agent", w->cuda_major);
 	if (w->cupti_path[0])
 		snprintf(using, sizeof(using), " using %s", w->cupti_path);
-	xp_cli_warning("activating the CUPTI agent modifies target PID %u%s%s", w->pid, major,
+	xp_out_warning("activating the CUPTI agent modifies target PID %u%s%s", w->pid, major,
 		       using);
 }
 
@@ -361,7 +361,7 @@ static void find_children(const struct xp_measure_req *req, const struct xp_live
 
 /* What the progress line says besides the loop's counters. */
 struct progress_ctx {
-	struct xp_cli_progress line;
+	struct xp_out_progress line;
 	const struct xp_measure_req *req;
 	size_t probes; /* eBPF endpoints attached */
 	bool agent; /* the Agent collects too */
@@ -408,7 +408,7 @@ static void on_progress(void *vctx, const struct xp_live_progress *p)
 		 "armed %s on pid %u | %s | %s | %llu events, %llu dropped | %s -> %s", armed,
 		 x->req->target.pid, pairs, when, (unsigned long long)p->events,
 		 (unsigned long long)p->dropped, x->req->from_text, x->req->to_text);
-	xp_cli_progress_draw(&x->line, text);
+	xp_out_progress_draw(&x->line, text);
 }
 
 #define GONE_LOOKS 20
@@ -558,7 +558,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	ro.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	ro.first_read_delay_ms = test_first_read_delay_ms();
 	ro.samples = req->samples ? &rule : NULL;
-	xp_cli_progress_init(&prog.line, req->cli);
+	xp_out_progress_init(&prog.line, &req->cli->out);
 	prog.req = req;
 	prog.probes = plan.n;
 	prog.agent = ap.needed;
@@ -567,7 +567,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 		ro.progress_ctx = &prog;
 	}
 	rc = xp_live_run(&ro, src, nsrc, c, &out->res, err);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	if (!rc && c->count == 0)
 		find_children(req, &plan, out);
 	for (i = 0; i < nsrc; i++) {

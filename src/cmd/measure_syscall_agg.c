@@ -25,16 +25,6 @@
 #include "measure.h"
 #include "../process/namespaces.h"
 
-static void emit_json(struct xpc_json *w, void *view)
-{
-	xp_render_syscall_agg_json(w, view);
-}
-
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_syscall_agg_human(out, view);
-}
-
 int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 {
 	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
@@ -77,7 +67,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 
 	xp_inventory_signals_catch(&sig);
 	rc = xp_sa_collect(&o, &r, err);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	rc = xp_inventory_window_end(&sig, rc, &t, "syscall-aggregate", &have_r, err);
 	if (rc)
 		goto out;
@@ -99,7 +89,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
+		rc = xp_inventory_emit(cli, &xp_doc_syscall_agg, &view, &view.session_id);
 	}
 out:
 	if (have_r)

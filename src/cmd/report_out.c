@@ -93,8 +93,7 @@ void xp_report_failure(struct xp_measure_req *req, struct xp_error *err)
 }
 
 int xp_emit_reported(const struct xp_cli *cli, enum xp_html_kind kind,
-		     void (*render_json)(struct xpc_json *w, void *view),
-		     void (*render_human)(FILE *out, void *view), void *view)
+		     const struct xp_doc_type *type, const void *view)
 {
 	struct xp_error err = { 0 };
 	struct xp_html_report r;
@@ -102,13 +101,13 @@ int xp_emit_reported(const struct xp_cli *cli, enum xp_html_kind kind,
 
 	if (cli->report) {
 		base(&r, cli, kind);
-		r.render_doc = render_json;
-		r.doc_ctx = view;
+		r.doc_type = type;
+		r.doc = view;
 		if (xp_html_report_write(cli->report, &r, &err)) {
-			code = xp_cli_fail(cli, &err);
+			code = xp_out_fail(&cli->out, &err);
 			xp_error_clear(&err);
 			return code;
 		}
 	}
-	return xp_cli_emit(cli, render_json, render_human, view);
+	return xp_out_emit(&cli->out, type, view);
 }
