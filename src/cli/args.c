@@ -643,6 +643,7 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 	}
 	if (optind < argc)
 		return usage_error(cmd, "unexpected argument '%s' found", argv[optind]);
+	cli->given = seen;
 	if ((rc = check_combinations(cmd, seen)))
 		return rc;
 	if ((rc = check_required(cmd, cli, seen)))

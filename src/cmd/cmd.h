@@ -18,9 +18,47 @@
 #define XP_VERSION "0.1.0"
 #define XP_MAX_INPUTS 64
 
+/* The flags, one bit each (XP_OPT_*): what a command accepts (src/cli),
+ * what a command line gave (xp_cli.given). */
+enum xp_opt_bit {
+	XP_OPT_PID = 1ul << 0,
+	XP_OPT_LIMIT = 1ul << 1,
+	XP_OPT_FROM = 1ul << 2,
+	XP_OPT_TO = 1ul << 3,
+	XP_OPT_MATCH = 1ul << 4,
+	XP_OPT_SPEC = 1ul << 5,
+	XP_OPT_INPUT = 1ul << 6,
+	XP_OPT_AGENT = 1ul << 7,
+	XP_OPT_CUPTI_SOCKET = 1ul << 8,
+	XP_OPT_EVENTS_OUT = 1ul << 9,
+	XP_OPT_FORMAT = 1ul << 10,
+	XP_OPT_NAME = 1ul << 11,
+	XP_OPT_SAMPLES = 1ul << 12,
+	XP_OPT_DURATION = 1ul << 13,
+	XP_OPT_TIMEOUT = 1ul << 14,
+	XP_OPT_MAX_EVENTS = 1ul << 15,
+	XP_OPT_AGGREGATE = 1ul << 16,
+	XP_OPT_CPU_SAMPLE = 1ul << 17,
+	XP_OPT_SYSCALL_AGG = 1ul << 18,
+	XP_OPT_MAX_GROUPS = 1ul << 19,
+	XP_OPT_FREQUENCY = 1ul << 20,
+	XP_OPT_MAX_SAMPLES = 1ul << 21,
+	XP_OPT_STACK_DEPTH = 1ul << 22,
+	XP_OPT_MAX_THREADS = 1ul << 23,
+	XP_OPT_MAX_INFLIGHT = 1ul << 24,
+	XP_OPT_UNSAFE_OFFSET = 1ul << 25,
+	XP_OPT_HISTOGRAM = 1ul << 26,
+	XP_OPT_BY = 1ul << 27,
+	XP_OPT_MAX_DEPTH = 1ul << 28,
+	XP_OPT_REPORT = 1ul << 29,
+	XP_OPT_HIST = 1ul << 30,
+	XP_OPT_LIST = 1ul << 31,
+};
+
 /* Every flag of every command; has_* tells whether it was given. */
 struct xp_cli {
 	const char *command;     /* "doctor", "discover", "validate", "measure" */
+	unsigned long given;     /* XP_OPT_* of the flags given */
 	struct xp_output out;    /* --json, --non-interactive, --no-color */
 	int hist;                /* --hist: enum xp_hist_view (report.h), log2 by default */
 

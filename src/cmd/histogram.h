@@ -19,7 +19,8 @@
  * has to emit; a return >= 0 is the exit code of a path that already
  * emitted its document.
  */
-int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err);
+struct xp_measure_req;
+int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err);
 int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t,
 			  struct xp_error *err);
 

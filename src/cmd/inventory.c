@@ -8,7 +8,6 @@
 
 #include "../../common/cancel.h"
 #include "inventory.h"
-#include "report_out.h"
 
 volatile sig_atomic_t xp_inventory_stop;
 
@@ -103,28 +102,11 @@ int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const 
 	return rc;
 }
 
-int xp_inventory_emit(const struct xp_cli *cli, const struct xp_doc_type *type, const void *view,
-		      const char **session_id)
-{
-	char session[64];
-	int rc;
-
-	xp_out_session_id("measure", session, sizeof(session));
-	*session_id = session;
-	rc = xp_emit_reported(cli,
-			      cli->cpu_sample	     ? XP_HTML_CPU_SAMPLE :
-			      cli->syscall_aggregate ? XP_HTML_SYSCALL_AGGREGATE :
-						       XP_HTML_HISTOGRAM,
-			      type, view);
-	*session_id = NULL;
-	return rc;
-}
-
-bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_cli *cli,
+bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_output *o,
 				const char *what, const char *unit, uint64_t duration_ms)
 {
 	memset(p, 0, sizeof(*p));
-	xp_out_progress_init(&p->line, &cli->out);
+	xp_out_progress_init(&p->line, o);
 	snprintf(p->what, sizeof(p->what), "%s", what);
 	p->unit = unit;
 	p->duration_ns = duration_ms * 1000000ull;

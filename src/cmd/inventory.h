@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cmd.h"
+#include "../report/output.h"
 #include "../model/error_record.h"
 #include "../process/identity.h"
 #include "../process/namespaces.h"
@@ -76,16 +76,9 @@ struct xp_inventory_progress {
 
 /* Set up @p; returns whether a line will be drawn (then pass
  * xp_inventory_progress_cb and @p to the collector). */
-bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_cli *cli,
+bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_output *o,
 				const char *what, const char *unit, uint64_t duration_ms);
 void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count);
 
-/*
- * Emit the result @view, a document of @type, with a fresh measure
- * session id in *@session_id (the view's field; it points into this
- * call's stack, and is NULL again on return).
- */
-int xp_inventory_emit(const struct xp_cli *cli, const struct xp_doc_type *type, const void *view,
-		      const char **session_id);
 
 #endif /* XP_CMD_INVENTORY_H */

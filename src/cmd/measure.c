@@ -239,8 +239,8 @@ static void unsaved_result(struct xp_measure_req *req, const struct xp_measureme
 	struct xpc_json w;
 
 	xp_error_hint(err, "the measurement itself succeeded: its result is %s",
-		      req->cli->out.json ? "in details.result" : "printed above");
-	if (!req->cli->out.json) {
+		      req->out.json ? "in details.result" : "printed above");
+	if (!req->out.json) {
 		xp_doc_measurement.human(stdout, view);
 		fflush(stdout);
 		return;
@@ -272,7 +272,7 @@ static void replace_hint(struct xp_error *err, size_t i, const char *text)
  */
 static void fit_hints(const struct xp_measure_req *req, struct xp_error *err)
 {
-	bool live = req->cli->pid != 0;
+	bool live = req->pid != 0;
 	size_t i;
 
 	for (i = 0; i < err->nhints; i++) {
@@ -291,6 +291,14 @@ static void fit_hints(const struct xp_measure_req *req, struct xp_error *err)
 				err, i,
 				"exact pairs need an identifier both events carry (a thread, a correlation id, a range id); first-after, nearest or stack-nested pair by time or nesting");
 	}
+}
+
+/* --format without --events-out, said under another failure. */
+static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
+{
+	if ((req->given & XP_OPT_FORMAT) && !req->events_out &&
+	    err->code != XPROBE_E_TRACE_EXPORT_FAILED)
+		xp_error_hint(err, "--format also requires --events-out");
 }
 
 /*
@@ -325,7 +333,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		artifact_on_error(req, c, &err);
 		goto fail;
 	}
-	if (req->cli->format && !req->events_out) {
+	if ((req->given & XP_OPT_FORMAT) && !req->events_out) {
 		rc = xp_error_set(&err, XPROBE_E_TRACE_EXPORT_FAILED, true,
 				  "--format requires --events-out");
 		xp_error_hint(&err, "add --events-out PATH or drop --format");
@@ -349,14 +357,14 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			.corr = &corr,
 			.extra_warnings = extra,
 			.host = host,
-			.hist = req->cli->hist,
-			.color = xp_out_color(&req->cli->out, STDOUT_FILENO),
+			.hist = req->hist,
+			.color = xp_out_color(&req->out, STDOUT_FILENO),
 			.signo = req->live && req->live->res.stop == XP_LIVE_STOP_SIGNAL ?
 					 req->live->res.signo :
 					 0,
 			.artifact_path = req->events_out,
 			.artifact_format = req->events_out ? xp_export_format_name(req->format) : NULL,
-			.report_path = req->cli->report,
+			.report_path = req->report,
 		};
 		if (req->events_out) {
 			rc = export_result(req, c, &corr, &err);
@@ -370,17 +378,16 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		rc = xp_report_result(req, &view, &err);
 		if (rc)
 			goto fail;
-		code = xp_out_emit(&req->cli->out, &xp_doc_measurement, &view);
+		code = xp_out_emit(&req->out, &xp_doc_measurement, &view);
 	}
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
 	return code;
 fail:
-	if (req->cli->format && !req->events_out && err.code != XPROBE_E_TRACE_EXPORT_FAILED)
-		xp_error_hint(&err, "--format also requires --events-out");
+	format_hint(req, &err);
 	fit_hints(req, &err);
 	xp_report_failure(req, &err);
-	code = xp_out_fail(&req->cli->out, &err);
+	code = xp_out_fail(&req->out, &err);
 	xp_error_clear(&err);
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
@@ -430,12 +437,6 @@ static void stats_details(struct xp_error *err, const struct xp_live_outcome *lo
 	xp_error_detail_u64(err, "observed_records", observed);
 	xp_error_detail_u64(err, "dropped_events", dropped);
 	xp_error_detail_u64(err, "max_events", capacity);
-}
-
-static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
-{
-	if (req->cli->format && !req->events_out && err->code != XPROBE_E_TRACE_EXPORT_FAILED)
-		xp_error_hint(err, "--format also requires --events-out");
 }
 
 /*
@@ -682,21 +683,21 @@ out:
 
 static int check_limits(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
+	bool has_samples = req->given & XP_OPT_SAMPLES;
+	bool has_duration = req->given & XP_OPT_DURATION;
 
-	if ((cli->has_samples && cli->samples == 0) ||
-	    (cli->has_duration_ms && cli->duration_ms == 0) || req->max_events == 0 ||
-	    (!cli->has_samples && !cli->has_duration_ms)) {
+	if ((has_samples && req->samples == 0) || (has_duration && req->duration_ms == 0) ||
+	    req->max_events == 0 || (!has_samples && !has_duration)) {
 		/* say which bound is missing or zero, and its flag */
-		if (!cli->has_samples && !cli->has_duration_ms) {
+		if (!has_samples && !has_duration) {
 			xp_error_detail_str(err, "missing", "--samples or --duration-ms");
 			xp_error_hint(
 				err,
 				"add --samples N (stop after N pairs) or --duration-ms MS (a window)");
 		}
-		if (cli->has_samples && cli->samples == 0)
+		if (has_samples && req->samples == 0)
 			xp_error_detail_u64(err, "samples", 0);
-		if (cli->has_duration_ms && cli->duration_ms == 0)
+		if (has_duration && req->duration_ms == 0)
 			xp_error_detail_u64(err, "duration_ms", 0);
 		if (req->max_events == 0)
 			xp_error_detail_u64(err, "max_events", 0);
@@ -753,13 +754,12 @@ static int parse_endpoints(struct xp_measure_req *req, const char *policy_text,
  */
 static int check_agent_flags(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
-	const char *flag = cli->agent ? "--agent" : cli->cupti_socket ? "--cupti-socket" : NULL;
+	const char *flag = req->agent ? "--agent" : req->cupti_socket ? "--cupti-socket" : NULL;
 
 	if (!flag || !xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to))
 		return 0;
 	xp_error_detail_str(err, "flag", flag);
-	xp_error_detail_str(err, "path", cli->agent ? cli->agent : cli->cupti_socket);
+	xp_error_detail_str(err, "path", req->agent ? req->agent : req->cupti_socket);
 	xp_error_hint(
 		err,
 		"drop %s: host endpoints (uprobe:, syscall:, tracepoint:, python:) need no Agent",
@@ -770,17 +770,16 @@ static int check_agent_flags(const struct xp_measure_req *req, struct xp_error *
 
 static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
 	struct xp_warnings dups = { 0 };
 	struct xp_capture c;
 	int rc, code;
 
-	if (cli->cupti_socket) {
+	if (req->cupti_socket) {
 		xp_error_hint(err, "--cupti-socket applies to live measurements only");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "--cupti-socket requires --pid");
 	}
-	if (cli->agent) {
+	if (req->agent) {
 		xp_error_hint(err, "--agent applies to live measurements only");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "--agent requires --pid");
@@ -788,7 +787,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 	if ((rc = check_limits(req, err)))
 		return rc;
 	xp_capture_init(&c, req->max_events);
-	rc = xp_inputs_load(cli->inputs, cli->ninputs, &c, err);
+	rc = xp_inputs_load(req->inputs, req->ninputs, &c, err);
 	if (rc && xpc_cancel_signo())
 		rc = cancelled(req, "decode", c.count, err);
 	if (rc) {
@@ -827,7 +826,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 			"%llu events identical in every field to events of another input were kept once",
 			(unsigned long long)c.duplicates_dropped);
 		if (xp_warnings_add_u64(&dups, "DUPLICATE_EVENTS", msg, "dropped_events",
-					c.duplicates_dropped, "inputs", (uint64_t)cli->ninputs,
+					c.duplicates_dropped, "inputs", (uint64_t)req->ninputs,
 					(const char *)NULL)) {
 			xp_capture_free(&c);
 			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
@@ -893,15 +892,15 @@ static int output_unwritable(struct xp_error *err, const char *flag, const char 
 			    path, reason);
 }
 
-static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
+static int check_outputs(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const char *outs[2] = { cli->events_out, cli->report };
+	const char *outs[2] = { req->events_out, req->report };
 	const char *flags[2] = { "--events-out", "--report" };
 	size_t i, j;
 
 	for (i = 0; i < 2; i++) {
-		for (j = 0; outs[i] && j < cli->ninputs; j++)
-			if (xpc_same_file(outs[i], cli->inputs[j]))
+		for (j = 0; outs[i] && j < req->ninputs; j++)
+			if (xpc_same_file(outs[i], req->inputs[j]))
 				return output_clash(err, flags[i], outs[i], "--input");
 	}
 	if (outs[0] && outs[1] && xpc_same_file(outs[0], outs[1]))
@@ -916,12 +915,11 @@ static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
 	return 0;
 }
 
-static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req, struct xp_spec *spec,
-			struct xp_error *err)
+static int measure_spec(struct xp_measure_req *req, struct xp_spec *spec, struct xp_error *err)
 {
 	int rc;
 
-	rc = xp_spec_load(cli->spec, spec, err);
+	rc = xp_spec_load(req->spec, spec, err);
 	if (rc)
 		return rc;
 	if (!spec->has_max_events && !spec->aggregate) {
@@ -939,7 +937,7 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req, st
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "aggregate MeasurementSpec requires max_groups");
 	}
-	if (spec->aggregate && (cli->events_out || cli->format)) {
+	if (spec->aggregate && (req->events_out || (req->given & XP_OPT_FORMAT))) {
 		xp_error_hint(
 			err,
 			"drop --events-out and --format: an aggregate inventory has no event timeline");
@@ -989,6 +987,47 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req, st
 	return measure_live(req, err);
 }
 
+/*
+ * The request of @cli: the flags measure reads, copied (the command line
+ * is not kept), with the exact modes' defaults; the session id.
+ */
+static void req_init(struct xp_measure_req *req, const struct xp_cli *cli)
+{
+	memset(req, 0, sizeof(*req));
+	req->given = cli->given;
+	req->out = cli->out;
+	req->argc = cli->argc;
+	req->argv = cli->argv;
+	req->pid = cli->pid;
+	req->inputs = cli->inputs;
+	req->ninputs = cli->ninputs;
+	req->spec = cli->spec;
+	req->match_text = cli->match;
+	req->unsafe_offset = cli->unsafe_offset;
+	req->agent = cli->agent;
+	req->cupti_socket = cli->cupti_socket;
+	req->report = cli->report;
+	req->hist = cli->hist;
+	req->frequency_hz = cli->frequency_hz;
+	req->max_samples = cli->max_samples;
+	req->stack_depth = cli->stack_depth;
+	req->max_threads = cli->max_threads;
+	req->max_inflight = cli->max_inflight;
+	req->max_depth = cli->max_depth;
+	req->by = cli->by;
+	req->name = cli->name;
+	req->from_text = cli->from;
+	req->to_text = cli->to;
+	req->samples = cli->has_samples ? cli->samples : 0;
+	req->duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
+	req->timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	req->max_events = cli->has_max_events ? cli->max_events : XP_DEFAULT_MAX_EVENTS;
+	req->max_groups = cli->max_groups;
+	req->events_out = cli->events_out;
+	req->format = cli->format ? xp_export_format_parse(cli->format) : XP_EXPORT_JSONL;
+	xp_out_session_id("measure", req->session_id, sizeof(req->session_id));
+}
+
 int cmd_measure(const struct xp_cli *cli)
 {
 	struct xp_measure_req req;
@@ -996,43 +1035,35 @@ int cmd_measure(const struct xp_cli *cli)
 	struct xp_spec spec;
 	int rc, code;
 
-	memset(&req, 0, sizeof(req));
+	req_init(&req, cli);
 	memset(&spec, 0, sizeof(spec));
-	req.cli = cli;
-	req.name = cli->name;
-	req.timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
-	req.max_events = cli->has_max_events ? cli->max_events : XP_DEFAULT_MAX_EVENTS;
-	req.samples = cli->has_samples ? cli->samples : 0;
-	req.duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
-	req.events_out = cli->events_out;
-	req.format = cli->format ? xp_export_format_parse(cli->format) : XP_EXPORT_JSONL;
-	xp_out_session_id("measure", req.session_id, sizeof(req.session_id));
-
-	if ((rc = check_outputs(cli, &err)))
+	if ((rc = check_outputs(&req, &err)))
 		goto out;
 
-	if (cli->spec) {
-		rc = measure_spec(cli, &req, &spec, &err);
+	if (req.given & XP_OPT_SPEC) {
+		rc = measure_spec(&req, &spec, &err);
 		goto out;
 	}
-	if (cli->histogram) {
+	if (req.given & XP_OPT_HISTOGRAM) {
 		/* its own document (histogram.h); args.c refused the rest */
-		rc = xp_measure_histogram(cli, &err);
+		rc = xp_measure_histogram(&req, &err);
 		goto out;
 	}
-	if (cli->cpu_sample || cli->syscall_aggregate) {
-		const char *mode = cli->cpu_sample ? "--cpu-sample" : "--syscall-aggregate";
+	if (req.given & (XP_OPT_CPU_SAMPLE | XP_OPT_SYSCALL_AGG)) {
+		bool cpu = req.given & XP_OPT_CPU_SAMPLE;
+		const char *mode = cpu ? "--cpu-sample" : "--syscall-aggregate";
+		unsigned long g = req.given;
 
-		if (cli->ninputs || cli->events_out || cli->format || cli->from || cli->to ||
-		    cli->match || cli->has_samples || cli->agent || cli->cupti_socket) {
+		if (g & (XP_OPT_INPUT | XP_OPT_EVENTS_OUT | XP_OPT_FORMAT | XP_OPT_FROM | XP_OPT_TO |
+			 XP_OPT_MATCH | XP_OPT_SAMPLES | XP_OPT_AGENT | XP_OPT_CUPTI_SOCKET)) {
 			const char *what =
-				cli->ninputs	  ? "--input" :
-				cli->events_out	  ? "--events-out" :
-				cli->format	  ? "--format" :
-				cli->has_samples  ? "--samples" :
-				cli->agent	  ? "--agent" :
-				cli->cupti_socket ? "--cupti-socket" :
-						    "event-pair selectors (--from/--to/--match)";
+				g & XP_OPT_INPUT	? "--input" :
+				g & XP_OPT_EVENTS_OUT	? "--events-out" :
+				g & XP_OPT_FORMAT	? "--format" :
+				g & XP_OPT_SAMPLES	? "--samples" :
+				g & XP_OPT_AGENT	? "--agent" :
+				g & XP_OPT_CUPTI_SOCKET ? "--cupti-socket" :
+							  "event-pair selectors (--from/--to/--match)";
 
 			xp_error_detail_str(&err, "mode", mode + 2);
 			xp_error_hint(
@@ -1042,39 +1073,37 @@ int cmd_measure(const struct xp_cli *cli)
 					  "%s does not accept %s", mode, what);
 			goto out;
 		}
-		if (!cli->has_pid) {
+		if (!(g & XP_OPT_PID)) {
 			xp_error_hint(&err, "pass --pid PID");
 			rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 					  "%s requires --pid", mode);
 			goto out;
 		}
-		if (!cli->has_duration_ms || cli->duration_ms == 0) {
+		if (!req.duration_ms) {
 			xp_error_hint(&err, "pass a positive --duration-ms");
 			rc = xp_error_set(&err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 					  "%s requires a positive --duration-ms", mode);
 			goto out;
 		}
-		rc = cli->cpu_sample ? xp_measure_cpu_sample(cli, &err) :
-				       xp_measure_syscall_aggregate(cli, &err);
+		rc = cpu ? xp_measure_cpu_sample(&req, &err) :
+			   xp_measure_syscall_aggregate(&req, &err);
 		goto out;
 	}
-	if (!cli->from || !cli->to) {
+	if (!req.from_text || !req.to_text) {
 		xp_error_hint(&err, "pass --from and --to selectors, or use --spec");
 		rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				  "measure requires --%s unless --spec is used",
-				  !cli->from ? "from" : "to");
+				  !req.from_text ? "from" : "to");
 		goto out;
 	}
-	if (!cli->match) {
+	if (!req.match_text) {
 		xp_error_hint(&err,
 			      "use policy_recommendation.compatible_policies from xprobe validate");
 		rc = xp_error_set(&err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
 				  "measure requires --match unless --spec is used");
 		goto out;
 	}
-	req.from_text = cli->from;
-	req.to_text = cli->to;
-	if (cli->has_pid && cli->ninputs && xp_policy_parse(cli->match) >= 0) {
+	if ((req.given & XP_OPT_PID) && req.ninputs && xp_policy_parse(req.match_text) >= 0) {
 		/* after an unknown policy, as the reference orders it */
 		xp_error_hint(
 			&err,
@@ -1083,29 +1112,30 @@ int cmd_measure(const struct xp_cli *cli)
 				  "--pid and --input select different collection modes");
 		goto out;
 	}
-	rc = parse_endpoints(&req, cli->match, &err);
+	rc = parse_endpoints(&req, req.match_text, &err);
 	if (rc)
 		goto out;
-	if (cli->aggregate) {
+	if (req.given & XP_OPT_AGGREGATE) {
 		if ((rc = check_agent_flags(&req, &err)))
 			goto out;
-		req.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_AGG_MAX_GROUPS;
+		if (!(req.given & XP_OPT_MAX_GROUPS))
+			req.max_groups = XP_DEFAULT_AGG_MAX_GROUPS;
 		rc = xp_measure_aggregate(&req, &err);
 		goto out;
 	}
-	if (cli->has_pid) {
+	if (req.given & XP_OPT_PID) {
 		if ((rc = check_agent_flags(&req, &err)))
 			goto out;
 		if ((rc = check_limits(&req, &err)))
 			goto out;
-		rc = xp_target_identify(cli->pid, &req.target, &err);
+		rc = xp_target_identify(req.pid, &req.target, &err);
 		if (rc)
 			goto out;
 		req.has_target = true;
 		rc = measure_live(&req, &err);
 		goto out;
 	}
-	if (!cli->ninputs) {
+	if (!req.ninputs) {
 		xp_error_hint(
 			&err,
 			"pass --pid PID for a live target or --input FILE for a completed capture");
@@ -1121,7 +1151,7 @@ out:
 	/* Sub-paths that emitted their own document return a positive exit code. */
 	if (rc < 0) {
 		fit_hints(&req, &err);
-		code = xp_out_fail(&cli->out, &err);
+		code = xp_out_fail(&req.out, &err);
 	} else
 		code = rc;
 	xp_error_clear(&err);

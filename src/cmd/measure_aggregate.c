@@ -46,15 +46,15 @@ static void selector_details(const struct xp_measure_req *req, struct xp_error *
 /* Bounds and the policy, before the target is touched. */
 static int request_check(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
+	bool spec = req->given & XP_OPT_SPEC;
 
-	if (!cli->spec && !cli->has_pid) {
+	if (!spec && !(req->given & XP_OPT_PID)) {
 		xp_error_hint(err,
 			      "pass --pid PID: an aggregate inventory is taken from a live target");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "--aggregate requires --pid");
 	}
-	if (!req->duration_ms && (cli->spec || !cli->has_duration_ms)) {
+	if (!req->duration_ms && (spec || !(req->given & XP_OPT_DURATION))) {
 		xp_error_hint(
 			err,
 			"pass a positive --duration-ms: the window the Agent groups activities in");
@@ -184,7 +184,6 @@ static int verdict(const struct xp_measure_req *req, const struct xp_agg_dec *d,
 
 int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
 	struct xp_warnings ws = { 0 };
 	struct xp_agent_agg_result res;
 	struct xprobe_agent_req arm;
@@ -197,7 +196,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 	if (rc)
 		return rc;
 	if (!req->has_target) {
-		rc = xp_target_identify(cli->pid, &req->target, err);
+		rc = xp_target_identify(req->pid, &req->target, err);
 		if (rc)
 			return rc;
 		req->has_target = true;
@@ -207,7 +206,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 		goto out;
 	memset(&o, 0, sizeof(o));
 	o.target = &req->target;
-	o.socket_path = cli->cupti_socket;
+	o.socket_path = req->cupti_socket;
 	o.arm = &arm;
 	o.duration_ms = req->duration_ms;
 	o.stop = &xp_inventory_stop;
@@ -218,7 +217,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 
 		snprintf(what, sizeof(what), "aggregate armed in the Agent of pid %u",
 			 req->target.pid);
-		if (xp_inventory_progress_init(&prog, cli, what, NULL, req->duration_ms)) {
+		if (xp_inventory_progress_init(&prog, &req->out, what, NULL, req->duration_ms)) {
 			o.progress = xp_inventory_progress_cb;
 			o.progress_ctx = &prog;
 		}
@@ -252,7 +251,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_emit_reported(cli, XP_HTML_AGGREGATE, &xp_doc_aggregate, &view);
+		rc = xp_emit_reported(req, XP_HTML_AGGREGATE, &xp_doc_aggregate, &view);
 	}
 	goto out;
 fail:

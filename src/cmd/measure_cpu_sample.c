@@ -22,6 +22,7 @@
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "report_out.h"
 #include "../process/namespaces.h"
 
 #define PYTHON_HINT_MAX 512
@@ -53,19 +54,19 @@ static int check_hint(void *ctx, const char *hint)
 	return rc;
 }
 
-int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
+int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 {
+	unsigned long g = req->given;
 	struct xp_cpu_sample_opts o = {
-		.pid = cli->pid,
-		.frequency_hz = cli->has_frequency_hz ? cli->frequency_hz : XP_DEFAULT_FREQUENCY_HZ,
-		.max_samples = cli->has_max_samples ? cli->max_samples : XP_DEFAULT_MAX_SAMPLES,
-		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
-		.max_threads = cli->has_max_threads ? cli->max_threads : XP_DEFAULT_MAX_THREADS,
-		.duration_ms = cli->duration_ms,
+		.pid = req->pid,
+		.frequency_hz = g & XP_OPT_FREQUENCY ? req->frequency_hz : XP_DEFAULT_FREQUENCY_HZ,
+		.max_samples = g & XP_OPT_MAX_SAMPLES ? req->max_samples : XP_DEFAULT_MAX_SAMPLES,
+		.max_groups = g & XP_OPT_MAX_GROUPS ? req->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
+		.max_threads = g & XP_OPT_MAX_THREADS ? req->max_threads : XP_DEFAULT_MAX_THREADS,
+		.duration_ms = req->duration_ms,
 		.stop = &xp_inventory_stop,
 	};
-	uint64_t depth = cli->has_stack_depth ? cli->stack_depth : XP_DEFAULT_STACK_DEPTH;
-	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	uint64_t depth = g & XP_OPT_STACK_DEPTH ? req->stack_depth : XP_DEFAULT_STACK_DEPTH;
 	struct xp_cpu_sample_result r;
 	struct xp_cpu_profile p;
 	struct xp_symbolizer sym;
@@ -102,12 +103,12 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 				     "threads sampled")))
 		return rc;
 	o.stack_depth = (uint32_t)depth;
-	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
+	rc = xp_inventory_target(req->duration_ms, req->timeout_ms, req->pid, &t, &ns, err);
 	if (rc)
 		return rc;
 	snprintf(what, sizeof(what), "sampling pid %u at %llu Hz", t.pid,
 		 (unsigned long long)o.frequency_hz);
-	if (xp_inventory_progress_init(&prog, cli, what, "samples", o.duration_ms)) {
+	if (xp_inventory_progress_init(&prog, &req->out, what, "samples", o.duration_ms)) {
 		o.progress = xp_inventory_progress_cb;
 		o.progress_ctx = &prog;
 	}
@@ -145,9 +146,10 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	}
 	{
 		struct xp_cpu_sample_view view = {
+			.session_id = req->session_id,
 			.status =
 				r.stop_reason == XP_CPU_STOP_CANCELLED ? "cancelled" : "completed",
-			.name = cli->name,
+			.name = req->name,
 			.pid = t.pid,
 			.process_start_time = t.start_time,
 			.result = &r,
@@ -159,7 +161,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_inventory_emit(cli, &xp_doc_cpu_sample, &view, &view.session_id);
+		rc = xp_emit_reported(req, XP_HTML_CPU_SAMPLE, &xp_doc_cpu_sample, &view);
 	}
 out:
 	if (have_p)

@@ -103,8 +103,8 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 			  struct xp_error *err)
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
-				       .unsafe_offset = req->cli->unsafe_offset,
-				       .agent_path = req->cli->agent,
+				       .unsafe_offset = req->unsafe_offset,
+				       .agent_path = req->agent,
 				       .probe_cost = xp_probe_cost_estimate };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
@@ -288,7 +288,7 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	enum xp_agent_origin origin;
 	int rc;
 
-	if (!ap->needed || req->cli->cupti_socket)
+	if (!ap->needed || req->cupti_socket)
 		return 0;
 	if (ap->nvtx) {
 		/* an Agent mapped but serving nothing (injected online by an earlier
@@ -316,7 +316,7 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	if (rc)
 		return rc;
 	if (!ap->library[0]) {
-		rc = xp_agent_library_find(req->cli->agent, ap->library, sizeof(ap->library),
+		rc = xp_agent_library_find(req->agent, ap->library, sizeof(ap->library),
 					   &origin, err);
 		if (rc)
 			return rc;
@@ -520,7 +520,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	 * any BPF program loads), then the capture */
 	if (ap.needed) {
 		ao.target = &req->target;
-		ao.socket_path = req->cli->cupti_socket;
+		ao.socket_path = req->cupti_socket;
 		ao.agent_path = ap.library[0] ? ap.library : NULL;
 		ao.sels[0] = &req->from;
 		ao.sels[1] = &req->to;
@@ -558,7 +558,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	ro.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	ro.first_read_delay_ms = test_first_read_delay_ms();
 	ro.samples = req->samples ? &rule : NULL;
-	xp_out_progress_init(&prog.line, &req->cli->out);
+	xp_out_progress_init(&prog.line, &req->out);
 	prog.req = req;
 	prog.probes = plan.n;
 	prog.agent = ap.needed;

@@ -23,16 +23,17 @@
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "report_out.h"
 #include "../process/namespaces.h"
 
-int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
+int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
-	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	unsigned long g = req->given;
 	struct xp_sa_opts o = {
-		.pid = cli->pid,
-		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
-		.max_inflight = cli->has_max_inflight ? cli->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
-		.duration_ms = cli->duration_ms,
+		.pid = req->pid,
+		.max_groups = g & XP_OPT_MAX_GROUPS ? req->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
+		.max_inflight = g & XP_OPT_MAX_INFLIGHT ? req->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
+		.duration_ms = req->duration_ms,
 		.stop = &xp_inventory_stop,
 		.on_armed = xp_inventory_verify_armed,
 	};
@@ -52,7 +53,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	    (rc = xp_inventory_bound(err, "max-inflight", o.max_inflight, 1,
 				     XP_SA_MAX_INFLIGHT_LIMIT, "threads inside a syscall at once")))
 		return rc;
-	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
+	rc = xp_inventory_target(req->duration_ms, req->timeout_ms, req->pid, &t, &ns, err);
 	if (rc)
 		return rc;
 	rc = xp_live_filter_for(&o.filter, &t, &ns, err);
@@ -60,7 +61,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 		goto out;
 	o.on_armed_ctx = &t;
 	snprintf(what, sizeof(what), "syscall aggregate armed on pid %u", t.pid);
-	if (xp_inventory_progress_init(&prog, cli, what, NULL, o.duration_ms)) {
+	if (xp_inventory_progress_init(&prog, &req->out, what, NULL, o.duration_ms)) {
 		o.progress = xp_inventory_progress_cb;
 		o.progress_ctx = &prog;
 	}
@@ -78,8 +79,9 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	}
 	{
 		struct xp_syscall_agg_view view = {
+			.session_id = req->session_id,
 			.status = r.stop_reason == XP_SA_STOP_CANCELLED ? "cancelled" : "completed",
-			.name = cli->name,
+			.name = req->name,
 			.pid = t.pid,
 			.process_start_time = t.start_time,
 			.pid_namespace_filter = o.filter.use_pidns,
@@ -89,7 +91,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_inventory_emit(cli, &xp_doc_syscall_agg, &view, &view.session_id);
+		rc = xp_emit_reported(req, XP_HTML_SYSCALL_AGGREGATE, &xp_doc_syscall_agg, &view);
 	}
 out:
 	if (have_r)

@@ -36,7 +36,7 @@ void xp_report_failure(struct xp_measure_req *req, struct xp_error *err);
  * cannot be written is emitted as TRACE_EXPORT_FAILED instead.  Returns
  * the exit code.
  */
-int xp_emit_reported(const struct xp_cli *cli, enum xp_html_kind kind,
+int xp_emit_reported(const struct xp_measure_req *req, enum xp_html_kind kind,
 		     const struct xp_doc_type *type, const void *view);
 
 #endif /* XP_CMD_REPORT_OUT_H */
