@@ -3,9 +3,10 @@
  * args.h - flag parsing for the four commands (getopt_long over one option
  * table; each command lists the flags it accepts).  Every syntax error --
  * unknown or repeated flag, missing value, bad integer, conflicting source
- * or inventory modes, a flag that requires another -- prints the message
- * and the command's usage on stderr and exits 2, never JSON (the contract's
- * "invalid CLI syntax").
+ * or inventory modes, a flag that requires another (the command's mode
+ * rules, src/cmd/mode_rules.h) -- prints the message and the command's
+ * usage on stderr and exits 2, never JSON (the contract's "invalid CLI
+ * syntax").
  */
 #ifndef XP_CLI_ARGS_H
 #define XP_CLI_ARGS_H
@@ -13,6 +14,8 @@
 #include <stdio.h>
 
 #include "../cmd/cmd.h"
+
+struct xp_usage;
 
 /* A command: parse flags are shared; run returns the process exit code. */
 struct xp_command {
@@ -23,6 +26,8 @@ struct xp_command {
 	const char *examples; /* "Examples:" lines, each "  $ xprobe ..." */
 	unsigned long flags; /* XP_OPT_* accepted */
 	int (*run)(const struct xp_cli *cli);
+	/* its syntax rules after parsing (src/cmd/mode_rules.h), NULL: none */
+	int (*check)(const struct xp_cli *cli, unsigned long accepted, struct xp_usage *u);
 };
 
 /* @text word-wrapped at 100 columns, the first line starting at column

@@ -18,11 +18,15 @@
 #define XP_VERSION "0.1.0"
 #define XP_MAX_INPUTS 64
 
-/* The flags, one bit each (XP_OPT_*): what a command accepts (src/cli),
- * what a command line gave (xp_cli.given). */
+/*
+ * The flags, one bit each (XP_OPT_*): what a command accepts (src/cli),
+ * what a command line gave (xp_cli.given).  The order of the bits is the
+ * order in which options given without their mode are reported
+ * (mode_rules.c): --limit after the inventories' and --histogram's.
+ */
 enum xp_opt_bit {
 	XP_OPT_PID = 1ul << 0,
-	XP_OPT_LIMIT = 1ul << 1,
+	XP_OPT_HIST = 1ul << 1,
 	XP_OPT_FROM = 1ul << 2,
 	XP_OPT_TO = 1ul << 3,
 	XP_OPT_MATCH = 1ul << 4,
@@ -51,7 +55,7 @@ enum xp_opt_bit {
 	XP_OPT_BY = 1ul << 27,
 	XP_OPT_MAX_DEPTH = 1ul << 28,
 	XP_OPT_REPORT = 1ul << 29,
-	XP_OPT_HIST = 1ul << 30,
+	XP_OPT_LIMIT = 1ul << 30,
 	XP_OPT_LIST = 1ul << 31,
 };
 

@@ -7,6 +7,16 @@
 #include "../checks/cuda_candidates.h"
 #include "../report/report.h"
 #include "cmd.h"
+#include "mode_rules.h"
+
+int xp_discover_usage(const struct xp_cli *cli, unsigned long accepted, struct xp_usage *u)
+{
+	int rc = xp_mode_conflicts(cli, accepted, u);
+
+	if (rc)
+		return rc;
+	return cli->given & XP_OPT_PID ? 0 : xp_usage_missing(u, "--pid <PID>");
+}
 
 int cmd_discover(const struct xp_cli *cli)
 {

@@ -8,7 +8,9 @@
  * flags allowed) -> start selector -> end selector -> policy -> the pair
  * check (resolution, requirements, issues) narrowed by the correlator's
  * own policy mask.  A result with issues is still a result: valid false,
- * exit 0.
+ * exit 0.  The syntax rules (xp_validate_usage, src/cli/args.c reports
+ * them): --pid, the pair unless another mode is given, and each mode's
+ * (--list's below, mode_rules.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -23,6 +25,53 @@
 #include "../checks/validate_checks.h"
 #include "cmd.h"
 #include "histogram.h"
+#include "mode_rules.h"
+
+/* --list: a listing, not a check (mode_rules.h) */
+static const unsigned long list_conflicts[] = {
+	XP_OPT_FROM, XP_OPT_TO, XP_OPT_MATCH, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG,
+	XP_OPT_HISTOGRAM, XP_OPT_UNSAFE_OFFSET, 0,
+};
+
+static int list_usage(const struct xp_cli *cli, struct xp_usage *u)
+{
+	if (!cli->list[0])
+		return xp_usage_text(
+			u, "invalid value '' for '--list': an empty pattern (try 'uprobe:*BINARY*:*NAME*')");
+	if (strlen(cli->list) > XP_LIST_PATTERN_MAX)
+		return xp_usage_text(u, "invalid value for '--list': a pattern of %zu bytes (at most %d)",
+				     strlen(cli->list), XP_LIST_PATTERN_MAX);
+	if (cli->has_limit && cli->limit == 0)
+		return xp_usage_text(u, "invalid value '0' for '--limit': at least 1 endpoint");
+	return 0;
+}
+
+const struct xp_mode_rules xp_list_rules = {
+	.flag = XP_OPT_LIST,
+	.conflicts = list_conflicts,
+	.options = XP_OPT_LIMIT,
+	.usage = list_usage,
+};
+
+int xp_validate_usage(const struct xp_cli *cli, unsigned long accepted, struct xp_usage *u)
+{
+	int rc = xp_mode_conflicts(cli, accepted, u);
+
+	if (rc)
+		return rc;
+	if (!(cli->given & XP_OPT_PID))
+		return xp_usage_missing(u, "--pid <PID>");
+	/* the pair, unless an inventory or the listing is asked for */
+	if (!(cli->given & (XP_OPT_CPU_SAMPLE | XP_OPT_SYSCALL_AGG | XP_OPT_LIST))) {
+		if (!(cli->given & XP_OPT_FROM))
+			return xp_usage_missing(u, "--from <SELECTOR>");
+		if (!(cli->given & XP_OPT_TO))
+			return xp_usage_missing(u, "--to <SELECTOR>");
+		if (!(cli->given & XP_OPT_MATCH))
+			return xp_usage_missing(u, "--match <POLICY>");
+	}
+	return xp_mode_usage(cli, u);
+}
 
 /* validate --list PATTERN [--limit N]: returns the exit code, or <0 with @err. */
 static int list_endpoints(const struct xp_cli *cli, const struct xp_target *t,

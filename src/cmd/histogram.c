@@ -68,7 +68,7 @@ static int parse_by(const char *by)
 	return strcmp(by, "thread") == 0 ? XP_LH_BY_THREAD : XP_LH_BY_ARG0;
 }
 
-/* Selectors and policy (args.c checked their shape; histogram_args.h). */
+/* Selectors and policy (histogram_rules.c checked their shape). */
 static int parse_pair(struct hist_req *q, struct xp_error *err)
 {
 	int rc;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * histogram.h - the two commands of `--histogram` (docs/histograms.md):
- * `measure --histogram` (measure_histogram.c) and `validate --histogram`
- * (validate_histogram.c).  Orchestration only: the pairing and counting
- * are src/inventory/latency_histogram.h's, the documents
- * src/report/render_histogram.h's.  args.c has already refused what the
- * in-kernel pairing cannot do (src/cli/histogram_args.h).
+ * `measure --histogram` and `validate --histogram` (histogram.c).
+ * Orchestration only: the pairing and counting are
+ * src/inventory/latency_histogram.h's, the documents
+ * src/report/render_histogram.h's.  What the in-kernel pairing cannot do
+ * was refused as a syntax error before (histogram_rules.c).
  */
 #ifndef XP_CMD_HISTOGRAM_H
 #define XP_CMD_HISTOGRAM_H

@@ -17,6 +17,33 @@ static void on_signal(int sig)
 	xp_inventory_stop = 1;
 }
 
+int xp_inventory_check(const char *mode, const struct xp_inventory_refusal *refused,
+		       unsigned long given, uint64_t duration_ms, struct xp_error *err)
+{
+	const struct xp_inventory_refusal *r;
+
+	for (r = refused; r->flags; r++) {
+		if (!(given & r->flags))
+			continue;
+		xp_error_detail_str(err, "mode", mode + 2);
+		xp_error_hint(err,
+			      "inventories are live-only summaries: pass --pid and --duration-ms only");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "%s does not accept %s", mode, r->what);
+	}
+	if (!(given & XP_OPT_PID)) {
+		xp_error_hint(err, "pass --pid PID");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "%s requires --pid", mode);
+	}
+	if (!duration_ms) {
+		xp_error_hint(err, "pass a positive --duration-ms");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "%s requires a positive --duration-ms", mode);
+	}
+	return 0;
+}
+
 int xp_inventory_bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t min,
 		       uint64_t max, const char *why)
 {

@@ -2,7 +2,8 @@
 /*
  * inventory.h - what the two inventory modes (`measure --cpu-sample`,
  * `measure --syscall-aggregate`) share before and around their window:
- * the bound checks of their flags, the duration/timeout rule, the target
+ * the check of the flags they refuse with a document, the bound checks of
+ * their flags, the duration/timeout rule, the target
  * and its namespace, the SIGINT/SIGTERM handling that ends a window early
  * ("cancelled"), the identity check after it, and the window's progress
  * line (which `measure --aggregate` draws too).
@@ -14,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../report/output.h"
+#include "cmd.h"
 #include "../model/error_record.h"
 #include "../process/identity.h"
 #include "../process/namespaces.h"
@@ -26,6 +27,24 @@ extern volatile sig_atomic_t xp_inventory_stop;
 struct xp_inventory_signals {
 	struct sigaction old_int, old_term;
 };
+
+/*
+ * A flag an inventory refuses with its document (the syntax errors are
+ * its mode_rules.h table's), and what the message calls it.
+ */
+struct xp_inventory_refusal {
+	unsigned long flags; /* XP_OPT_*, any of them */
+	const char *what;
+};
+
+/*
+ * What every inventory checks before anything else: of @refused (ended
+ * by a 0 entry), the first given (@given, XP_OPT_*) is INVALID_EVENT_SELECTOR
+ * "<mode> does not accept <what>"; then --pid and a positive --duration-ms
+ * (@duration_ms) are required.  @mode: "--cpu-sample" ...
+ */
+int xp_inventory_check(const char *mode, const struct xp_inventory_refusal *refused,
+		       unsigned long given, uint64_t duration_ms, struct xp_error *err);
 
 /* @v within @min..@max, or SESSION_LIMIT_EXCEEDED naming --@flag, the
  * range and @why in the hint. */

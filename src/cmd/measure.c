@@ -5,7 +5,9 @@
  * --events-out artifact, render, pick the exit code.  Live collection
  * (measure_live.c -> src/collect) only returns a capture, its counters
  * and why it stopped, or an error; the inventories live in their own
- * files.
+ * files.  The option rules of the modes run here (--spec, --input, the
+ * latency result's --hist) are at the end, with measure's syntax check
+ * (mode_rules.h); each other mode's are in its own file.
  *
  * Early-error order follows the contract (docs/contract.md, "measure's
  * order of checks"):
@@ -34,6 +36,7 @@
 #include "../capture/spec.h"
 #include "histogram.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "report_out.h"
 
 /* What every cancelled document's details say (as the live path's). */
@@ -1028,6 +1031,64 @@ static void req_init(struct xp_measure_req *req, const struct xp_cli *cli)
 	xp_out_session_id("measure", req->session_id, sizeof(req->session_id));
 }
 
+/*
+ * The pair modes (live --pid, --aggregate, completed --input): the pair
+ * and its policy, then the mode.  Returns an exit code, or negative with
+ * @err.
+ */
+static int measure_pair(struct xp_measure_req *req, struct xp_error *err)
+{
+	int rc;
+
+	if (!req->from_text || !req->to_text) {
+		xp_error_hint(err, "pass --from and --to selectors, or use --spec");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "measure requires --%s unless --spec is used",
+				    !req->from_text ? "from" : "to");
+	}
+	if (!req->match_text) {
+		xp_error_hint(err,
+			      "use policy_recommendation.compatible_policies from xprobe validate");
+		return xp_error_set(err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
+				    "measure requires --match unless --spec is used");
+	}
+	if ((req->given & XP_OPT_PID) && req->ninputs && xp_policy_parse(req->match_text) >= 0) {
+		/* after an unknown policy, as the reference orders it */
+		xp_error_hint(
+			err,
+			"pass --pid PID for a live target or --input FILE for completed captures, not both");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "--pid and --input select different collection modes");
+	}
+	rc = parse_endpoints(req, req->match_text, err);
+	if (rc)
+		return rc;
+	if (req->given & XP_OPT_AGGREGATE) {
+		if ((rc = check_agent_flags(req, err)))
+			return rc;
+		if (!(req->given & XP_OPT_MAX_GROUPS))
+			req->max_groups = XP_DEFAULT_AGG_MAX_GROUPS;
+		return xp_measure_aggregate(req, err);
+	}
+	if (req->given & XP_OPT_PID) {
+		if ((rc = check_agent_flags(req, err)) || (rc = check_limits(req, err)))
+			return rc;
+		rc = xp_target_identify(req->pid, &req->target, err);
+		if (rc)
+			return rc;
+		req->has_target = true;
+		return measure_live(req, err);
+	}
+	if (!req->ninputs) {
+		xp_error_hint(
+			err,
+			"pass --pid PID for a live target or --input FILE for a completed capture");
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, true,
+				    "measure requires --input or --pid");
+	}
+	return measure_completed(req, err);
+}
+
 int cmd_measure(const struct xp_cli *cli)
 {
 	struct xp_measure_req req;
@@ -1037,113 +1098,20 @@ int cmd_measure(const struct xp_cli *cli)
 
 	req_init(&req, cli);
 	memset(&spec, 0, sizeof(spec));
-	if ((rc = check_outputs(&req, &err)))
-		goto out;
-
-	if (req.given & XP_OPT_SPEC) {
-		rc = measure_spec(&req, &spec, &err);
-		goto out;
-	}
-	if (req.given & XP_OPT_HISTOGRAM) {
-		/* its own document (histogram.h); args.c refused the rest */
-		rc = xp_measure_histogram(&req, &err);
-		goto out;
-	}
-	if (req.given & (XP_OPT_CPU_SAMPLE | XP_OPT_SYSCALL_AGG)) {
-		bool cpu = req.given & XP_OPT_CPU_SAMPLE;
-		const char *mode = cpu ? "--cpu-sample" : "--syscall-aggregate";
-		unsigned long g = req.given;
-
-		if (g & (XP_OPT_INPUT | XP_OPT_EVENTS_OUT | XP_OPT_FORMAT | XP_OPT_FROM | XP_OPT_TO |
-			 XP_OPT_MATCH | XP_OPT_SAMPLES | XP_OPT_AGENT | XP_OPT_CUPTI_SOCKET)) {
-			const char *what =
-				g & XP_OPT_INPUT	? "--input" :
-				g & XP_OPT_EVENTS_OUT	? "--events-out" :
-				g & XP_OPT_FORMAT	? "--format" :
-				g & XP_OPT_SAMPLES	? "--samples" :
-				g & XP_OPT_AGENT	? "--agent" :
-				g & XP_OPT_CUPTI_SOCKET ? "--cupti-socket" :
-							  "event-pair selectors (--from/--to/--match)";
-
-			xp_error_detail_str(&err, "mode", mode + 2);
-			xp_error_hint(
-				&err,
-				"inventories are live-only summaries: pass --pid and --duration-ms only");
-			rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-					  "%s does not accept %s", mode, what);
-			goto out;
-		}
-		if (!(g & XP_OPT_PID)) {
-			xp_error_hint(&err, "pass --pid PID");
-			rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-					  "%s requires --pid", mode);
-			goto out;
-		}
-		if (!req.duration_ms) {
-			xp_error_hint(&err, "pass a positive --duration-ms");
-			rc = xp_error_set(&err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-					  "%s requires a positive --duration-ms", mode);
-			goto out;
-		}
-		rc = cpu ? xp_measure_cpu_sample(&req, &err) :
-			   xp_measure_syscall_aggregate(&req, &err);
-		goto out;
-	}
-	if (!req.from_text || !req.to_text) {
-		xp_error_hint(&err, "pass --from and --to selectors, or use --spec");
-		rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				  "measure requires --%s unless --spec is used",
-				  !req.from_text ? "from" : "to");
-		goto out;
-	}
-	if (!req.match_text) {
-		xp_error_hint(&err,
-			      "use policy_recommendation.compatible_policies from xprobe validate");
-		rc = xp_error_set(&err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
-				  "measure requires --match unless --spec is used");
-		goto out;
-	}
-	if ((req.given & XP_OPT_PID) && req.ninputs && xp_policy_parse(req.match_text) >= 0) {
-		/* after an unknown policy, as the reference orders it */
-		xp_error_hint(
-			&err,
-			"pass --pid PID for a live target or --input FILE for completed captures, not both");
-		rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				  "--pid and --input select different collection modes");
-		goto out;
-	}
-	rc = parse_endpoints(&req, req.match_text, &err);
+	rc = check_outputs(&req, &err);
 	if (rc)
 		goto out;
-	if (req.given & XP_OPT_AGGREGATE) {
-		if ((rc = check_agent_flags(&req, &err)))
-			goto out;
-		if (!(req.given & XP_OPT_MAX_GROUPS))
-			req.max_groups = XP_DEFAULT_AGG_MAX_GROUPS;
-		rc = xp_measure_aggregate(&req, &err);
-		goto out;
-	}
-	if (req.given & XP_OPT_PID) {
-		if ((rc = check_agent_flags(&req, &err)))
-			goto out;
-		if ((rc = check_limits(&req, &err)))
-			goto out;
-		rc = xp_target_identify(req.pid, &req.target, &err);
-		if (rc)
-			goto out;
-		req.has_target = true;
-		rc = measure_live(&req, &err);
-		goto out;
-	}
-	if (!req.ninputs) {
-		xp_error_hint(
-			&err,
-			"pass --pid PID for a live target or --input FILE for a completed capture");
-		rc = xp_error_set(&err, XPROBE_E_TRACE_EXPORT_FAILED, true,
-				  "measure requires --input or --pid");
-		goto out;
-	}
-	rc = measure_completed(&req, &err);
+	/* one mode; the syntax rules (mode_rules.h) left no other given */
+	if (req.given & XP_OPT_SPEC)
+		rc = measure_spec(&req, &spec, &err);
+	else if (req.given & XP_OPT_HISTOGRAM)
+		rc = xp_measure_histogram(&req, &err);
+	else if (req.given & XP_OPT_CPU_SAMPLE)
+		rc = xp_measure_cpu_sample(&req, &err);
+	else if (req.given & XP_OPT_SYSCALL_AGG)
+		rc = xp_measure_syscall_aggregate(&req, &err);
+	else
+		rc = measure_pair(&req, &err);
 out:
 	/* a phase without its own cancelled document stopped on a signal */
 	if (rc == -ECANCELED)
@@ -1160,4 +1128,98 @@ out:
 	xp_spec_free(&spec);
 	xp_target_release(&req.target);
 	return code;
+}
+
+/* --- the option rules of --spec, --input and --hist (mode_rules.h) ---- */
+
+/* a spec says the target, the pair and the bounds itself */
+static const unsigned long spec_conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_PID, XP_OPT_FROM, XP_OPT_TO, XP_OPT_MATCH, XP_OPT_SAMPLES,
+	XP_OPT_DURATION, XP_OPT_TIMEOUT, XP_OPT_MAX_EVENTS, XP_OPT_AGGREGATE, XP_OPT_MAX_GROUPS,
+	XP_OPT_NAME, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, 0,
+};
+
+const struct xp_mode_rules xp_spec_rules = {
+	.flag = XP_OPT_SPEC,
+	.conflicts = spec_conflicts,
+};
+
+/* --hist: the terminal histogram of a latency result (finish), not an
+ * inventory's */
+static const unsigned long hist_conflicts[] = {
+	XP_OPT_HISTOGRAM, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, XP_OPT_AGGREGATE, 0,
+};
+
+const struct xp_mode_rules xp_hist_rules = {
+	.flag = XP_OPT_HIST,
+	.conflicts = hist_conflicts,
+};
+
+/* Whether files @a and @b (both regular, the same size) hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+	char x[65536], y[65536];
+	bool same = true;
+	FILE *fa = fopen(a, "re"), *fb = fopen(b, "re");
+
+	if (!fa || !fb)
+		same = false;
+	while (same) {
+		size_t na = fread(x, 1, sizeof(x), fa), nb = fread(y, 1, sizeof(y), fb);
+
+		if (na != nb || memcmp(x, y, na) != 0)
+			same = false;
+		if (na < sizeof(x))
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/*
+ * The same capture given twice to --input (one file by two names, or two
+ * files with the same bytes) would pair every event with its copy: a
+ * usage mistake, refused naming both arguments.
+ */
+static int input_usage(const struct xp_cli *cli, struct xp_usage *u)
+{
+	struct stat st[XP_MAX_INPUTS];
+	bool ok[XP_MAX_INPUTS];
+	size_t i, j;
+
+	for (i = 0; i < cli->ninputs; i++)
+		ok[i] = stat(cli->inputs[i], &st[i]) == 0 && S_ISREG(st[i].st_mode);
+	for (i = 0; i < cli->ninputs; i++) {
+		for (j = i + 1; j < cli->ninputs; j++) {
+			if (!ok[i] || !ok[j])
+				continue;
+			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
+				return xp_usage_text(
+					u,
+					"--input '%s' (input %zu) and --input '%s' (input %zu) name the same file",
+					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+			if (st[i].st_size == st[j].st_size && st[i].st_size > 0 &&
+			    same_bytes(cli->inputs[i], cli->inputs[j]))
+				return xp_usage_text(
+					u,
+					"--input '%s' (input %zu) and --input '%s' (input %zu) hold the same capture, byte for byte",
+					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+		}
+	}
+	return 0;
+}
+
+const struct xp_mode_rules xp_input_rules = {
+	.flag = XP_OPT_INPUT,
+	.usage = input_usage,
+};
+
+int xp_measure_usage(const struct xp_cli *cli, unsigned long accepted, struct xp_usage *u)
+{
+	int rc = xp_mode_conflicts(cli, accepted, u);
+
+	return rc ? rc : xp_mode_usage(cli, u);
 }

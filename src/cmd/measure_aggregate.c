@@ -25,7 +25,8 @@
  *                                    window as the inventories do, so the
  *                                    STOP still reads the groups)
  * --input, --samples, --events-out and --format with --aggregate are
- * syntax errors (src/cli/args.c), as in the reference.
+ * syntax errors (aggregate_rules below, reported by src/cli/args.c), as
+ * in the reference.
  */
 #include <errno.h>
 #include <string.h>
@@ -35,7 +36,20 @@
 #include "../live/live_source.h"
 #include "inventory.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "report_out.h"
+
+/* --aggregate's rules (mode_rules.h) */
+static const unsigned long conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_SAMPLES, XP_OPT_EVENTS_OUT, XP_OPT_FORMAT, XP_OPT_CPU_SAMPLE,
+	XP_OPT_SYSCALL_AGG, 0,
+};
+
+const struct xp_mode_rules xp_aggregate_rules = {
+	.flag = XP_OPT_AGGREGATE,
+	.conflicts = conflicts,
+	.options = XP_OPT_MAX_GROUPS,
+};
 
 static void selector_details(const struct xp_measure_req *req, struct xp_error *err)
 {

@@ -10,9 +10,10 @@
  * (SIGINT/SIGTERM end it early: status "cancelled") -> verify the target
  * is still the same process -> symbolize once per distinct address and
  * check every native hint with the same resolver `validate` uses ->
- * verify again -> render.  measure.c has already refused --input,
- * --events-out, --format, --samples and event-pair selectors, and
- * required --pid and a positive --duration-ms.
+ * verify again -> render.  Before all that, the mode's rules: the syntax
+ * ones in cpu_sample_rules (src/cli/args.c reports them), then the flags
+ * it refuses with a document (refused) and --pid and a positive
+ * --duration-ms (xp_inventory_check).
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,10 +23,31 @@
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "report_out.h"
 #include "../process/namespaces.h"
 
 #define PYTHON_HINT_MAX 512
+
+/* --cpu-sample's rules (mode_rules.h); --input is a syntax error here */
+static const unsigned long conflicts[] = { XP_OPT_SYSCALL_AGG, XP_OPT_INPUT, 0 };
+
+const struct xp_mode_rules xp_cpu_sample_rules = {
+	.flag = XP_OPT_CPU_SAMPLE,
+	.conflicts = conflicts,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY | XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH |
+		   XP_OPT_MAX_THREADS,
+};
+
+static const struct xp_inventory_refusal refused[] = {
+	{ XP_OPT_EVENTS_OUT, "--events-out" },
+	{ XP_OPT_FORMAT, "--format" },
+	{ XP_OPT_SAMPLES, "--samples" },
+	{ XP_OPT_AGENT, "--agent" },
+	{ XP_OPT_CUPTI_SOCKET, "--cupti-socket" },
+	{ XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH, "event-pair selectors (--from/--to/--match)" },
+	{ 0, NULL },
+};
 
 struct hint_ctx {
 	const struct xp_target *target;
@@ -87,6 +109,9 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 	memset(&r, 0, sizeof(r));
 	memset(&p, 0, sizeof(p));
 	memset(&sym, 0, sizeof(sym));
+	rc = xp_inventory_check("--cpu-sample", refused, g, req->duration_ms, err);
+	if (rc)
+		return rc;
 	rc = xp_cpu_sample_limits(&max_rate, &max_stack);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,

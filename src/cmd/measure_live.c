@@ -23,7 +23,8 @@
  * The startup slack of the contract: a target already inside an event
  * when probes arm leaves an end without a start (or a start without an
  * end); the policies count those as unmatched, never as pairs, and the
- * samples rule only counts pairs.
+ * samples rule only counts pairs.  The one option rule of live pairs
+ * alone, --unsafe-offset's, is here too (mode_rules.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -45,7 +46,18 @@
 #include "../checks/agent_path.h"
 #include "../checks/validate_checks.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "../process/namespaces.h"
+
+/* --unsafe-offset concerns live uprobe selectors only (mode_rules.h) */
+static const unsigned long unsafe_offset_conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, 0,
+};
+
+const struct xp_mode_rules xp_unsafe_offset_rules = {
+	.flag = XP_OPT_UNSAFE_OFFSET,
+	.conflicts = unsafe_offset_conflicts,
+};
 
 /*
  * Test hook (sqlite3FaultSim style, inert unless set, and compiled in only

@@ -10,9 +10,10 @@
  * collectors do) -> load, attach, arm -> verify the target right after
  * arming (a PID reused during setup is TARGET_REUSED, not a wrong
  * inventory) -> the window (SIGINT/SIGTERM end it early: "cancelled") ->
- * disarm, read, free -> verify again -> render.  measure.c has already
- * refused --input, --events-out, --format, --samples and event-pair
- * selectors.
+ * disarm, read, free -> verify again -> render.  Before all that, the
+ * mode's rules: the syntax ones in syscall_agg_rules (src/cli/args.c
+ * reports them), then the flags it refuses with a document (refused) and
+ * --pid and a positive --duration-ms (xp_inventory_check).
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,8 +24,27 @@
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "report_out.h"
 #include "../process/namespaces.h"
+
+/* --syscall-aggregate's rules (mode_rules.h): its conflicts are the other
+ * modes'; every flag it refuses is refused with a document */
+const struct xp_mode_rules xp_syscall_agg_rules = {
+	.flag = XP_OPT_SYSCALL_AGG,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT,
+};
+
+static const struct xp_inventory_refusal refused[] = {
+	{ XP_OPT_INPUT, "--input" },
+	{ XP_OPT_EVENTS_OUT, "--events-out" },
+	{ XP_OPT_FORMAT, "--format" },
+	{ XP_OPT_SAMPLES, "--samples" },
+	{ XP_OPT_AGENT, "--agent" },
+	{ XP_OPT_CUPTI_SOCKET, "--cupti-socket" },
+	{ XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH, "event-pair selectors (--from/--to/--match)" },
+	{ 0, NULL },
+};
 
 int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
@@ -48,6 +68,9 @@ int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *er
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	rc = xp_inventory_check("--syscall-aggregate", refused, g, req->duration_ms, err);
+	if (rc)
+		return rc;
 	if ((rc = xp_inventory_bound(err, "max-groups", o.max_groups, 1, XP_SA_MAX_GROUPS_LIMIT,
 				     "distinct syscall numbers kept")) ||
 	    (rc = xp_inventory_bound(err, "max-inflight", o.max_inflight, 1,
