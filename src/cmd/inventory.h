@@ -3,8 +3,8 @@
  * inventory.h - what the two inventory modes (`measure --cpu-sample`,
  * `measure --syscall-aggregate`) share before and around their window:
  * the check of the flags they refuse with a document, the bound checks of
- * their flags, the duration/timeout rule, the target
- * and its namespace, the SIGINT/SIGTERM handling that ends a window early
+ * their flags, the duration/timeout rule, the target and its namespace,
+ * the SIGINT/SIGTERM handling that ends a window early
  * ("cancelled"), the identity check after it, and the window's progress
  * line (which `measure --aggregate` draws too).
  */
@@ -98,6 +98,5 @@ struct xp_inventory_progress {
 bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_output *o,
 				const char *what, const char *unit, uint64_t duration_ms);
 void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count);
-
 
 #endif /* XP_CMD_INVENTORY_H */

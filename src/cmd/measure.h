@@ -18,7 +18,7 @@
 
 /*
  * One measurement, whatever its mode: what cmd_measure took from the
- * command line (xp_measure_req_init; the flags a mode reads are copied,
+ * command line (measure.c's req_init: the flags a mode reads are copied,
  * the line itself is not kept), then what the mode parsed and found.
  * Values of flags not given are 0 unless said otherwise; @given says which
  * were (XP_OPT_*), so that each mode applies its own defaults and rules.
