@@ -12,11 +12,11 @@ when
      include/xprobe/ (and shares common/ and the bpf/ record layouts);
   2. a src/<folder> includes a src/<other folder> that is not among its
      dependencies: the allowed edges are the DEPS of the xp_module() lines
-     of CMakeLists.txt (plus the extra `target_link_libraries(xp_<a> ...
-     xp_<b>)` lines, which is how cli and cmd call each other), closed
-     transitively because the libraries are linked PUBLIC; and the module
-     graph itself must have no cycle but that declared cli <-> cmd pair,
-     so an upward DEPS edge cannot bless an upward include;
+     of CMakeLists.txt (plus any extra `target_link_libraries(xp_<a> ...
+     xp_<b>)` line), closed transitively because the libraries are linked
+     PUBLIC; and the module graph itself must have no cycle at all (output
+     is one-way: cli -> cmd -> report), so an upward DEPS edge cannot
+     bless an upward include;
   3. a lib/<folder> includes a lib/<other folder> that is not among its
      dependencies: the allowed edges are the DEPS of the xpl_folder()
      lines of lib/CMakeLists.txt, closed transitively, and that graph may
@@ -33,11 +33,11 @@ when
 
 Why derived from CMakeLists.txt: the build is what makes an include
 compile, so the check and the build cannot disagree about which edges
-exist; the cycle check is what keeps "dependencies point down" (cmd ->
-report -> agent/inventory -> live -> capture/checks -> resolve -> process;
-correlate -> selector -> model -> xpc) true when someone adds a DEPS
-entry.  lib/ is one library, so its folders are declared for this check
-alone, next to its source lists (agent -> inspect -> profile -> device ->
+exist; the cycle check is what keeps "dependencies point down" (cli ->
+cmd -> report -> agent/inventory -> live -> capture/checks -> resolve ->
+process; correlate -> selector -> model -> xpc) true when someone adds a
+DEPS entry.  lib/ is one library, so its folders are declared for this
+check alone, next to its source lists (agent -> inspect -> profile -> device ->
 producers -> xtf -> core, agent -> nvtx -> producers; the configure
 refuses a DEPS entry naming a folder declared after it, and a source in
 an undeclared folder).
@@ -173,11 +173,6 @@ def closure(graph):
     return reach
 
 
-# The one cycle the design has: the commands emit through cli/output.c and
-# cli dispatches to the commands (CMakeLists.txt, after xp_module(cli)).
-ALLOWED_CYCLE = {"cli", "cmd"}
-
-
 def graph_problems(graph, reach):
     problems = []
     for name, deps in graph.items():
@@ -187,8 +182,6 @@ def graph_problems(graph, reach):
     for name in sorted(graph):
         if name in reach[name]:
             ring = sorted(d for d in reach[name] if name in reach.get(d, ()))
-            if set(ring) <= ALLOWED_CYCLE:
-                continue
             problems.append("CMakeLists.txt: modules %s depend on each other (dependencies "
                             "must point down)" % ", ".join("xp_" + r for r in ring))
     return problems

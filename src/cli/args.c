@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * args.c - getopt_long over one table of every flag; see args.h.
- * Cross-flag checks (conflicts, requirements) run after the loop, like
- * argp's ARGP_KEY_END; value checks that the contract reports as JSON
- * errors (zero samples, missing --match in measure ...) are left to the
- * commands.
+ * Cross-flag checks (conflicts, requirements, each mode's own rules) run
+ * after the loop, like argp's ARGP_KEY_END: they are the command's (its
+ * usage hook, src/cmd/mode_rules.h), the words of the error and the usage
+ * printed with it are ours.  Value checks that the contract reports as
+ * JSON errors (zero samples, missing --match in measure ...) are left to
+ * the commands.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../../common/parse.h"
 #include "../../common/suggest.h"
+#include "../cmd/mode_rules.h"
 #include "../report/report.h" /* enum xp_hist_view */
-#include "../resolve/endpoint_list.h" /* XP_LIST_PATTERN_MAX */
 #include "args.h"
-#include "histogram_args.h"
 
 enum opt_id {
 	O_JSON = 1000,
@@ -170,211 +170,33 @@ static int parse_ms(const struct xp_command *cmd, const char *flag, const char *
 	return 0;
 }
 
-/* Pairs of flags that cannot be combined (the clap conflicts). */
-struct conflict {
-	unsigned long a, b;
-};
-
-static const struct conflict conflicts[] = {
-	/* validate --list: a listing, not a check */
-	{ XP_OPT_LIST, XP_OPT_FROM },
-	{ XP_OPT_LIST, XP_OPT_TO },
-	{ XP_OPT_LIST, XP_OPT_MATCH },
-	{ XP_OPT_LIST, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_LIST, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_LIST, XP_OPT_HISTOGRAM },
-	{ XP_OPT_LIST, XP_OPT_UNSAFE_OFFSET },
-	{ XP_OPT_SPEC, XP_OPT_INPUT },
-	{ XP_OPT_SPEC, XP_OPT_PID },
-	{ XP_OPT_SPEC, XP_OPT_FROM },
-	{ XP_OPT_SPEC, XP_OPT_TO },
-	{ XP_OPT_SPEC, XP_OPT_MATCH },
-	{ XP_OPT_SPEC, XP_OPT_SAMPLES },
-	{ XP_OPT_SPEC, XP_OPT_DURATION },
-	{ XP_OPT_SPEC, XP_OPT_TIMEOUT },
-	{ XP_OPT_SPEC, XP_OPT_MAX_EVENTS },
-	{ XP_OPT_SPEC, XP_OPT_AGGREGATE },
-	{ XP_OPT_SPEC, XP_OPT_MAX_GROUPS },
-	{ XP_OPT_SPEC, XP_OPT_NAME },
-	{ XP_OPT_SPEC, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_SPEC, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_AGGREGATE, XP_OPT_INPUT },
-	{ XP_OPT_AGGREGATE, XP_OPT_SAMPLES },
-	{ XP_OPT_AGGREGATE, XP_OPT_EVENTS_OUT },
-	{ XP_OPT_AGGREGATE, XP_OPT_FORMAT },
-	{ XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_AGGREGATE, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_CPU_SAMPLE, XP_OPT_INPUT },
-	/* --unsafe-offset concerns live uprobe selectors only */
-	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_INPUT },
-	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_AGGREGATE },
-	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_UNSAFE_OFFSET, XP_OPT_SYSCALL_AGG },
-	/* --histogram: a live in-kernel distribution, no capture (histogram_args.h) */
-	{ XP_OPT_HISTOGRAM, XP_OPT_INPUT },
-	{ XP_OPT_HISTOGRAM, XP_OPT_SPEC },
-	{ XP_OPT_HISTOGRAM, XP_OPT_EVENTS_OUT },
-	{ XP_OPT_HISTOGRAM, XP_OPT_FORMAT },
-	{ XP_OPT_HISTOGRAM, XP_OPT_SAMPLES },
-	{ XP_OPT_HISTOGRAM, XP_OPT_MAX_EVENTS },
-	{ XP_OPT_HISTOGRAM, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_HISTOGRAM, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_HISTOGRAM, XP_OPT_AGGREGATE },
-	{ XP_OPT_HISTOGRAM, XP_OPT_AGENT },
-	{ XP_OPT_HISTOGRAM, XP_OPT_CUPTI_SOCKET },
-	/* --hist: the terminal histogram of a latency result, not an inventory's */
-	{ XP_OPT_HIST, XP_OPT_HISTOGRAM },
-	{ XP_OPT_HIST, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_HIST, XP_OPT_SYSCALL_AGG },
-	{ XP_OPT_HIST, XP_OPT_AGGREGATE },
-};
-
-/* Flags that only make sense with another one (any of `needs`). */
-struct requirement {
-	unsigned long flag, needs;
-};
-
-static const struct requirement requirements[] = {
-	{ XP_OPT_MAX_GROUPS,
-	  XP_OPT_AGGREGATE | XP_OPT_SYSCALL_AGG | XP_OPT_CPU_SAMPLE | XP_OPT_HISTOGRAM },
-	{ XP_OPT_FREQUENCY, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_MAX_SAMPLES, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_STACK_DEPTH, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_MAX_THREADS, XP_OPT_CPU_SAMPLE },
-	{ XP_OPT_MAX_INFLIGHT, XP_OPT_SYSCALL_AGG | XP_OPT_HISTOGRAM },
-	{ XP_OPT_BY, XP_OPT_HISTOGRAM },
-	{ XP_OPT_MAX_DEPTH, XP_OPT_HISTOGRAM },
-	{ XP_OPT_LIMIT, XP_OPT_LIST }, /* validate's; discover takes --limit alone */
-};
-
-static int check_combinations(const struct xp_command *cmd, unsigned long seen)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(conflicts) / sizeof(conflicts[0]); i++) {
-		const struct conflict *c = &conflicts[i];
-
-		if ((seen & c->a) && (seen & c->b))
-			return usage_error(cmd, "the argument '--%s' cannot be used with '--%s'",
-					   flag_name(c->a), flag_name(c->b));
-	}
-	for (i = 0; i < sizeof(requirements) / sizeof(requirements[0]); i++) {
-		const struct requirement *r = &requirements[i];
-		unsigned long b;
-
-		if (!(seen & r->flag) || (seen & r->needs) || !(cmd->flags & r->flag) ||
-		    !(cmd->flags & r->needs))
-			continue;
-		for (b = 1; b; b <<= 1)
-			if ((r->needs & b) && (cmd->flags & b))
-				break;
-		return usage_error(cmd, "the argument '--%s' requires '--%s'", flag_name(r->flag),
-				   flag_name(b));
-	}
-	return 0;
-}
-
-static int check_required(const struct xp_command *cmd, const struct xp_cli *cli,
-			  unsigned long seen)
-{
-	bool inventory = cli->cpu_sample || cli->syscall_aggregate;
-
-	if (strcmp(cmd->name, "discover") == 0 && !(seen & XP_OPT_PID))
-		return usage_error(cmd,
-				   "the following required argument was not provided: --pid <PID>");
-	if (strcmp(cmd->name, "validate") == 0) {
-		if (!(seen & XP_OPT_PID))
-			return usage_error(
-				cmd,
-				"the following required argument was not provided: --pid <PID>");
-		if (inventory)
-			return 0;
-		if (seen & XP_OPT_LIST) {
-			if (!cli->list[0])
-				return usage_error(cmd, "invalid value '' for '--list': an empty "
-							"pattern (try 'uprobe:*BINARY*:*NAME*')");
-			if (strlen(cli->list) > XP_LIST_PATTERN_MAX)
-				return usage_error(cmd,
-						   "invalid value for '--list': a pattern of %zu "
-						   "bytes (at most %d)",
-						   strlen(cli->list), XP_LIST_PATTERN_MAX);
-			if (cli->has_limit && cli->limit == 0)
-				return usage_error(cmd, "invalid value '0' for '--limit': at "
-							"least 1 endpoint");
-			return 0;
-		}
-		if (!(seen & XP_OPT_FROM))
-			return usage_error(
-				cmd,
-				"the following required argument was not provided: --from <SELECTOR>");
-		if (!(seen & XP_OPT_TO))
-			return usage_error(
-				cmd,
-				"the following required argument was not provided: --to <SELECTOR>");
-		if (!(seen & XP_OPT_MATCH))
-			return usage_error(
-				cmd,
-				"the following required argument was not provided: --match <POLICY>");
-	}
-	return 0;
-}
-
-/* Whether files @a and @b (both regular, the same size) hold the same bytes. */
-static bool same_bytes(const char *a, const char *b)
-{
-	char x[65536], y[65536];
-	bool same = true;
-	FILE *fa = fopen(a, "re"), *fb = fopen(b, "re");
-
-	if (!fa || !fb)
-		same = false;
-	while (same) {
-		size_t na = fread(x, 1, sizeof(x), fa), nb = fread(y, 1, sizeof(y), fb);
-
-		if (na != nb || memcmp(x, y, na) != 0)
-			same = false;
-		if (na < sizeof(x))
-			break;
-	}
-	if (fa)
-		fclose(fa);
-	if (fb)
-		fclose(fb);
-	return same;
-}
-
 /*
- * The same capture given twice to --input (one file by two names, or two
- * files with the same bytes) would pair every event with its copy: a
- * usage mistake, refused naming both arguments.
+ * A syntax error of the mode rules (src/cmd/mode_rules.h), in the words
+ * of the others.
  */
-static int check_inputs(const struct xp_command *cmd, const struct xp_cli *cli)
+static int mode_error(const struct xp_command *cmd, struct xp_usage *u)
 {
-	struct stat st[XP_MAX_INPUTS];
-	bool ok[XP_MAX_INPUTS];
-	size_t i, j;
+	int rc;
 
-	for (i = 0; i < cli->ninputs; i++)
-		ok[i] = stat(cli->inputs[i], &st[i]) == 0 && S_ISREG(st[i].st_mode);
-	for (i = 0; i < cli->ninputs; i++) {
-		for (j = i + 1; j < cli->ninputs; j++) {
-			if (!ok[i] || !ok[j])
-				continue;
-			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
-				return usage_error(
-					cmd,
-					"--input '%s' (input %zu) and --input '%s' (input %zu) name the same file",
-					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
-			if (st[i].st_size == st[j].st_size && st[i].st_size > 0 &&
-			    same_bytes(cli->inputs[i], cli->inputs[j]))
-				return usage_error(
-					cmd,
-					"--input '%s' (input %zu) and --input '%s' (input %zu) hold the same capture, byte for byte",
-					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
-		}
+	switch (u->kind) {
+	case XP_USAGE_CONFLICT:
+		rc = usage_error(cmd, "the argument '--%s' cannot be used with '--%s'",
+				 flag_name(u->flag), flag_name(u->other));
+		break;
+	case XP_USAGE_REQUIRES:
+		rc = usage_error(cmd, "the argument '--%s' requires '--%s'", flag_name(u->flag),
+				 flag_name(u->other));
+		break;
+	case XP_USAGE_MISSING:
+		rc = usage_error(cmd, "the following required argument was not provided: %s",
+				 u->text ? u->text : "?");
+		break;
+	default:
+		rc = usage_error(cmd, "%s", u->text ? u->text : "out of memory");
+		break;
 	}
-	return 0;
+	xp_usage_free(u);
+	return rc;
 }
 
 /* An argument no flag of @cmd has: said, with the closest flag when one is. */
@@ -507,13 +329,13 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 		seen |= bit;
 		switch (c) {
 		case O_JSON:
-			cli->json = true;
+			cli->out.json = true;
 			break;
 		case O_NONINTERACTIVE:
-			cli->non_interactive = true;
+			cli->out.non_interactive = true;
 			break;
 		case O_NOCOLOR:
-			cli->no_color = true;
+			cli->out.no_color = true;
 			break;
 		case 'h':
 		case O_HELP:
@@ -643,17 +465,12 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 	}
 	if (optind < argc)
 		return usage_error(cmd, "unexpected argument '%s' found", argv[optind]);
-	if ((rc = check_combinations(cmd, seen)))
-		return rc;
-	if ((rc = check_required(cmd, cli, seen)))
-		return rc;
-	if ((rc = check_inputs(cmd, cli)))
-		return rc;
-	if (cli->histogram) {
-		char why[640];
+	cli->given = seen;
+	if (cmd->check) {
+		struct xp_usage u = { 0 };
 
-		if (xp_histogram_usage(cli, why, sizeof(why)))
-			return usage_error(cmd, "%s", why);
+		if (cmd->check(cli, cmd->flags, &u))
+			return mode_error(cmd, &u);
 	}
 	return 0;
 }

@@ -13,8 +13,8 @@
 #include "../../common/env_hooks.h"
 #include "../../common/suggest.h"
 #include "../model/event.h"
+#include "../cmd/mode_rules.h"
 #include "args.h"
-#include "cli.h"
 
 #define COMMON_HELP                                                                         \
 	"Common options:\n"                                                                 \
@@ -45,6 +45,7 @@ static const struct xp_command commands[] = {
 		"  $ xprobe discover --pid $(pgrep -o torchrun) --limit 16 --json\n",
 		XP_OPT_PID | XP_OPT_LIMIT,
 		cmd_discover,
+		xp_discover_usage,
 	},
 	{
 		"validate",
@@ -78,6 +79,7 @@ static const struct xp_command commands[] = {
 			XP_OPT_SYSCALL_AGG | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
 			XP_OPT_LIST | XP_OPT_LIMIT,
 		cmd_validate,
+		xp_validate_usage,
 	},
 	{
 		"measure",
@@ -151,6 +153,7 @@ static const struct xp_command commands[] = {
 			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
 			XP_OPT_MAX_DEPTH | XP_OPT_REPORT | XP_OPT_HIST,
 		cmd_measure,
+		xp_measure_usage,
 	},
 };
 

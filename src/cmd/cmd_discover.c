@@ -4,18 +4,18 @@
  * processes in ROOT's process tree, from NVML (src/checks/cuda_candidates.c).
  * Without NVML the answer is an error, never an empty list.
  */
-#include "../cli/cli.h"
-#include "../report/report.h"
 #include "../checks/cuda_candidates.h"
+#include "../report/report.h"
+#include "cmd.h"
+#include "mode_rules.h"
 
-static void render_json(struct xpc_json *w, void *ctx)
+int xp_discover_usage(const struct xp_cli *cli, unsigned long accepted, struct xp_usage *u)
 {
-	xp_render_discovery_json(w, ctx);
-}
+	int rc = xp_mode_conflicts(cli, accepted, u);
 
-static void render_human(FILE *out, void *ctx)
-{
-	xp_render_discovery_human(out, ctx);
+	if (rc)
+		return rc;
+	return cli->given & XP_OPT_PID ? 0 : xp_usage_missing(u, "--pid <PID>");
 }
 
 int cmd_discover(const struct xp_cli *cli)
@@ -26,12 +26,12 @@ int cmd_discover(const struct xp_cli *cli)
 
 	if (xp_discover(cli->pid, cli->has_limit ? cli->limit : XP_DEFAULT_DISCOVER_LIMIT, &d,
 			&err)) {
-		code = xp_cli_fail(cli, &err);
+		code = xp_out_fail(&cli->out, &err);
 		xp_error_clear(&err);
 		xp_discovery_free(&d);
 		return code;
 	}
-	code = xp_cli_emit(cli, render_json, render_human, &d);
+	code = xp_out_emit(&cli->out, &xp_doc_discovery, &d);
 	xp_discovery_free(&d);
 	return code;
 }

@@ -8,12 +8,13 @@
  * flags allowed) -> start selector -> end selector -> policy -> the pair
  * check (resolution, requirements, issues) narrowed by the correlator's
  * own policy mask.  A result with issues is still a result: valid false,
- * exit 0.
+ * exit 0.  The syntax rules (xp_validate_usage, src/cli/args.c reports
+ * them): --pid, the pair unless another mode is given, and each mode's
+ * (--list's below, mode_rules.h).
  */
 #include <errno.h>
 #include <string.h>
 
-#include "../cli/cli.h"
 #include "../live/probe_cost.h"
 #include "../inventory/syscall_aggregate.h"
 #include "../correlate/correlate.h"
@@ -22,46 +23,54 @@
 #include "../process/identity.h"
 #include "../resolve/endpoint_list.h"
 #include "../checks/validate_checks.h"
+#include "cmd.h"
 #include "histogram.h"
+#include "mode_rules.h"
 
-static void pair_json(struct xpc_json *w, void *ctx)
+/* --list: a listing, not a check (mode_rules.h) */
+static const unsigned long list_conflicts[] = {
+	XP_OPT_FROM, XP_OPT_TO, XP_OPT_MATCH, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG,
+	XP_OPT_HISTOGRAM, XP_OPT_UNSAFE_OFFSET, 0,
+};
+
+static int list_usage(const struct xp_cli *cli, struct xp_usage *u)
 {
-	xp_render_validation_json(w, ctx);
+	if (!cli->list[0])
+		return xp_usage_text(
+			u, "invalid value '' for '--list': an empty pattern (try 'uprobe:*BINARY*:*NAME*')");
+	if (strlen(cli->list) > XP_LIST_PATTERN_MAX)
+		return xp_usage_text(u, "invalid value for '--list': a pattern of %zu bytes (at most %d)",
+				     strlen(cli->list), XP_LIST_PATTERN_MAX);
+	if (cli->has_limit && cli->limit == 0)
+		return xp_usage_text(u, "invalid value '0' for '--limit': at least 1 endpoint");
+	return 0;
 }
 
-static void pair_human(FILE *out, void *ctx)
-{
-	xp_render_validation_human(out, ctx);
-}
+const struct xp_mode_rules xp_list_rules = {
+	.flag = XP_OPT_LIST,
+	.conflicts = list_conflicts,
+	.options = XP_OPT_LIMIT,
+	.usage = list_usage,
+};
 
-static void cpu_json(struct xpc_json *w, void *ctx)
+int xp_validate_usage(const struct xp_cli *cli, unsigned long accepted, struct xp_usage *u)
 {
-	xp_render_cpu_sample_check_json(w, ctx);
-}
+	int rc = xp_mode_conflicts(cli, accepted, u);
 
-static void cpu_human(FILE *out, void *ctx)
-{
-	xp_render_cpu_sample_check_human(out, ctx);
-}
-
-static void agg_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_syscall_agg_check_json(w, ctx);
-}
-
-static void agg_human(FILE *out, void *ctx)
-{
-	xp_render_syscall_agg_check_human(out, ctx);
-}
-
-static void list_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_endpoint_list_json(w, ctx);
-}
-
-static void list_human(FILE *out, void *ctx)
-{
-	xp_render_endpoint_list_human(out, ctx);
+	if (rc)
+		return rc;
+	if (!(cli->given & XP_OPT_PID))
+		return xp_usage_missing(u, "--pid <PID>");
+	/* the pair, unless an inventory or the listing is asked for */
+	if (!(cli->given & (XP_OPT_CPU_SAMPLE | XP_OPT_SYSCALL_AGG | XP_OPT_LIST))) {
+		if (!(cli->given & XP_OPT_FROM))
+			return xp_usage_missing(u, "--from <SELECTOR>");
+		if (!(cli->given & XP_OPT_TO))
+			return xp_usage_missing(u, "--to <SELECTOR>");
+		if (!(cli->given & XP_OPT_MATCH))
+			return xp_usage_missing(u, "--match <POLICY>");
+	}
+	return xp_mode_usage(cli, u);
 }
 
 /* validate --list PATTERN [--limit N]: returns the exit code, or <0 with @err. */
@@ -74,7 +83,7 @@ static int list_endpoints(const struct xp_cli *cli, const struct xp_target *t,
 	rc = xp_endpoint_list(t, cli->list, cli->has_limit ? cli->limit : XP_DEFAULT_LIST_LIMIT,
 			      &l, err);
 	if (rc == 0)
-		rc = xp_cli_emit(cli, list_json, list_human, &l);
+		rc = xp_out_emit(&cli->out, &xp_doc_endpoint_list, &l);
 	xp_endpoint_list_free(&l);
 	return rc;
 }
@@ -101,7 +110,7 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 			xp_inventory_check_free(&c.warnings);
 			return rc;
 		}
-		code = xp_cli_emit(cli, cpu_json, cpu_human, &c);
+		code = xp_out_emit(&cli->out, &xp_doc_cpu_sample_check, &c);
 		xp_inventory_check_free(&c.warnings);
 		return code;
 	}
@@ -121,7 +130,7 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 		if (c.object_load.err)
 			xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
 				     c.object_load.detail);
-		code = xp_cli_emit(cli, agg_json, agg_human, &c);
+		code = xp_out_emit(&cli->out, &xp_doc_syscall_agg_check, &c);
 		xp_inventory_check_free(&c.warnings);
 		return code;
 	}
@@ -188,7 +197,7 @@ int cmd_validate(const struct xp_cli *cli)
 	rc = xp_validate_pair(&t, &from, &to, (enum xp_policy)p, &opts, &v, &err);
 	if (rc)
 		goto fail;
-	code = xp_cli_emit(cli, pair_json, pair_human, &v);
+	code = xp_out_emit(&cli->out, &xp_doc_validation, &v);
 	xp_error_clear(&err);
 	xp_validation_free(&v);
 	xp_selector_free(&from);
@@ -196,7 +205,7 @@ int cmd_validate(const struct xp_cli *cli)
 	xp_target_release(&t);
 	return code;
 fail:
-	code = xp_cli_fail(cli, &err);
+	code = xp_out_fail(&cli->out, &err);
 	xp_error_clear(&err);
 	xp_validation_free(&v);
 	xp_selector_free(&from);

@@ -40,9 +40,12 @@
 #include "histogram.h"
 #include "inventory.h"
 #include "measure.h"
+#include "report_out.h"
 
+/* The pair of either command: its flags as given, then parsed. */
 struct hist_req {
-	const struct xp_cli *cli;
+	const char *from_text, *to_text, *match_text, *by;
+	bool unsafe_offset;
 	struct xp_selector from, to;
 	enum xp_policy policy;
 	int group_by;
@@ -65,16 +68,16 @@ static int parse_by(const char *by)
 	return strcmp(by, "thread") == 0 ? XP_LH_BY_THREAD : XP_LH_BY_ARG0;
 }
 
-/* Selectors and policy (args.c checked their shape; histogram_args.h). */
+/* Selectors and policy (histogram_rules.c checked their shape). */
 static int parse_pair(struct hist_req *q, struct xp_error *err)
 {
 	int rc;
 
-	q->policy = (enum xp_policy)xp_policy_parse(q->cli->match);
-	q->group_by = parse_by(q->cli->by);
-	rc = xp_selector_parse(q->cli->from, &q->from, err);
+	q->policy = (enum xp_policy)xp_policy_parse(q->match_text);
+	q->group_by = parse_by(q->by);
+	rc = xp_selector_parse(q->from_text, &q->from, err);
 	if (!rc)
-		rc = xp_selector_parse(q->cli->to, &q->to, err);
+		rc = xp_selector_parse(q->to_text, &q->to, err);
 	if (rc)
 		xp_error_hint(err, "run xprobe validate with the exact selector text");
 	return rc;
@@ -84,7 +87,7 @@ static int parse_pair(struct hist_req *q, struct xp_error *err)
 static int check_pair(struct hist_req *q, const struct xp_target *t, struct xp_error *err)
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
-				       .unsafe_offset = q->cli->unsafe_offset,
+				       .unsafe_offset = q->unsafe_offset,
 				       .probe_cost = xp_probe_cost_estimate };
 
 	return xp_validate_pair(t, &q->from, &q->to, q->policy, &vo, &q->v, err);
@@ -111,8 +114,8 @@ static int first_issue(struct hist_req *q, struct xp_error *err)
 	n = xp_policy_list(q->v.compatible, list);
 	for (i = 0; i < n; i++)
 		names[i] = xp_policy_snake(list[i]);
-	xp_error_detail_str(err, "start_selector", q->cli->from);
-	xp_error_detail_str(err, "end_selector", q->cli->to);
+	xp_error_detail_str(err, "start_selector", q->from_text);
+	xp_error_detail_str(err, "end_selector", q->to_text);
 	xp_error_detail_str(err, "match_policy", xp_policy_kebab(q->policy));
 	xp_error_detail_str(err, "recommended_policy", xp_policy_kebab(q->v.recommended));
 	xp_error_detail_strv(err, "compatible_policies", names, n);
@@ -123,14 +126,16 @@ static int first_issue(struct hist_req *q, struct xp_error *err)
 	return xp_error_set(err, q->v.issues[0].code, true, "%s", q->v.issues[0].message);
 }
 
-static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups, uint64_t *depth,
-		  struct xp_error *err)
+static int bounds(const struct xp_measure_req *req, uint64_t *inflight, uint64_t *groups,
+		  uint64_t *depth, struct xp_error *err)
 {
+	unsigned long g = req->given;
+	bool no_duration = (g & XP_OPT_DURATION) && !req->duration_ms;
 	int rc;
 
-	*inflight = cli->has_max_inflight ? cli->max_inflight : XP_LH_DEFAULT_MAX_INFLIGHT;
-	*groups = cli->has_max_groups ? cli->max_groups : XP_LH_DEFAULT_MAX_GROUPS;
-	*depth = cli->has_max_depth ? cli->max_depth : XP_LH_DEFAULT_MAX_DEPTH;
+	*inflight = g & XP_OPT_MAX_INFLIGHT ? req->max_inflight : XP_LH_DEFAULT_MAX_INFLIGHT;
+	*groups = g & XP_OPT_MAX_GROUPS ? req->max_groups : XP_LH_DEFAULT_MAX_GROUPS;
+	*depth = g & XP_OPT_MAX_DEPTH ? req->max_depth : XP_LH_DEFAULT_MAX_DEPTH;
 	if ((rc = xp_inventory_bound(err, "max-inflight", *inflight, 1, XP_LH_MAX_INFLIGHT_LIMIT,
 				     "threads with an open start at once")) ||
 	    (rc = xp_inventory_bound(err, "max-groups", *groups, 1, XP_LH_MAX_GROUPS_LIMIT,
@@ -138,11 +143,8 @@ static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups
 	    (rc = xp_inventory_bound(err, "max-depth", *depth, 1, XP_LH_MAX_DEPTH,
 				     "open starts kept per thread")))
 		return rc;
-	if ((cli->has_duration_ms && !cli->duration_ms) ||
-	    (cli->has_timeout_ms && !cli->timeout_ms)) {
-		xp_error_detail_str(err, "flag",
-				    cli->has_duration_ms && !cli->duration_ms ? "duration-ms" :
-										"timeout-ms");
+	if (no_duration || ((g & XP_OPT_TIMEOUT) && !req->timeout_ms)) {
+		xp_error_detail_str(err, "flag", no_duration ? "duration-ms" : "timeout-ms");
 		xp_error_hint(
 			err,
 			"pass a positive --duration-ms, or none to run until Ctrl-C or the target exits");
@@ -150,24 +152,14 @@ static int bounds(const struct xp_cli *cli, uint64_t *inflight, uint64_t *groups
 			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 			"--histogram needs a positive --duration-ms and --timeout-ms when they are given");
 	}
-	if (cli->has_duration_ms && cli->has_timeout_ms)
-		return xp_inventory_window_check(cli->duration_ms, cli->timeout_ms, err);
+	if ((g & XP_OPT_DURATION) && (g & XP_OPT_TIMEOUT))
+		return xp_inventory_window_check(req->duration_ms, req->timeout_ms, err);
 	return 0;
 }
 
-static void emit_json(struct xpc_json *w, void *view)
-{
-	xp_render_histogram_json(w, view);
-}
-
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_histogram_human(out, view);
-}
-
-/* The window's progress line (cli.h): what is armed and the time. */
+/* The window's progress line (output.h): what is armed and the time. */
 struct hist_progress {
-	struct xp_cli_progress line;
+	struct xp_out_progress line;
 	const struct hist_req *q;
 	uint32_t pid;
 	uint64_t duration_ns, timeout_ns; /* 0: none */
@@ -191,8 +183,8 @@ static void on_progress(void *ctx, uint64_t elapsed_ns)
 		snprintf(when, sizeof(when), "%.1fs, until Ctrl-C or the target exits",
 			 (double)elapsed_ns / 1e9);
 	snprintf(text, sizeof(text), "histogram armed on pid %u | %s | %s -> %s", x->pid, when,
-		 x->q->cli->from, x->q->cli->to);
-	xp_cli_progress_draw(&x->line, text);
+		 x->q->from_text, x->q->to_text);
+	xp_out_progress_draw(&x->line, text);
 }
 
 /*
@@ -231,7 +223,7 @@ static int children_warning(const struct xp_target *t, const struct hist_req *q,
 	return xp_warnings_add(ws, "NO_EVENTS_IN_TARGET", msg, json) ? -ENOMEM : 0;
 }
 
-int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
+int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 {
 	uint64_t t0 = xpc_mono_ns();
 	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = xp_inventory_verify_armed };
@@ -242,20 +234,26 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	struct xp_target_ns ns;
 	struct xp_target t;
 	struct hist_req q;
+	uint64_t timeout_ms; /* 0: none given */
 	bool have_r = false;
 	int rc;
 
 	memset(&q, 0, sizeof(q));
 	memset(&r, 0, sizeof(r));
 	memset(&t, 0, sizeof(t));
-	q.cli = cli;
-	rc = bounds(cli, &o.max_inflight, &o.max_groups, &o.max_depth, err);
+	q.from_text = req->from_text;
+	q.to_text = req->to_text;
+	q.match_text = req->match_text;
+	q.by = req->by;
+	q.unsafe_offset = req->unsafe_offset;
+	timeout_ms = req->given & XP_OPT_TIMEOUT ? req->timeout_ms : 0;
+	rc = bounds(req, &o.max_inflight, &o.max_groups, &o.max_depth, err);
 	if (rc)
 		return rc;
 	rc = parse_pair(&q, err);
 	if (rc)
 		goto out;
-	rc = xp_target_identify(cli->pid, &t, err);
+	rc = xp_target_identify(req->pid, &t, err);
 	if (rc)
 		goto out;
 	rc = check_pair(&q, &t, err);
@@ -286,16 +284,16 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	o.end = &q.plan.ep[1];
 	o.nested = q.policy == XP_POLICY_STACK_NESTED;
 	o.group_by = q.group_by;
-	o.duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
-	o.deadline_ns = cli->has_timeout_ms ? t0 + cli->timeout_ms * 1000000ull : 0;
+	o.duration_ms = req->duration_ms;
+	o.deadline_ns = timeout_ms ? t0 + timeout_ms * 1000000ull : 0;
 	o.on_armed_ctx = &t;
-	xp_cli_progress_init(&prog.line, cli);
+	xp_out_progress_init(&prog.line, &req->out);
 	prog.q = &q;
 	prog.pid = t.pid;
 	prog.duration_ns = o.duration_ms * 1000000ull;
 	/* the deadline counts from the start, the window from arming: near
 	 * enough for a progress line */
-	prog.timeout_ns = cli->has_timeout_ms ? cli->timeout_ms * 1000000ull : 0;
+	prog.timeout_ns = timeout_ms * 1000000ull;
 	if (prog.line.on) {
 		o.progress = on_progress;
 		o.progress_ctx = &prog;
@@ -304,7 +302,7 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	xp_inventory_signals_catch(&sig);
 	rc = xp_lh_collect(&o, &r, err);
 	xp_inventory_signals_restore(&sig);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	if (rc)
 		goto out;
 	have_r = true;
@@ -342,22 +340,23 @@ int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err)
 	}
 	{
 		struct xp_histogram_view view = {
-			.name = cli->name,
+			.session_id = req->session_id,
+			.name = req->name,
 			.pid = t.pid,
 			.process_start_time = t.start_time,
-			.start_selector = cli->from,
-			.end_selector = cli->to,
+			.start_selector = req->from_text,
+			.end_selector = req->to_text,
 			.start = o.start,
 			.end = o.end,
 			.pid_namespace_filter = o.filter.use_pidns,
 			.duration_ms = o.duration_ms,
-			.timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : 0,
+			.timeout_ms = timeout_ms,
 			.result = &r,
 			.warnings = &ws,
-			.color = xp_cli_color(cli, STDOUT_FILENO),
+			.color = xp_out_color(&req->out, STDOUT_FILENO),
 		};
 
-		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
+		rc = xp_emit_reported(req, XP_HTML_HISTOGRAM, &xp_doc_histogram, &view);
 	}
 out:
 	if (have_r)
@@ -366,16 +365,6 @@ out:
 	req_free(&q);
 	xp_target_release(&t);
 	return rc;
-}
-
-static void check_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_histogram_check_json(w, ctx);
-}
-
-static void check_human(FILE *out, void *ctx)
-{
-	xp_render_histogram_check_human(out, ctx);
 }
 
 int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, struct xp_error *err)
@@ -387,7 +376,11 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 
 	memset(&q, 0, sizeof(q));
 	memset(&c, 0, sizeof(c));
-	q.cli = cli;
+	q.from_text = cli->from;
+	q.to_text = cli->to;
+	q.match_text = cli->match;
+	q.by = cli->by;
+	q.unsafe_offset = cli->unsafe_offset;
 	rc = parse_pair(&q, err);
 	if (rc)
 		goto out;
@@ -411,7 +404,7 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	if (c.object_load.err)
 		xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
 			     c.object_load.detail);
-	rc = xp_cli_emit(cli, check_json, check_human, &c);
+	rc = xp_out_emit(&cli->out, &xp_doc_histogram_check, &c);
 out:
 	req_free(&q);
 	return rc;

@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * histogram.h - the two commands of `--histogram` (docs/histograms.md):
- * `measure --histogram` (measure_histogram.c) and `validate --histogram`
- * (validate_histogram.c).  Orchestration only: the pairing and counting
- * are src/inventory/latency_histogram.h's, the documents
- * src/report/render_histogram.h's.  args.c has already refused what the
- * in-kernel pairing cannot do (src/cli/histogram_args.h).
+ * `measure --histogram` and `validate --histogram` (histogram.c).
+ * Orchestration only: the pairing and counting are
+ * src/inventory/latency_histogram.h's, the documents
+ * src/report/render_histogram.h's.  What the in-kernel pairing cannot do
+ * was refused as a syntax error before (histogram_rules.c).
  */
 #ifndef XP_CMD_HISTOGRAM_H
 #define XP_CMD_HISTOGRAM_H
 
-#include "../cli/cli.h"
+#include "cmd.h"
 #include "../model/error_record.h"
 #include "../process/identity.h"
 
@@ -19,7 +19,8 @@
  * has to emit; a return >= 0 is the exit code of a path that already
  * emitted its document.
  */
-int xp_measure_histogram(const struct xp_cli *cli, struct xp_error *err);
+struct xp_measure_req;
+int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err);
 int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t,
 			  struct xp_error *err);
 

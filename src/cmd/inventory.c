@@ -8,7 +8,6 @@
 
 #include "../../common/cancel.h"
 #include "inventory.h"
-#include "report_out.h"
 
 volatile sig_atomic_t xp_inventory_stop;
 
@@ -16,6 +15,33 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	xp_inventory_stop = 1;
+}
+
+int xp_inventory_check(const char *mode, const struct xp_inventory_refusal *refused,
+		       unsigned long given, uint64_t duration_ms, struct xp_error *err)
+{
+	const struct xp_inventory_refusal *r;
+
+	for (r = refused; r->flags; r++) {
+		if (!(given & r->flags))
+			continue;
+		xp_error_detail_str(err, "mode", mode + 2);
+		xp_error_hint(err,
+			      "inventories are live-only summaries: pass --pid and --duration-ms only");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "%s does not accept %s", mode, r->what);
+	}
+	if (!(given & XP_OPT_PID)) {
+		xp_error_hint(err, "pass --pid PID");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "%s requires --pid", mode);
+	}
+	if (!duration_ms) {
+		xp_error_hint(err, "pass a positive --duration-ms");
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "%s requires a positive --duration-ms", mode);
+	}
+	return 0;
 }
 
 int xp_inventory_bound(struct xp_error *err, const char *flag, uint64_t v, uint64_t min,
@@ -103,29 +129,11 @@ int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const 
 	return rc;
 }
 
-int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *view),
-		      void (*render_human)(FILE *out, void *view), void *view,
-		      const char **session_id)
-{
-	char session[64];
-	int rc;
-
-	xp_cli_session_id("measure", session, sizeof(session));
-	*session_id = session;
-	rc = xp_emit_reported(cli,
-			      cli->cpu_sample	     ? XP_HTML_CPU_SAMPLE :
-			      cli->syscall_aggregate ? XP_HTML_SYSCALL_AGGREGATE :
-						       XP_HTML_HISTOGRAM,
-			      render_json, render_human, view);
-	*session_id = NULL;
-	return rc;
-}
-
-bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_cli *cli,
+bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_output *o,
 				const char *what, const char *unit, uint64_t duration_ms)
 {
 	memset(p, 0, sizeof(*p));
-	xp_cli_progress_init(&p->line, cli);
+	xp_out_progress_init(&p->line, o);
 	snprintf(p->what, sizeof(p->what), "%s", what);
 	p->unit = unit;
 	p->duration_ns = duration_ms * 1000000ull;
@@ -144,5 +152,5 @@ void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count)
 	if (p->unit && n > 0 && (size_t)n < sizeof(text))
 		snprintf(text + n, sizeof(text) - (size_t)n, " | %llu %s",
 			 (unsigned long long)count, p->unit);
-	xp_cli_progress_draw(&p->line, text);
+	xp_out_progress_draw(&p->line, text);
 }

@@ -2,8 +2,9 @@
 /*
  * inventory.h - what the two inventory modes (`measure --cpu-sample`,
  * `measure --syscall-aggregate`) share before and around their window:
- * the bound checks of their flags, the duration/timeout rule, the target
- * and its namespace, the SIGINT/SIGTERM handling that ends a window early
+ * the check of the flags they refuse with a document, the bound checks of
+ * their flags, the duration/timeout rule, the target and its namespace,
+ * the SIGINT/SIGTERM handling that ends a window early
  * ("cancelled"), the identity check after it, and the window's progress
  * line (which `measure --aggregate` draws too).
  */
@@ -14,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../cli/cli.h"
+#include "cmd.h"
 #include "../model/error_record.h"
 #include "../process/identity.h"
 #include "../process/namespaces.h"
@@ -26,6 +27,24 @@ extern volatile sig_atomic_t xp_inventory_stop;
 struct xp_inventory_signals {
 	struct sigaction old_int, old_term;
 };
+
+/*
+ * A flag an inventory refuses with its document (the syntax errors are
+ * its mode_rules.h table's), and what the message calls it.
+ */
+struct xp_inventory_refusal {
+	unsigned long flags; /* XP_OPT_*, any of them */
+	const char *what;
+};
+
+/*
+ * What every inventory checks before anything else: of @refused (ended
+ * by a 0 entry), the first given (@given, XP_OPT_*) is INVALID_EVENT_SELECTOR
+ * "<mode> does not accept <what>"; then --pid and a positive --duration-ms
+ * (@duration_ms) are required.  @mode: "--cpu-sample" ...
+ */
+int xp_inventory_check(const char *mode, const struct xp_inventory_refusal *refused,
+		       unsigned long given, uint64_t duration_ms, struct xp_error *err);
 
 /* @v within @min..@max, or SESSION_LIMIT_EXCEEDED naming --@flag, the
  * range and @why in the hint. */
@@ -62,13 +81,13 @@ int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const 
 			    const char *mode, bool *collected, struct xp_error *err);
 
 /*
- * The window's progress line (cli.h's rules: a terminal, no
+ * The window's progress line (src/report/output.h's rules: a terminal, no
  * --non-interactive): "<what> | 1.2s left of 5.0s[ | N <unit>]", the
  * collectors' progress callback (@ctx a struct xp_inventory_progress;
  * @count shown when @unit is set).
  */
 struct xp_inventory_progress {
-	struct xp_cli_progress line;
+	struct xp_out_progress line;
 	char what[96]; /* "syscall aggregate armed on pid 4242" */
 	const char *unit; /* "samples", or NULL: no count */
 	uint64_t duration_ns;
@@ -76,17 +95,8 @@ struct xp_inventory_progress {
 
 /* Set up @p; returns whether a line will be drawn (then pass
  * xp_inventory_progress_cb and @p to the collector). */
-bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_cli *cli,
+bool xp_inventory_progress_init(struct xp_inventory_progress *p, const struct xp_output *o,
 				const char *what, const char *unit, uint64_t duration_ms);
 void xp_inventory_progress_cb(void *ctx, uint64_t elapsed_ns, uint64_t count);
-
-/*
- * Emit the result @view through @render_json / @render_human with a fresh
- * measure session id in *@session_id (the view's field; it points into
- * this call's stack, and is NULL again on return).
- */
-int xp_inventory_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *view),
-		      void (*render_human)(FILE *out, void *view), void *view,
-		      const char **session_id);
 
 #endif /* XP_CMD_INVENTORY_H */

@@ -5,7 +5,9 @@
  * --events-out artifact, render, pick the exit code.  Live collection
  * (measure_live.c -> src/collect) only returns a capture, its counters
  * and why it stopped, or an error; the inventories live in their own
- * files.
+ * files.  The option rules of the modes run here (--spec, --input, the
+ * latency result's --hist) are at the end, with measure's syntax check
+ * (mode_rules.h); each other mode's are in its own file.
  *
  * Early-error order follows the contract (docs/contract.md, "measure's
  * order of checks"):
@@ -34,21 +36,8 @@
 #include "../capture/spec.h"
 #include "histogram.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "report_out.h"
-
-struct result_ctx {
-	const struct xp_measurement_view *view;
-};
-
-static void render_json(struct xpc_json *w, void *ctx)
-{
-	xp_render_measurement_json(w, ((struct result_ctx *)ctx)->view);
-}
-
-static void render_human(FILE *out, void *ctx)
-{
-	xp_render_measurement_human(out, ((struct result_ctx *)ctx)->view);
-}
 
 /* What every cancelled document's details say (as the live path's). */
 static void cancel_details(struct xp_error *err, const char *phase)
@@ -246,20 +235,21 @@ static int export_result(struct xp_measure_req *req, const struct xp_capture *c,
  * document goes into the error's details.result; the terminal view: the
  * result is printed first, the error after it.
  */
-static void unsaved_result(struct xp_measure_req *req, struct result_ctx *ctx, struct xp_error *err)
+static void unsaved_result(struct xp_measure_req *req, const struct xp_measurement_view *view,
+			   struct xp_error *err)
 {
 	struct xpc_buf b = { 0 };
 	struct xpc_json w;
 
 	xp_error_hint(err, "the measurement itself succeeded: its result is %s",
-		      req->cli->json ? "in details.result" : "printed above");
-	if (!req->cli->json) {
-		render_human(stdout, ctx);
+		      req->out.json ? "in details.result" : "printed above");
+	if (!req->out.json) {
+		xp_doc_measurement.human(stdout, view);
 		fflush(stdout);
 		return;
 	}
 	xpc_json_init_buf(&w, &b, 0);
-	render_json(&w, ctx);
+	xp_doc_measurement.json(&w, view);
 	if (xpc_json_finish(&w) == 0 && b.data)
 		xp_error_detail_raw(err, "result", b.data);
 	xpc_buf_free(&b);
@@ -285,7 +275,7 @@ static void replace_hint(struct xp_error *err, size_t i, const char *text)
  */
 static void fit_hints(const struct xp_measure_req *req, struct xp_error *err)
 {
-	bool live = req->cli->pid != 0;
+	bool live = req->pid != 0;
 	size_t i;
 
 	for (i = 0; i < err->nhints; i++) {
@@ -304,6 +294,14 @@ static void fit_hints(const struct xp_measure_req *req, struct xp_error *err)
 				err, i,
 				"exact pairs need an identifier both events carry (a thread, a correlation id, a range id); first-after, nearest or stack-nested pair by time or nesting");
 	}
+}
+
+/* --format without --events-out, said under another failure. */
+static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
+{
+	if ((req->given & XP_OPT_FORMAT) && !req->events_out &&
+	    err->code != XPROBE_E_TRACE_EXPORT_FAILED)
+		xp_error_hint(err, "--format also requires --events-out");
 }
 
 /* The measurement's one correlation of @c (the correlator's own errors). */
@@ -353,7 +351,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		artifact_on_error(req, c, &err);
 		goto fail;
 	}
-	if (req->cli->format && !req->events_out) {
+	if ((req->given & XP_OPT_FORMAT) && !req->events_out) {
 		rc = xp_error_set(&err, XPROBE_E_TRACE_EXPORT_FAILED, true,
 				  "--format requires --events-out");
 		xp_error_hint(&err, "add --events-out PATH or drop --format");
@@ -377,40 +375,37 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			.corr = &corr,
 			.extra_warnings = extra,
 			.host = host,
-			.hist = req->cli->hist,
-			.color = xp_cli_color(req->cli, STDOUT_FILENO),
+			.hist = req->hist,
+			.color = xp_out_color(&req->out, STDOUT_FILENO),
 			.signo = req->live && req->live->res.stop == XP_LIVE_STOP_SIGNAL ?
 					 req->live->res.signo :
 					 0,
 			.artifact_path = req->events_out,
 			.artifact_format = req->events_out ? xp_export_format_name(req->format) : NULL,
-			.report_path = req->cli->report,
+			.report_path = req->report,
 		};
-		struct result_ctx ctx = { &view };
-
 		if (req->events_out) {
 			rc = export_result(req, c, &corr, &err);
 			if (rc && xpc_cancel_signo())
 				rc = export_cancelled(req, &err);
 			else if (rc)
-				unsaved_result(req, &ctx, &err);
+				unsaved_result(req, &view, &err);
 			if (rc)
 				goto fail;
 		}
 		rc = xp_report_result(req, &view, &err);
 		if (rc)
 			goto fail;
-		code = xp_cli_emit(req->cli, render_json, render_human, &ctx);
+		code = xp_out_emit(&req->out, &xp_doc_measurement, &view);
 	}
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
 	return code;
 fail:
-	if (req->cli->format && !req->events_out && err.code != XPROBE_E_TRACE_EXPORT_FAILED)
-		xp_error_hint(&err, "--format also requires --events-out");
+	format_hint(req, &err);
 	fit_hints(req, &err);
 	xp_report_failure(req, &err);
-	code = xp_cli_fail(req->cli, &err);
+	code = xp_out_fail(&req->out, &err);
 	xp_error_clear(&err);
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
@@ -460,12 +455,6 @@ static void stats_details(struct xp_error *err, const struct xp_live_outcome *lo
 	xp_error_detail_u64(err, "observed_records", observed);
 	xp_error_detail_u64(err, "dropped_events", dropped);
 	xp_error_detail_u64(err, "max_events", capacity);
-}
-
-static void format_hint(const struct xp_measure_req *req, struct xp_error *err)
-{
-	if (req->cli->format && !req->events_out && err->code != XPROBE_E_TRACE_EXPORT_FAILED)
-		xp_error_hint(err, "--format also requires --events-out");
 }
 
 /*
@@ -722,21 +711,21 @@ out:
 
 static int check_limits(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
+	bool has_samples = req->given & XP_OPT_SAMPLES;
+	bool has_duration = req->given & XP_OPT_DURATION;
 
-	if ((cli->has_samples && cli->samples == 0) ||
-	    (cli->has_duration_ms && cli->duration_ms == 0) || req->max_events == 0 ||
-	    (!cli->has_samples && !cli->has_duration_ms)) {
+	if ((has_samples && req->samples == 0) || (has_duration && req->duration_ms == 0) ||
+	    req->max_events == 0 || (!has_samples && !has_duration)) {
 		/* say which bound is missing or zero, and its flag */
-		if (!cli->has_samples && !cli->has_duration_ms) {
+		if (!has_samples && !has_duration) {
 			xp_error_detail_str(err, "missing", "--samples or --duration-ms");
 			xp_error_hint(
 				err,
 				"add --samples N (stop after N pairs) or --duration-ms MS (a window)");
 		}
-		if (cli->has_samples && cli->samples == 0)
+		if (has_samples && req->samples == 0)
 			xp_error_detail_u64(err, "samples", 0);
-		if (cli->has_duration_ms && cli->duration_ms == 0)
+		if (has_duration && req->duration_ms == 0)
 			xp_error_detail_u64(err, "duration_ms", 0);
 		if (req->max_events == 0)
 			xp_error_detail_u64(err, "max_events", 0);
@@ -793,13 +782,12 @@ static int parse_endpoints(struct xp_measure_req *req, const char *policy_text,
  */
 static int check_agent_flags(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
-	const char *flag = cli->agent ? "--agent" : cli->cupti_socket ? "--cupti-socket" : NULL;
+	const char *flag = req->agent ? "--agent" : req->cupti_socket ? "--cupti-socket" : NULL;
 
 	if (!flag || !xp_selector_is_host(&req->from) || !xp_selector_is_host(&req->to))
 		return 0;
 	xp_error_detail_str(err, "flag", flag);
-	xp_error_detail_str(err, "path", cli->agent ? cli->agent : cli->cupti_socket);
+	xp_error_detail_str(err, "path", req->agent ? req->agent : req->cupti_socket);
 	xp_error_hint(
 		err,
 		"drop %s: host endpoints (uprobe:, syscall:, tracepoint:, python:) need no Agent",
@@ -810,17 +798,16 @@ static int check_agent_flags(const struct xp_measure_req *req, struct xp_error *
 
 static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
 	struct xp_warnings dups = { 0 };
 	struct xp_capture c;
 	int rc, code;
 
-	if (cli->cupti_socket) {
+	if (req->cupti_socket) {
 		xp_error_hint(err, "--cupti-socket applies to live measurements only");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "--cupti-socket requires --pid");
 	}
-	if (cli->agent) {
+	if (req->agent) {
 		xp_error_hint(err, "--agent applies to live measurements only");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "--agent requires --pid");
@@ -828,7 +815,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 	if ((rc = check_limits(req, err)))
 		return rc;
 	xp_capture_init(&c, req->max_events);
-	rc = xp_inputs_load(cli->inputs, cli->ninputs, &c, err);
+	rc = xp_inputs_load(req->inputs, req->ninputs, &c, err);
 	if (rc && xpc_cancel_signo())
 		rc = cancelled(req, "decode", c.count, err);
 	if (rc) {
@@ -867,7 +854,7 @@ static int measure_completed(struct xp_measure_req *req, struct xp_error *err)
 			"%llu events identical in every field to events of another input were kept once",
 			(unsigned long long)c.duplicates_dropped);
 		if (xp_warnings_add_u64(&dups, "DUPLICATE_EVENTS", msg, "dropped_events",
-					c.duplicates_dropped, "inputs", (uint64_t)cli->ninputs,
+					c.duplicates_dropped, "inputs", (uint64_t)req->ninputs,
 					(const char *)NULL)) {
 			xp_capture_free(&c);
 			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
@@ -933,15 +920,15 @@ static int output_unwritable(struct xp_error *err, const char *flag, const char 
 			    path, reason);
 }
 
-static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
+static int check_outputs(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const char *outs[2] = { cli->events_out, cli->report };
+	const char *outs[2] = { req->events_out, req->report };
 	const char *flags[2] = { "--events-out", "--report" };
 	size_t i, j;
 
 	for (i = 0; i < 2; i++) {
-		for (j = 0; outs[i] && j < cli->ninputs; j++)
-			if (xpc_same_file(outs[i], cli->inputs[j]))
+		for (j = 0; outs[i] && j < req->ninputs; j++)
+			if (xpc_same_file(outs[i], req->inputs[j]))
 				return output_clash(err, flags[i], outs[i], "--input");
 	}
 	if (outs[0] && outs[1] && xpc_same_file(outs[0], outs[1]))
@@ -956,12 +943,11 @@ static int check_outputs(const struct xp_cli *cli, struct xp_error *err)
 	return 0;
 }
 
-static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req, struct xp_spec *spec,
-			struct xp_error *err)
+static int measure_spec(struct xp_measure_req *req, struct xp_spec *spec, struct xp_error *err)
 {
 	int rc;
 
-	rc = xp_spec_load(cli->spec, spec, err);
+	rc = xp_spec_load(req->spec, spec, err);
 	if (rc)
 		return rc;
 	if (!spec->has_max_events && !spec->aggregate) {
@@ -979,7 +965,7 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req, st
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "aggregate MeasurementSpec requires max_groups");
 	}
-	if (spec->aggregate && (cli->events_out || cli->format)) {
+	if (spec->aggregate && (req->events_out || (req->given & XP_OPT_FORMAT))) {
 		xp_error_hint(
 			err,
 			"drop --events-out and --format: an aggregate inventory has no event timeline");
@@ -1029,6 +1015,105 @@ static int measure_spec(const struct xp_cli *cli, struct xp_measure_req *req, st
 	return measure_live(req, err);
 }
 
+/*
+ * The request of @cli: the flags measure reads, copied (the command line
+ * is not kept), with the exact modes' defaults; the session id.
+ */
+static void req_init(struct xp_measure_req *req, const struct xp_cli *cli)
+{
+	memset(req, 0, sizeof(*req));
+	req->given = cli->given;
+	req->out = cli->out;
+	req->argc = cli->argc;
+	req->argv = cli->argv;
+	req->pid = cli->pid;
+	req->inputs = cli->inputs;
+	req->ninputs = cli->ninputs;
+	req->spec = cli->spec;
+	req->match_text = cli->match;
+	req->unsafe_offset = cli->unsafe_offset;
+	req->agent = cli->agent;
+	req->cupti_socket = cli->cupti_socket;
+	req->report = cli->report;
+	req->hist = cli->hist;
+	req->frequency_hz = cli->frequency_hz;
+	req->max_samples = cli->max_samples;
+	req->stack_depth = cli->stack_depth;
+	req->max_threads = cli->max_threads;
+	req->max_inflight = cli->max_inflight;
+	req->max_depth = cli->max_depth;
+	req->by = cli->by;
+	req->name = cli->name;
+	req->from_text = cli->from;
+	req->to_text = cli->to;
+	req->samples = cli->has_samples ? cli->samples : 0;
+	req->duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
+	req->timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	req->max_events = cli->has_max_events ? cli->max_events : XP_DEFAULT_MAX_EVENTS;
+	req->max_groups = cli->max_groups;
+	req->events_out = cli->events_out;
+	req->format = cli->format ? xp_export_format_parse(cli->format) : XP_EXPORT_JSONL;
+	xp_out_session_id("measure", req->session_id, sizeof(req->session_id));
+}
+
+/*
+ * The pair modes (live --pid, --aggregate, completed --input): the pair
+ * and its policy, then the mode.  Returns an exit code, or negative with
+ * @err.
+ */
+static int measure_pair(struct xp_measure_req *req, struct xp_error *err)
+{
+	int rc;
+
+	if (!req->from_text || !req->to_text) {
+		xp_error_hint(err, "pass --from and --to selectors, or use --spec");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "measure requires --%s unless --spec is used",
+				    !req->from_text ? "from" : "to");
+	}
+	if (!req->match_text) {
+		xp_error_hint(err,
+			      "use policy_recommendation.compatible_policies from xprobe validate");
+		return xp_error_set(err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
+				    "measure requires --match unless --spec is used");
+	}
+	if ((req->given & XP_OPT_PID) && req->ninputs && xp_policy_parse(req->match_text) >= 0) {
+		/* after an unknown policy, as the reference orders it */
+		xp_error_hint(
+			err,
+			"pass --pid PID for a live target or --input FILE for completed captures, not both");
+		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
+				    "--pid and --input select different collection modes");
+	}
+	rc = parse_endpoints(req, req->match_text, err);
+	if (rc)
+		return rc;
+	if (req->given & XP_OPT_AGGREGATE) {
+		if ((rc = check_agent_flags(req, err)))
+			return rc;
+		if (!(req->given & XP_OPT_MAX_GROUPS))
+			req->max_groups = XP_DEFAULT_AGG_MAX_GROUPS;
+		return xp_measure_aggregate(req, err);
+	}
+	if (req->given & XP_OPT_PID) {
+		if ((rc = check_agent_flags(req, err)) || (rc = check_limits(req, err)))
+			return rc;
+		rc = xp_target_identify(req->pid, &req->target, err);
+		if (rc)
+			return rc;
+		req->has_target = true;
+		return measure_live(req, err);
+	}
+	if (!req->ninputs) {
+		xp_error_hint(
+			err,
+			"pass --pid PID for a live target or --input FILE for a completed capture");
+		return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, true,
+				    "measure requires --input or --pid");
+	}
+	return measure_completed(req, err);
+}
+
 int cmd_measure(const struct xp_cli *cli)
 {
 	struct xp_measure_req req;
@@ -1036,124 +1121,22 @@ int cmd_measure(const struct xp_cli *cli)
 	struct xp_spec spec;
 	int rc, code;
 
-	memset(&req, 0, sizeof(req));
+	req_init(&req, cli);
 	memset(&spec, 0, sizeof(spec));
-	req.cli = cli;
-	req.name = cli->name;
-	req.timeout_ms = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
-	req.max_events = cli->has_max_events ? cli->max_events : XP_DEFAULT_MAX_EVENTS;
-	req.samples = cli->has_samples ? cli->samples : 0;
-	req.duration_ms = cli->has_duration_ms ? cli->duration_ms : 0;
-	req.events_out = cli->events_out;
-	req.format = cli->format ? xp_export_format_parse(cli->format) : XP_EXPORT_JSONL;
-	xp_cli_session_id("measure", req.session_id, sizeof(req.session_id));
-
-	if ((rc = check_outputs(cli, &err)))
-		goto out;
-
-	if (cli->spec) {
-		rc = measure_spec(cli, &req, &spec, &err);
-		goto out;
-	}
-	if (cli->histogram) {
-		/* its own document (histogram.h); args.c refused the rest */
-		rc = xp_measure_histogram(cli, &err);
-		goto out;
-	}
-	if (cli->cpu_sample || cli->syscall_aggregate) {
-		const char *mode = cli->cpu_sample ? "--cpu-sample" : "--syscall-aggregate";
-
-		if (cli->ninputs || cli->events_out || cli->format || cli->from || cli->to ||
-		    cli->match || cli->has_samples || cli->agent || cli->cupti_socket) {
-			const char *what =
-				cli->ninputs	  ? "--input" :
-				cli->events_out	  ? "--events-out" :
-				cli->format	  ? "--format" :
-				cli->has_samples  ? "--samples" :
-				cli->agent	  ? "--agent" :
-				cli->cupti_socket ? "--cupti-socket" :
-						    "event-pair selectors (--from/--to/--match)";
-
-			xp_error_detail_str(&err, "mode", mode + 2);
-			xp_error_hint(
-				&err,
-				"inventories are live-only summaries: pass --pid and --duration-ms only");
-			rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-					  "%s does not accept %s", mode, what);
-			goto out;
-		}
-		if (!cli->has_pid) {
-			xp_error_hint(&err, "pass --pid PID");
-			rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-					  "%s requires --pid", mode);
-			goto out;
-		}
-		if (!cli->has_duration_ms || cli->duration_ms == 0) {
-			xp_error_hint(&err, "pass a positive --duration-ms");
-			rc = xp_error_set(&err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-					  "%s requires a positive --duration-ms", mode);
-			goto out;
-		}
-		rc = cli->cpu_sample ? xp_measure_cpu_sample(cli, &err) :
-				       xp_measure_syscall_aggregate(cli, &err);
-		goto out;
-	}
-	if (!cli->from || !cli->to) {
-		xp_error_hint(&err, "pass --from and --to selectors, or use --spec");
-		rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				  "measure requires --%s unless --spec is used",
-				  !cli->from ? "from" : "to");
-		goto out;
-	}
-	if (!cli->match) {
-		xp_error_hint(&err,
-			      "use policy_recommendation.compatible_policies from xprobe validate");
-		rc = xp_error_set(&err, XPROBE_E_INVALID_CORRELATION_POLICY, true,
-				  "measure requires --match unless --spec is used");
-		goto out;
-	}
-	req.from_text = cli->from;
-	req.to_text = cli->to;
-	if (cli->has_pid && cli->ninputs && xp_policy_parse(cli->match) >= 0) {
-		/* after an unknown policy, as the reference orders it */
-		xp_error_hint(
-			&err,
-			"pass --pid PID for a live target or --input FILE for completed captures, not both");
-		rc = xp_error_set(&err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
-				  "--pid and --input select different collection modes");
-		goto out;
-	}
-	rc = parse_endpoints(&req, cli->match, &err);
+	rc = check_outputs(&req, &err);
 	if (rc)
 		goto out;
-	if (cli->aggregate) {
-		if ((rc = check_agent_flags(&req, &err)))
-			goto out;
-		req.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_AGG_MAX_GROUPS;
-		rc = xp_measure_aggregate(&req, &err);
-		goto out;
-	}
-	if (cli->has_pid) {
-		if ((rc = check_agent_flags(&req, &err)))
-			goto out;
-		if ((rc = check_limits(&req, &err)))
-			goto out;
-		rc = xp_target_identify(cli->pid, &req.target, &err);
-		if (rc)
-			goto out;
-		req.has_target = true;
-		rc = measure_live(&req, &err);
-		goto out;
-	}
-	if (!cli->ninputs) {
-		xp_error_hint(
-			&err,
-			"pass --pid PID for a live target or --input FILE for a completed capture");
-		rc = xp_error_set(&err, XPROBE_E_TRACE_EXPORT_FAILED, true,
-				  "measure requires --input or --pid");
-		goto out;
-	}
-	rc = measure_completed(&req, &err);
+	/* one mode; the syntax rules (mode_rules.h) left no other given */
+	if (req.given & XP_OPT_SPEC)
+		rc = measure_spec(&req, &spec, &err);
+	else if (req.given & XP_OPT_HISTOGRAM)
+		rc = xp_measure_histogram(&req, &err);
+	else if (req.given & XP_OPT_CPU_SAMPLE)
+		rc = xp_measure_cpu_sample(&req, &err);
+	else if (req.given & XP_OPT_SYSCALL_AGG)
+		rc = xp_measure_syscall_aggregate(&req, &err);
+	else
+		rc = measure_pair(&req, &err);
 out:
 	/* a phase without its own cancelled document stopped on a signal */
 	if (rc == -ECANCELED)
@@ -1161,7 +1144,7 @@ out:
 	/* Sub-paths that emitted their own document return a positive exit code. */
 	if (rc < 0) {
 		fit_hints(&req, &err);
-		code = xp_cli_fail(cli, &err);
+		code = xp_out_fail(&req.out, &err);
 	} else
 		code = rc;
 	xp_error_clear(&err);
@@ -1170,4 +1153,98 @@ out:
 	xp_spec_free(&spec);
 	xp_target_release(&req.target);
 	return code;
+}
+
+/* --- the option rules of --spec, --input and --hist (mode_rules.h) ---- */
+
+/* a spec says the target, the pair and the bounds itself */
+static const unsigned long spec_conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_PID, XP_OPT_FROM, XP_OPT_TO, XP_OPT_MATCH, XP_OPT_SAMPLES,
+	XP_OPT_DURATION, XP_OPT_TIMEOUT, XP_OPT_MAX_EVENTS, XP_OPT_AGGREGATE, XP_OPT_MAX_GROUPS,
+	XP_OPT_NAME, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, 0,
+};
+
+const struct xp_mode_rules xp_spec_rules = {
+	.flag = XP_OPT_SPEC,
+	.conflicts = spec_conflicts,
+};
+
+/* --hist: the terminal histogram of a latency result (finish), not an
+ * inventory's */
+static const unsigned long hist_conflicts[] = {
+	XP_OPT_HISTOGRAM, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, XP_OPT_AGGREGATE, 0,
+};
+
+const struct xp_mode_rules xp_hist_rules = {
+	.flag = XP_OPT_HIST,
+	.conflicts = hist_conflicts,
+};
+
+/* Whether files @a and @b (both regular, the same size) hold the same bytes. */
+static bool same_bytes(const char *a, const char *b)
+{
+	char x[65536], y[65536];
+	bool same = true;
+	FILE *fa = fopen(a, "re"), *fb = fopen(b, "re");
+
+	if (!fa || !fb)
+		same = false;
+	while (same) {
+		size_t na = fread(x, 1, sizeof(x), fa), nb = fread(y, 1, sizeof(y), fb);
+
+		if (na != nb || memcmp(x, y, na) != 0)
+			same = false;
+		if (na < sizeof(x))
+			break;
+	}
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
+/*
+ * The same capture given twice to --input (one file by two names, or two
+ * files with the same bytes) would pair every event with its copy: a
+ * usage mistake, refused naming both arguments.
+ */
+static int input_usage(const struct xp_cli *cli, struct xp_usage *u)
+{
+	struct stat st[XP_MAX_INPUTS];
+	bool ok[XP_MAX_INPUTS];
+	size_t i, j;
+
+	for (i = 0; i < cli->ninputs; i++)
+		ok[i] = stat(cli->inputs[i], &st[i]) == 0 && S_ISREG(st[i].st_mode);
+	for (i = 0; i < cli->ninputs; i++) {
+		for (j = i + 1; j < cli->ninputs; j++) {
+			if (!ok[i] || !ok[j])
+				continue;
+			if (st[i].st_dev == st[j].st_dev && st[i].st_ino == st[j].st_ino)
+				return xp_usage_text(
+					u,
+					"--input '%s' (input %zu) and --input '%s' (input %zu) name the same file",
+					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+			if (st[i].st_size == st[j].st_size && st[i].st_size > 0 &&
+			    same_bytes(cli->inputs[i], cli->inputs[j]))
+				return xp_usage_text(
+					u,
+					"--input '%s' (input %zu) and --input '%s' (input %zu) hold the same capture, byte for byte",
+					cli->inputs[i], i + 1, cli->inputs[j], j + 1);
+		}
+	}
+	return 0;
+}
+
+const struct xp_mode_rules xp_input_rules = {
+	.flag = XP_OPT_INPUT,
+	.usage = input_usage,
+};
+
+int xp_measure_usage(const struct xp_cli *cli, unsigned long accepted, struct xp_usage *u)
+{
+	int rc = xp_mode_conflicts(cli, accepted, u);
+
+	return rc ? rc : xp_mode_usage(cli, u);
 }

@@ -6,7 +6,7 @@
 #ifndef XP_CMD_MEASURE_H
 #define XP_CMD_MEASURE_H
 
-#include "../cli/cli.h"
+#include "cmd.h"
 #include "../correlate/correlate.h"
 #include "../report/report.h"
 #include "../selector/selector.h"
@@ -16,8 +16,39 @@
 #include "../process/identity.h"
 #include "../live/live_source.h"
 
+/*
+ * One measurement, whatever its mode: what cmd_measure took from the
+ * command line (measure.c's req_init: the flags a mode reads are copied,
+ * the line itself is not kept), then what the mode parsed and found.
+ * Values of flags not given are 0 unless said otherwise; @given says which
+ * were (XP_OPT_*), so that each mode applies its own defaults and rules.
+ */
 struct xp_measure_req {
-	const struct xp_cli *cli;
+	/* the command line */
+	unsigned long given;       /* XP_OPT_* of the flags given */
+	struct xp_output out;      /* --json, --no-color, --non-interactive */
+	int argc;                  /* the command line as given (the report shows it) */
+	char *const *argv;
+	uint32_t pid;              /* --pid */
+	const char *const *inputs; /* --input files */
+	size_t ninputs;
+	const char *spec;          /* --spec file */
+	const char *match_text;    /* --match, as written */
+	bool unsafe_offset;        /* --unsafe-offset */
+	const char *agent;         /* --agent */
+	const char *cupti_socket;  /* --cupti-socket */
+	const char *report;        /* --report PATH, NULL = none */
+	int hist;                  /* --hist: enum xp_hist_view */
+	/* the inventories' and --histogram's bounds, as given */
+	uint64_t frequency_hz;
+	uint64_t max_samples;
+	uint64_t stack_depth;
+	uint64_t max_threads;
+	uint64_t max_inflight;
+	uint64_t max_depth;
+	const char *by;            /* --by, as written */
+
+	/* the measurement (a spec's, or the command line's with defaults) */
 	const char *name;          /* measurement name or NULL */
 	const char *from_text;
 	const char *to_text;
@@ -26,9 +57,9 @@ struct xp_measure_req {
 	enum xp_policy policy;
 	uint64_t samples;          /* 0 = none */
 	uint64_t duration_ms;      /* 0 = none */
-	uint64_t timeout_ms;
-	uint64_t max_events;
-	uint64_t max_groups;       /* --aggregate: the Agent's group table */
+	uint64_t timeout_ms;       /* default XP_DEFAULT_TIMEOUT_MS */
+	uint64_t max_events;       /* default XP_DEFAULT_MAX_EVENTS */
+	uint64_t max_groups;       /* as given; --aggregate: the Agent's group table */
 	const char *events_out;    /* NULL = no artifact */
 	int format;                /* enum xp_export_format */
 	char session_id[64];
@@ -116,7 +147,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err);
  * in @err that cmd_measure still has to emit; a return >= 0 is the exit
  * code of a path that already emitted its document.
  */
-int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err);
-int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err);
+int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err);
+int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *err);
 
 #endif /* XP_CMD_MEASURE_H */

@@ -25,7 +25,8 @@
  *                                    window as the inventories do, so the
  *                                    STOP still reads the groups)
  * --input, --samples, --events-out and --format with --aggregate are
- * syntax errors (src/cli/args.c), as in the reference.
+ * syntax errors (aggregate_rules below, reported by src/cli/args.c), as
+ * in the reference.
  */
 #include <errno.h>
 #include <string.h>
@@ -35,17 +36,20 @@
 #include "../live/live_source.h"
 #include "inventory.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "report_out.h"
 
-static void emit_json(struct xpc_json *w, void *view)
-{
-	xp_render_aggregate_json(w, view);
-}
+/* --aggregate's rules (mode_rules.h) */
+static const unsigned long conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_SAMPLES, XP_OPT_EVENTS_OUT, XP_OPT_FORMAT, XP_OPT_CPU_SAMPLE,
+	XP_OPT_SYSCALL_AGG, 0,
+};
 
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_aggregate_human(out, view);
-}
+const struct xp_mode_rules xp_aggregate_rules = {
+	.flag = XP_OPT_AGGREGATE,
+	.conflicts = conflicts,
+	.options = XP_OPT_MAX_GROUPS,
+};
 
 static void selector_details(const struct xp_measure_req *req, struct xp_error *err)
 {
@@ -56,15 +60,15 @@ static void selector_details(const struct xp_measure_req *req, struct xp_error *
 /* Bounds and the policy, before the target is touched. */
 static int request_check(const struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
+	bool spec = req->given & XP_OPT_SPEC;
 
-	if (!cli->spec && !cli->has_pid) {
+	if (!spec && !(req->given & XP_OPT_PID)) {
 		xp_error_hint(err,
 			      "pass --pid PID: an aggregate inventory is taken from a live target");
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "--aggregate requires --pid");
 	}
-	if (!req->duration_ms && (cli->spec || !cli->has_duration_ms)) {
+	if (!req->duration_ms && (spec || !(req->given & XP_OPT_DURATION))) {
 		xp_error_hint(
 			err,
 			"pass a positive --duration-ms: the window the Agent groups activities in");
@@ -194,7 +198,6 @@ static int verdict(const struct xp_measure_req *req, const struct xp_agg_dec *d,
 
 int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
-	const struct xp_cli *cli = req->cli;
 	struct xp_warnings ws = { 0 };
 	struct xp_agent_agg_result res;
 	struct xprobe_agent_req arm;
@@ -207,7 +210,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 	if (rc)
 		return rc;
 	if (!req->has_target) {
-		rc = xp_target_identify(cli->pid, &req->target, err);
+		rc = xp_target_identify(req->pid, &req->target, err);
 		if (rc)
 			return rc;
 		req->has_target = true;
@@ -217,7 +220,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 		goto out;
 	memset(&o, 0, sizeof(o));
 	o.target = &req->target;
-	o.socket_path = cli->cupti_socket;
+	o.socket_path = req->cupti_socket;
 	o.arm = &arm;
 	o.duration_ms = req->duration_ms;
 	o.stop = &xp_inventory_stop;
@@ -228,7 +231,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 
 		snprintf(what, sizeof(what), "aggregate armed in the Agent of pid %u",
 			 req->target.pid);
-		if (xp_inventory_progress_init(&prog, cli, what, NULL, req->duration_ms)) {
+		if (xp_inventory_progress_init(&prog, &req->out, what, NULL, req->duration_ms)) {
 			o.progress = xp_inventory_progress_cb;
 			o.progress_ctx = &prog;
 		}
@@ -236,7 +239,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 		rc = xp_agent_aggregate_collect(&o, &res, err);
 		rc = xp_measure_target_gone(req, rc, err);
 		xp_inventory_signals_restore(&sig);
-		xp_cli_progress_end(&prog.line);
+		xp_out_progress_end(&prog.line);
 	}
 	if (rc)
 		goto fail;
@@ -262,7 +265,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_emit_reported(cli, XP_HTML_AGGREGATE, emit_json, emit_human, &view);
+		rc = xp_emit_reported(req, XP_HTML_AGGREGATE, &xp_doc_aggregate, &view);
 	}
 	goto out;
 fail:

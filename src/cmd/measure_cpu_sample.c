@@ -10,9 +10,10 @@
  * (SIGINT/SIGTERM end it early: status "cancelled") -> verify the target
  * is still the same process -> symbolize once per distinct address and
  * check every native hint with the same resolver `validate` uses ->
- * verify again -> render.  measure.c has already refused --input,
- * --events-out, --format, --samples and event-pair selectors, and
- * required --pid and a positive --duration-ms.
+ * verify again -> render.  Before all that, the mode's rules: the syntax
+ * ones in cpu_sample_rules (src/cli/args.c reports them), then the flags
+ * it refuses with a document (refused) and --pid and a positive
+ * --duration-ms (xp_inventory_check).
  */
 #include <errno.h>
 #include <signal.h>
@@ -22,9 +23,31 @@
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "mode_rules.h"
+#include "report_out.h"
 #include "../process/namespaces.h"
 
 #define PYTHON_HINT_MAX 512
+
+/* --cpu-sample's rules (mode_rules.h); --input is a syntax error here */
+static const unsigned long conflicts[] = { XP_OPT_SYSCALL_AGG, XP_OPT_INPUT, 0 };
+
+const struct xp_mode_rules xp_cpu_sample_rules = {
+	.flag = XP_OPT_CPU_SAMPLE,
+	.conflicts = conflicts,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY | XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH |
+		   XP_OPT_MAX_THREADS,
+};
+
+static const struct xp_inventory_refusal refused[] = {
+	{ XP_OPT_EVENTS_OUT, "--events-out" },
+	{ XP_OPT_FORMAT, "--format" },
+	{ XP_OPT_SAMPLES, "--samples" },
+	{ XP_OPT_AGENT, "--agent" },
+	{ XP_OPT_CUPTI_SOCKET, "--cupti-socket" },
+	{ XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH, "event-pair selectors (--from/--to/--match)" },
+	{ 0, NULL },
+};
 
 struct hint_ctx {
 	const struct xp_target *target;
@@ -53,29 +76,19 @@ static int check_hint(void *ctx, const char *hint)
 	return rc;
 }
 
-static void emit_json(struct xpc_json *w, void *view)
+int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 {
-	xp_render_cpu_sample_json(w, view);
-}
-
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_cpu_sample_human(out, view);
-}
-
-int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
-{
+	unsigned long g = req->given;
 	struct xp_cpu_sample_opts o = {
-		.pid = cli->pid,
-		.frequency_hz = cli->has_frequency_hz ? cli->frequency_hz : XP_DEFAULT_FREQUENCY_HZ,
-		.max_samples = cli->has_max_samples ? cli->max_samples : XP_DEFAULT_MAX_SAMPLES,
-		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
-		.max_threads = cli->has_max_threads ? cli->max_threads : XP_DEFAULT_MAX_THREADS,
-		.duration_ms = cli->duration_ms,
+		.pid = req->pid,
+		.frequency_hz = g & XP_OPT_FREQUENCY ? req->frequency_hz : XP_DEFAULT_FREQUENCY_HZ,
+		.max_samples = g & XP_OPT_MAX_SAMPLES ? req->max_samples : XP_DEFAULT_MAX_SAMPLES,
+		.max_groups = g & XP_OPT_MAX_GROUPS ? req->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
+		.max_threads = g & XP_OPT_MAX_THREADS ? req->max_threads : XP_DEFAULT_MAX_THREADS,
+		.duration_ms = req->duration_ms,
 		.stop = &xp_inventory_stop,
 	};
-	uint64_t depth = cli->has_stack_depth ? cli->stack_depth : XP_DEFAULT_STACK_DEPTH;
-	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	uint64_t depth = g & XP_OPT_STACK_DEPTH ? req->stack_depth : XP_DEFAULT_STACK_DEPTH;
 	struct xp_cpu_sample_result r;
 	struct xp_cpu_profile p;
 	struct xp_symbolizer sym;
@@ -96,6 +109,9 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	memset(&r, 0, sizeof(r));
 	memset(&p, 0, sizeof(p));
 	memset(&sym, 0, sizeof(sym));
+	rc = xp_inventory_check("--cpu-sample", refused, g, req->duration_ms, err);
+	if (rc)
+		return rc;
 	rc = xp_cpu_sample_limits(&max_rate, &max_stack);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
@@ -112,18 +128,18 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 				     "threads sampled")))
 		return rc;
 	o.stack_depth = (uint32_t)depth;
-	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
+	rc = xp_inventory_target(req->duration_ms, req->timeout_ms, req->pid, &t, &ns, err);
 	if (rc)
 		return rc;
 	snprintf(what, sizeof(what), "sampling pid %u at %llu Hz", t.pid,
 		 (unsigned long long)o.frequency_hz);
-	if (xp_inventory_progress_init(&prog, cli, what, "samples", o.duration_ms)) {
+	if (xp_inventory_progress_init(&prog, &req->out, what, "samples", o.duration_ms)) {
 		o.progress = xp_inventory_progress_cb;
 		o.progress_ctx = &prog;
 	}
 	xp_inventory_signals_catch(&sig);
 	rc = xp_cpu_sample_collect(&o, &r, err);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	rc = xp_inventory_window_end(&sig, rc, &t, "cpu-sample", &have_r, err);
 	if (rc)
 		goto out;
@@ -155,9 +171,10 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 	}
 	{
 		struct xp_cpu_sample_view view = {
+			.session_id = req->session_id,
 			.status =
 				r.stop_reason == XP_CPU_STOP_CANCELLED ? "cancelled" : "completed",
-			.name = cli->name,
+			.name = req->name,
 			.pid = t.pid,
 			.process_start_time = t.start_time,
 			.result = &r,
@@ -169,7 +186,7 @@ int xp_measure_cpu_sample(const struct xp_cli *cli, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
+		rc = xp_emit_reported(req, XP_HTML_CPU_SAMPLE, &xp_doc_cpu_sample, &view);
 	}
 out:
 	if (have_p)

@@ -23,12 +23,13 @@
  *      merged capture, --duration-ms on time from arming, --timeout-ms
  *      bounds the whole wait.
  * While the capture runs, a terminal on stderr gets a progress line
- * (on_progress below; src/cli/output.c decides whether and draws it),
+ * (on_progress below; src/report/output.c decides whether and draws it),
  * erased as soon as xp_live_run returns, before anything is printed.
  * The startup slack of the contract: a target already inside an event
  * when probes arm leaves an end without a start (or a start without an
  * end); the policies count those as unmatched, never as pairs, and the
- * samples rule only counts pairs.
+ * samples rule only counts pairs.  The one option rule of live pairs
+ * alone, --unsafe-offset's, is here too (mode_rules.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -50,7 +51,18 @@
 #include "../checks/agent_path.h"
 #include "../checks/validate_checks.h"
 #include "measure.h"
+#include "mode_rules.h"
 #include "../process/namespaces.h"
+
+/* --unsafe-offset concerns live uprobe selectors only (mode_rules.h) */
+static const unsigned long unsafe_offset_conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, 0,
+};
+
+const struct xp_mode_rules xp_unsafe_offset_rules = {
+	.flag = XP_OPT_UNSAFE_OFFSET,
+	.conflicts = unsafe_offset_conflicts,
+};
 
 /*
  * Test hook (sqlite3FaultSim style, inert unless set, and compiled in only
@@ -108,8 +120,8 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 			  struct xp_validation *v, struct xp_error *err)
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
-				       .unsafe_offset = req->cli->unsafe_offset,
-				       .agent_path = req->cli->agent,
+				       .unsafe_offset = req->unsafe_offset,
+				       .agent_path = req->agent,
 				       .probe_cost = xp_probe_cost_estimate };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
@@ -207,7 +219,7 @@ static void warn_injecting(void *ctx)
 		snprintf(major, sizeof(major), " with CUDA %d Agent", w->cuda_major);
 	if (w->cupti_path[0])
 		snprintf(using, sizeof(using), " using %s", w->cupti_path);
-	xp_cli_warning("activating the CUPTI agent modifies target PID %u%s%s", w->pid, major,
+	xp_out_warning("activating the CUPTI agent modifies target PID %u%s%s", w->pid, major,
 		       using);
 }
 
@@ -300,7 +312,7 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	enum xp_agent_origin origin;
 	int rc;
 
-	if (!ap->needed || req->cli->cupti_socket)
+	if (!ap->needed || req->cupti_socket)
 		return 0;
 	if (ap->nvtx) {
 		/* an Agent mapped but serving nothing (injected online by an earlier
@@ -328,7 +340,7 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	if (rc)
 		return rc;
 	if (!ap->library[0]) {
-		rc = xp_agent_library_find(req->cli->agent, ap->library, sizeof(ap->library),
+		rc = xp_agent_library_find(req->agent, ap->library, sizeof(ap->library),
 					   &origin, err);
 		if (rc)
 			return rc;
@@ -373,7 +385,7 @@ static void find_children(const struct xp_measure_req *req, const struct xp_live
 
 /* What the progress line says besides the loop's counters. */
 struct progress_ctx {
-	struct xp_cli_progress line;
+	struct xp_out_progress line;
 	const struct xp_measure_req *req;
 	size_t probes; /* eBPF endpoints attached */
 	bool agent; /* the Agent collects too */
@@ -420,7 +432,7 @@ static void on_progress(void *vctx, const struct xp_live_progress *p)
 		 "armed %s on pid %u | %s | %s | %llu events, %llu dropped | %s -> %s", armed,
 		 x->req->target.pid, pairs, when, (unsigned long long)p->events,
 		 (unsigned long long)p->dropped, x->req->from_text, x->req->to_text);
-	xp_cli_progress_draw(&x->line, text);
+	xp_out_progress_draw(&x->line, text);
 }
 
 #define GONE_LOOKS 20
@@ -538,7 +550,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	 * any BPF program loads), then the capture */
 	if (ap.needed) {
 		ao.target = &req->target;
-		ao.socket_path = req->cli->cupti_socket;
+		ao.socket_path = req->cupti_socket;
 		ao.agent_path = ap.library[0] ? ap.library : NULL;
 		ao.sels[0] = &req->from;
 		ao.sels[1] = &req->to;
@@ -576,7 +588,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	ro.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	ro.first_read_delay_ms = test_first_read_delay_ms();
 	ro.samples = req->samples ? &rule : NULL;
-	xp_cli_progress_init(&prog.line, req->cli);
+	xp_out_progress_init(&prog.line, &req->out);
 	prog.req = req;
 	prog.probes = plan.n;
 	prog.agent = ap.needed;
@@ -585,7 +597,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 		ro.progress_ctx = &prog;
 	}
 	rc = xp_live_run(&ro, src, nsrc, c, &out->res, err);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	if (!rc && c->count == 0)
 		find_children(req, &plan, out);
 	for (i = 0; i < nsrc; i++) {

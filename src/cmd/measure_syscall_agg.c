@@ -10,9 +10,10 @@
  * collectors do) -> load, attach, arm -> verify the target right after
  * arming (a PID reused during setup is TARGET_REUSED, not a wrong
  * inventory) -> the window (SIGINT/SIGTERM end it early: "cancelled") ->
- * disarm, read, free -> verify again -> render.  measure.c has already
- * refused --input, --events-out, --format, --samples and event-pair
- * selectors.
+ * disarm, read, free -> verify again -> render.  Before all that, the
+ * mode's rules: the syntax ones in syscall_agg_rules (src/cli/args.c
+ * reports them), then the flags it refuses with a document (refused) and
+ * --pid and a positive --duration-ms (xp_inventory_check).
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,26 +24,36 @@
 #include "../resolve/resolve.h"
 #include "inventory.h"
 #include "measure.h"
+#include "mode_rules.h"
+#include "report_out.h"
 #include "../process/namespaces.h"
 
-static void emit_json(struct xpc_json *w, void *view)
-{
-	xp_render_syscall_agg_json(w, view);
-}
+/* --syscall-aggregate's rules (mode_rules.h): its conflicts are the other
+ * modes'; every flag it refuses is refused with a document */
+const struct xp_mode_rules xp_syscall_agg_rules = {
+	.flag = XP_OPT_SYSCALL_AGG,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT,
+};
 
-static void emit_human(FILE *out, void *view)
-{
-	xp_render_syscall_agg_human(out, view);
-}
+static const struct xp_inventory_refusal refused[] = {
+	{ XP_OPT_INPUT, "--input" },
+	{ XP_OPT_EVENTS_OUT, "--events-out" },
+	{ XP_OPT_FORMAT, "--format" },
+	{ XP_OPT_SAMPLES, "--samples" },
+	{ XP_OPT_AGENT, "--agent" },
+	{ XP_OPT_CUPTI_SOCKET, "--cupti-socket" },
+	{ XP_OPT_FROM | XP_OPT_TO | XP_OPT_MATCH, "event-pair selectors (--from/--to/--match)" },
+	{ 0, NULL },
+};
 
-int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
+int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
-	uint64_t timeout = cli->has_timeout_ms ? cli->timeout_ms : XP_DEFAULT_TIMEOUT_MS;
+	unsigned long g = req->given;
 	struct xp_sa_opts o = {
-		.pid = cli->pid,
-		.max_groups = cli->has_max_groups ? cli->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
-		.max_inflight = cli->has_max_inflight ? cli->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
-		.duration_ms = cli->duration_ms,
+		.pid = req->pid,
+		.max_groups = g & XP_OPT_MAX_GROUPS ? req->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
+		.max_inflight = g & XP_OPT_MAX_INFLIGHT ? req->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
+		.duration_ms = req->duration_ms,
 		.stop = &xp_inventory_stop,
 		.on_armed = xp_inventory_verify_armed,
 	};
@@ -57,12 +68,15 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	int rc;
 
 	memset(&r, 0, sizeof(r));
+	rc = xp_inventory_check("--syscall-aggregate", refused, g, req->duration_ms, err);
+	if (rc)
+		return rc;
 	if ((rc = xp_inventory_bound(err, "max-groups", o.max_groups, 1, XP_SA_MAX_GROUPS_LIMIT,
 				     "distinct syscall numbers kept")) ||
 	    (rc = xp_inventory_bound(err, "max-inflight", o.max_inflight, 1,
 				     XP_SA_MAX_INFLIGHT_LIMIT, "threads inside a syscall at once")))
 		return rc;
-	rc = xp_inventory_target(cli->duration_ms, timeout, cli->pid, &t, &ns, err);
+	rc = xp_inventory_target(req->duration_ms, req->timeout_ms, req->pid, &t, &ns, err);
 	if (rc)
 		return rc;
 	rc = xp_live_filter_for(&o.filter, &t, &ns, err);
@@ -70,14 +84,14 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 		goto out;
 	o.on_armed_ctx = &t;
 	snprintf(what, sizeof(what), "syscall aggregate armed on pid %u", t.pid);
-	if (xp_inventory_progress_init(&prog, cli, what, NULL, o.duration_ms)) {
+	if (xp_inventory_progress_init(&prog, &req->out, what, NULL, o.duration_ms)) {
 		o.progress = xp_inventory_progress_cb;
 		o.progress_ctx = &prog;
 	}
 
 	xp_inventory_signals_catch(&sig);
 	rc = xp_sa_collect(&o, &r, err);
-	xp_cli_progress_end(&prog.line);
+	xp_out_progress_end(&prog.line);
 	rc = xp_inventory_window_end(&sig, rc, &t, "syscall-aggregate", &have_r, err);
 	if (rc)
 		goto out;
@@ -88,8 +102,9 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 	}
 	{
 		struct xp_syscall_agg_view view = {
+			.session_id = req->session_id,
 			.status = r.stop_reason == XP_SA_STOP_CANCELLED ? "cancelled" : "completed",
-			.name = cli->name,
+			.name = req->name,
 			.pid = t.pid,
 			.process_start_time = t.start_time,
 			.pid_namespace_filter = o.filter.use_pidns,
@@ -99,7 +114,7 @@ int xp_measure_syscall_aggregate(const struct xp_cli *cli, struct xp_error *err)
 			.warnings = &ws,
 		};
 
-		rc = xp_inventory_emit(cli, emit_json, emit_human, &view, &view.session_id);
+		rc = xp_emit_reported(req, XP_HTML_SYSCALL_AGGREGATE, &xp_doc_syscall_agg, &view);
 	}
 out:
 	if (have_r)

@@ -9,15 +9,16 @@
 
 #include "report_out.h"
 
-static void base(struct xp_html_report *r, const struct xp_cli *cli, enum xp_html_kind kind)
+static void base(struct xp_html_report *r, const struct xp_measure_req *req,
+		 enum xp_html_kind kind)
 {
 	memset(r, 0, sizeof(*r));
 	r->kind = kind;
 	r->generator = "xprobe " XP_VERSION;
-	r->argc = cli->argc;
-	r->argv = cli->argv;
-	r->inputs = cli->inputs;
-	r->ninputs = cli->ninputs;
+	r->argc = req->argc;
+	r->argv = req->argv;
+	r->inputs = req->inputs;
+	r->ninputs = req->ninputs;
 }
 
 static void measurement(struct xp_html_report *r, const struct xp_measure_req *req)
@@ -37,12 +38,12 @@ int xp_report_result(const struct xp_measure_req *req, const struct xp_measureme
 {
 	struct xp_html_report r;
 
-	if (!req->cli->report)
+	if (!req->report)
 		return 0;
-	base(&r, req->cli, XP_HTML_MEASUREMENT);
+	base(&r, req, XP_HTML_MEASUREMENT);
 	measurement(&r, req);
 	r.result = v;
-	return xp_html_report_write(req->cli->report, &r, err);
+	return xp_html_report_write(req->report, &r, err);
 }
 
 /* Remove details.@key (the page's own path, once the page failed). */
@@ -71,20 +72,20 @@ void xp_report_failure(struct xp_measure_req *req, struct xp_error *err)
 	int code = err->code;
 
 	req->report_capture = NULL;
-	if (!req->cli->report || !c || req->artifact_failed || !code)
+	if (!req->report || !c || req->artifact_failed || !code)
 		return;
 	/* the page shows the error as it is emitted, its own path included */
-	xp_error_detail_str(err, "report_path", req->cli->report);
-	base(&r, req->cli, XP_HTML_MEASUREMENT_ERROR);
+	xp_error_detail_str(err, "report_path", req->report);
+	base(&r, req, XP_HTML_MEASUREMENT_ERROR);
 	measurement(&r, req);
 	r.error = err;
 	r.capture = c;
-	if (xp_html_report_write(req->cli->report, &r, &werr) == 0)
+	if (xp_html_report_write(req->report, &r, &werr) == 0)
 		return;
 	detail_drop(err, "report_path");
 	snprintf(msg, sizeof(msg), "%s", werr.message);
 	xp_error_detail_str(err, "original_error_code", xprobe_errname(code));
-	xp_error_detail_str(err, "path", req->cli->report);
+	xp_error_detail_str(err, "path", req->report);
 	if (xp_error_detail_get(&werr, "file_type"))
 		xp_error_detail_raw(err, "file_type", xp_error_detail_get(&werr, "file_type"));
 	xp_error_hint(err, "the measurement also failed; rerun after fixing the report's path");
@@ -92,23 +93,22 @@ void xp_report_failure(struct xp_measure_req *req, struct xp_error *err)
 	xp_error_clear(&werr);
 }
 
-int xp_emit_reported(const struct xp_cli *cli, enum xp_html_kind kind,
-		     void (*render_json)(struct xpc_json *w, void *view),
-		     void (*render_human)(FILE *out, void *view), void *view)
+int xp_emit_reported(const struct xp_measure_req *req, enum xp_html_kind kind,
+		     const struct xp_doc_type *type, const void *view)
 {
 	struct xp_error err = { 0 };
 	struct xp_html_report r;
 	int code;
 
-	if (cli->report) {
-		base(&r, cli, kind);
-		r.render_doc = render_json;
-		r.doc_ctx = view;
-		if (xp_html_report_write(cli->report, &r, &err)) {
-			code = xp_cli_fail(cli, &err);
+	if (req->report) {
+		base(&r, req, kind);
+		r.doc_type = type;
+		r.doc = view;
+		if (xp_html_report_write(req->report, &r, &err)) {
+			code = xp_out_fail(&req->out, &err);
 			xp_error_clear(&err);
 			return code;
 		}
 	}
-	return xp_cli_emit(cli, render_json, render_human, view);
+	return xp_out_emit(&req->out, type, view);
 }

@@ -31,13 +31,12 @@ int xp_report_result(const struct xp_measure_req *req, const struct xp_measureme
 void xp_report_failure(struct xp_measure_req *req, struct xp_error *err);
 
 /*
- * Emit an inventory's (or --histogram's) document @view as
- * xp_cli_emit() does, after writing its page with --report; a page that
+ * Emit an inventory's (or --histogram's) document @view, of @type, as
+ * xp_out_emit() does, after writing its page with --report; a page that
  * cannot be written is emitted as TRACE_EXPORT_FAILED instead.  Returns
  * the exit code.
  */
-int xp_emit_reported(const struct xp_cli *cli, enum xp_html_kind kind,
-		     void (*render_json)(struct xpc_json *w, void *view),
-		     void (*render_human)(FILE *out, void *view), void *view);
+int xp_emit_reported(const struct xp_measure_req *req, enum xp_html_kind kind,
+		     const struct xp_doc_type *type, const void *view);
 
 #endif /* XP_CMD_REPORT_OUT_H */

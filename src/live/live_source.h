@@ -192,7 +192,7 @@ const char *xp_live_stop_name(enum xp_live_stop s);
 
 /*
  * What a live capture has done so far, for a progress line: counters
- * only (the one-way rule: the command renders them, src/cli/output.c
+ * only (the one-way rule: the command renders them, src/report/output.c
  * writes them).  Reported at most every XP_LIVE_PROGRESS_NS once armed,
  * from the loop, and never after it ended.
  */

@@ -68,9 +68,9 @@ struct xp_html_report {
 	const struct xp_capture *capture;
 	/* both measurement kinds */
 	const char *start_selector, *end_selector, *match_policy;
-	/* inventories: their document, through their own renderer */
-	void (*render_doc)(struct xpc_json *w, void *ctx);
-	void *doc_ctx;
+	/* inventories: their document, through their own type's renderer */
+	const struct xp_doc_type *doc_type;
+	const void *doc;
 	/* the target of a live run, or (pid 0) the capture's own pid */
 	bool has_target;
 	uint32_t pid;

@@ -153,3 +153,7 @@ void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v)
 		fprintf(out, "... %zu more in --json\n", d->n - n);
 	xp_render_warnings_human(out, v->warnings);
 }
+
+/* The document type the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_aggregate, "aggregate-inventory-result", struct xp_aggregate_view,
+	    xp_render_aggregate_json, xp_render_aggregate_human);

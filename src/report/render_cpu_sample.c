@@ -243,3 +243,7 @@ void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 	}
 	xp_render_warnings_human(out, v->warnings);
 }
+
+/* The document type the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_cpu_sample, "cpu-sample-inventory-result", struct xp_cpu_sample_view,
+	    xp_render_cpu_sample_json, xp_render_cpu_sample_human);

@@ -60,3 +60,7 @@ void xp_render_discovery_human(FILE *out, const struct xp_discovery *d)
 	}
 	xp_render_warnings_human(out, &d->warnings);
 }
+
+/* The document type the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_discovery, "discover", struct xp_discovery, xp_render_discovery_json,
+	    xp_render_discovery_human);

@@ -149,3 +149,7 @@ void xp_render_doctor_human(FILE *out, const struct xp_doctor *d)
 			d->checks[i].has_detail ? d->checks[i].detail : "");
 	xp_render_warnings_human(out, &d->warnings);
 }
+
+/* The document type the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_doctor, "capability", struct xp_doctor, xp_render_doctor_json,
+	    xp_render_doctor_human);

@@ -78,3 +78,7 @@ void xp_render_endpoint_list_human(FILE *out, const struct xp_endpoint_list *l)
 				"raise --limit or narrow the pattern\n",
 			l->n, l->total);
 }
+
+/* The document type the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_endpoint_list, "endpoint-list", struct xp_endpoint_list,
+	    xp_render_endpoint_list_json, xp_render_endpoint_list_human);

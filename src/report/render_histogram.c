@@ -454,3 +454,9 @@ void xp_render_histogram_check_human(FILE *out, const struct xp_histogram_check 
 			c->issues[i].message);
 	xp_render_warnings_human(out, c->warnings);
 }
+
+/* The document types the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_histogram, "latency-histogram-result", struct xp_histogram_view,
+	    xp_render_histogram_json, xp_render_histogram_human);
+XP_DOC_TYPE(xp_doc_histogram_check, "inventory-validation", struct xp_histogram_check,
+	    xp_render_histogram_check_json, xp_render_histogram_check_human);

@@ -19,6 +19,7 @@
 #include "../checks/validate_checks.h"
 #include "../inventory/latency_histogram.h"
 #include "../live/live.h"
+#include "output.h"
 
 struct xpc_json;
 
@@ -44,6 +45,7 @@ const char *xp_histogram_status(const struct xp_lh_result *r);
 
 void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view *v);
 void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v);
+extern const struct xp_doc_type xp_doc_histogram;
 
 /* What `validate --histogram` found. */
 struct xp_histogram_check {
@@ -58,5 +60,6 @@ struct xp_histogram_check {
 
 void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogram_check *c);
 void xp_render_histogram_check_human(FILE *out, const struct xp_histogram_check *c);
+extern const struct xp_doc_type xp_doc_histogram_check;
 
 #endif /* XP_REPORT_RENDER_HISTOGRAM_H */

@@ -295,7 +295,7 @@ static void render_document(struct xpc_json *w, const struct xp_html_report *r)
 		render_error_doc(w, r->error);
 		break;
 	default:
-		r->render_doc(w, r->doc_ctx);
+		r->doc_type->json(w, r->doc);
 		break;
 	}
 }

@@ -297,3 +297,7 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 	if (v->report_path)
 		fprintf(out, "report written: %s\n", v->report_path);
 }
+
+/* The document type the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_measurement, "measurement-result", struct xp_measurement_view,
+	    xp_render_measurement_json, xp_render_measurement_human);

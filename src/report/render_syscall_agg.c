@@ -142,3 +142,7 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 		fprintf(out, "... %zu more in --json\n", r->ngroups - n);
 	xp_render_warnings_human(out, v->warnings);
 }
+
+/* The document type the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_syscall_agg, "syscall-aggregate-result", struct xp_syscall_agg_view,
+	    xp_render_syscall_agg_json, xp_render_syscall_agg_human);

@@ -427,3 +427,11 @@ void xp_render_syscall_agg_check_human(FILE *out, const struct xp_syscall_agg_ch
 		c->probe.attach.detail, c->object_load.detail);
 	human_findings(out, c->issues, c->nissues, &c->warnings);
 }
+
+/* The document types the commands emit (output.h). */
+XP_DOC_TYPE(xp_doc_validation, "validate", struct xp_validation, xp_render_validation_json,
+	    xp_render_validation_human);
+XP_DOC_TYPE(xp_doc_cpu_sample_check, "inventory-validation", struct xp_cpu_sample_check,
+	    xp_render_cpu_sample_check_json, xp_render_cpu_sample_check_human);
+XP_DOC_TYPE(xp_doc_syscall_agg_check, "inventory-validation", struct xp_syscall_agg_check,
+	    xp_render_syscall_agg_check_json, xp_render_syscall_agg_check_human);

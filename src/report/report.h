@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * report.h - renderers of result documents (JSON and human), one pair per
- * document type.  Renderers only read; they never compute.
+ * document type, and the document types themselves (xp_doc_*: the pair
+ * the output contract, output.h, writes a document with).  Renderers only
+ * read; they never compute.
  */
 #ifndef XP_REPORT_H
 #define XP_REPORT_H
@@ -10,6 +12,7 @@
 
 #include "../correlate/correlate.h"
 #include "../model/event.h"
+#include "output.h"
 
 struct xpc_json;
 
@@ -77,6 +80,7 @@ enum xp_hist_view {
 
 void xp_render_measurement_json(struct xpc_json *w, const struct xp_measurement_view *v);
 void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v);
+extern const struct xp_doc_type xp_doc_measurement;
 
 /*
  * Inventories (issue #6): `measure --cpu-sample` and `--syscall-aggregate`.
@@ -106,6 +110,7 @@ struct xp_cpu_sample_view {
 
 void xp_render_cpu_sample_json(struct xpc_json *w, const struct xp_cpu_sample_view *v);
 void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v);
+extern const struct xp_doc_type xp_doc_cpu_sample;
 
 struct xp_syscall_agg_view {
 	const char *session_id;
@@ -122,6 +127,7 @@ struct xp_syscall_agg_view {
 
 void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_view *v);
 void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v);
+extern const struct xp_doc_type xp_doc_syscall_agg;
 
 /*
  * measure --aggregate: the contract's AggregateInventoryResult (schemas/
@@ -141,6 +147,7 @@ struct xp_aggregate_view {
 
 void xp_render_aggregate_json(struct xpc_json *w, const struct xp_aggregate_view *v);
 void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v);
+extern const struct xp_doc_type xp_doc_aggregate;
 
 /*
  * Target documents (issue #3): validate (pair and inventory checks),
@@ -159,12 +166,16 @@ void xp_render_resolved_probe_json(struct xpc_json *w, const struct xp_target *t
 				   const struct xp_resolved_probe *p);
 void xp_render_validation_json(struct xpc_json *w, const struct xp_validation *v);
 void xp_render_validation_human(FILE *out, const struct xp_validation *v);
+extern const struct xp_doc_type xp_doc_validation;
 void xp_render_cpu_sample_check_json(struct xpc_json *w, const struct xp_cpu_sample_check *c);
 void xp_render_cpu_sample_check_human(FILE *out, const struct xp_cpu_sample_check *c);
+extern const struct xp_doc_type xp_doc_cpu_sample_check;
 void xp_render_syscall_agg_check_json(struct xpc_json *w, const struct xp_syscall_agg_check *c);
 void xp_render_syscall_agg_check_human(FILE *out, const struct xp_syscall_agg_check *c);
+extern const struct xp_doc_type xp_doc_syscall_agg_check;
 void xp_render_doctor_json(struct xpc_json *w, const struct xp_doctor *d);
 void xp_render_doctor_human(FILE *out, const struct xp_doctor *d);
+extern const struct xp_doc_type xp_doc_doctor;
 void xp_render_discovery_json(struct xpc_json *w, const struct xp_discovery *d);
 /* validate --list (src/resolve/endpoint_list.h): the endpoint-list
  * document; the human view is one selector a line on stdout (a C++
@@ -173,6 +184,8 @@ void xp_render_discovery_json(struct xpc_json *w, const struct xp_discovery *d);
 struct xp_endpoint_list;
 void xp_render_endpoint_list_json(struct xpc_json *w, const struct xp_endpoint_list *l);
 void xp_render_endpoint_list_human(FILE *out, const struct xp_endpoint_list *l);
+extern const struct xp_doc_type xp_doc_endpoint_list;
 void xp_render_discovery_human(FILE *out, const struct xp_discovery *d);
+extern const struct xp_doc_type xp_doc_discovery;
 
 #endif /* XP_REPORT_H */

@@ -3,7 +3,7 @@
 errors (exit 2, usage on stderr, nothing on stdout) whatever the target:
 flags of the capture modes and inventories, cuda: endpoints, policies
 other than exact / stack-nested, endpoints of two lifecycles, flags of
-the other pairing (src/cli/histogram_args.c, docs/histograms.md).  Bounds
+the other pairing (src/cmd/histogram_rules.c, docs/histograms.md).  Bounds
 out of range and selectors that do not parse are JSON errors (exit 1),
 as in every other mode; none of these touch a target (pid 1 is never
 probed: the checks come first).

@@ -334,3 +334,24 @@ def test_lib_objects_call_only_folders_they_may_include():
                  if sym in defined and defined[sym] != folder
                  and defined[sym] not in LIB_REACH.get(folder, ()))
     assert not bad, "\n".join(bad)
+
+
+def test_cli_cmd_cycle_fails(tree):
+    # output is one-way (cli -> cmd -> report): the cycle cli and cmd once
+    # had by design, declared the way it was, is now a violation
+    p = tree / "CMakeLists.txt"
+    text = p.read_text()
+    old = "xp_module(cli DEPS xp_cmd)\n"
+    assert old in text
+    p.write_text(text.replace(old, old + "target_link_libraries(xp_cmd PUBLIC xp_cli)\n"))
+    r = run(tree)
+    assert r.returncode == 1
+    assert "modules xp_cli, xp_cmd depend on each other" in r.stderr, r.stderr
+
+
+def test_cmd_including_cli_fails(tree):
+    # the commands write through src/report/output.h, never through cli
+    plant(tree / "src/cmd/cmd_doctor.c", '\n#include "../cli/args.h"\n')
+    r = run(tree)
+    assert r.returncode == 1
+    assert "src/cmd may not include src/cli" in r.stderr

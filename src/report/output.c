@@ -2,7 +2,7 @@
 /*
  * output.c - the one place that writes a command's result or error, so
  * that "exactly one document on stdout" holds by construction; and what a
- * terminal gets besides: colors and the live progress line (cli.h).
+ * terminal gets besides: colors and the live progress line (output.h).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,14 +15,14 @@
 #include "../../common/env_hooks.h"
 #include "../../common/json.h"
 #include "../../common/monotonic.h"
-#include "cli.h"
+#include "output.h"
 
-bool xp_cli_color(const struct xp_cli *cli, int fd)
+bool xp_out_color(const struct xp_output *o, int fd)
 {
 	const char *term = xpc_env("TERM");
 
 	/* xpc_env: NULL when unset or empty, so NO_COLOR= keeps colors */
-	if (cli->no_color || xpc_env("NO_COLOR") || (term && !strcmp(term, "dumb")))
+	if (o->no_color || xpc_env("NO_COLOR") || (term && !strcmp(term, "dumb")))
 		return false;
 	return isatty(fd) == 1;
 }
@@ -43,11 +43,11 @@ static void put_stderr(const char *s, size_t n)
 	}
 }
 
-void xp_cli_progress_init(struct xp_cli_progress *p, const struct xp_cli *cli)
+void xp_out_progress_init(struct xp_out_progress *p, const struct xp_output *o)
 {
 	memset(p, 0, sizeof(*p));
-	p->on = !cli->non_interactive && isatty(STDERR_FILENO) == 1;
-	p->color = p->on && xp_cli_color(cli, STDERR_FILENO);
+	p->on = !o->non_interactive && isatty(STDERR_FILENO) == 1;
+	p->color = p->on && xp_out_color(o, STDERR_FILENO);
 }
 
 #define PREFIX "xprobe: "
@@ -60,7 +60,7 @@ void xp_cli_progress_init(struct xp_cli_progress *p, const struct xp_cli *cli)
  * one: no escape sequence but the prefix's color, so a terminal without
  * colors (--no-color, NO_COLOR, TERM=dumb) gets none.
  */
-void xp_cli_progress_draw(struct xp_cli_progress *p, const char *text)
+void xp_out_progress_draw(struct xp_out_progress *p, const char *text)
 {
 	char line[1 + 32 + 2 * (sizeof(PREFIX) + PROGRESS_MAX)];
 	size_t cols = 80, room, len = strlen(text), vis, off;
@@ -70,7 +70,7 @@ void xp_cli_progress_draw(struct xp_cli_progress *p, const char *text)
 	if (!p->on)
 		return;
 	now = xpc_mono_ns();
-	if (p->drawn && now - p->last_ns < XP_CLI_PROGRESS_NS)
+	if (p->drawn && now - p->last_ns < XP_OUT_PROGRESS_NS)
 		return;
 	p->last_ns = now;
 	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
@@ -96,7 +96,7 @@ void xp_cli_progress_draw(struct xp_cli_progress *p, const char *text)
 	p->drawn = true;
 }
 
-void xp_cli_progress_end(struct xp_cli_progress *p)
+void xp_out_progress_end(struct xp_out_progress *p)
 {
 	char line[2 + sizeof(PREFIX) + PROGRESS_MAX];
 
@@ -110,12 +110,12 @@ void xp_cli_progress_end(struct xp_cli_progress *p)
 	p->width = 0;
 }
 
-void xp_cli_session_id(const char *kind, char *buf, size_t size)
+void xp_out_session_id(const char *kind, char *buf, size_t size)
 {
 	snprintf(buf, size, "xp_%s_%d", kind, (int)getpid());
 }
 
-void xp_cli_warning(const char *fmt, ...)
+void xp_out_warning(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -162,12 +162,12 @@ static void print_detail(FILE *out, const struct xp_error_detail *d)
 		fprintf(out, "  %s: %s\n", d->key, v);
 }
 
-int xp_cli_fail(const struct xp_cli *cli, const struct xp_error *err)
+int xp_out_fail(const struct xp_output *o, const struct xp_error *err)
 {
 	int code = err->code ? err->code : XPROBE_E_INTERNAL;
 	size_t i;
 
-	if (cli->json) {
+	if (o->json) {
 		struct xpc_json w;
 		int rc;
 
@@ -202,15 +202,14 @@ int xp_cli_fail(const struct xp_cli *cli, const struct xp_error *err)
 	return xp_exit_code(code);
 }
 
-int xp_cli_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w, void *ctx),
-		void (*render_human)(FILE *out, void *ctx), void *ctx)
+int xp_out_emit(const struct xp_output *o, const struct xp_doc_type *type, const void *doc)
 {
-	if (cli->json) {
+	if (o->json) {
 		struct xpc_json w;
 
 		fflush(stdout);
 		xpc_json_init_fd(&w, STDOUT_FILENO, XPC_JSON_PRETTY);
-		render_json(&w, ctx);
+		type->json(&w, doc);
 		xpc_buf_putc(w.out, '\n');
 		if (xpc_json_finish(&w)) {
 			fprintf(stderr, "xprobe: failed to write the result document\n");
@@ -218,7 +217,7 @@ int xp_cli_emit(const struct xp_cli *cli, void (*render_json)(struct xpc_json *w
 		}
 		return 0;
 	}
-	render_human(stdout, ctx);
+	type->human(stdout, doc);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "xprobe: failed to write the result\n");
 		return 1;

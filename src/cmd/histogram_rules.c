@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * histogram_args.c - the usage rules of `--histogram` beyond args.c's flag
- * tables (see histogram_args.h).  The pairs are the ones
- * bpf/latency_hist.bpf.c pairs per thread in the kernel:
+ * histogram_rules.c - the option rules of `--histogram` (measure and
+ * validate; mode_rules.h): the flags it cannot be used with, the options
+ * it takes, and what the in-kernel pairing of bpf/latency_hist.bpf.c can
+ * do.  A command line it cannot serve is a syntax error (exit 2, usage on
+ * stderr), never a JSON document: the combination is wrong whatever the
+ * target.  The pairs are the ones bpf/latency_hist.bpf.c pairs per thread
+ * in the kernel:
  *
  *   syscall:NAME:entry          -> syscall:NAME:exit          (exact)
  *   uprobe:BIN:FUNC:entry       -> uprobe:BIN:FUNC:return     (stack-nested)
@@ -20,13 +24,7 @@
 
 #include "../correlate/correlate.h"
 #include "../selector/selector.h"
-#include "histogram_args.h"
-
-static int fail(char *why, size_t size, const char *msg)
-{
-	snprintf(why, size, "%s", msg);
-	return -EINVAL;
-}
+#include "mode_rules.h"
 
 /* The two selectors name one lifecycle the kernel side can pair. */
 static bool one_lifecycle(const struct xp_selector *s, const struct xp_selector *e)
@@ -49,7 +47,11 @@ static bool one_lifecycle(const struct xp_selector *s, const struct xp_selector 
 	}
 }
 
-int xp_histogram_usage(const struct xp_cli *cli, char *why, size_t size)
+/*
+ * Selector texts that do not parse pass: the command reports them as
+ * INVALID_EVENT_SELECTOR, as every measurement does.
+ */
+static int reasons(const struct xp_cli *cli, struct xp_usage *u)
 {
 	struct xp_selector s, e;
 	struct xp_error err = { 0 };
@@ -57,40 +59,35 @@ int xp_histogram_usage(const struct xp_cli *cli, char *why, size_t size)
 	int policy, rc = 0;
 
 	if (measure && !cli->has_pid)
-		return fail(why, size, "--histogram requires --pid: it measures a live process");
+		return xp_usage_text(u, "--histogram requires --pid: it measures a live process");
 	if (!cli->from || !cli->to || !cli->match)
-		return fail(why, size, "--histogram requires --from, --to and --match");
-	if (cli->by && strcmp(cli->by, "thread") && strcmp(cli->by, "arg0")) {
-		snprintf(why, size, "invalid value '%s' for '--by': expected thread or arg0",
-			 cli->by);
-		return -EINVAL;
-	}
+		return xp_usage_text(u, "--histogram requires --from, --to and --match");
+	if (cli->by && strcmp(cli->by, "thread") && strcmp(cli->by, "arg0"))
+		return xp_usage_text(u, "invalid value '%s' for '--by': expected thread or arg0",
+				     cli->by);
 	if (cli->has_max_groups && !cli->by)
-		return fail(why, size,
-			    "--max-groups bounds the groups of --by; add --by thread or --by arg0");
+		return xp_usage_text(
+			u, "--max-groups bounds the groups of --by; add --by thread or --by arg0");
 	policy = xp_policy_parse(cli->match);
-	if (policy != XP_POLICY_EXACT && policy != XP_POLICY_STACK_NESTED) {
-		snprintf(
-			why, size,
-			"--histogram pairs in the kernel with --match exact or stack-nested, not '%s'",
+	if (policy != XP_POLICY_EXACT && policy != XP_POLICY_STACK_NESTED)
+		return xp_usage_text(
+			u, "--histogram pairs in the kernel with --match exact or stack-nested, not '%s'",
 			cli->match);
-		return -EINVAL;
-	}
 	if (cli->has_max_depth && policy != XP_POLICY_STACK_NESTED)
-		return fail(
-			why, size,
+		return xp_usage_text(
+			u,
 			"--max-depth bounds stack-nested pairing; --match exact keeps one open start per thread");
 	if (!strncmp(cli->from, "cuda:", 5) || !strncmp(cli->to, "cuda:", 5))
-		return fail(
-			why, size,
+		return xp_usage_text(
+			u,
 			"--histogram takes host endpoints (syscall:, uprobe:, python:); cuda: endpoints are collected by the Agent, not in the kernel");
 	memset(&s, 0, sizeof(s));
 	memset(&e, 0, sizeof(e));
 	/* a selector that does not parse is the command's INVALID_EVENT_SELECTOR */
 	if (xp_selector_parse(cli->from, &s, &err) == 0 &&
 	    xp_selector_parse(cli->to, &e, &err) == 0 && !one_lifecycle(&s, &e)) {
-		snprintf(
-			why, size,
+		xp_usage_text(
+			u,
 			"--histogram pairs the start and end of one lifecycle per thread in the kernel: syscall:NAME:entry -> syscall:NAME:exit, uprobe:BIN:FUNC:entry -> uprobe:BIN:FUNC:return (the function named the same way), or python:gc_start -> python:gc_end; '%s' -> '%s' is not one",
 			cli->from, cli->to);
 		rc = -EINVAL;
@@ -100,3 +97,29 @@ int xp_histogram_usage(const struct xp_cli *cli, char *why, size_t size)
 	xp_selector_free(&e);
 	return rc;
 }
+
+/* The reason, cut at WHY_MAX - 1 bytes as it always was. */
+#define WHY_MAX 640
+
+static int usage(const struct xp_cli *cli, struct xp_usage *u)
+{
+	int rc = reasons(cli, u);
+
+	if (rc && u->text && strlen(u->text) >= WHY_MAX)
+		u->text[WHY_MAX - 1] = '\0';
+	return rc;
+}
+
+/* a live in-kernel distribution, no capture: no other mode, no artifact */
+static const unsigned long conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_SPEC, XP_OPT_EVENTS_OUT, XP_OPT_FORMAT, XP_OPT_SAMPLES,
+	XP_OPT_MAX_EVENTS, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, XP_OPT_AGGREGATE, XP_OPT_AGENT,
+	XP_OPT_CUPTI_SOCKET, 0,
+};
+
+const struct xp_mode_rules xp_histogram_rules = {
+	.flag = XP_OPT_HISTOGRAM,
+	.conflicts = conflicts,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH,
+	.usage = usage,
+};
