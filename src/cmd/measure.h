@@ -139,7 +139,6 @@ int xp_measure_agent_ready(struct xp_measure_req *req,
 /* measure --aggregate (measure_aggregate.c): @req parsed (selectors,
  * policy, bounds, max_groups); emits its document (exit code >= 0) or
  * returns a negative code with @err for cmd_measure to emit. */
-#define XP_DEFAULT_AGG_MAX_GROUPS 4096u
 int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err);
 
 /*

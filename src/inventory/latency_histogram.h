@@ -175,8 +175,4 @@ bool xp_lh_complete(const struct xp_lh_result *r);
 /* The result's warnings, in a fixed order.  0 or -ENOMEM. */
 int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws);
 
-/* Duration in readable units for the terminal ("512ns", "1.02us",
- * "262us", "4.19ms", "1.50s"): three significant digits. */
-void xp_lh_fmt_ns(char *buf, size_t size, double ns);
-
 #endif /* XP_COLLECT_LATENCY_HISTOGRAM_H */

@@ -21,8 +21,8 @@
 #include "../../common/json.h"
 #include "../capture/record_events.h"
 #include "../agent/agent_aggregate.h"
-#include "../inventory/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "report.h"
+#include "format.h"
 
 #define XP_HUMAN_GROUPS 15
 
@@ -143,8 +143,8 @@ void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v)
 		char hint[XP_AGG_HINT_MAX], total[32], mean[32];
 		const char *h = xp_agent_aggregate_hint(g, false, hint, sizeof(hint));
 
-		xp_lh_fmt_ns(total, sizeof(total), (double)g->total_ns);
-		xp_lh_fmt_ns(mean, sizeof(mean), (double)g->total_ns / (double)g->count);
+		xp_report_fmt_ns(total, sizeof(total), (double)g->total_ns);
+		xp_report_fmt_ns(mean, sizeof(mean), (double)g->total_ns / (double)g->count);
 		fprintf(out, "%7.2f %10s %10s %10" PRIu64 "  %s\n",
 			all_ns ? 100.0 * (double)g->total_ns / (double)all_ns : 0.0, total, mean,
 			g->count, h ? h : "?");

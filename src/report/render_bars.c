@@ -2,15 +2,15 @@
 /*
  * render_bars.c - bpftrace-style histogram lines (render_bars.h), for
  * power-of-two and linear buckets.  Labels of power-of-two bounds use the
- * histogram's readable units (xp_lh_fmt_ns: three significant digits,
+ * histogram's readable units (xp_report_fmt_ns: three significant digits,
  * 2^18 ns prints as 262us); linear bounds are multiples of a 1/2/5 x 10^k
  * step and are printed exactly, with integer arithmetic.
  */
 #include <inttypes.h>
 #include <string.h>
 
-#include "../inventory/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "render_bars.h"
+#include "format.h"
 
 #define LABEL_MAX 64
 #define LABEL_MIN_WIDTH 20
@@ -67,7 +67,7 @@ static void pow2_bound(char *buf, size_t size, unsigned bin)
 	else if (bin >= 64)
 		snprintf(buf, size, "inf");
 	else
-		xp_lh_fmt_ns(buf, size, (double)(1ull << (bin - 1)));
+		xp_report_fmt_ns(buf, size, (double)(1ull << (bin - 1)));
 }
 
 void xp_render_pow2_bars(FILE *out, const uint64_t bins[XP_POW2_BINS], bool color)

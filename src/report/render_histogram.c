@@ -24,6 +24,7 @@
 #include "render_bars.h"
 #include "render_histogram.h"
 #include "report.h"
+#include "format.h"
 
 #define XP_HUMAN_GROUPS 16
 
@@ -319,7 +320,7 @@ static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *ind
 	for (i = 0; i < XP_LH_NPCT; i++) {
 		if (xp_lh_percentile(h, xp_lh_pct_permille[i], &p))
 			break;
-		xp_lh_fmt_ns(a, sizeof(a), (double)p.value_ns);
+		xp_report_fmt_ns(a, sizeof(a), (double)p.value_ns);
 		if (p.permille % 10)
 			fprintf(out, "%sp%u.%u %s", i ? "  " : "", p.permille / 10, p.permille % 10,
 				a);
@@ -329,10 +330,10 @@ static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *ind
 			worst = p.rel_error;
 	}
 	fprintf(out, "  (each within %.1f%%)\n", worst * 100.0);
-	xp_lh_fmt_ns(a, sizeof(a), (double)h->min_ns);
-	xp_lh_fmt_ns(b, sizeof(b), (double)h->sum_ns / (double)(uint64_t)h->count);
-	xp_lh_fmt_ns(c, sizeof(c), (double)h->max_ns);
-	xp_lh_fmt_ns(d, sizeof(d), (double)h->sum_ns);
+	xp_report_fmt_ns(a, sizeof(a), (double)h->min_ns);
+	xp_report_fmt_ns(b, sizeof(b), (double)h->sum_ns / (double)(uint64_t)h->count);
+	xp_report_fmt_ns(c, sizeof(c), (double)h->max_ns);
+	xp_report_fmt_ns(d, sizeof(d), (double)h->sum_ns);
 	fprintf(out, "%scount %" PRIu64 "  min %s  mean %s  max %s  sum %s\n", indent,
 		(uint64_t)h->count, a, b, c, d);
 }

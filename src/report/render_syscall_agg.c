@@ -13,9 +13,9 @@
 #include <inttypes.h>
 
 #include "../../common/json.h"
-#include "../inventory/latency_histogram.h" /* xp_lh_fmt_ns */
 #include "../inventory/syscall_aggregate.h"
 #include "report.h"
+#include "format.h"
 
 #define XP_HUMAN_SYSCALLS 15
 
@@ -128,9 +128,9 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 			snprintf(name, sizeof(name), "%s", g->name);
 		else
 			snprintf(name, sizeof(name), "#%d", (int)g->nr);
-		xp_lh_fmt_ns(total, sizeof(total), (double)g->total_ns);
+		xp_report_fmt_ns(total, sizeof(total), (double)g->total_ns);
 		if (g->matched_exits)
-			xp_lh_fmt_ns(mean, sizeof(mean),
+			xp_report_fmt_ns(mean, sizeof(mean),
 				     (double)g->total_ns / (double)g->matched_exits);
 		else
 			snprintf(mean, sizeof(mean), "-");
