@@ -223,14 +223,27 @@ static int children_warning(const struct xp_target *t, const struct hist_req *q,
 	return xp_warnings_add(ws, "NO_EVENTS_IN_TARGET", msg, json) ? -ENOMEM : 0;
 }
 
+/* The collector, as the window runs it. */
+struct lh_window {
+	const struct xp_lh_opts *o;
+	struct xp_lh_result *r;
+};
+
+static int lh_collect(void *ctx, struct xp_error *err)
+{
+	struct lh_window *w = ctx;
+
+	return xp_lh_collect(w->o, w->r, err);
+}
+
 int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 {
 	uint64_t t0 = xpc_mono_ns();
 	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = xp_inventory_verify_armed };
-	struct xp_inventory_signals sig;
 	struct xp_warnings ws = { 0 };
 	struct hist_progress prog;
 	struct xp_lh_result r;
+	struct lh_window win = { &o, &r };
 	struct xp_target_ns ns;
 	struct xp_target t;
 	struct hist_req q;
@@ -299,10 +312,7 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 		o.progress_ctx = &prog;
 	}
 
-	xp_inventory_signals_catch(&sig);
-	rc = xp_lh_collect(&o, &r, err);
-	xp_inventory_signals_restore(&sig);
-	xp_out_progress_end(&prog.line);
+	rc = xp_inventory_window(lh_collect, &win, &prog.line, err);
 	if (rc)
 		goto out;
 	have_r = true;

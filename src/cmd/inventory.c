@@ -76,7 +76,14 @@ int xp_inventory_window_check(uint64_t duration_ms, uint64_t timeout_ms, struct 
 			    "inventory duration must not exceed timeout");
 }
 
-void xp_inventory_signals_catch(struct xp_inventory_signals *s)
+/* The handlers a window replaces. */
+struct signals {
+	struct sigaction old_int, old_term;
+};
+
+/* Clear xp_inventory_stop and catch SIGINT/SIGTERM without SA_RESTART (so
+ * the window's sleep wakes); restore puts the previous handlers back. */
+static void signals_catch(struct signals *s)
 {
 	struct sigaction sa;
 
@@ -91,7 +98,7 @@ void xp_inventory_signals_catch(struct xp_inventory_signals *s)
 		xp_inventory_stop = 1;
 }
 
-void xp_inventory_signals_restore(const struct xp_inventory_signals *s)
+static void signals_restore(const struct signals *s)
 {
 	sigaction(SIGINT, &s->old_int, NULL);
 	sigaction(SIGTERM, &s->old_term, NULL);
@@ -115,11 +122,24 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
 	return rc;
 }
 
-int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const struct xp_target *t,
-			    const char *mode, bool *collected, struct xp_error *err)
+int xp_inventory_window(int (*collect)(void *ctx, struct xp_error *err), void *ctx,
+			struct xp_out_progress *line, struct xp_error *err)
+{
+	struct signals sig;
+	int rc;
+
+	signals_catch(&sig);
+	rc = collect(ctx, err);
+	signals_restore(&sig);
+	if (line)
+		xp_out_progress_end(line);
+	return rc;
+}
+
+int xp_inventory_window_end(int rc, const struct xp_target *t, const char *mode, bool *collected,
+			    struct xp_error *err)
 {
 	*collected = false;
-	xp_inventory_signals_restore(s);
 	if (rc)
 		return rc;
 	*collected = true;

@@ -20,13 +20,9 @@
 #include "../process/identity.h"
 #include "../process/namespaces.h"
 
-/* Set by SIGINT/SIGTERM while xp_inventory_signals_catch() is in force;
- * the collectors poll it (their `stop` option). */
+/* Set by SIGINT/SIGTERM while a window (xp_inventory_window) runs; the
+ * collectors poll it (their `stop` option). */
 extern volatile sig_atomic_t xp_inventory_stop;
-
-struct xp_inventory_signals {
-	struct sigaction old_int, old_term;
-};
 
 /*
  * A flag an inventory refuses with its document (the syntax errors are
@@ -58,11 +54,6 @@ int xp_inventory_verify_armed(void *target, struct xp_error *err);
 /* The window must fit in the timeout (and the timeout must not be 0). */
 int xp_inventory_window_check(uint64_t duration_ms, uint64_t timeout_ms, struct xp_error *err);
 
-/* Clear xp_inventory_stop and catch SIGINT/SIGTERM without SA_RESTART (so
- * the window's sleep wakes); restore puts the previous handlers back. */
-void xp_inventory_signals_catch(struct xp_inventory_signals *s);
-void xp_inventory_signals_restore(const struct xp_inventory_signals *s);
-
 /*
  * Before the window: its bounds (xp_inventory_window_check), then the
  * target @pid and its PID namespace.  On error nothing is held.
@@ -71,14 +62,23 @@ int xp_inventory_target(uint64_t duration_ms, uint64_t timeout_ms, uint32_t pid,
 			struct xp_target *t, struct xp_target_ns *ns, struct xp_error *err);
 
 /*
- * The end of the window, called with the collector's return code @rc
- * right after it ran between xp_inventory_signals_catch(@s) and here:
- * restores the handlers; when the collector succeeded sets *collected
- * (its result is the caller's to free whatever follows) and verifies @t
- * again, an error saying "during the @mode window".
+ * The window, the one sequence of every inventory, histogram and Agent
+ * aggregate: SIGINT/SIGTERM caught (xp_inventory_stop ends the window
+ * early, a result "cancelled"), @collect(@ctx) run once, the previous
+ * handlers back, then the progress line @line (NULL: none) erased before
+ * anything is printed.  Returns what @collect returned.
  */
-int xp_inventory_window_end(const struct xp_inventory_signals *s, int rc, const struct xp_target *t,
-			    const char *mode, bool *collected, struct xp_error *err);
+int xp_inventory_window(int (*collect)(void *ctx, struct xp_error *err), void *ctx,
+			struct xp_out_progress *line, struct xp_error *err);
+
+/*
+ * After the window, with its return code @rc: when the collector
+ * succeeded sets *collected (its result is the caller's to free whatever
+ * follows) and verifies @t again, an error saying "during the @mode
+ * window".
+ */
+int xp_inventory_window_end(int rc, const struct xp_target *t, const char *mode, bool *collected,
+			    struct xp_error *err);
 
 /*
  * The window's progress line (src/report/output.h's rules: a terminal, no

@@ -196,6 +196,22 @@ static int verdict(const struct xp_measure_req *req, const struct xp_agg_dec *d,
 	return 0;
 }
 
+/* The collector, as the window runs it: a target gone during it is
+ * TARGET_EXITED, decided before the handlers come back. */
+struct agg_window {
+	struct xp_measure_req *req;
+	const struct xp_agent_agg_opts *o;
+	struct xp_agent_agg_result *res;
+};
+
+static int agg_collect(void *ctx, struct xp_error *err)
+{
+	struct agg_window *w = ctx;
+	int rc = xp_agent_aggregate_collect(w->o, w->res, err);
+
+	return xp_measure_target_gone(w->req, rc, err);
+}
+
 int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
 	struct xp_warnings ws = { 0 };
@@ -225,7 +241,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 	o.duration_ms = req->duration_ms;
 	o.stop = &xp_inventory_stop;
 	{
-		struct xp_inventory_signals sig;
+		struct agg_window win = { req, &o, &res };
 		struct xp_inventory_progress prog;
 		char what[96];
 
@@ -235,11 +251,7 @@ int xp_measure_aggregate(struct xp_measure_req *req, struct xp_error *err)
 			o.progress = xp_inventory_progress_cb;
 			o.progress_ctx = &prog;
 		}
-		xp_inventory_signals_catch(&sig);
-		rc = xp_agent_aggregate_collect(&o, &res, err);
-		rc = xp_measure_target_gone(req, rc, err);
-		xp_inventory_signals_restore(&sig);
-		xp_out_progress_end(&prog.line);
+		rc = xp_inventory_window(agg_collect, &win, &prog.line, err);
 	}
 	if (rc)
 		goto fail;

@@ -76,6 +76,19 @@ static int check_hint(void *ctx, const char *hint)
 	return rc;
 }
 
+/* The collector, as the window runs it. */
+struct cpu_window {
+	const struct xp_cpu_sample_opts *o;
+	struct xp_cpu_sample_result *r;
+};
+
+static int cpu_collect(void *ctx, struct xp_error *err)
+{
+	struct cpu_window *w = ctx;
+
+	return xp_cpu_sample_collect(w->o, w->r, err);
+}
+
 int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 {
 	unsigned long g = req->given;
@@ -95,7 +108,7 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct xp_inventory_signals sig;
+	struct cpu_window win = { &o, &r };
 	struct xp_inventory_progress prog;
 	char what[96];
 	struct hint_ctx hc;
@@ -137,10 +150,8 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 		o.progress = xp_inventory_progress_cb;
 		o.progress_ctx = &prog;
 	}
-	xp_inventory_signals_catch(&sig);
-	rc = xp_cpu_sample_collect(&o, &r, err);
-	xp_out_progress_end(&prog.line);
-	rc = xp_inventory_window_end(&sig, rc, &t, "cpu-sample", &have_r, err);
+	rc = xp_inventory_window(cpu_collect, &win, &prog.line, err);
+	rc = xp_inventory_window_end(rc, &t, "cpu-sample", &have_r, err);
 	if (rc)
 		goto out;
 

@@ -46,6 +46,19 @@ static const struct xp_inventory_refusal refused[] = {
 	{ 0, NULL },
 };
 
+/* The collector, as the window runs it. */
+struct sa_window {
+	const struct xp_sa_opts *o;
+	struct xp_sa_result *r;
+};
+
+static int sa_collect(void *ctx, struct xp_error *err)
+{
+	struct sa_window *w = ctx;
+
+	return xp_sa_collect(w->o, w->r, err);
+}
+
 int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
 	unsigned long g = req->given;
@@ -61,7 +74,7 @@ int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *er
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
-	struct xp_inventory_signals sig;
+	struct sa_window win = { &o, &r };
 	struct xp_inventory_progress prog;
 	char what[96];
 	bool have_r = false;
@@ -89,10 +102,8 @@ int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *er
 		o.progress_ctx = &prog;
 	}
 
-	xp_inventory_signals_catch(&sig);
-	rc = xp_sa_collect(&o, &r, err);
-	xp_out_progress_end(&prog.line);
-	rc = xp_inventory_window_end(&sig, rc, &t, "syscall-aggregate", &have_r, err);
+	rc = xp_inventory_window(sa_collect, &win, &prog.line, err);
+	rc = xp_inventory_window_end(rc, &t, "syscall-aggregate", &have_r, err);
 	if (rc)
 		goto out;
 	rc = xp_sa_warnings(&r, &ws);
