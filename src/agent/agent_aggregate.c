@@ -89,14 +89,14 @@ int xp_agent_aggregate_collect(const struct xp_agent_agg_opts *o, struct xp_agen
 	if (rc)
 		return rc;
 	res->features = conn.hello.features;
-	xp_agg_dec_init(&res->dec, conn.ns_pid, o->target->start_time);
+	xp_capture_agg_dec_init(&res->dec, conn.ns_pid, o->target->start_time);
 	rc = xp_agent_arm(&conn, o->arm, &rep, err);
 	if (rc)
 		goto out;
 	res->armed_ns = xpc_mono_ns();
 	res->cuda_major = rep.cuda_major;
 	res->cupti_major = rep.cupti_major;
-	rc = xp_agg_dec_reply(&res->dec, &rep, err);
+	rc = xp_capture_agg_dec_reply(&res->dec, &rep, err);
 	if (rc)
 		goto out;
 	rc = wait_window(o, res->armed_ns, res->armed_ns + o->duration_ms * 1000000ull,
@@ -126,7 +126,7 @@ out:
 
 void xp_agent_aggregate_free(struct xp_agent_agg_result *res)
 {
-	xp_agg_dec_free(&res->dec);
+	xp_capture_agg_dec_free(&res->dec);
 }
 
 const char *xp_agent_aggregate_activity(uint32_t kind)
@@ -139,7 +139,7 @@ const char *xp_agent_aggregate_activity(uint32_t kind)
 /* The reference's copy order: another kind ("unknown") before HtoD ... */
 static int group_cmp(const void *pa, const void *pb)
 {
-	const struct xp_agg_group *a = pa, *b = pb;
+	const struct xp_capture_agg_group *a = pa, *b = pb;
 	size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
 	int c;
 
@@ -165,7 +165,8 @@ void xp_agent_aggregate_sort(struct xp_agent_agg_result *res)
 		qsort(res->dec.groups, res->dec.n, sizeof(*res->dec.groups), group_cmp);
 }
 
-const char *xp_agent_aggregate_hint(const struct xp_agg_group *g, bool end, char *buf, size_t size)
+const char *xp_agent_aggregate_hint(const struct xp_capture_agg_group *g, bool end, char *buf,
+				    size_t size)
 {
 	const char *b = end ? "end" : "start";
 	char *esc = NULL;

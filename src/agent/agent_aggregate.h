@@ -46,7 +46,7 @@ struct xp_agent_agg_opts {
 };
 
 struct xp_agent_agg_result {
-	struct xp_agg_dec dec; /* the groups and the final counters */
+	struct xp_capture_agg_dec dec; /* the groups and the final counters */
 	uint32_t features; /* HELLO's XPROBE_AGENT_F_* */
 	uint32_t cuda_major, cupti_major; /* the ARM reply's */
 	uint64_t armed_ns; /* CLOCK_MONOTONIC when the ARM reply came */
@@ -91,7 +91,8 @@ void xp_agent_aggregate_sort(struct xp_agent_agg_result *res);
  * small (XP_AGG_HINT_MAX always fits).
  */
 #define XP_AGG_HINT_MAX (32 + 2 * XPROBE_NAME_MAX)
-const char *xp_agent_aggregate_hint(const struct xp_agg_group *g, bool end, char *buf, size_t size);
+const char *xp_agent_aggregate_hint(const struct xp_capture_agg_group *g, bool end, char *buf,
+				    size_t size);
 
 /* "kernel", "memcpy", "memset" (the contract's AggregateActivity). */
 const char *xp_agent_aggregate_activity(uint32_t kind);

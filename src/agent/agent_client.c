@@ -13,7 +13,7 @@
  *     to, whoever renames what meanwhile; the peer check then catches a
  *     socket someone else serves;
  *   - no request is sent before SO_PEERCRED named the target;
- *   - no reply byte is used before xp_agent_reply_check() and the
+ *   - no reply byte is used before xp_capture_agent_reply_check() and the
  *     pid/start-time check passed; record packets go only to the decoder,
  *     which checks them;
  *   - every wait is a poll() bounded by the connection's timeout, in
@@ -145,14 +145,14 @@ static int violation(struct xp_agent_conn *c, struct xp_error *err, int rc)
 static int refused(struct xp_agent_conn *c, const struct xprobe_agent_reply *r,
 		   struct xp_error *err)
 {
-	const char *op = xp_agent_op_name(r->op), *msg = r->message;
+	const char *op = xp_capture_agent_op_name(r->op), *msg = r->message;
 	int st = -r->status;
 
 	conn_details(err, c->pid, c->path);
 	xp_error_detail_str(err, "agent_status", xprobe_errname(st));
 	xp_error_detail_str(err, "agent_message", msg);
 	xp_error_detail_str(err, "op", op);
-	xp_error_detail_str(err, "capture_state", xp_agent_state_name(r->state));
+	xp_error_detail_str(err, "capture_state", xp_capture_agent_state_name(r->state));
 	switch (st) {
 	case XPROBE_E_BACKEND_UNAVAILABLE:
 		xp_error_hint(err, "CUDA API, kernel, memcpy and memset endpoints need the "
@@ -681,7 +681,7 @@ static int wait_fd(struct xp_agent_conn *c, short events, const char *what, stru
 static int send_req(struct xp_agent_conn *c, const struct xprobe_agent_req *req,
 		    struct xp_error *err)
 {
-	const char *what = xp_agent_op_name(req->op);
+	const char *what = xp_capture_agent_op_name(req->op);
 
 	if (c->fd < 0)
 		return unavailable(c, err, "is not connected");
@@ -769,7 +769,7 @@ static int transact(struct xp_agent_conn *c, const struct xprobe_agent_req *req,
 		struct xprobe_agent_reply r;
 		uint8_t b[sizeof(struct xprobe_agent_reply) + 8];
 	} u;
-	const char *what = xp_agent_op_name(req->op);
+	const char *what = xp_capture_agent_op_name(req->op);
 	size_t len = 0;
 	int rc;
 
@@ -779,7 +779,7 @@ static int transact(struct xp_agent_conn *c, const struct xprobe_agent_req *req,
 	rc = recv_pkt(c, u.b, sizeof(u.b), &len, what, err);
 	if (rc)
 		return rc;
-	rc = xp_agent_reply_check(u.b, len, req->op, err);
+	rc = xp_capture_agent_reply_check(u.b, len, req->op, err);
 	if (rc)
 		return violation(c, err, rc);
 	if (u.r.pid != c->ns_pid || u.r.start_time != c->start_time) {
@@ -856,9 +856,9 @@ int xp_agent_arm(struct xp_agent_conn *conn, const struct xprobe_agent_req *req,
 	if (rep)
 		*rep = r;
 	if (r.state != XPROBE_AGENT_ACTIVE && r.state != XPROBE_AGENT_LIMIT_REACHED) {
-		xp_error_detail_str(err, "capture_state", xp_agent_state_name(r.state));
+		xp_error_detail_str(err, "capture_state", xp_capture_agent_state_name(r.state));
 		return unavailable(conn, err, "did not arm the capture (state %s): %s",
-				   xp_agent_state_name(r.state), r.message);
+				   xp_capture_agent_state_name(r.state), r.message);
 	}
 	if (r.capacity != req->capacity || r.offset || r.retained > r.capacity) {
 		xp_error_detail_str(err, "field", "capacity");
@@ -878,9 +878,10 @@ int xp_agent_arm(struct xp_agent_conn *conn, const struct xprobe_agent_req *req,
  * (EVENT_RATE_TOO_HIGH) leaves the connection usable, so only a violation
  * closes it; any error of the groups' end closes it.
  */
-static int sink_end(struct xp_agent_conn *c, const struct xp_agent_sink *s, struct xp_error *err)
+static int sink_end(struct xp_agent_conn *c, const struct xp_capture_agent_sink *s,
+		    struct xp_error *err)
 {
-	int rc = xp_agent_sink_end(s, err);
+	int rc = xp_capture_agent_sink_end(s, err);
 
 	if (rc == -XPROBE_E_TRACE_EXPORT_FAILED || (rc && s->agg))
 		return violation(c, err, rc);
@@ -892,13 +893,13 @@ static int sink_end(struct xp_agent_conn *c, const struct xp_agent_sink *s, stru
  * are asked from the offset already decoded; groups always from 0 (their
  * totals as of this reply).
  */
-static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct xp_agent_sink *s,
+static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct xp_capture_agent_sink *s,
 			struct xprobe_agent_reply *rep, struct xp_error *err)
 {
 	struct xprobe_agent_req req;
 	struct xprobe_agent_reply r;
-	const char *what = xp_agent_op_name(op);
-	bool *in_reply = xp_agent_sink_in_reply(s);
+	const char *what = xp_capture_agent_op_name(op);
+	bool *in_reply = xp_capture_agent_sink_in_reply(s);
 	uint8_t *buf = NULL;
 	int rc;
 
@@ -910,7 +911,7 @@ static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct xp_ag
 		return rc;
 	if (rep)
 		*rep = r;
-	rc = xp_agent_sink_reply(s, &r, err);
+	rc = xp_capture_agent_sink_reply(s, &r, err);
 	if (rc)
 		return violation(c, err, rc);
 	if (r.nchunks) {
@@ -936,7 +937,7 @@ static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct xp_ag
 			rc = violation(c, err, -XPROBE_E_TRACE_EXPORT_FAILED);
 			goto out;
 		}
-		rc = xp_agent_sink_chunk(s, buf, len, err);
+		rc = xp_capture_agent_sink_chunk(s, buf, len, err);
 		if (rc) {
 			rc = violation(c, err, rc);
 			goto out;
@@ -953,18 +954,18 @@ out:
 	return rc;
 }
 
-int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
+int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_capture_agent_dec *dec,
 		      struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	struct xp_agent_sink s = { .rec = dec };
+	struct xp_capture_agent_sink s = { .rec = dec };
 
 	return read_packets(conn, XPROBE_AGENT_OP_SNAPSHOT, &s, rep, err);
 }
 
-int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
+int xp_agent_stop(struct xp_agent_conn *conn, struct xp_capture_agent_dec *dec,
 		  struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	struct xp_agent_sink s = { .rec = dec };
+	struct xp_capture_agent_sink s = { .rec = dec };
 	int rc = read_packets(conn, XPROBE_AGENT_OP_STOP, &s, rep, err);
 
 	if (!rc || rc == -XPROBE_E_EVENT_RATE_TOO_HIGH)
@@ -972,10 +973,10 @@ int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
 	return rc;
 }
 
-int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
+int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_capture_agg_dec *dec,
 			 struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	struct xp_agent_sink s = { .agg = dec };
+	struct xp_capture_agent_sink s = { .agg = dec };
 	int rc = read_packets(conn, XPROBE_AGENT_OP_STOP, &s, rep, err);
 
 	if (!rc)

@@ -102,8 +102,8 @@
 #include "../process/identity.h"
 #include "../selector/selector.h"
 
-struct xp_agent_dec; /* src/capture/decode_agent.h */
-struct xp_agg_dec; /* src/capture/decode_agent_agg.h */
+struct xp_capture_agent_dec; /* src/capture/decode_agent.h */
+struct xp_capture_agg_dec; /* src/capture/decode_agent_agg.h */
 
 /* Default bound of each wait on the socket (header comment, Timeouts). */
 #define XP_AGENT_TIMEOUT_MS 2000
@@ -207,7 +207,7 @@ void xp_agent_req_init(struct xprobe_agent_req *req, enum xprobe_agent_op op);
  * says the capture is armed (state ACTIVE, or LIMIT_REACHED when the
  * capture filled at once).  A status error maps as the header says (a
  * CUDA filter without backend: CUPTI_NOT_AVAILABLE).  @rep (may be NULL)
- * gets the reply; pass it to xp_agent_dec_reply() as the baseline when
+ * gets the reply; pass it to xp_capture_agent_dec_reply() as the baseline when
  * decoding.
  */
 int xp_agent_arm(struct xp_agent_conn *conn, const struct xprobe_agent_req *req,
@@ -215,17 +215,17 @@ int xp_agent_arm(struct xp_agent_conn *conn, const struct xprobe_agent_req *req,
 
 /*
  * SNAPSHOT from @dec's next offset (the records it already holds): the
- * reply header is checked (xp_agent_reply_check, then the decoder's
+ * reply header is checked (xp_capture_agent_reply_check, then the decoder's
  * continuity checks: offset, constant capacity, monotonic counters), then
  * every record packet is received and fed to @dec (src/capture/
  * decode_agent.h), which appends events to its capture.  The capture goes
  * on.  @rep (may be NULL) gets the reply header.
  */
-int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
+int xp_agent_snapshot(struct xp_agent_conn *conn, struct xp_capture_agent_dec *dec,
 		      struct xprobe_agent_reply *rep, struct xp_error *err);
 
 /* STOP: disarm, then the final records from @dec's offset, as SNAPSHOT. */
-int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
+int xp_agent_stop(struct xp_agent_conn *conn, struct xp_capture_agent_dec *dec,
 		  struct xprobe_agent_reply *rep, struct xp_error *err);
 
 /*
@@ -234,7 +234,7 @@ int xp_agent_stop(struct xp_agent_conn *conn, struct xp_agent_dec *dec,
  * (src/capture/decode_agent_agg.h), which replaces what it held.  Checks
  * and errors as for records.
  */
-int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_agg_dec *dec,
+int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_capture_agg_dec *dec,
 			 struct xprobe_agent_reply *rep, struct xp_error *err);
 
 /*

@@ -182,14 +182,14 @@ static const char *const kind_names[XP_INJECT_THREAD__COUNT] = {
 	[XP_INJECT_THREAD_RUNNING] = "running", [XP_INJECT_THREAD_OTHER] = "other",
 };
 
-const char *xp_inject_thread_kind_name(enum xp_inject_thread_kind k)
+const char *xp_agent_inject_thread_kind_name(enum xp_agent_inject_thread_kind k)
 {
 	return XP_NAME_OF(kind_names, k, "unknown");
 }
 
 /* ---- pure parts ------------------------------------------------------------ */
 
-int xp_inject_parse_syscall(const char *text, int32_t *nr)
+int xp_agent_inject_parse_syscall(const char *text, int32_t *nr)
 {
 	int64_t v;
 	char w[24];
@@ -214,7 +214,7 @@ int xp_inject_parse_syscall(const char *text, int32_t *nr)
 	return 0;
 }
 
-enum xp_inject_thread_kind xp_inject_classify(int32_t nr)
+enum xp_agent_inject_thread_kind xp_agent_inject_classify(int32_t nr)
 {
 	switch (nr) {
 	case -2:
@@ -275,8 +275,9 @@ static bool ids_equal(uint32_t id, const uint32_t t[3])
 	return id == t[0] && id == t[1] && id == t[2];
 }
 
-enum xp_ptrace_verdict xp_inject_ptrace_verdict(const struct xp_ptrace_facts *f,
-						const char **reason, char *msg, size_t size)
+enum xp_agent_ptrace_verdict xp_agent_inject_ptrace_verdict(const struct xp_agent_ptrace_facts *f,
+							    const char **reason, char *msg,
+							    size_t size)
 {
 	bool cap = xp_cap_has(f->cap_eff, XP_CAP_SYS_PTRACE);
 
@@ -474,7 +475,7 @@ static int read_thread_syscall(uint32_t pid, uint32_t tid, int32_t *nr)
 	rc = xp_read_file(path, 4096, &text, NULL);
 	if (rc)
 		return rc;
-	rc = xp_inject_parse_syscall(text, nr);
+	rc = xp_agent_inject_parse_syscall(text, nr);
 	free(text);
 	return rc;
 }
@@ -517,7 +518,7 @@ static bool descends_from_us(uint32_t pid)
 
 struct cand {
 	uint32_t tid;
-	enum xp_inject_thread_kind kind;
+	enum xp_agent_inject_thread_kind kind;
 	int32_t nr;
 	bool suspect; /* blocks a caught signal: may be inside its handler */
 };
@@ -567,12 +568,12 @@ struct inj {
 	uint8_t *scratch_orig; /* the scratch's bytes before we wrote it */
 	size_t scratch_len;
 	bool scratch_dirty; /* written, not yet put back */
-	struct xp_inject_block block; /* as last read back */
+	struct xp_agent_inject_block block; /* as last read back */
 	uint64_t t_interrupt;
 	uint32_t signal_at; /* test builds: XPROBE_TEST_INJECT_SIGNAL_AT */
 	int signal_sig, signal_count;
 	/* results */
-	struct xp_inject_result *out;
+	struct xp_agent_inject_result *out;
 	struct xp_error *err;
 	int rc;
 	char why[512]; /* a failure's words, for err (filled by the tracer thread) */
@@ -812,7 +813,7 @@ static int restore_state(struct inj *x)
 	if (x->regs_saved) {
 		struct user_regs_struct r;
 
-		xp_inject_restart_regs(&x->saved, &r);
+		xp_agent_inject_restart_regs(&x->saved, &r);
 		r.orig_rax = (unsigned long long)-1;
 		if (tptrace(x, PTRACE_SETREGS, x->tid, 0, &r) < 0 && !rc)
 			rc = -errno;
@@ -1001,7 +1002,7 @@ static int finish_sigreturn(struct inj *x, const char *what)
 			break;
 	}
 	x->stopped = true;
-	xp_inject_restart_regs(&x->saved, &want);
+	xp_agent_inject_restart_regs(&x->saved, &want);
 	if (WSTOPSIG(status) == SYSCALL_STOP && tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) == 0 &&
 	    now.rip == want.rip && now.rsp == want.rsp) {
 		x->own_state = true;
@@ -1105,8 +1106,8 @@ static size_t fpstate_len(const struct inj *x)
 static size_t scratch_need(const struct inj *x)
 {
 	return strlen(x->path) + 1 + sizeof(START_SYMBOL) + sizeof(LAST_ERROR_SYMBOL) + 16 +
-	       sizeof(struct xp_inject_block) +
-	       16 + fpstate_len(x) + XP_SIGFRAME_FPSTATE_ALIGN + XP_SIGFRAME_SIZE + 32;
+	       sizeof(struct xp_agent_inject_block) + 16 + fpstate_len(x) +
+	       XP_SIGFRAME_FPSTATE_ALIGN + XP_SIGFRAME_SIZE + 32;
 }
 
 enum fit { FIT = 0, BUSY, UNFIT };
@@ -1116,7 +1117,7 @@ enum fit { FIT = 0, BUSY, UNFIT };
  * hold the scratch and the calls, a thread not in a syscall must not be
  * inside libc or an rseq section.
  */
-static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *nr)
+static enum fit judge(struct inj *x, enum xp_agent_inject_thread_kind *kind, int32_t *nr)
 {
 	const struct user_regs_struct *r = &x->saved;
 	const struct xp_map_entry *m;
@@ -1137,7 +1138,7 @@ static enum fit judge(struct inj *x, enum xp_inject_thread_kind *kind, int32_t *
 	    (ax == -ERESTARTSYS_ || ax == -ERESTARTNOINTR_ || ax == -ERESTARTNOHAND_ ||
 	     ax == -ERESTART_RESTARTBLOCK_ || ax == -EINTR)) {
 		*nr = (int32_t)r->orig_rax;
-		*kind = xp_inject_classify(*nr);
+		*kind = xp_agent_inject_classify(*nr);
 	} else {
 		*nr = -1;
 		*kind = XP_INJECT_THREAD_RUNNING;
@@ -1171,8 +1172,8 @@ static int write_scratch(struct inj *x)
 	size_t plen = strlen(x->path) + 1, slen = sizeof(START_SYMBOL),
 	       elen = sizeof(LAST_ERROR_SYMBOL), len;
 	uint64_t top = x->saved.rsp - RED_ZONE - STACK_SLACK;
-	struct xp_sigframe_in in = { 0 };
-	struct xp_inject_block *b = &x->block;
+	struct xp_agent_sigframe_in in = { 0 };
+	struct xp_agent_inject_block *b = &x->block;
 	uint8_t *buf;
 	int rc;
 
@@ -1202,7 +1203,7 @@ static int write_scratch(struct inj *x)
 	in.sigmask = x->sigmask;
 	in.frame_addr = x->frame_addr;
 	in.fpstate_addr = x->fp_addr;
-	rc = xp_inject_sigframe(&in, buf, buf + (x->fp_addr - x->frame_addr));
+	rc = xp_agent_inject_sigframe(&in, buf, buf + (x->fp_addr - x->frame_addr));
 	if (rc)
 		goto out;
 	memcpy(buf, &x->fn.sigreturn, sizeof(x->fn.sigreturn)); /* pretcode */
@@ -1292,8 +1293,8 @@ static int map_stub(struct inj *x)
 			    "the target could not map a page for the call at 0x%llx",
 			    (unsigned long long)x->page);
 	x->page_mapped = true;
-	if (pwrite(x->memfd, xp_inject_stub_code, xp_inject_stub_len, (off_t)x->page) !=
-	    (ssize_t)xp_inject_stub_len)
+	if (pwrite(x->memfd, xp_agent_inject_stub_code, xp_agent_inject_stub_len, (off_t)x->page) !=
+	    (ssize_t)xp_agent_inject_stub_len)
 		return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "target_memory",
 			    "writing the call's code into the target (/proc/%d/mem): %s", x->pid,
 			    strerror(errno));
@@ -1383,7 +1384,7 @@ static int unpark(struct inj *x, const char *what)
 		if (tptrace(x, PTRACE_GETREGS, x->tid, 0, &now) < 0)
 			return fail(x, XPROBE_E_CUPTI_AGENT_NOT_LOADED, "registers",
 				    "ptrace(GETREGS) after %s: %s", what, strerror(errno));
-		if (now.rip >= x->page && now.rip < x->page + xp_inject_stub_len)
+		if (now.rip >= x->page && now.rip < x->page + xp_agent_inject_stub_len)
 			break;
 		if (now.rsp >= x->frame_addr || tries >= 20) {
 			x->own_state = true; /* restored: its registers and its stack */
@@ -1399,11 +1400,11 @@ static int unpark(struct inj *x, const char *what)
 		nanosleep(&(struct timespec){ 0, 100000 }, NULL);
 	}
 	r = now;
-	r.rip = x->page + xp_inject_stub_park_end_off;
+	r.rip = x->page + xp_agent_inject_stub_park_end_off;
 	r.rbx = x->block_addr;
 	r.rsp = x->frame_addr + 8;
 	r.orig_rax = (unsigned long long)-1; /* a nanosleep of the park is not restarted */
-	rc = run_call(x, what, &r, x->page + xp_inject_stub_sigreturn_off);
+	rc = run_call(x, what, &r, x->page + xp_agent_inject_stub_sigreturn_off);
 	if (rc)
 		return rc;
 	return finish_sigreturn(x, what);
@@ -1441,7 +1442,7 @@ static int run_stub(struct inj *x)
 /* What the stub's block says, as results or a failure. */
 static int stub_results(struct inj *x)
 {
-	const struct xp_inject_block *b = &x->block;
+	const struct xp_agent_inject_block *b = &x->block;
 	char dlerr[DLERROR_MAX];
 
 	if (b->step != XP_STUB_STEP_DONE)
@@ -1514,7 +1515,7 @@ static int run_calls(struct inj *x)
 /* Seize, stop, judge, call, restore, detach: one thread. 0, 1 (try another), <0. */
 static int try_thread(struct inj *x, const struct cand *c)
 {
-	enum xp_inject_thread_kind kind = c->kind;
+	enum xp_agent_inject_thread_kind kind = c->kind;
 	int32_t nr = c->nr;
 	unsigned busy;
 	int rc, rrc;
@@ -2017,7 +2018,7 @@ static int resolve_fns(struct inj *x, const struct stat *agent)
 
 static int check_ptrace(struct inj *x, const struct task_status *ts)
 {
-	struct xp_ptrace_facts f = { 0 };
+	struct xp_agent_ptrace_facts f = { 0 };
 	struct stat ps;
 	char path[64], msg[512];
 	const char *reason;
@@ -2038,7 +2039,7 @@ static int check_ptrace(struct inj *x, const struct task_status *ts)
 	f.yama_scope = yama_scope();
 	f.descendant = descends_from_us(x->t->pid);
 	f.tracer_pid = ts->tracer_pid;
-	if (xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED) {
+	if (xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED) {
 		if (f.yama_scope >= 0)
 			xp_error_detail_i64(x->err, "ptrace_scope", f.yama_scope);
 		xp_error_hint(
@@ -2133,7 +2134,7 @@ static int list_candidates(struct inj *x, uint32_t forced, const struct task_sta
 		c->tid = tids[i];
 		if (read_thread_syscall(x->t->pid, tids[i], &c->nr))
 			c->nr = -1;
-		c->kind = xp_inject_classify(c->nr);
+		c->kind = xp_agent_inject_classify(c->nr);
 		c->suspect = (st.sigblk & proc->sigcgt) != 0;
 		x->ncands++;
 	}
@@ -2239,8 +2240,8 @@ static void signal_hook(struct inj *x)
 	x->signal_count = (int)n[2];
 }
 
-int xp_inject_agent(const struct xp_target *t, const char *agent_path,
-		    const struct xp_inject_opts *opts, struct xp_inject_result *out,
+int xp_agent_inject(const struct xp_target *t, const char *agent_path,
+		    const struct xp_agent_inject_opts *opts, struct xp_agent_inject_result *out,
 		    struct xp_error *errp)
 {
 	struct xp_error err_local = { 0 }, *err = &err_local; /* errp gets it on failure only */

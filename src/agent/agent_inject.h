@@ -48,12 +48,12 @@
 #include "../model/error_record.h"
 #include "../process/identity.h"
 
-/* Defaults of struct xp_inject_opts. */
+/* Defaults of struct xp_agent_inject_opts. */
 #define XP_INJECT_STOP_TIMEOUT_MS 1000u /* each wait for the thread to stop */
 #define XP_INJECT_CALL_TIMEOUT_MS 5000u /* each remote call */
 
 /* What a caller may choose; a NULL opts or zero fields mean the defaults. */
-struct xp_inject_opts {
+struct xp_agent_inject_opts {
 	uint32_t tid; /* the thread to use (a thread of the target); 0: choose */
 	uint32_t stop_timeout_ms;
 	uint32_t call_timeout_ms;
@@ -67,7 +67,7 @@ struct xp_inject_opts {
 };
 
 /* What the thread chosen was doing when it was stopped. */
-enum xp_inject_thread_kind {
+enum xp_agent_inject_thread_kind {
 	XP_INJECT_THREAD_WAITING = 0, /* blocked in a restartable waiting syscall */
 	XP_INJECT_THREAD_SYSCALL, /* blocked in another syscall */
 	XP_INJECT_THREAD_EINTR, /* in a syscall that reports EINTR after any stop */
@@ -76,9 +76,9 @@ enum xp_inject_thread_kind {
 	XP_INJECT_THREAD_OTHER, /* blocked outside a syscall (page fault, ...) */
 	XP_INJECT_THREAD__COUNT
 };
-const char *xp_inject_thread_kind_name(enum xp_inject_thread_kind k);
+const char *xp_agent_inject_thread_kind_name(enum xp_agent_inject_thread_kind k);
 
-struct xp_inject_result {
+struct xp_agent_inject_result {
 	bool injected; /* this call dlopen'ed the Agent; false: it was mapped, only started */
 	int32_t start_status; /* xprobe_agent_start's return in the target (0 = served) */
 	char start_error[512]; /* its xprobe_last_error() when it failed, else "" */
@@ -88,14 +88,14 @@ struct xp_inject_result {
 	uint64_t handle; /* dlopen's handle in the target; 0 when not dlopen'ed */
 	uint64_t start_address; /* xprobe_agent_start in the target */
 	uint32_t tid; /* the thread that ran the calls */
-	enum xp_inject_thread_kind thread_kind;
+	enum xp_agent_inject_thread_kind thread_kind;
 	int32_t syscall_nr; /* the syscall it was stopped in, -1 none */
 	uint32_t threads_tried; /* threads stopped before one was fit (>= 1) */
 	uint32_t remote_calls; /* times the thread was sent into a call (mmap, the stub, munmap) */
 	uint32_t requests; /* ptrace requests made */
 	uint32_t steps; /* those and the looks at the running stub (tests) */
 	uint64_t scratch_bytes; /* stack borrowed below the red zone and its slack */
-	uint64_t total_ns; /* xp_inject_agent from entry to return */
+	uint64_t total_ns; /* xp_agent_inject from entry to return */
 	uint64_t stopped_ns; /* PTRACE_INTERRUPT to PTRACE_DETACH of the thread used
 				(summed over threads tried): how long it stood still */
 	uint64_t call_ns; /* of which inside remote calls */
@@ -118,8 +118,8 @@ struct xp_inject_result {
  *     returned an error (details.start_status).
  * @out->stopped_ns is filled on failure too.
  */
-int xp_inject_agent(const struct xp_target *t, const char *agent_path,
-		    const struct xp_inject_opts *opts, struct xp_inject_result *out,
+int xp_agent_inject(const struct xp_target *t, const char *agent_path,
+		    const struct xp_agent_inject_opts *opts, struct xp_agent_inject_result *out,
 		    struct xp_error *err);
 
 /* ---- pure parts, exposed for tests ---------------------------------------- */
@@ -129,12 +129,12 @@ int xp_inject_agent(const struct xp_target *t, const char *agent_path,
  * in a syscall) or "<nr> <6 args> <sp> <pc>".  Returns 0 with *nr (-1 for
  * blocked outside a syscall, -2 for running), -EINVAL when malformed.
  */
-int xp_inject_parse_syscall(const char *text, int32_t *nr);
+int xp_agent_inject_parse_syscall(const char *text, int32_t *nr);
 /* The kind of a thread in syscall @nr (-2 running, -1 not in a syscall). */
-enum xp_inject_thread_kind xp_inject_classify(int32_t nr);
+enum xp_agent_inject_thread_kind xp_agent_inject_classify(int32_t nr);
 
 /* What decides whether we may ptrace the target. */
-struct xp_ptrace_facts {
+struct xp_agent_ptrace_facts {
 	uint32_t uid, gid; /* ours (real: ptrace attach checks real ids) */
 	uint64_t cap_eff; /* ours */
 	uint32_t tuid[3], tgid[3]; /* the target's real, effective, saved */
@@ -144,7 +144,7 @@ struct xp_ptrace_facts {
 	uint32_t tracer_pid; /* the target thread's TracerPid, 0 none */
 };
 
-enum xp_ptrace_verdict {
+enum xp_agent_ptrace_verdict {
 	XP_PTRACE_ALLOWED = 0,
 	XP_PTRACE_DENIED, /* certain (short of an LSM saying yes) */
 	XP_PTRACE_UNSURE, /* may be refused (Yama 1: PR_SET_PTRACER exceptions) */
@@ -154,7 +154,8 @@ enum xp_ptrace_verdict {
  * Judge @f; *reason gets a stable word (uid, ptrace_scope, capability,
  * not_dumpable, already_traced; "" when allowed) and @msg a sentence.
  */
-enum xp_ptrace_verdict xp_inject_ptrace_verdict(const struct xp_ptrace_facts *f,
-						const char **reason, char *msg, size_t size);
+enum xp_agent_ptrace_verdict xp_agent_inject_ptrace_verdict(const struct xp_agent_ptrace_facts *f,
+							    const char **reason, char *msg,
+							    size_t size);
 
 #endif /* XP_COLLECT_AGENT_INJECT_H */

@@ -23,33 +23,33 @@
 
 #if defined(__x86_64__)
 /* The offsets the stub uses are the block's. */
-_Static_assert(offsetof(struct xp_inject_block, errno_location) == 0, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, dlopen) == 8, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, dlsym) == 16, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, dlerror) == 24, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, start) == 32, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, path) == 40, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, symbol) == 48, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, flags) == 56, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, handle) == 64, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, dlerror_text) == 72, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, status) == 80, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, step) == 88, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, errno_addr) == 96, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, errno_value) == 104, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, park_sec) == 112, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, park_nsec) == 120, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, park_rounds) == 128, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, last_error) == 136, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, last_error_text) == 144, "stub offsets");
-_Static_assert(offsetof(struct xp_inject_block, last_error_symbol) == 152, "stub offsets");
-_Static_assert(sizeof(struct xp_inject_block) == 160, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, errno_location) == 0, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, dlopen) == 8, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, dlsym) == 16, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, dlerror) == 24, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, start) == 32, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, path) == 40, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, symbol) == 48, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, flags) == 56, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, handle) == 64, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, dlerror_text) == 72, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, status) == 80, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, step) == 88, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, errno_addr) == 96, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, errno_value) == 104, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, park_sec) == 112, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, park_nsec) == 120, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, park_rounds) == 128, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, last_error) == 136, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, last_error_text) == 144, "stub offsets");
+_Static_assert(offsetof(struct xp_agent_inject_block, last_error_symbol) == 152, "stub offsets");
+_Static_assert(sizeof(struct xp_agent_inject_block) == 160, "stub offsets");
 
 __asm__(".pushsection .rodata\n"
 	".balign 16\n"
-	".globl xp_inject_stub_code\n"
-	".hidden xp_inject_stub_code\n"
-	"xp_inject_stub_code:\n"
+	".globl xp_agent_inject_stub_code\n"
+	".hidden xp_agent_inject_stub_code\n"
+	"xp_agent_inject_stub_code:\n"
 	"	call *0(%rbx)\n" /* __errno_location() */
 	"	mov %rax, 96(%rbx)\n"
 	"	movslq (%rax), %rcx\n"
@@ -113,24 +113,24 @@ __asm__(".pushsection .rodata\n"
 	"	ud2\n" /* rt_sigreturn does not return here */
 	"xp_inject_stub_end:\n"
 	".balign 8\n"
-	".globl xp_inject_stub_len\n"
-	".hidden xp_inject_stub_len\n"
-	"xp_inject_stub_len:\n"
-	"	.quad xp_inject_stub_end - xp_inject_stub_code\n"
-	".globl xp_inject_stub_park_end_off\n"
-	".hidden xp_inject_stub_park_end_off\n"
-	"xp_inject_stub_park_end_off:\n"
-	"	.quad xp_inject_stub_sigreturn_insn - xp_inject_stub_code\n"
-	".globl xp_inject_stub_sigreturn_off\n"
-	".hidden xp_inject_stub_sigreturn_off\n"
-	"xp_inject_stub_sigreturn_off:\n"
-	"	.quad xp_inject_stub_after_sigreturn - xp_inject_stub_code\n"
+	".globl xp_agent_inject_stub_len\n"
+	".hidden xp_agent_inject_stub_len\n"
+	"xp_agent_inject_stub_len:\n"
+	"	.quad xp_inject_stub_end - xp_agent_inject_stub_code\n"
+	".globl xp_agent_inject_stub_park_end_off\n"
+	".hidden xp_agent_inject_stub_park_end_off\n"
+	"xp_agent_inject_stub_park_end_off:\n"
+	"	.quad xp_inject_stub_sigreturn_insn - xp_agent_inject_stub_code\n"
+	".globl xp_agent_inject_stub_sigreturn_off\n"
+	".hidden xp_agent_inject_stub_sigreturn_off\n"
+	"xp_agent_inject_stub_sigreturn_off:\n"
+	"	.quad xp_inject_stub_after_sigreturn - xp_agent_inject_stub_code\n"
 	".popsection\n");
 #else
-const uint8_t xp_inject_stub_code[1];
-const size_t xp_inject_stub_len;
-const size_t xp_inject_stub_sigreturn_off;
-const size_t xp_inject_stub_park_end_off;
+const uint8_t xp_agent_inject_stub_code[1];
+const size_t xp_agent_inject_stub_len;
+const size_t xp_agent_inject_stub_sigreturn_off;
+const size_t xp_agent_inject_stub_park_end_off;
 #endif
 
 /* ---- the frame ----------------------------------------------------------------- */
@@ -182,7 +182,7 @@ _Static_assert(sizeof(struct rt_frame64) == XP_SIGFRAME_SIZE, "rt_sigframe layou
 #define ERESTARTNOHAND_ 514
 #define ERESTART_RESTARTBLOCK_ 516
 
-void xp_inject_restart_regs(const struct user_regs_struct *r, struct user_regs_struct *out)
+void xp_agent_inject_restart_regs(const struct user_regs_struct *r, struct user_regs_struct *out)
 {
 	int64_t ax = (int64_t)r->rax;
 
@@ -196,7 +196,7 @@ void xp_inject_restart_regs(const struct user_regs_struct *r, struct user_regs_s
 	}
 }
 
-size_t xp_inject_fpstate_len(const struct xp_sigframe_in *in)
+size_t xp_agent_inject_fpstate_len(const struct xp_agent_sigframe_in *in)
 {
 	return in->xsave ? in->xstate_len + 4 : FXSAVE_SIZE;
 }
@@ -220,7 +220,7 @@ static void fx_sw_bytes(uint8_t *fp, size_t xlen)
 	memcpy(fp + xlen, &magic2, 4);
 }
 
-int xp_inject_sigframe(const struct xp_sigframe_in *in, uint8_t *frame, uint8_t *fp)
+int xp_agent_inject_sigframe(const struct xp_agent_sigframe_in *in, uint8_t *frame, uint8_t *fp)
 {
 	struct user_regs_struct r;
 	struct rt_frame64 f;
@@ -231,7 +231,7 @@ int xp_inject_sigframe(const struct xp_sigframe_in *in, uint8_t *frame, uint8_t 
 	if (in->xsave ? in->xstate_len < FXSAVE_SIZE + XSAVE_HDR_SIZE :
 			in->xstate_len < FXSAVE_SIZE)
 		return -EINVAL;
-	xp_inject_restart_regs(&in->regs, &r);
+	xp_agent_inject_restart_regs(&in->regs, &r);
 	memset(&f, 0, sizeof(f));
 	f.uc.uc_flags = UC_SIGCONTEXT_SS_ | UC_STRICT_RESTORE_SS_ | (in->xsave ? UC_FP_XSTATE_ : 0);
 	f.uc.ss_flags = SS_FLAGS_INVALID;

@@ -29,7 +29,7 @@
  * filled by the injector, results written by the stub.  Offsets are
  * the stub's (agent_inject_stub.c); a static assertion keeps them equal.
  */
-struct xp_inject_block {
+struct xp_agent_inject_block {
 	uint64_t errno_location; /* __errno_location */
 	uint64_t dlopen; /* 0: the Agent is mapped already, only start */
 	uint64_t dlsym;
@@ -67,17 +67,17 @@ enum {
 };
 
 /*
- * The stub's bytes: [xp_inject_stub_code, +xp_inject_stub_len).  It is
+ * The stub's bytes: [xp_agent_inject_stub_code, +xp_agent_inject_stub_len).  It is
  * entered with rbx = the block, rsp = the frame + 8 (16-byte aligned).
  * After the calls it writes step DONE and parks; the rt_sigreturn that
- * ends it starts at offset xp_inject_stub_park_end_off (rbx and rsp as
+ * ends it starts at offset xp_agent_inject_stub_park_end_off (rbx and rsp as
  * at entry, so an injector may send the thread there from the park) and
- * rip at that syscall's entry stop is code + xp_inject_stub_sigreturn_off.
+ * rip at that syscall's entry stop is code + xp_agent_inject_stub_sigreturn_off.
  */
-extern const uint8_t xp_inject_stub_code[];
-extern const size_t xp_inject_stub_len;
-extern const size_t xp_inject_stub_park_end_off;
-extern const size_t xp_inject_stub_sigreturn_off;
+extern const uint8_t xp_agent_inject_stub_code[];
+extern const size_t xp_agent_inject_stub_len;
+extern const size_t xp_agent_inject_stub_park_end_off;
+extern const size_t xp_agent_inject_stub_sigreturn_off;
 
 /* The sigreturn gadget the first and last calls return to: libc's
  * __restore_rt, "mov $15, %rax; syscall" (glibc and musl alike). */
@@ -97,7 +97,7 @@ extern const size_t xp_inject_stub_sigreturn_off;
  * (standard format) of @xstate_len bytes, or, when @xsave is false, a
  * 512-byte FXSAVE image.
  */
-struct xp_sigframe_in {
+struct xp_agent_sigframe_in {
 	struct user_regs_struct regs;
 	const uint8_t *xstate;
 	size_t xstate_len;
@@ -116,7 +116,7 @@ struct xp_sigframe_in {
  * rt_sigreturn resets the restart block, so restart_syscall would answer
  * EINTR).  Anything else is kept as it is.
  */
-void xp_inject_restart_regs(const struct user_regs_struct *r, struct user_regs_struct *out);
+void xp_agent_inject_restart_regs(const struct user_regs_struct *r, struct user_regs_struct *out);
 
 /*
  * Fill @frame (XP_SIGFRAME_SIZE bytes) and @fp (fpstate_len(@in) bytes)
@@ -126,8 +126,8 @@ void xp_inject_restart_regs(const struct user_regs_struct *r, struct user_regs_s
  * it is.  Returns 0 or -EINVAL (misaligned addresses, a vector image too
  * small).
  */
-int xp_inject_sigframe(const struct xp_sigframe_in *in, uint8_t *frame, uint8_t *fp);
+int xp_agent_inject_sigframe(const struct xp_agent_sigframe_in *in, uint8_t *frame, uint8_t *fp);
 /* Bytes the vector image takes in the frame (the image and MAGIC2). */
-size_t xp_inject_fpstate_len(const struct xp_sigframe_in *in);
+size_t xp_agent_inject_fpstate_len(const struct xp_agent_sigframe_in *in);
 
 #endif /* XP_COLLECT_AGENT_INJECT_STUB_H */

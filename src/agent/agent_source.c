@@ -27,7 +27,7 @@ struct agent_source {
 	struct xp_capture *c;
 	struct xp_agent_conn conn;
 	struct xprobe_agent_req arm;
-	struct xp_agent_dec dec;
+	struct xp_capture_agent_dec dec;
 	bool dec_ready;
 	bool gone; /* the target exited under us */
 	bool nvtx; /* an endpoint is an NVTX range */
@@ -57,7 +57,7 @@ static bool target_gone(struct agent_source *a)
 static void sync_stats(struct agent_source *a, size_t from)
 {
 	struct xp_live_source_stats *st = &a->s.st;
-	const struct xp_agent_stats *d = &a->dec.st;
+	const struct xp_capture_agent_stats *d = &a->dec.st;
 	size_t i;
 
 	if (a->o.end_sel >= 0) {
@@ -126,7 +126,7 @@ static int agent_prepare(struct xp_live_source *s, struct xp_capture *c, struct 
 				&a->arm, err);
 	if (rc)
 		return rc;
-	rc = xp_agent_dec_init(&a->dec, c, a->conn.ns_pid, t->start_time);
+	rc = xp_capture_agent_dec_init(&a->dec, c, a->conn.ns_pid, t->start_time);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	a->dec_ready = true;
@@ -142,7 +142,7 @@ static int agent_arm(struct xp_live_source *s, struct xp_error *err)
 	rc = xp_agent_arm(&a->conn, &a->arm, &rep, err);
 	if (rc)
 		return rc;
-	rc = xp_agent_dec_reply(&a->dec, &rep, err);
+	rc = xp_capture_agent_dec_reply(&a->dec, &rep, err);
 	if (rc)
 		return rc;
 	a->last_ns = xpc_mono_ns();
@@ -202,7 +202,7 @@ static void agent_destroy(struct xp_live_source *s)
 
 	xp_agent_disconnect(&a->conn);
 	if (a->dec_ready)
-		xp_agent_dec_free(&a->dec);
+		xp_capture_agent_dec_free(&a->dec);
 	free(a);
 }
 

@@ -11,39 +11,41 @@
 
 #include "agent_sink.h"
 
-int xp_agent_sink_reply(const struct xp_agent_sink *s, const struct xprobe_agent_reply *rep,
-			struct xp_error *err)
+int xp_capture_agent_sink_reply(const struct xp_capture_agent_sink *s,
+				const struct xprobe_agent_reply *rep, struct xp_error *err)
 {
-	return s->rec ? xp_agent_dec_reply(s->rec, rep, err) : xp_agg_dec_reply(s->agg, rep, err);
+	return s->rec ? xp_capture_agent_dec_reply(s->rec, rep, err) :
+			xp_capture_agg_dec_reply(s->agg, rep, err);
 }
 
-int xp_agent_sink_chunk(const struct xp_agent_sink *s, const void *buf, size_t len,
-			struct xp_error *err)
+int xp_capture_agent_sink_chunk(const struct xp_capture_agent_sink *s, const void *buf, size_t len,
+				struct xp_error *err)
 {
-	return s->rec ? xp_agent_dec_chunk(s->rec, buf, len, err) :
-			xp_agg_dec_chunk(s->agg, buf, len, err);
+	return s->rec ? xp_capture_agent_dec_chunk(s->rec, buf, len, err) :
+			xp_capture_agg_dec_chunk(s->agg, buf, len, err);
 }
 
-int xp_agent_sink_end(const struct xp_agent_sink *s, struct xp_error *err)
+int xp_capture_agent_sink_end(const struct xp_capture_agent_sink *s, struct xp_error *err)
 {
-	return s->rec ? xp_agent_dec_end(s->rec, err) : xp_agg_dec_end(s->agg, err);
+	return s->rec ? xp_capture_agent_dec_end(s->rec, err) : xp_capture_agg_dec_end(s->agg, err);
 }
 
-bool *xp_agent_sink_in_reply(const struct xp_agent_sink *s)
+bool *xp_capture_agent_sink_in_reply(const struct xp_capture_agent_sink *s)
 {
 	return s->rec ? &s->rec->in_reply : &s->agg->in_reply;
 }
 
 /* A broken buffer: the decoder's own TRACE_EXPORT_FAILED. */
 static int __attribute__((format(printf, 4, 5)))
-bad(const struct xp_agent_sink *s, struct xp_error *err, const char *field, const char *fmt, ...)
+bad(const struct xp_capture_agent_sink *s, struct xp_error *err, const char *field, const char *fmt,
+    ...)
 {
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = s->rec ? xp_agent_dec_vbad(s->rec, err, field, fmt, ap) :
-		      xp_agg_dec_vbad(s->agg, err, field, fmt, ap);
+	rc = s->rec ? xp_capture_agent_dec_vbad(s->rec, err, field, fmt, ap) :
+		      xp_capture_agg_dec_vbad(s->agg, err, field, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -53,8 +55,8 @@ static bool has_packets(uint32_t op)
 	return op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP;
 }
 
-int xp_agent_sink_buf(const struct xp_agent_sink *s, const void *buf, size_t len,
-		      struct xp_error *err)
+int xp_capture_agent_sink_buf(const struct xp_capture_agent_sink *s, const void *buf, size_t len,
+			      struct xp_error *err)
 {
 	const uint8_t *p = buf;
 	size_t off = 0;
@@ -71,13 +73,13 @@ int xp_agent_sink_buf(const struct xp_agent_sink *s, const void *buf, size_t len
 		memcpy(&rep, p + off, sizeof(rep));
 		if (rep.op != XPROBE_AGENT_OP_ARM && !has_packets(rep.op))
 			return bad(s, err, "op", "op %" PRIu32 " in a capture", rep.op);
-		rc = xp_agent_reply_check(&rep, sizeof(rep), rep.op, err);
+		rc = xp_capture_agent_reply_check(&rep, sizeof(rep), rep.op, err);
 		if (rc)
 			return rc;
 		if (rep.status)
 			return bad(s, err, "status", "the %s reply failed with status %" PRId32,
-				   xp_agent_op_name(rep.op), rep.status);
-		rc = xp_agent_sink_reply(s, &rep, err);
+				   xp_capture_agent_op_name(rep.op), rep.status);
+		rc = xp_capture_agent_sink_reply(s, &rep, err);
 		if (rc)
 			return rc;
 		off += sizeof(rep);
@@ -93,12 +95,12 @@ int xp_agent_sink_buf(const struct xp_agent_sink *s, const void *buf, size_t len
 				return bad(s, err, "bytes",
 					   "packet %u of %" PRIu32 " bytes is cut at %zu", i, n,
 					   len - off);
-			rc = xp_agent_sink_chunk(s, p + off, n, err);
+			rc = xp_capture_agent_sink_chunk(s, p + off, n, err);
 			if (rc)
 				return rc;
 			off += n;
 		}
-		rc = xp_agent_sink_end(s, err);
+		rc = xp_capture_agent_sink_end(s, err);
 		if (rc)
 			return rc;
 	}

@@ -48,23 +48,23 @@ static const char *const stop_names[] = {
 	[XPROBE_AGENT_STOP_BACKEND_ERROR] = "backend_error",
 };
 
-const char *xp_agent_op_name(uint32_t op)
+const char *xp_capture_agent_op_name(uint32_t op)
 {
 	return XP_NAME_OF(op_names, op, "unknown");
 }
 
-const char *xp_agent_state_name(uint32_t state)
+const char *xp_capture_agent_state_name(uint32_t state)
 {
 	return XP_NAME_OF(state_names, state, "unknown");
 }
 
-const char *xp_agent_stop_reason_name(uint32_t reason)
+const char *xp_capture_agent_stop_reason_name(uint32_t reason)
 {
 	return XP_NAME_OF(stop_names, reason, "unknown");
 }
 
-int xp_agent_vfail(struct xp_error *err, const char *field, const char *hint, const char *where,
-		   const char *fmt, va_list ap)
+int xp_capture_agent_vfail(struct xp_error *err, const char *field, const char *hint,
+			   const char *where, const char *fmt, va_list ap)
 {
 	char why[256];
 
@@ -82,10 +82,11 @@ reply_bad(struct xp_error *err, uint32_t op, const char *field, const char *fmt,
 	va_list ap;
 	int rc;
 
-	snprintf(where, sizeof(where), "the Agent sent a malformed %s reply", xp_agent_op_name(op));
-	xp_error_detail_str(err, "op", xp_agent_op_name(op));
+	snprintf(where, sizeof(where), "the Agent sent a malformed %s reply",
+		 xp_capture_agent_op_name(op));
+	xp_error_detail_str(err, "op", xp_capture_agent_op_name(op));
 	va_start(ap, fmt);
-	rc = xp_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
+	rc = xp_capture_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -95,7 +96,7 @@ static bool has_records(uint32_t op)
 	return op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP;
 }
 
-int xp_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_error *err)
+int xp_capture_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_error *err)
 {
 	struct xprobe_agent_reply r;
 	uint64_t min_chunks;
@@ -114,7 +115,7 @@ int xp_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_err
 				 sizeof(r));
 	if (r.op != op)
 		return reply_bad(err, op, "op", "answers op %" PRIu32 " (%s)", r.op,
-				 xp_agent_op_name(r.op));
+				 xp_capture_agent_op_name(r.op));
 	if (r.status > 0 || r.status <= -XPROBE_E__LAST)
 		return reply_bad(err, op, "status", "status %" PRId32 " is no error code",
 				 r.status);
@@ -135,11 +136,11 @@ int xp_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_err
 				 r.arm_ns ? "capacity" : "ARM time");
 	if (r.state == XPROBE_AGENT_ACTIVE && r.stop_reason != XPROBE_AGENT_STOP_NONE)
 		return reply_bad(err, op, "stop_reason", "an active capture with stop reason %s",
-				 xp_agent_stop_reason_name(r.stop_reason));
+				 xp_capture_agent_stop_reason_name(r.stop_reason));
 	if (r.state == XPROBE_AGENT_LIMIT_REACHED &&
 	    r.stop_reason != XPROBE_AGENT_STOP_RECORD_LIMIT)
 		return reply_bad(err, op, "stop_reason", "a full capture with stop reason %s",
-				 xp_agent_stop_reason_name(r.stop_reason));
+				 xp_capture_agent_stop_reason_name(r.stop_reason));
 	if (r.capacity > XPROBE_AGENT_CAPACITY_MAX)
 		return reply_bad(err, op, "capacity", "capacity %" PRIu64 " above %u", r.capacity,
 				 XPROBE_AGENT_CAPACITY_MAX);
@@ -175,8 +176,8 @@ int xp_agent_reply_check(const void *buf, size_t len, uint32_t op, struct xp_err
 
 /* --- the decoder ------------------------------------------------------- */
 
-int xp_agent_dec_vbad(struct xp_agent_dec *d, struct xp_error *err, const char *field,
-		      const char *fmt, va_list ap)
+int xp_capture_agent_dec_vbad(struct xp_capture_agent_dec *d, struct xp_error *err,
+			      const char *field, const char *fmt, va_list ap)
 {
 	char where[64];
 
@@ -184,25 +185,26 @@ int xp_agent_dec_vbad(struct xp_agent_dec *d, struct xp_error *err, const char *
 		 d->pid);
 	xp_error_detail_u64(err, "pid", d->pid);
 	xp_error_detail_u64(err, "record_offset", d->st.records);
-	return xp_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
+	return xp_capture_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
 }
 
 /* A broken stream or sequence: TRACE_EXPORT_FAILED naming @field. */
 static int __attribute__((format(printf, 4, 5)))
-dec_bad(struct xp_agent_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
+dec_bad(struct xp_capture_agent_dec *d, struct xp_error *err, const char *field, const char *fmt,
+	...)
 {
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = xp_agent_dec_vbad(d, err, field, fmt, ap);
+	rc = xp_capture_agent_dec_vbad(d, err, field, fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
 /* record_events.c's failures (out of memory, push level) */
 struct fail_ctx {
-	struct xp_agent_dec *d;
+	struct xp_capture_agent_dec *d;
 	struct xp_error *err;
 };
 
@@ -213,8 +215,8 @@ static int map_fail(void *ctx, const char *what)
 	return dec_bad(f->d, f->err, "records", "%s", what);
 }
 
-int xp_agent_dec_init(struct xp_agent_dec *d, struct xp_capture *c, uint32_t pid,
-		      uint64_t start_time)
+int xp_capture_agent_dec_init(struct xp_capture_agent_dec *d, struct xp_capture *c, uint32_t pid,
+			      uint64_t start_time)
 {
 	memset(d, 0, sizeof(*d));
 	d->c = c;
@@ -227,7 +229,7 @@ int xp_agent_dec_init(struct xp_agent_dec *d, struct xp_capture *c, uint32_t pid
 	return 0;
 }
 
-void xp_agent_dec_free(struct xp_agent_dec *d)
+void xp_capture_agent_dec_free(struct xp_capture_agent_dec *d)
 {
 	if (d->map) {
 		xp_rec_map_free(d->map);
@@ -236,7 +238,8 @@ void xp_agent_dec_free(struct xp_agent_dec *d)
 	d->map = NULL;
 }
 
-void xp_agent_stats_take(struct xp_agent_stats *st, const struct xprobe_agent_reply *rep)
+void xp_capture_agent_stats_take(struct xp_capture_agent_stats *st,
+				 const struct xprobe_agent_reply *rep)
 {
 	st->valid = true;
 	st->features = rep->features;
@@ -250,24 +253,24 @@ void xp_agent_stats_take(struct xp_agent_stats *st, const struct xprobe_agent_re
 	st->unknown = rep->unknown;
 }
 
-int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *rep,
-		       struct xp_error *err)
+int xp_capture_agent_dec_reply(struct xp_capture_agent_dec *d, const struct xprobe_agent_reply *rep,
+			       struct xp_error *err)
 {
-	const struct xp_agent_stats *p = &d->st;
+	const struct xp_capture_agent_stats *p = &d->st;
 	struct xp_capture *c = d->c;
 
 	if (!d->map)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "agent decoder not initialized");
 	if (d->in_reply)
 		return dec_bad(d, err, "op", "a %s reply before the last one's records ended",
-			       xp_agent_op_name(rep->op));
+			       xp_capture_agent_op_name(rep->op));
 	if (rep->status)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "agent decoder given an error reply (status %" PRId32 ")",
 				    rep->status);
 	if (rep->op != XPROBE_AGENT_OP_ARM && !has_records(rep->op))
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "agent decoder given a %s reply",
-				    xp_agent_op_name(rep->op));
+				    xp_capture_agent_op_name(rep->op));
 	if (rep->op == XPROBE_AGENT_OP_ARM && p->valid)
 		return dec_bad(d, err, "op", "a second ARM reply in one capture");
 	if (d->pid && rep->pid != d->pid)
@@ -317,7 +320,7 @@ int xp_agent_dec_reply(struct xp_agent_dec *d, const struct xprobe_agent_reply *
 	c->cupti.record_capacity = rep->capacity;
 	c->cupti.observed_records = rep->observed;
 	c->cupti.dropped_records = rep->dropped;
-	xp_agent_stats_take(&d->st, rep);
+	xp_capture_agent_stats_take(&d->st, rep);
 	if (rep->op == XPROBE_AGENT_OP_ARM)
 		return 0;
 	d->in_reply = true;
@@ -369,7 +372,7 @@ static bool nonzero(const uint8_t *p, size_t from, size_t to)
  * record.h leaves zero for the type zero, a memcpy kind of 0..5, no flag
  * but a kernel's NAME_COMPLETE.
  */
-static int activity_check(struct xp_agent_dec *d, const struct xprobe_record *r,
+static int activity_check(struct xp_capture_agent_dec *d, const struct xprobe_record *r,
 			  struct xp_error *err)
 {
 	const struct xprobe_cuda_activity *a = (const struct xprobe_cuda_activity *)r;
@@ -411,7 +414,8 @@ static int activity_check(struct xp_agent_dec *d, const struct xprobe_record *r,
 }
 
 /* A CUDA API record: a thread, a domain, a correlation id, a name. */
-static int api_check(struct xp_agent_dec *d, const struct xprobe_record *r, struct xp_error *err)
+static int api_check(struct xp_capture_agent_dec *d, const struct xprobe_record *r,
+		     struct xp_error *err)
 {
 	uint32_t domain = (uint32_t)r->a1;
 
@@ -430,7 +434,8 @@ static int api_check(struct xp_agent_dec *d, const struct xprobe_record *r, stru
 }
 
 /* Check one record of @size bytes (copied to @r); 0 or the error. */
-static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, struct xp_error *err)
+static int record_check(struct xp_capture_agent_dec *d, const struct xprobe_record *r,
+			struct xp_error *err)
 {
 	const uint8_t *p = (const uint8_t *)r;
 	int rc;
@@ -480,7 +485,8 @@ static int record_check(struct xp_agent_dec *d, const struct xprobe_record *r, s
 	return 0;
 }
 
-int xp_agent_dec_chunk(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err)
+int xp_capture_agent_dec_chunk(struct xp_capture_agent_dec *d, const void *buf, size_t len,
+			       struct xp_error *err)
 {
 	const uint8_t *p = buf;
 	struct fail_ctx fc = { d, err };
@@ -540,7 +546,7 @@ out:
 }
 
 /* Everything the open reply announced arrived: close it (no bound check). */
-static int reply_close(struct xp_agent_dec *d, struct xp_error *err)
+static int reply_close(struct xp_capture_agent_dec *d, struct xp_error *err)
 {
 	if (d->rec_left || d->bytes_left || d->chunks_left)
 		return dec_bad(d, err, "nchunks",
@@ -551,7 +557,7 @@ static int reply_close(struct xp_agent_dec *d, struct xp_error *err)
 	return 0;
 }
 
-int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err)
+int xp_capture_agent_dec_end(struct xp_capture_agent_dec *d, struct xp_error *err)
 {
 	int rc;
 
@@ -571,11 +577,12 @@ int xp_agent_dec_end(struct xp_agent_dec *d, struct xp_error *err)
 	return 0;
 }
 
-int xp_agent_dec_buf(struct xp_agent_dec *d, const void *buf, size_t len, struct xp_error *err)
+int xp_capture_agent_dec_buf(struct xp_capture_agent_dec *d, const void *buf, size_t len,
+			     struct xp_error *err)
 {
-	struct xp_agent_sink s = { .rec = d };
+	struct xp_capture_agent_sink s = { .rec = d };
 
-	return xp_agent_sink_buf(&s, buf, len, err);
+	return xp_capture_agent_sink_buf(&s, buf, len, err);
 }
 
 /* --- a saved capture file (agent.h's struct xprobe_agent_capfile) ---------- */
@@ -592,13 +599,13 @@ file_bad(struct xp_error *err, const char *field, const char *fmt, ...)
 	int rc;
 
 	va_start(ap, fmt);
-	rc = xp_agent_vfail(err, field, HINT_FILE, "malformed Agent capture file", fmt, ap);
+	rc = xp_capture_agent_vfail(err, field, HINT_FILE, "malformed Agent capture file", fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
-int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile *out,
-			struct xp_error *err)
+int xp_capture_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile *out,
+				struct xp_error *err)
 {
 	struct xprobe_agent_capfile h;
 	const struct xprobe_agent_reply *r = &h.reply;
@@ -631,7 +638,7 @@ int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile
 							h.signal != 0)
 		return file_bad(err, "signal", "signal %" PRIu32 " with flags 0x%" PRIx32, h.signal,
 				h.flags);
-	rc = xp_agent_reply_check(r, sizeof(*r), XPROBE_AGENT_OP_STOP, err);
+	rc = xp_capture_agent_reply_check(r, sizeof(*r), XPROBE_AGENT_OP_STOP, err);
 	if (rc)
 		return rc;
 	if (r->status)
@@ -639,11 +646,11 @@ int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile
 				r->status);
 	if (r->state != XPROBE_AGENT_STOPPED)
 		return file_bad(err, "state", "a capture in state %s (a saved one is stopped)",
-				xp_agent_state_name(r->state));
+				xp_capture_agent_state_name(r->state));
 	if (r->stop_reason != XPROBE_AGENT_STOP_REQUESTED &&
 	    r->stop_reason != XPROBE_AGENT_STOP_RECORD_LIMIT)
 		return file_bad(err, "stop_reason", "a capture stopped for %s",
-				xp_agent_stop_reason_name(r->stop_reason));
+				xp_capture_agent_stop_reason_name(r->stop_reason));
 	if (!r->pid)
 		return file_bad(err, "pid", "no process");
 	if (r->offset || r->nrecords != r->retained)
@@ -671,7 +678,7 @@ int xp_agent_file_check(const void *buf, size_t len, struct xprobe_agent_capfile
  * stream @p: packets are cut before each record that would not fit in
  * XPROBE_AGENT_CHUNK_MAX, as the Agent cuts its replies.  A record whose
  * size is impossible, or that the stream's end cuts, ends the packet where
- * the bound would: xp_agent_dec_chunk then says what is wrong with it.
+ * the bound would: xp_capture_agent_dec_chunk then says what is wrong with it.
  */
 static size_t packet_end(const uint8_t *p, size_t n, size_t start)
 {
@@ -693,8 +700,8 @@ static size_t packet_end(const uint8_t *p, size_t n, size_t start)
 	return off;
 }
 
-int xp_agent_dec_file(struct xp_agent_dec *d, const void *buf, size_t len, bool defer_limit,
-		      struct xp_error *err)
+int xp_capture_agent_dec_file(struct xp_capture_agent_dec *d, const void *buf, size_t len,
+			      bool defer_limit, struct xp_error *err)
 {
 	struct xprobe_agent_capfile h;
 	const uint8_t *p = (const uint8_t *)buf + sizeof(h);
@@ -703,7 +710,7 @@ int xp_agent_dec_file(struct xp_agent_dec *d, const void *buf, size_t len, bool 
 
 	if (!d->map)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "agent decoder not initialized");
-	rc = xp_agent_file_check(buf, len, &h, err);
+	rc = xp_capture_agent_file_check(buf, len, &h, err);
 	if (rc)
 		return rc;
 	if (!d->pid) { /* the file says whose capture it is */
@@ -712,7 +719,7 @@ int xp_agent_dec_file(struct xp_agent_dec *d, const void *buf, size_t len, bool 
 		d->map->pid = d->pid;
 		d->map->start_time = d->start_time;
 	}
-	rc = xp_agent_dec_reply(d, &h.reply, err);
+	rc = xp_capture_agent_dec_reply(d, &h.reply, err);
 	if (rc)
 		return rc;
 	/* the stream, replayed as the STOP reply's packets */
@@ -722,7 +729,7 @@ int xp_agent_dec_file(struct xp_agent_dec *d, const void *buf, size_t len, bool 
 
 		if (xpc_cancel_signo())
 			return xp_error_cancelled(err, "the Agent capture file");
-		rc = xp_agent_dec_chunk(d, p + off, end - off, err);
+		rc = xp_capture_agent_dec_chunk(d, p + off, end - off, err);
 		if (rc)
 			return rc;
 		off = end;

@@ -6,7 +6,7 @@
  * groups are copied into an aligned struct before a field is read, every
  * count is bounded before it sizes anything, and the list only grows to
  * the groups a reply announced (retained <= capacity <=
- * XPROBE_AGENT_CAPACITY_MAX, checked by xp_agent_reply_check).
+ * XPROBE_AGENT_CAPACITY_MAX, checked by xp_capture_agent_reply_check).
  *
  * Invariants after every accepted reply: groups [0, n) each passed the
  * group check, no two share a key, grouped = the sum of their counts <=
@@ -25,37 +25,37 @@
 #define HINT_SKEW "rebuild xprobe and libxprobe from the same release"
 #define GROUP_SIZE sizeof(struct xprobe_agent_group)
 
-int xp_agg_dec_vbad(struct xp_agg_dec *d, struct xp_error *err, const char *field, const char *fmt,
-		    va_list ap)
+int xp_capture_agg_dec_vbad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field,
+			    const char *fmt, va_list ap)
 {
 	char where[80];
 
 	snprintf(where, sizeof(where),
 		 "failed to decode the Agent's aggregate capture of PID %" PRIu32, d->pid);
 	xp_error_detail_u64(err, "pid", d->pid);
-	return xp_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
+	return xp_capture_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
 }
 
 static int __attribute__((format(printf, 4, 5)))
-bad(struct xp_agg_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
+bad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
 {
 	va_list ap;
 	int rc;
 
 	va_start(ap, fmt);
-	rc = xp_agg_dec_vbad(d, err, field, fmt, ap);
+	rc = xp_capture_agg_dec_vbad(d, err, field, fmt, ap);
 	va_end(ap);
 	return rc;
 }
 
-void xp_agg_dec_init(struct xp_agg_dec *d, uint32_t pid, uint64_t start_time)
+void xp_capture_agg_dec_init(struct xp_capture_agg_dec *d, uint32_t pid, uint64_t start_time)
 {
 	memset(d, 0, sizeof(*d));
 	d->pid = pid;
 	d->start_time = start_time;
 }
 
-void xp_agg_dec_free(struct xp_agg_dec *d)
+void xp_capture_agg_dec_free(struct xp_capture_agg_dec *d)
 {
 	free(d->groups);
 	d->groups = NULL;
@@ -67,14 +67,14 @@ static bool has_groups(uint32_t op)
 	return op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP;
 }
 
-int xp_agg_dec_reply(struct xp_agg_dec *d, const struct xprobe_agent_reply *rep,
-		     struct xp_error *err)
+int xp_capture_agg_dec_reply(struct xp_capture_agg_dec *d, const struct xprobe_agent_reply *rep,
+			     struct xp_error *err)
 {
-	const struct xp_agent_stats *p = &d->st;
+	const struct xp_capture_agent_stats *p = &d->st;
 
 	if (d->in_reply)
 		return bad(d, err, "op", "a %s reply before the last one's groups ended",
-			   xp_agent_op_name(rep->op));
+			   xp_capture_agent_op_name(rep->op));
 	if (rep->status)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "aggregate decoder given an error reply (status %" PRId32 ")",
@@ -82,7 +82,7 @@ int xp_agg_dec_reply(struct xp_agg_dec *d, const struct xprobe_agent_reply *rep,
 	if (rep->op != XPROBE_AGENT_OP_ARM && !has_groups(rep->op))
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "aggregate decoder given a %s reply",
-				    xp_agent_op_name(rep->op));
+				    xp_capture_agent_op_name(rep->op));
 	if ((rep->op == XPROBE_AGENT_OP_ARM) == p->valid)
 		return bad(d, err, "op",
 			   p->valid ? "a second ARM reply in one capture" :
@@ -134,7 +134,7 @@ int xp_agg_dec_reply(struct xp_agg_dec *d, const struct xprobe_agent_reply *rep,
 			d->cap = rep->retained;
 		}
 	}
-	xp_agent_stats_take(&d->st, rep);
+	xp_capture_agent_stats_take(&d->st, rep);
 	if (!has_groups(rep->op))
 		return 0;
 	d->in_reply = true;
@@ -160,8 +160,8 @@ static bool nonzero(const char *p, size_t from, size_t to)
 }
 
 /* One group on its own; 0 or the error. */
-static int group_check(struct xp_agg_dec *d, const struct xprobe_agent_group *g, uint64_t idx,
-		       struct xp_error *err)
+static int group_check(struct xp_capture_agg_dec *d, const struct xprobe_agent_group *g,
+		       uint64_t idx, struct xp_error *err)
 {
 	bool kernel = g->kind == XPROBE_AGENT_KIND_KERNEL;
 	unsigned __int128 lo, hi;
@@ -196,7 +196,7 @@ static int group_check(struct xp_agg_dec *d, const struct xprobe_agent_group *g,
 	return 0;
 }
 
-static bool same_key(const struct xp_agg_group *a, const struct xprobe_agent_group *g)
+static bool same_key(const struct xp_capture_agg_group *a, const struct xprobe_agent_group *g)
 {
 	return a->kind == g->kind && a->device == g->device && a->memcpy_kind == g->memcpy_kind &&
 	       a->name_complete == !!(g->flags & XPROBE_RECF_NAME_COMPLETE) &&
@@ -204,7 +204,7 @@ static bool same_key(const struct xp_agg_group *a, const struct xprobe_agent_gro
 }
 
 /* Group @idx sent again: the same key, and it only grew. */
-static int regrown_check(struct xp_agg_dec *d, const struct xp_agg_group *old,
+static int regrown_check(struct xp_capture_agg_dec *d, const struct xp_capture_agg_group *old,
 			 const struct xprobe_agent_group *g, uint64_t idx, struct xp_error *err)
 {
 	if (!same_key(old, g))
@@ -215,7 +215,8 @@ static int regrown_check(struct xp_agg_dec *d, const struct xp_agg_group *old,
 	return 0;
 }
 
-int xp_agg_dec_chunk(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_error *err)
+int xp_capture_agg_dec_chunk(struct xp_capture_agg_dec *d, const void *buf, size_t len,
+			     struct xp_error *err)
 {
 	const uint8_t *p = buf;
 
@@ -228,7 +229,7 @@ int xp_agg_dec_chunk(struct xp_agg_dec *d, const void *buf, size_t len, struct x
 			   len, GROUP_SIZE, XPROBE_AGENT_CHUNK_MAX, d->bytes_left);
 	for (size_t off = 0; off < len; off += GROUP_SIZE) {
 		struct xprobe_agent_group g;
-		struct xp_agg_group *x;
+		struct xp_capture_agg_group *x;
 		uint64_t idx = d->next;
 		int rc;
 
@@ -265,8 +266,8 @@ int xp_agg_dec_chunk(struct xp_agg_dec *d, const void *buf, size_t len, struct x
 
 static int key_cmp(const void *pa, const void *pb)
 {
-	const struct xp_agg_group *a = *(const struct xp_agg_group *const *)pa;
-	const struct xp_agg_group *b = *(const struct xp_agg_group *const *)pb;
+	const struct xp_capture_agg_group *a = *(const struct xp_capture_agg_group *const *)pa;
+	const struct xp_capture_agg_group *b = *(const struct xp_capture_agg_group *const *)pb;
 
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
@@ -281,9 +282,9 @@ static int key_cmp(const void *pa, const void *pb)
 	return memcmp(a->name, b->name, a->name_len);
 }
 
-int xp_agg_dec_end(struct xp_agg_dec *d, struct xp_error *err)
+int xp_capture_agg_dec_end(struct xp_capture_agg_dec *d, struct xp_error *err)
 {
-	const struct xp_agg_group **v;
+	const struct xp_capture_agg_group **v;
 	uint64_t sum = 0;
 	int rc = 0;
 
@@ -323,9 +324,10 @@ int xp_agg_dec_end(struct xp_agg_dec *d, struct xp_error *err)
 	return rc;
 }
 
-int xp_agg_dec_buf(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_error *err)
+int xp_capture_agg_dec_buf(struct xp_capture_agg_dec *d, const void *buf, size_t len,
+			   struct xp_error *err)
 {
-	struct xp_agent_sink s = { .agg = d };
+	struct xp_capture_agent_sink s = { .agg = d };
 
-	return xp_agent_sink_buf(&s, buf, len, err);
+	return xp_capture_agent_sink_buf(&s, buf, len, err);
 }

@@ -15,7 +15,7 @@
  * Checks (every one TRACE_EXPORT_FAILED, not recoverable, details
  * {"field", "pid"}, hint "rebuild xprobe and libxprobe from the same
  * release"):
- *   the header: xp_agent_reply_check (decode_agent.h) first, then for
+ *   the header: xp_capture_agent_reply_check (decode_agent.h) first, then for
  *   SNAPSHOT/STOP: offset <= the groups already held, the groups sent are
  *   exactly [offset, retained) (nrecords == retained - offset), bytes ==
  *   nrecords x 184; across replies: one ARM first, capacity and arm_ns
@@ -47,7 +47,7 @@
 #include "decode_agent.h"
 
 /* One group as the CLI keeps it (a checked struct xprobe_agent_group). */
-struct xp_agg_group {
+struct xp_capture_agg_group {
 	uint64_t count;
 	uint64_t total_ns, min_ns, max_ns;
 	uint64_t bytes; /* memcpy, memset; 0 for kernels */
@@ -59,11 +59,11 @@ struct xp_agg_group {
 	char name[XPROBE_NAME_MAX + 1]; /* NUL-terminated */
 };
 
-struct xp_agg_dec {
+struct xp_capture_agg_dec {
 	uint32_t pid; /* the target as it sees itself (reply.pid) */
 	uint64_t start_time; /* its start time (0: unchecked) */
-	struct xp_agent_stats st; /* the last reply's counters */
-	struct xp_agg_group *groups; /* [0, n): the table as last read */
+	struct xp_capture_agent_stats st; /* the last reply's counters */
+	struct xp_capture_agg_group *groups; /* [0, n): the table as last read */
 	size_t n, cap;
 	uint64_t grouped; /* sum of the groups' counts */
 	/* the reply being received */
@@ -74,31 +74,33 @@ struct xp_agg_dec {
 	uint32_t chunks_left;
 };
 
-void xp_agg_dec_init(struct xp_agg_dec *d, uint32_t pid, uint64_t start_time);
-void xp_agg_dec_free(struct xp_agg_dec *d);
+void xp_capture_agg_dec_init(struct xp_capture_agg_dec *d, uint32_t pid, uint64_t start_time);
+void xp_capture_agg_dec_free(struct xp_capture_agg_dec *d);
 
 /*
- * Accept a reply header (through xp_agent_reply_check, status 0): ARM
+ * Accept a reply header (through xp_capture_agent_reply_check, status 0): ARM
  * (the baseline, nothing follows) or SNAPSHOT/STOP (opens a reply whose
  * group packets follow).  Return 0 or the error (header comment).
  */
-int xp_agg_dec_reply(struct xp_agg_dec *d, const struct xprobe_agent_reply *rep,
-		     struct xp_error *err);
+int xp_capture_agg_dec_reply(struct xp_capture_agg_dec *d, const struct xprobe_agent_reply *rep,
+			     struct xp_error *err);
 /* One group packet of the open reply. */
-int xp_agg_dec_chunk(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_error *err);
+int xp_capture_agg_dec_chunk(struct xp_capture_agg_dec *d, const void *buf, size_t len,
+			     struct xp_error *err);
 /* Close the open reply: everything arrived, no duplicate key, the sum. */
-int xp_agg_dec_end(struct xp_agg_dec *d, struct xp_error *err);
+int xp_capture_agg_dec_end(struct xp_capture_agg_dec *d, struct xp_error *err);
 
-/* A broken stream of @d: xp_agent_vfail with detail pid, "failed to
+/* A broken stream of @d: xp_capture_agent_vfail with detail pid, "failed to
  * decode the Agent's aggregate capture of PID <pid>". */
-int xp_agg_dec_vbad(struct xp_agg_dec *d, struct xp_error *err, const char *field, const char *fmt,
-		    va_list ap);
+int xp_capture_agg_dec_vbad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field,
+			    const char *fmt, va_list ap);
 
 /*
  * Everything at once (fuzz target, tests): replies each followed by their
  * packets, each packet behind its length as a native uint32_t, the
- * layout xp_agent_dec_buf() takes; the first reply must be an ARM.
+ * layout xp_capture_agent_dec_buf() takes; the first reply must be an ARM.
  */
-int xp_agg_dec_buf(struct xp_agg_dec *d, const void *buf, size_t len, struct xp_error *err);
+int xp_capture_agg_dec_buf(struct xp_capture_agg_dec *d, const void *buf, size_t len,
+			   struct xp_error *err);
 
 #endif /* XP_CAPTURE_DECODE_AGENT_AGG_H */

@@ -10,7 +10,7 @@
  *     does not read (an explicit error rather than "unrecognized");
  *   - the 8 bytes "XPAGCAP\0": a saved Agent capture (XPROBE_AGENT_OUTPUT,
  *     include/xprobe/agent.h), read whole by decode_agent.c's
- *     xp_agent_dec_file, the decoder of the control socket;
+ *     xp_capture_agent_dec_file, the decoder of the control socket;
  *   - first non-whitespace byte '{': JSON.  The top-level keys of the first
  *     document decide: a key only a HostCaptureResult has ("events", "ok",
  *     "target", ...) makes the file one host-capture document; the keys of
@@ -374,7 +374,7 @@ static int load_agent(int fd, const char *path, const struct stat *sb, struct xp
 {
 	struct xp_cupti_summary prev = c->cupti;
 	struct xprobe_agent_capfile h;
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	char *buf = NULL;
 	size_t len;
 	int rc;
@@ -390,17 +390,17 @@ static int load_agent(int fd, const char *path, const struct stat *sb, struct xp
 		return format_error(err, path, "out of memory");
 	if (rc)
 		return read_error(err, path, -rc);
-	rc = xp_agent_file_check(buf, len, &h, err);
+	rc = xp_capture_agent_file_check(buf, len, &h, err);
 	if (rc)
 		goto bad;
 	rc = agent_target(c, &h.reply, path, err);
 	if (rc)
 		goto out;
-	if (xp_agent_dec_init(&d, c, h.reply.pid, h.reply.start_time)) {
+	if (xp_capture_agent_dec_init(&d, c, h.reply.pid, h.reply.start_time)) {
 		rc = format_error(err, path, "out of memory");
 		goto out;
 	}
-	rc = xp_agent_dec_file(&d, buf, len, true, err);
+	rc = xp_capture_agent_dec_file(&d, buf, len, true, err);
 	st->observed = d.map->observed;
 	st->over_limit = d.map->full;
 	if (!rc && d.map->full && !(flags & XP_DECODE_DEFER_LIMIT))
@@ -412,7 +412,7 @@ static int load_agent(int fd, const char *path, const struct stat *sb, struct xp
 				  "the Agent sent %llu records this collector cannot decode",
 				  (unsigned long long)(d.st.unknown + d.st.unknown_types));
 	}
-	xp_agent_dec_free(&d);
+	xp_capture_agent_dec_free(&d);
 	if (rc)
 		goto bad;
 	if (prev.present) {

@@ -35,8 +35,8 @@ static int regular(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int xp_agent_library_find(const char *flag, char *buf, size_t size, enum xp_agent_origin *origin,
-			  struct xp_error *err)
+int xp_checks_agent_library(const char *flag, char *buf, size_t size, enum xp_agent_origin *origin,
+			    struct xp_error *err)
 {
 	static const char *const names[] = { XP_AGENT_SONAME, "libxprobe.so" };
 	char exe[PATH_MAX], near[PATH_MAX + 32], canon[PATH_MAX];

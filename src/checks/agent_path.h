@@ -38,7 +38,7 @@ enum xp_agent_origin {
  * with @err saying where it looked and the hint "pass --agent or set
  * XPROBE_CUPTI_AGENT_PATH"; -XPROBE_E_INTERNAL when @size is too small.
  */
-int xp_agent_library_find(const char *flag, char *buf, size_t size,
-			  enum xp_agent_origin *origin, struct xp_error *err);
+int xp_checks_agent_library(const char *flag, char *buf, size_t size, enum xp_agent_origin *origin,
+			    struct xp_error *err);
 
 #endif /* XP_CHECKS_AGENT_PATH_H */

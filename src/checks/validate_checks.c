@@ -43,7 +43,7 @@
 
 #define P(x) (1u << (x))
 
-const char *xp_agent_activation_name(enum xp_agent_activation a)
+const char *xp_checks_activation_name(enum xp_agent_activation a)
 {
 	static const char *const names[] = {
 		[XP_AGENT_NOT_REQUIRED] = "not_required",
@@ -434,8 +434,8 @@ static void agent_library(struct xp_validation *v, const struct xp_validate_opts
 	enum xp_agent_origin origin;
 	struct xp_error lerr = { 0 };
 
-	if (xp_agent_library_find(opts ? opts->agent_path : NULL, v->agent_library,
-				  sizeof(v->agent_library), &origin, &lerr))
+	if (xp_checks_agent_library(opts ? opts->agent_path : NULL, v->agent_library,
+				    sizeof(v->agent_library), &origin, &lerr))
 		v->agent_library[0] = '\0';
 	xp_error_clear(&lerr);
 }

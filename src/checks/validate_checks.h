@@ -47,7 +47,7 @@ enum xp_agent_activation {
 	XP_AGENT_INJECTION_REQUIRED,
 	XP_AGENT_STARTUP_REQUIRED,
 };
-const char *xp_agent_activation_name(enum xp_agent_activation a);
+const char *xp_checks_activation_name(enum xp_agent_activation a);
 
 enum xp_policy_reason {
 	XP_REASON_DETERMINISTIC_KEY = 0, /* "deterministic_correlation_key" */
@@ -123,7 +123,7 @@ struct xp_validate_opts {
 	const char *agent_path;
 	/* the cost of a probe pair on this machine, asked only when a uprobe
 	 * endpoint's instruction is single-stepped (src/live/probe_cost.h:
-	 * xp_probe_cost_estimate); NULL: the warning carries no figure */
+	 * xp_live_probe_cost); NULL: the warning carries no figure */
 	int (*probe_cost)(struct xp_probe_cost *out);
 };
 
@@ -195,7 +195,7 @@ struct xp_syscall_agg_check {
 	struct xp_bpf_probe probe; /* the aggregate path, for real */
 	bool probe_ok;
 	/* the real syscall_agg object loaded (not attached); filled by the
-	 * caller, which can reach src/collect (xp_sa_load_check) */
+	 * caller, which can reach src/collect (xp_inv_sa_load_check) */
 	struct xp_bpf_step object_load;
 	unsigned map_entries; /* inflight map size probed */
 	size_t syscall_names; /* entries of the x86_64 name table */

@@ -124,9 +124,9 @@ static int inventory(const struct xp_cli *cli, const struct xp_target *t, struct
 		}
 		/* beyond the generic probe: the real object, default bounds */
 		c.object_load.tried = true;
-		c.object_load.err = -xp_sa_load_check(XP_DEFAULT_INV_MAX_GROUPS,
-						      XP_DEFAULT_MAX_INFLIGHT, c.object_load.detail,
-						      sizeof(c.object_load.detail));
+		c.object_load.err =
+			-xp_inv_sa_load_check(XP_DEFAULT_INV_MAX_GROUPS, XP_DEFAULT_MAX_INFLIGHT,
+					      c.object_load.detail, sizeof(c.object_load.detail));
 		if (c.object_load.err)
 			xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
 				     c.object_load.detail);
@@ -140,7 +140,7 @@ int cmd_validate(const struct xp_cli *cli)
 {
 	struct xp_validate_opts opts = { .correlator_mask = xp_policy_compatible,
 					 .unsafe_offset = cli->unsafe_offset,
-					 .probe_cost = xp_probe_cost_estimate };
+					 .probe_cost = xp_live_probe_cost };
 	struct xp_selector from, to;
 	struct xp_validation v;
 	struct xp_error err = { 0 };

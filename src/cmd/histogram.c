@@ -88,7 +88,7 @@ static int check_pair(struct hist_req *q, const struct xp_target *t, struct xp_e
 {
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
 				       .unsafe_offset = q->unsafe_offset,
-				       .probe_cost = xp_probe_cost_estimate };
+				       .probe_cost = xp_live_probe_cost };
 
 	return xp_validate_pair(t, &q->from, &q->to, q->policy, &vo, &q->v, err);
 }
@@ -195,7 +195,7 @@ static void on_progress(void *ctx, uint64_t elapsed_ns)
  * NO_EVENTS_IN_TARGET with details.child_pids.  Returns -ENOMEM or 0.
  */
 static int children_warning(const struct xp_target *t, const struct hist_req *q,
-			     const struct xp_lh_result *r, struct xp_warnings *ws)
+			    const struct xp_inv_lh_result *r, struct xp_warnings *ws)
 {
 	const char *file = q->plan.ep[0].kind == XP_LIVE_UPROBE || q->plan.ep[0].kind == XP_LIVE_USDT ?
 				   q->plan.ep[0].binary_path :
@@ -225,24 +225,25 @@ static int children_warning(const struct xp_target *t, const struct hist_req *q,
 
 /* The collector, as the window runs it. */
 struct lh_window {
-	const struct xp_lh_opts *o;
-	struct xp_lh_result *r;
+	const struct xp_inv_lh_opts *o;
+	struct xp_inv_lh_result *r;
 };
 
 static int lh_collect(void *ctx, struct xp_error *err)
 {
 	struct lh_window *w = ctx;
 
-	return xp_lh_collect(w->o, w->r, err);
+	return xp_inv_lh_collect(w->o, w->r, err);
 }
 
 int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 {
 	uint64_t t0 = xpc_mono_ns();
-	struct xp_lh_opts o = { .stop = &xp_inventory_stop, .on_armed = xp_inventory_verify_armed };
+	struct xp_inv_lh_opts o = { .stop = &xp_inventory_stop,
+				    .on_armed = xp_inventory_verify_armed };
 	struct xp_warnings ws = { 0 };
 	struct hist_progress prog;
-	struct xp_lh_result r;
+	struct xp_inv_lh_result r;
 	struct lh_window win = { &o, &r };
 	struct xp_target_ns ns;
 	struct xp_target t;
@@ -333,7 +334,7 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 		}
 		xp_error_clear(&verr);
 	}
-	if (xp_lh_warnings(&r, &ws) || children_warning(&t, &q, &r, &ws)) {
+	if (xp_inv_lh_warnings(&r, &ws) || children_warning(&t, &q, &r, &ws)) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
 	}
@@ -370,7 +371,7 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	}
 out:
 	if (have_r)
-		xp_lh_result_free(&r);
+		xp_inv_lh_result_free(&r);
 	xp_warnings_free(&ws);
 	req_free(&q);
 	xp_target_release(&t);
@@ -408,9 +409,9 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	c.start = &q.plan.ep[0];
 	c.end = &q.plan.ep[1];
 	c.object_load.tried = true;
-	c.object_load.err =
-		-xp_lh_load_check(c.start, c.end, q.policy == XP_POLICY_STACK_NESTED, q.group_by,
-				  c.object_load.detail, sizeof(c.object_load.detail));
+	c.object_load.err = -xp_inv_lh_load_check(
+		c.start, c.end, q.policy == XP_POLICY_STACK_NESTED, q.group_by,
+		c.object_load.detail, sizeof(c.object_load.detail));
 	if (c.object_load.err)
 		xp_issue_add(c.issues, &c.nissues, xp_bpf_step_code(&c.object_load), "%s",
 			     c.object_load.detail);

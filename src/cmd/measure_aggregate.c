@@ -158,10 +158,10 @@ static int selection_check(void *ctx, struct xp_measure_req *req, struct xp_erro
 }
 
 /* The capture ended without a result: the contract's error. */
-static int verdict(const struct xp_measure_req *req, const struct xp_agg_dec *d,
+static int verdict(const struct xp_measure_req *req, const struct xp_capture_agg_dec *d,
 		   struct xp_error *err)
 {
-	const struct xp_agent_stats *st = &d->st;
+	const struct xp_capture_agent_stats *st = &d->st;
 
 	if (st->state == XPROBE_AGENT_LIMIT_REACHED ||
 	    st->stop_reason == XPROBE_AGENT_STOP_RECORD_LIMIT) {

@@ -78,21 +78,21 @@ static int check_hint(void *ctx, const char *hint)
 
 /* The collector, as the window runs it. */
 struct cpu_window {
-	const struct xp_cpu_sample_opts *o;
-	struct xp_cpu_sample_result *r;
+	const struct xp_inv_cpu_sample_opts *o;
+	struct xp_inv_cpu_sample_result *r;
 };
 
 static int cpu_collect(void *ctx, struct xp_error *err)
 {
 	struct cpu_window *w = ctx;
 
-	return xp_cpu_sample_collect(w->o, w->r, err);
+	return xp_inv_cpu_sample_collect(w->o, w->r, err);
 }
 
 int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 {
 	unsigned long g = req->given;
-	struct xp_cpu_sample_opts o = {
+	struct xp_inv_cpu_sample_opts o = {
 		.pid = req->pid,
 		.frequency_hz = g & XP_OPT_FREQUENCY ? req->frequency_hz : XP_DEFAULT_FREQUENCY_HZ,
 		.max_samples = g & XP_OPT_MAX_SAMPLES ? req->max_samples : XP_DEFAULT_MAX_SAMPLES,
@@ -102,9 +102,9 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 		.stop = &xp_inventory_stop,
 	};
 	uint64_t depth = g & XP_OPT_STACK_DEPTH ? req->stack_depth : XP_DEFAULT_STACK_DEPTH;
-	struct xp_cpu_sample_result r;
-	struct xp_cpu_profile p;
-	struct xp_symbolizer sym;
+	struct xp_inv_cpu_sample_result r;
+	struct xp_inv_cpu_profile p;
+	struct xp_inv_symbolizer sym;
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
@@ -125,7 +125,7 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 	rc = xp_inventory_check("--cpu-sample", refused, g, req->duration_ms, err);
 	if (rc)
 		return rc;
-	rc = xp_cpu_sample_limits(&max_rate, &max_stack);
+	rc = xp_inv_cpu_sample_limits(&max_rate, &max_stack);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "cannot read the kernel's perf limits: %s", strerror(-rc));
@@ -155,13 +155,13 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 	if (rc)
 		goto out;
 
-	xp_stack_table_sort(&r.stacks);
-	rc = xp_symbolizer_open(t.pid, ns.ns_pid, &sym, err);
+	xp_inv_stack_table_sort(&r.stacks);
+	rc = xp_inv_symbolizer_open(t.pid, ns.ns_pid, &sym, err);
 	if (rc)
 		goto out;
 	have_sym = true;
 	hc.target = &t;
-	rc = xp_cpu_profile_build(&r, &sym, check_hint, &hc, &p);
+	rc = xp_inv_cpu_profile_build(&r, &sym, check_hint, &hc, &p);
 	if (rc) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
 				  "out of memory building the profile");
@@ -174,8 +174,8 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 		goto out;
 	}
 
-	python_status = xp_cpu_python_status(&sym, &p, python_hint, sizeof(python_hint));
-	rc = xp_cpu_sample_warnings(&r, &p, &sym, python_status, python_hint, &ws);
+	python_status = xp_inv_cpu_python_status(&sym, &p, python_hint, sizeof(python_hint));
+	rc = xp_inv_cpu_sample_warnings(&r, &p, &sym, python_status, python_hint, &ws);
 	if (rc) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
@@ -193,7 +193,7 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 			.sym = &sym,
 			.python_status = python_status,
 			.python_hint = python_hint,
-			.complete = xp_cpu_sample_complete(&r),
+			.complete = xp_inv_cpu_sample_complete(&r),
 			.warnings = &ws,
 		};
 
@@ -201,11 +201,11 @@ int xp_measure_cpu_sample(struct xp_measure_req *req, struct xp_error *err)
 	}
 out:
 	if (have_p)
-		xp_cpu_profile_free(&p, r.stacks.n);
+		xp_inv_cpu_profile_free(&p, r.stacks.n);
 	if (have_sym)
-		xp_symbolizer_close(&sym);
+		xp_inv_symbolizer_close(&sym);
 	if (have_r)
-		xp_cpu_sample_result_free(&r);
+		xp_inv_cpu_sample_result_free(&r);
 	xp_warnings_free(&ws);
 	xp_target_release(&t);
 	return rc;

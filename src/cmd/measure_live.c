@@ -122,7 +122,7 @@ static int validate_first(struct xp_measure_req *req, struct agent_plan *ap, str
 	struct xp_validate_opts vo = { .correlator_mask = xp_policy_compatible,
 				       .unsafe_offset = req->unsafe_offset,
 				       .agent_path = req->agent,
-				       .probe_cost = xp_probe_cost_estimate };
+				       .probe_cost = xp_live_probe_cost };
 	enum xp_policy list[XP_POLICY__COUNT];
 	const char *names[XP_POLICY__COUNT];
 	size_t n, i;
@@ -194,7 +194,7 @@ static bool agent_socket_exists(const struct xp_target *t)
 /*
  * Step 2b: online injection, when validate said injection_required (or
  * the Agent is mapped but serves no socket) for CUDA API / activity
- * endpoints and no --cupti-socket names a socket: xp_inject_agent
+ * endpoints and no --cupti-socket names a socket: xp_agent_inject
  * (src/agent/agent_inject.h) loads and starts the Agent; once its checks
  * have passed, before the target is stopped, stderr says the target is
  * being modified.  The run that loaded it carries CUPTI_AGENT_INJECTED
@@ -227,7 +227,7 @@ static void warn_injecting(void *ctx)
  * when known, agent_path of the fresh load, cupti_path found), and ours
  * (pid, stopped_ns). */
 static int injected_warning(const struct xp_measure_req *req, const struct agent_plan *ap,
-			    const struct xp_inject_result *res, struct xp_warnings *ws)
+			    const struct xp_agent_inject_result *res, struct xp_warnings *ws)
 {
 	struct xpc_buf b = XPC_BUF_INIT;
 	struct xpc_json w;
@@ -306,9 +306,9 @@ static int cuda_reachable(const struct xp_measure_req *req, struct agent_plan *a
 static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp_warnings *ws,
 		    struct xp_live_outcome *out, struct xp_error *err)
 {
-	struct xp_inject_opts io = { 0 };
+	struct xp_agent_inject_opts io = { 0 };
 	struct inject_warning w;
-	struct xp_inject_result res;
+	struct xp_agent_inject_result res;
 	enum xp_agent_origin origin;
 	int rc;
 
@@ -340,8 +340,8 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	if (rc)
 		return rc;
 	if (!ap->library[0]) {
-		rc = xp_agent_library_find(req->agent, ap->library, sizeof(ap->library),
-					   &origin, err);
+		rc = xp_checks_agent_library(req->agent, ap->library, sizeof(ap->library), &origin,
+					     err);
 		if (rc)
 			return rc;
 	}
@@ -351,7 +351,7 @@ static int activate(struct xp_measure_req *req, struct agent_plan *ap, struct xp
 	w.pid = req->target.pid;
 	w.cuda_major = ap->cupti.major;
 	w.cupti_path = ap->cupti.path;
-	rc = xp_inject_agent(&req->target, ap->library, &io, &res, err);
+	rc = xp_agent_inject(&req->target, ap->library, &io, &res, err);
 	if (rc) {
 		xp_error_detail_str(err, "agent_path", ap->library);
 		return rc;

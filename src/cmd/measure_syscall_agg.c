@@ -48,29 +48,30 @@ static const struct xp_inventory_refusal refused[] = {
 
 /* The collector, as the window runs it. */
 struct sa_window {
-	const struct xp_sa_opts *o;
-	struct xp_sa_result *r;
+	const struct xp_inv_sa_opts *o;
+	struct xp_inv_sa_result *r;
 };
 
 static int sa_collect(void *ctx, struct xp_error *err)
 {
 	struct sa_window *w = ctx;
 
-	return xp_sa_collect(w->o, w->r, err);
+	return xp_inv_sa_collect(w->o, w->r, err);
 }
 
 int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *err)
 {
 	unsigned long g = req->given;
-	struct xp_sa_opts o = {
+	struct xp_inv_sa_opts o = {
 		.pid = req->pid,
 		.max_groups = g & XP_OPT_MAX_GROUPS ? req->max_groups : XP_DEFAULT_INV_MAX_GROUPS,
-		.max_inflight = g & XP_OPT_MAX_INFLIGHT ? req->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
+		.max_inflight =
+			g & XP_OPT_MAX_INFLIGHT ? req->max_inflight : XP_DEFAULT_MAX_INFLIGHT,
 		.duration_ms = req->duration_ms,
 		.stop = &xp_inventory_stop,
 		.on_armed = xp_inventory_verify_armed,
 	};
-	struct xp_sa_result r;
+	struct xp_inv_sa_result r;
 	struct xp_warnings ws = { 0 };
 	struct xp_target t;
 	struct xp_target_ns ns;
@@ -106,7 +107,7 @@ int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *er
 	rc = xp_inventory_window_end(rc, &t, "syscall-aggregate", &have_r, err);
 	if (rc)
 		goto out;
-	rc = xp_sa_warnings(&r, &ws);
+	rc = xp_inv_sa_warnings(&r, &ws);
 	if (rc) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
@@ -120,8 +121,8 @@ int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *er
 			.process_start_time = t.start_time,
 			.pid_namespace_filter = o.filter.use_pidns,
 			.result = &r,
-			.complete = xp_sa_complete(&r),
-			.dropped = xp_sa_dropped(&r),
+			.complete = xp_inv_sa_complete(&r),
+			.dropped = xp_inv_sa_dropped(&r),
 			.warnings = &ws,
 		};
 
@@ -129,7 +130,7 @@ int xp_measure_syscall_aggregate(struct xp_measure_req *req, struct xp_error *er
 	}
 out:
 	if (have_r)
-		xp_sa_result_free(&r);
+		xp_inv_sa_result_free(&r);
 	xp_warnings_free(&ws);
 	xp_target_release(&t);
 	return rc;

@@ -43,7 +43,7 @@
 #define XP_CPU_RING_MAX_PAGES 256 /* per thread, data pages */
 #define XP_CPU_SCRATCH 65536 /* perf_event_header.size is a u16 */
 
-const char *xp_cpu_stop_reason_name(enum xp_cpu_stop_reason r)
+const char *xp_inv_cpu_stop_reason_name(enum xp_inv_cpu_stop_reason r)
 {
 	switch (r) {
 	case XP_CPU_STOP_DURATION:
@@ -73,7 +73,7 @@ static int read_sysctl_u64(const char *path, uint64_t *out)
 	return rc;
 }
 
-int xp_cpu_sample_limits(uint64_t *max_sample_rate, uint32_t *max_stack)
+int xp_inv_cpu_sample_limits(uint64_t *max_sample_rate, uint32_t *max_stack)
 {
 	uint64_t rate = 100000, stack = 127;
 	int rc;
@@ -93,9 +93,9 @@ int xp_cpu_sample_limits(uint64_t *max_sample_rate, uint32_t *max_stack)
 /* ---------------------------------------------------------------------- */
 /* Ring draining and record accounting                                     */
 
-size_t xp_perf_ring_drain(struct perf_event_mmap_page *meta, const uint8_t *data, uint64_t size,
-			  uint8_t *scratch, size_t scratch_size, uint64_t *oversized,
-			  void (*fn)(void *ctx, const void *rec, size_t len), void *ctx)
+size_t xp_inv_perf_ring_drain(struct perf_event_mmap_page *meta, const uint8_t *data, uint64_t size,
+			      uint8_t *scratch, size_t scratch_size, uint64_t *oversized,
+			      void (*fn)(void *ctx, const void *rec, size_t len), void *ctx)
 {
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail, mask = size - 1;
@@ -143,8 +143,8 @@ size_t xp_perf_ring_drain(struct perf_event_mmap_page *meta, const uint8_t *data
 	return nrec;
 }
 
-int xp_cpu_sample_account(struct xp_cpu_sample_result *r, const void *rec, size_t len,
-			  uint64_t max_samples, uint32_t stack_depth, uint64_t *frames)
+int xp_inv_cpu_sample_account(struct xp_inv_cpu_sample_result *r, const void *rec, size_t len,
+			      uint64_t max_samples, uint32_t stack_depth, uint64_t *frames)
 {
 	struct perf_event_header hdr;
 	const uint8_t *p = rec;
@@ -223,8 +223,8 @@ int xp_cpu_sample_account(struct xp_cpu_sample_result *r, const void *rec, size_
 	truncated = nuser > stack_depth || (cap_user <= stack_depth && nuser >= cap_user);
 	if (truncated)
 		r->counts.truncated_stacks++;
-	rc = xp_stack_table_add(&r->stacks, frames, nuser > stack_depth ? stack_depth : nuser,
-				truncated, 1);
+	rc = xp_inv_stack_table_add(&r->stacks, frames, nuser > stack_depth ? stack_depth : nuser,
+				    truncated, 1);
 	return rc < 0 ? rc : 0;
 }
 
@@ -295,8 +295,8 @@ struct thread_ring {
 };
 
 struct collector {
-	const struct xp_cpu_sample_opts *o;
-	struct xp_cpu_sample_result *r;
+	const struct xp_inv_cpu_sample_opts *o;
+	struct xp_inv_cpu_sample_result *r;
 	struct thread_ring *rings;
 	size_t nrings;
 	size_t page;
@@ -316,7 +316,8 @@ static void on_record(void *ctx, const void *rec, size_t len)
 
 	if (h->type == PERF_RECORD_SAMPLE)
 		c->cur->sampled = true;
-	rc = xp_cpu_sample_account(c->r, rec, len, c->o->max_samples, c->o->stack_depth, c->frames);
+	rc = xp_inv_cpu_sample_account(c->r, rec, len, c->o->max_samples, c->o->stack_depth,
+				       c->frames);
 	if (rc && !c->err)
 		c->err = rc;
 }
@@ -329,8 +330,8 @@ static void drain_all(struct collector *c)
 		struct thread_ring *t = &c->rings[i];
 
 		c->cur = t;
-		xp_perf_ring_drain(t->base, (const uint8_t *)t->base + c->page, c->data_size,
-				   c->scratch, XP_CPU_SCRATCH, &c->oversized, on_record, c);
+		xp_inv_perf_ring_drain(t->base, (const uint8_t *)t->base + c->page, c->data_size,
+				       c->scratch, XP_CPU_SCRATCH, &c->oversized, on_record, c);
 	}
 }
 
@@ -351,7 +352,7 @@ static void collector_close(struct collector *c)
 	c->nrings = 0;
 }
 
-static void init_attr(struct perf_event_attr *a, const struct xp_cpu_sample_result *r,
+static void init_attr(struct perf_event_attr *a, const struct xp_inv_cpu_sample_result *r,
 		      uint64_t data_size, bool exclude_kernel)
 {
 	memset(a, 0, sizeof(*a));
@@ -387,7 +388,7 @@ static void ensure_fd_room(size_t need)
 static int open_threads(struct collector *c, const uint32_t *tids, size_t ntids,
 			struct xp_error *err)
 {
-	struct xp_cpu_sample_result *r = c->r;
+	struct xp_inv_cpu_sample_result *r = c->r;
 	size_t i, want = ntids < c->o->max_threads ? ntids : (size_t)c->o->max_threads;
 	bool exclude_kernel = false;
 	int first_errno = 0;
@@ -468,8 +469,8 @@ static uint64_t next_pow2(uint64_t v)
 	return p;
 }
 
-int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_sample_result *r,
-			  struct xp_error *err)
+int xp_inv_cpu_sample_collect(const struct xp_inv_cpu_sample_opts *o,
+			      struct xp_inv_cpu_sample_result *r, struct xp_error *err)
 {
 	struct collector c;
 	uint32_t *tids = NULL, *end_tids = NULL;
@@ -486,7 +487,7 @@ int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_samp
 	    !o->max_threads || !o->duration_ms || o->max_groups > XP_CPU_MAX_GROUPS_LIMIT)
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "cpu sampling bounds must be positive");
-	rc = xp_cpu_sample_limits(&max_rate, &max_stack);
+	rc = xp_inv_cpu_sample_limits(&max_rate, &max_stack);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "cannot read the perf sysctls: %s", strerror(-rc));
@@ -507,7 +508,7 @@ int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_samp
 	if (!r->sample_period_ns)
 		r->sample_period_ns = 1;
 
-	rc = xp_stack_table_init(&r->stacks, o->max_groups);
+	rc = xp_inv_stack_table_init(&r->stacks, o->max_groups);
 	if (rc)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	c.page = (size_t)sysconf(_SC_PAGESIZE);
@@ -607,11 +608,11 @@ out:
 	free(tids);
 	free(end_tids);
 	if (rc)
-		xp_cpu_sample_result_free(r);
+		xp_inv_cpu_sample_result_free(r);
 	return rc;
 }
 
-void xp_cpu_sample_result_free(struct xp_cpu_sample_result *r)
+void xp_inv_cpu_sample_result_free(struct xp_inv_cpu_sample_result *r)
 {
-	xp_stack_table_free(&r->stacks);
+	xp_inv_stack_table_free(&r->stacks);
 }

@@ -58,7 +58,7 @@
 /* ---------------------------------------------------------------------- */
 /* Stack table                                                             */
 
-struct xp_stack_group {
+struct xp_inv_stack_group {
 	uint64_t count;     /* samples with exactly this stack */
 	uint64_t *frames;   /* nframes addresses, leaf first (owned) */
 	uint32_t nframes;   /* 1..stack_depth */
@@ -66,8 +66,8 @@ struct xp_stack_group {
 	uint32_t hash;      /* of frames + truncated */
 };
 
-struct xp_stack_table {
-	struct xp_stack_group *groups; /* n used of cap */
+struct xp_inv_stack_table {
+	struct xp_inv_stack_group *groups; /* n used of cap */
 	size_t n;
 	size_t cap;                    /* --max-groups */
 	uint32_t *slots;               /* open addressing, group index + 1, 0 = empty */
@@ -77,31 +77,31 @@ struct xp_stack_table {
 };
 
 /* Return 0 or -ENOMEM.  @max_groups >= 1. */
-int xp_stack_table_init(struct xp_stack_table *t, size_t max_groups);
+int xp_inv_stack_table_init(struct xp_inv_stack_table *t, size_t max_groups);
 /*
  * Count @count samples of the stack @frames[0..n) (leaf first, n >= 1).
  * Return 0 when grouped, 1 when the table was full and the samples were
  * counted as ungrouped, -ENOMEM.  Allocates only when a new group is made.
  */
-int xp_stack_table_add(struct xp_stack_table *t, const uint64_t *frames, uint32_t n,
-		       bool truncated, uint64_t count);
+int xp_inv_stack_table_add(struct xp_inv_stack_table *t, const uint64_t *frames, uint32_t n,
+			   bool truncated, uint64_t count);
 /* Deterministic order: count desc, then frames (leaf first) ascending
  * lexicographically, shorter first, then untruncated first.  Rebuilds
  * nothing: call once, after collection. */
-void xp_stack_table_sort(struct xp_stack_table *t);
-void xp_stack_table_free(struct xp_stack_table *t);
+void xp_inv_stack_table_sort(struct xp_inv_stack_table *t);
+void xp_inv_stack_table_free(struct xp_inv_stack_table *t);
 
 /* ---------------------------------------------------------------------- */
 /* Collector                                                               */
 
-enum xp_cpu_stop_reason {
+enum xp_inv_cpu_stop_reason {
 	XP_CPU_STOP_DURATION = 0, /* "duration": the window ran to its end */
-	XP_CPU_STOP_MAX_SAMPLES,  /* "max_samples": --max-samples observed */
-	XP_CPU_STOP_CANCELLED,    /* "cancelled": SIGINT/SIGTERM */
+	XP_CPU_STOP_MAX_SAMPLES, /* "max_samples": --max-samples observed */
+	XP_CPU_STOP_CANCELLED, /* "cancelled": SIGINT/SIGTERM */
 };
-const char *xp_cpu_stop_reason_name(enum xp_cpu_stop_reason r);
+const char *xp_inv_cpu_stop_reason_name(enum xp_inv_cpu_stop_reason r);
 
-struct xp_cpu_sample_opts {
+struct xp_inv_cpu_sample_opts {
 	uint32_t pid;
 	uint64_t frequency_hz;  /* per thread, 1..kernel.perf_event_max_sample_rate */
 	uint64_t max_samples;   /* observed samples, 1..XP_CPU_MAX_SAMPLES_LIMIT */
@@ -117,7 +117,7 @@ struct xp_cpu_sample_opts {
 };
 
 /* Counters of one collection; every bound hit is one of these. */
-struct xp_cpu_sample_counts {
+struct xp_inv_cpu_sample_counts {
 	uint64_t observed_samples;      /* sample records processed (<= max_samples) */
 	uint64_t samples_beyond_limit;  /* delivered after max_samples was reached */
 	uint64_t lost_samples;          /* PERF_RECORD_LOST totals (ring full) */
@@ -136,10 +136,10 @@ struct xp_cpu_sample_counts {
 	uint64_t threads_with_samples;  /* sampled threads that produced a sample */
 };
 
-struct xp_cpu_sample_result {
-	struct xp_stack_table stacks;
-	struct xp_cpu_sample_counts counts;
-	enum xp_cpu_stop_reason stop_reason;
+struct xp_inv_cpu_sample_result {
+	struct xp_inv_stack_table stacks;
+	struct xp_inv_cpu_sample_counts counts;
+	enum xp_inv_cpu_stop_reason stop_reason;
 	uint64_t sample_period_ns;  /* 1e9 / frequency_hz */
 	uint64_t frequency_hz;      /* the options' bounds, as collected */
 	uint64_t max_samples;
@@ -154,18 +154,18 @@ struct xp_cpu_sample_result {
 };
 
 /* System limits the flags are checked against (procfs sysctls). */
-int xp_cpu_sample_limits(uint64_t *max_sample_rate, uint32_t *max_stack);
+int xp_inv_cpu_sample_limits(uint64_t *max_sample_rate, uint32_t *max_stack);
 
 /*
  * Sample @o->pid for @o->duration_ms.  Errors: PERMISSION_DENIED
  * (perf_event_open EACCES/EPERM on every thread), TARGET_EXITED (no
  * thread could be opened because they are gone), SESSION_LIMIT_EXCEEDED
  * (a flag beyond the system limits), INTERNAL.  The caller verifies the
- * target identity before and after.  @r needs xp_cpu_sample_result_free.
+ * target identity before and after.  @r needs xp_inv_cpu_sample_result_free.
  */
-int xp_cpu_sample_collect(const struct xp_cpu_sample_opts *o, struct xp_cpu_sample_result *r,
-			  struct xp_error *err);
-void xp_cpu_sample_result_free(struct xp_cpu_sample_result *r);
+int xp_inv_cpu_sample_collect(const struct xp_inv_cpu_sample_opts *o,
+			      struct xp_inv_cpu_sample_result *r, struct xp_error *err);
+void xp_inv_cpu_sample_result_free(struct xp_inv_cpu_sample_result *r);
 
 /*
  * The per-record step, exposed for tests: account one ring record
@@ -173,8 +173,8 @@ void xp_cpu_sample_result_free(struct xp_cpu_sample_result *r);
  * with @frames as scratch of at least @r->requested_depth entries.
  * @max_samples and @stack_depth as in the options.
  */
-int xp_cpu_sample_account(struct xp_cpu_sample_result *r, const void *rec, size_t len,
-			  uint64_t max_samples, uint32_t stack_depth, uint64_t *frames);
+int xp_inv_cpu_sample_account(struct xp_inv_cpu_sample_result *r, const void *rec, size_t len,
+			      uint64_t max_samples, uint32_t stack_depth, uint64_t *frames);
 
 /*
  * Drain one perf ring: @meta is the control page, @data its data area of
@@ -184,32 +184,32 @@ int xp_cpu_sample_account(struct xp_cpu_sample_result *r, const void *rec, size_
  * Advances data_tail.  Returns the number of records.
  */
 struct perf_event_mmap_page;
-size_t xp_perf_ring_drain(struct perf_event_mmap_page *meta, const uint8_t *data, uint64_t size,
-			  uint8_t *scratch, size_t scratch_size, uint64_t *oversized,
-			  void (*fn)(void *ctx, const void *rec, size_t len), void *ctx);
+size_t xp_inv_perf_ring_drain(struct perf_event_mmap_page *meta, const uint8_t *data, uint64_t size,
+			      uint8_t *scratch, size_t scratch_size, uint64_t *oversized,
+			      void (*fn)(void *ctx, const void *rec, size_t len), void *ctx);
 
 /* ---------------------------------------------------------------------- */
 /* Profile: frames, functions, hotspots                                    */
 
-/* One distinct frame address, symbolized (index into xp_cpu_profile.frames). */
-struct xp_cpu_frame {
-	struct xp_sym_frame sym;   /* what symbolization found (strings in the symbolizer) */
+/* One distinct frame address, symbolized (index into xp_inv_cpu_profile.frames). */
+struct xp_inv_cpu_frame {
+	struct xp_inv_sym_frame sym; /* what symbolization found (strings in the symbolizer) */
 	uint32_t function;         /* index into functions */
 	uint64_t leaf_samples;     /* samples with this frame as leaf */
 };
 
 /* State of a frame's uprobe selector hint. */
-enum xp_hint_status {
-	XP_HINT_NONE = 0,        /* not a native ELF symbol: no hint */
-	XP_HINT_VALIDATED,       /* validate accepts the hint */
-	XP_HINT_REJECTED,        /* validate rejects it (e.g. an ambiguous local symbol) */
-	XP_HINT_UNCHECKED,       /* no checker given (unit tests) */
+enum xp_inv_hint_status {
+	XP_HINT_NONE = 0, /* not a native ELF symbol: no hint */
+	XP_HINT_VALIDATED, /* validate accepts the hint */
+	XP_HINT_REJECTED, /* validate rejects it (e.g. an ambiguous local symbol) */
+	XP_HINT_UNCHECKED, /* no checker given (unit tests) */
 };
-const char *xp_hint_status_name(enum xp_hint_status s);
+const char *xp_inv_hint_status_name(enum xp_inv_hint_status s);
 
 /* A function: the unit hotspots are counted in. */
-struct xp_cpu_function {
-	enum xp_frame_kind kind;
+struct xp_inv_cpu_function {
+	enum xp_inv_frame_kind kind;
 	const char *name;          /* symbol, perf-map symbol, or "0x..." for unresolved */
 	const char *binary;        /* canonical ELF path (native) or NULL */
 	const char *symbol;        /* native ELF symbol or NULL */
@@ -218,16 +218,17 @@ struct xp_cpu_function {
 	uint64_t address;          /* unresolved: the (lowest) frame address; else 0 */
 	uint32_t naddresses;       /* distinct frame addresses behind it */
 	char *selector_hint;       /* "uprobe:<binary>:<symbol>:entry" when validated (owned) */
-	enum xp_hint_status hint_status;
+	enum xp_inv_hint_status hint_status;
 	char *hint_error;          /* validate's error code when rejected (owned) */
 	uint64_t exclusive;        /* samples with this function as leaf */
 	uint64_t inclusive;        /* samples with this function anywhere (once per sample) */
 };
 
-struct xp_cpu_profile {
-	struct xp_cpu_frame *frames;     /* sorted by address */
+struct xp_inv_cpu_profile {
+	struct xp_inv_cpu_frame *frames; /* sorted by address */
 	size_t nframes;
-	struct xp_cpu_function *functions; /* hotspot order: exclusive desc, inclusive desc, name */
+	struct xp_inv_cpu_function
+		*functions; /* hotspot order: exclusive desc, inclusive desc, name */
 	size_t nfunctions;
 	uint32_t **group_frames;         /* per stack group: its frame indices, leaf first */
 	/* symbolization summary over distinct frames */
@@ -251,9 +252,9 @@ typedef int (*xp_hint_check_fn)(void *ctx, const char *hint);
  * distinct native function's hint is checked once with @check (NULL:
  * hints stay XP_HINT_UNCHECKED and are still written).  -ENOMEM or 0.
  */
-int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *sym,
-			 xp_hint_check_fn check, void *check_ctx, struct xp_cpu_profile *p);
-void xp_cpu_profile_free(struct xp_cpu_profile *p, size_t ngroups);
+int xp_inv_cpu_profile_build(struct xp_inv_cpu_sample_result *r, struct xp_inv_symbolizer *sym,
+			     xp_hint_check_fn check, void *check_ctx, struct xp_inv_cpu_profile *p);
+void xp_inv_cpu_profile_free(struct xp_inv_cpu_profile *p, size_t ngroups);
 
 /* ---------------------------------------------------------------------- */
 /* Verdicts the result document shows (derived here, rendered as is)       */
@@ -265,13 +266,14 @@ void xp_cpu_profile_free(struct xp_cpu_profile *p, size_t ngroups);
  * never count as Python coverage.  @hint receives what to do ("" when
  * nothing is missing).
  */
-const char *xp_cpu_python_status(const struct xp_symbolizer *s, const struct xp_cpu_profile *p,
-				 char *hint, size_t size);
+const char *xp_inv_cpu_python_status(const struct xp_inv_symbolizer *s,
+				     const struct xp_inv_cpu_profile *p, char *hint, size_t size);
 /* Every observation of the window is in the groups (schema completeness). */
-bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r);
+bool xp_inv_cpu_sample_complete(const struct xp_inv_cpu_sample_result *r);
 /* The result's warnings, in a fixed order.  0 or -ENOMEM. */
-int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp_cpu_profile *p,
-			   const struct xp_symbolizer *s, const char *python_status,
-			   const char *python_hint, struct xp_warnings *ws);
+int xp_inv_cpu_sample_warnings(const struct xp_inv_cpu_sample_result *r,
+			       const struct xp_inv_cpu_profile *p,
+			       const struct xp_inv_symbolizer *s, const char *python_status,
+			       const char *python_hint, struct xp_warnings *ws);
 
 #endif /* XP_COLLECT_CPU_SAMPLE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_sample_profile.c - from a sorted stack table to the inventory's
- * frame table, function table and hotspots (struct xp_cpu_profile).
+ * frame table, function table and hotspots (struct xp_inv_cpu_profile).
  *
  * Owns: "once per distinct address" symbolization (every address of every
  * retained stack is collected, sorted, deduplicated, and symbolized once),
@@ -31,7 +31,7 @@
 #include "../../common/search.h"
 #include "cpu_sample.h"
 
-const char *xp_hint_status_name(enum xp_hint_status s)
+const char *xp_inv_hint_status_name(enum xp_inv_hint_status s)
 {
 	switch (s) {
 	case XP_HINT_NONE:
@@ -65,7 +65,7 @@ static int strcmp_null(const char *a, const char *b)
 }
 
 /* Key of a frame's function, ordered for grouping. */
-static int frame_fn_cmp(const struct xp_sym_frame *x, const struct xp_sym_frame *y)
+static int frame_fn_cmp(const struct xp_inv_sym_frame *x, const struct xp_inv_sym_frame *y)
 {
 	int c;
 
@@ -89,7 +89,7 @@ static int frame_fn_cmp(const struct xp_sym_frame *x, const struct xp_sym_frame 
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
-static const struct xp_cpu_frame *sort_frames_base;
+static const struct xp_inv_cpu_frame *sort_frames_base;
 
 static int frame_idx_cmp(const void *a, const void *b)
 {
@@ -104,7 +104,7 @@ static int frame_idx_cmp(const void *a, const void *b)
 /* Hotspot order: exclusive desc, inclusive desc, then identity. */
 static int function_cmp(const void *a, const void *b)
 {
-	const struct xp_cpu_function *x = a, *y = b;
+	const struct xp_inv_cpu_function *x = a, *y = b;
 	int c;
 
 	if (x->exclusive != y->exclusive)
@@ -120,7 +120,7 @@ static int function_cmp(const void *a, const void *b)
 	return x->address < y->address ? -1 : x->address > y->address;
 }
 
-static const struct xp_cpu_function *sort_functions_base;
+static const struct xp_inv_cpu_function *sort_functions_base;
 
 static int function_idx_cmp(const void *a, const void *b)
 {
@@ -129,7 +129,7 @@ static int function_idx_cmp(const void *a, const void *b)
 }
 
 struct frame_key {
-	const struct xp_cpu_profile *p;
+	const struct xp_inv_cpu_profile *p;
 	uint64_t addr;
 };
 
@@ -140,7 +140,7 @@ static bool frame_below(const void *ctx, size_t i)
 	return k->p->frames[i].sym.address < k->addr;
 }
 
-static uint32_t frame_index(const struct xp_cpu_profile *p, uint64_t addr)
+static uint32_t frame_index(const struct xp_inv_cpu_profile *p, uint64_t addr)
 {
 	struct frame_key k = { p, addr };
 
@@ -158,10 +158,10 @@ static char *make_hint(const char *binary, const char *symbol)
 	return h;
 }
 
-int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *sym,
-			 xp_hint_check_fn check, void *check_ctx, struct xp_cpu_profile *p)
+int xp_inv_cpu_profile_build(struct xp_inv_cpu_sample_result *r, struct xp_inv_symbolizer *sym,
+			     xp_hint_check_fn check, void *check_ctx, struct xp_inv_cpu_profile *p)
 {
-	const struct xp_stack_table *t = &r->stacks;
+	const struct xp_inv_stack_table *t = &r->stacks;
 	uint64_t *addrs = NULL, *stamp = NULL;
 	uint32_t *order = NULL, *remap = NULL;
 	size_t total = 0, n = 0, i, j, nf = 0;
@@ -184,13 +184,13 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 			addrs[j++] = addrs[i];
 	n = j;
 	p->frames = calloc(n ? n : 1, sizeof(*p->frames));
-	if (!p->frames || xp_symbolizer_prepare(sym, addrs, n))
+	if (!p->frames || xp_inv_symbolizer_prepare(sym, addrs, n))
 		goto out;
 	p->nframes = n;
 	for (i = 0; i < n; i++) {
-		struct xp_sym_frame *f = &p->frames[i].sym;
+		struct xp_inv_sym_frame *f = &p->frames[i].sym;
 
-		xp_symbolize(sym, addrs[i], f);
+		xp_inv_symbolize(sym, addrs[i], f);
 		switch (f->kind) {
 		case XP_FRAME_NATIVE:
 			p->native_frames++;
@@ -222,8 +222,8 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 	if (!p->functions)
 		goto out;
 	for (i = 0; i < n; i++) {
-		struct xp_cpu_frame *fr = &p->frames[order[i]];
-		struct xp_cpu_function *fn;
+		struct xp_inv_cpu_frame *fr = &p->frames[order[i]];
+		struct xp_inv_cpu_function *fn;
 
 		if (nf && frame_fn_cmp(&p->frames[order[i - 1]].sym, &fr->sym) == 0) {
 			fr->function = (uint32_t)(nf - 1);
@@ -260,7 +260,7 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 	if (!p->group_frames || !stamp)
 		goto out;
 	for (i = 0; i < t->n; i++) {
-		const struct xp_stack_group *g = &t->groups[i];
+		const struct xp_inv_stack_group *g = &t->groups[i];
 		bool python = false, interp = false;
 		uint32_t *gf = malloc(g->nframes * sizeof(*gf));
 
@@ -268,8 +268,8 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 			goto out;
 		p->group_frames[i] = gf;
 		for (j = 0; j < g->nframes; j++) {
-			struct xp_cpu_frame *fr;
-			struct xp_cpu_function *fn;
+			struct xp_inv_cpu_frame *fr;
+			struct xp_inv_cpu_function *fn;
 
 			gf[j] = frame_index(p, g->frames[j]);
 			fr = &p->frames[gf[j]];
@@ -284,7 +284,7 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 				interp = true;
 		}
 		{
-			struct xp_cpu_frame *leaf = &p->frames[gf[0]];
+			struct xp_inv_cpu_frame *leaf = &p->frames[gf[0]];
 
 			leaf->leaf_samples += g->count;
 			p->functions[leaf->function].exclusive += g->count;
@@ -299,7 +299,7 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 
 	/* 4. hints, one check per native function */
 	for (i = 0; i < nf; i++) {
-		struct xp_cpu_function *fn = &p->functions[i];
+		struct xp_inv_cpu_function *fn = &p->functions[i];
 		int crc;
 
 		if (fn->kind != XP_FRAME_NATIVE)
@@ -328,7 +328,7 @@ int xp_cpu_profile_build(struct xp_cpu_sample_result *r, struct xp_symbolizer *s
 
 	/* 5. hotspot order; the frames' function indices follow it */
 	{
-		struct xp_cpu_function *sorted;
+		struct xp_inv_cpu_function *sorted;
 
 		remap = malloc((nf ? nf : 1) * sizeof(*remap));
 		sorted = malloc((nf ? nf : 1) * sizeof(*sorted));
@@ -357,11 +357,11 @@ out:
 	free(remap);
 	free(stamp);
 	if (rc)
-		xp_cpu_profile_free(p, t->n);
+		xp_inv_cpu_profile_free(p, t->n);
 	return rc;
 }
 
-void xp_cpu_profile_free(struct xp_cpu_profile *p, size_t ngroups)
+void xp_inv_cpu_profile_free(struct xp_inv_cpu_profile *p, size_t ngroups)
 {
 	size_t i;
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * cpu_sample_stacks.c - the bounded table of distinct sampled stacks with
- * exact counts (struct xp_stack_table, cpu_sample.h).
+ * exact counts (struct xp_inv_stack_table, cpu_sample.h).
  *
  * Owns: hashing and equality of raw stacks (addresses + truncated bit),
  * the --max-groups bound, and the deterministic final order.
@@ -33,7 +33,7 @@ static uint32_t stack_hash(const uint64_t *frames, uint32_t n, bool truncated)
 	return (uint32_t)h;
 }
 
-int xp_stack_table_init(struct xp_stack_table *t, size_t max_groups)
+int xp_inv_stack_table_init(struct xp_inv_stack_table *t, size_t max_groups)
 {
 	size_t nslots = 16;
 
@@ -50,12 +50,12 @@ int xp_stack_table_init(struct xp_stack_table *t, size_t max_groups)
 	return 0;
 }
 
-int xp_stack_table_add(struct xp_stack_table *t, const uint64_t *frames, uint32_t n, bool truncated,
-		       uint64_t count)
+int xp_inv_stack_table_add(struct xp_inv_stack_table *t, const uint64_t *frames, uint32_t n,
+			   bool truncated, uint64_t count)
 {
 	uint32_t h = stack_hash(frames, n, truncated);
 	size_t mask = t->nslots - 1, i = h & mask;
-	struct xp_stack_group *g;
+	struct xp_inv_stack_group *g;
 
 	if (!t->slots || !n) /* sorted (read-only) table, or an empty stack */
 		return -EINVAL;
@@ -98,7 +98,7 @@ int xp_stack_table_add(struct xp_stack_table *t, const uint64_t *frames, uint32_
 
 static int group_cmp(const void *a, const void *b)
 {
-	const struct xp_stack_group *x = a, *y = b;
+	const struct xp_inv_stack_group *x = a, *y = b;
 	uint32_t i, n = x->nframes < y->nframes ? x->nframes : y->nframes;
 
 	if (x->count != y->count)
@@ -111,7 +111,7 @@ static int group_cmp(const void *a, const void *b)
 	return (int)x->truncated - (int)y->truncated;
 }
 
-void xp_stack_table_sort(struct xp_stack_table *t)
+void xp_inv_stack_table_sort(struct xp_inv_stack_table *t)
 {
 	if (t->n > 1)
 		qsort(t->groups, t->n, sizeof(*t->groups), group_cmp);
@@ -122,7 +122,7 @@ void xp_stack_table_sort(struct xp_stack_table *t)
 	t->nslots = 0;
 }
 
-void xp_stack_table_free(struct xp_stack_table *t)
+void xp_inv_stack_table_free(struct xp_inv_stack_table *t)
 {
 	size_t i;
 

@@ -38,8 +38,8 @@ static bool python_has_perf_support(const char *version)
 	return major > 3 || (major == 3 && minor >= 12);
 }
 
-const char *xp_cpu_python_status(const struct xp_symbolizer *s, const struct xp_cpu_profile *p,
-				 char *hint, size_t size)
+const char *xp_inv_cpu_python_status(const struct xp_inv_symbolizer *s,
+				     const struct xp_inv_cpu_profile *p, char *hint, size_t size)
 {
 	hint[0] = '\0';
 	if (p->python_frames)
@@ -91,9 +91,9 @@ const char *xp_cpu_python_status(const struct xp_symbolizer *s, const struct xp_
 	return "perf_map_without_python_frames";
 }
 
-bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r)
+bool xp_inv_cpu_sample_complete(const struct xp_inv_cpu_sample_result *r)
 {
-	const struct xp_cpu_sample_counts *c = &r->counts;
+	const struct xp_inv_cpu_sample_counts *c = &r->counts;
 
 	return !c->lost_samples && !c->samples_beyond_limit && !r->stacks.ungrouped_samples &&
 	       !c->threads_over_bound && !c->threads_open_failed && !c->threads_started &&
@@ -108,9 +108,9 @@ bool xp_cpu_sample_complete(const struct xp_cpu_sample_result *r)
  * whatever python.status says (a JIT that is not CPython has no status to
  * carry it).  Details keys are sorted.
  */
-static int perf_map_warnings(const struct xp_symbolizer *s, struct xp_warnings *ws)
+static int perf_map_warnings(const struct xp_inv_symbolizer *s, struct xp_warnings *ws)
 {
-	const struct xp_perf_map *m = &s->perf_map;
+	const struct xp_inv_perf_map *m = &s->perf_map;
 	char msg[512];
 	int rc = 0;
 
@@ -145,11 +145,12 @@ static int perf_map_warnings(const struct xp_symbolizer *s, struct xp_warnings *
 	return rc;
 }
 
-int xp_cpu_sample_warnings(const struct xp_cpu_sample_result *r, const struct xp_cpu_profile *p,
-			   const struct xp_symbolizer *s, const char *python_status,
-			   const char *python_hint, struct xp_warnings *ws)
+int xp_inv_cpu_sample_warnings(const struct xp_inv_cpu_sample_result *r,
+			       const struct xp_inv_cpu_profile *p,
+			       const struct xp_inv_symbolizer *s, const char *python_status,
+			       const char *python_hint, struct xp_warnings *ws)
 {
-	const struct xp_cpu_sample_counts *c = &r->counts;
+	const struct xp_inv_cpu_sample_counts *c = &r->counts;
 	char msg[512];
 	int rc;
 

@@ -57,14 +57,14 @@
 static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *ep,
 		    const char *what)
 {
-	struct xp_libbpf_failure f = {
+	struct xp_live_libbpf_failure f = {
 		.e = e,
 		.what = what,
 		.objects = "the latency histogram eBPF programs",
 		.ep = ep,
 		.maps = "the latency histogram maps",
 	};
-	int rc = xp_libbpf_fail(err, &f);
+	int rc = xp_live_libbpf_fail(err, &f);
 
 	if (rc)
 		return rc;
@@ -73,7 +73,7 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
 		return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 				    "the kernel refused the probe for %s: %s", ep->selector, f.why);
 	}
-	return xp_libbpf_fail_internal(err, &f);
+	return xp_live_libbpf_fail_internal(err, &f);
 }
 
 /*
@@ -132,13 +132,13 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 	return 0;
 }
 
-int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
-		     bool nested, int group_by, char *detail, size_t size)
+int xp_inv_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
+			 bool nested, int group_by, char *detail, size_t size)
 {
 	struct latency_hist_bpf *skel = NULL;
 	int rc;
 
-	xp_libbpf_capture();
+	xp_live_libbpf_capture();
 	rc = configure(&skel, NULL, start, end, nested, group_by, XP_LH_DEFAULT_MAX_GROUPS,
 		       XP_LH_DEFAULT_MAX_INFLIGHT, XP_LH_DEFAULT_MAX_DEPTH);
 	if (rc)
@@ -154,7 +154,7 @@ int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_
 		group_by == XP_LH_BY_NONE ? "" : ", 256-group map");
 	return 0;
 fail:
-	xp_libbpf_load_failed(detail, size, "latency histogram", rc);
+	xp_live_libbpf_load_failed(detail, size, "latency histogram", rc);
 	return rc < 0 ? rc : -rc;
 }
 
@@ -195,7 +195,8 @@ static struct bpf_link *attach_endpoint(struct latency_hist_bpf *skel,
 }
 
 /* Fold the per-CPU total, read every group and the in-flight slots. */
-static int read_maps(struct latency_hist_bpf *skel, struct xp_lh_result *r, struct xp_error *err)
+static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
+		     struct xp_error *err)
 {
 	size_t vsize = (sizeof(struct xp_lh_total) + 7) & ~(size_t)7;
 	char *vals = NULL;
@@ -214,7 +215,7 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_lh_result *r, stru
 	for (i = 0; i < r->ncpus; i++) {
 		const struct xp_lh_total *t = (const void *)(vals + (size_t)i * vsize);
 
-		xp_lh_hist_fold(&r->total, &t->h);
+		xp_inv_lh_hist_fold(&r->total, &t->h);
 		r->c.superseded += t->c.superseded;
 		r->c.unpaired_ends += t->c.unpaired_ends;
 		r->c.inflight_overflow += t->c.inflight_overflow;
@@ -227,7 +228,7 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_lh_result *r, stru
 	if (r->group_by != XP_LH_BY_NONE) {
 		fd = bpf_map__fd(skel->maps.xp_lh_groups);
 		while (bpf_map_get_next_key(fd, gprev, &gnext) == 0) {
-			struct xp_lh_group *ng;
+			struct xp_inv_lh_group *ng;
 
 			gkey = gnext;
 			gprev = &gkey;
@@ -241,7 +242,7 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_lh_result *r, stru
 			r->groups = ng;
 			memset(&r->groups[r->ngroups], 0, sizeof(*ng));
 			r->groups[r->ngroups].key = gkey;
-			xp_lh_hist_fold(&r->groups[r->ngroups].h, &g);
+			xp_inv_lh_hist_fold(&r->groups[r->ngroups].h, &g);
 			r->ngroups++;
 		}
 	}
@@ -271,7 +272,7 @@ out:
 }
 
 /* Wait for the window's end; returns why it ended. */
-static enum xp_lh_stop wait_window(const struct xp_lh_opts *o, uint64_t armed_at, int pidfd)
+static enum xp_inv_lh_stop wait_window(const struct xp_inv_lh_opts *o, uint64_t armed_at, int pidfd)
 {
 	uint64_t end = o->duration_ms ? armed_at + o->duration_ms * 1000000ull : 0;
 	uint64_t last_verify = armed_at, last_progress = 0;
@@ -314,7 +315,8 @@ static enum xp_lh_stop wait_window(const struct xp_lh_opts *o, uint64_t armed_at
 	}
 }
 
-int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_error *err)
+int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r,
+		      struct xp_error *err)
 {
 	struct latency_hist_bpf *skel = NULL;
 	struct bpf_link *links[XP_LH_LINKS_MAX] = { 0 };
@@ -341,7 +343,7 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "cannot count the possible CPUs: %s", strerror(-r->ncpus));
 
-	xp_libbpf_capture();
+	xp_live_libbpf_capture();
 	rc = configure(&skel, &o->filter, o->start, o->end, o->nested, o->group_by, o->max_groups,
 		       o->max_inflight, o->max_depth);
 	if (rc) {
@@ -386,7 +388,7 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 		own_pidfd = pidfd >= 0;
 	}
 
-	rc = xp_bpf_window_open(&skel->bss->armed, t0, &r->armed_at_ns, &r->setup_ns, o->on_armed,
+	rc = xp_inv_window_open(&skel->bss->armed, t0, &r->armed_at_ns, &r->setup_ns, o->on_armed,
 				o->on_armed_ctx, err);
 	if (rc)
 		goto out;
@@ -398,7 +400,7 @@ int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_
 	rc = read_maps(skel, r, err);
 	if (rc)
 		goto out;
-	xp_lh_result_finish(r);
+	xp_inv_lh_result_finish(r);
 out:
 	while (nlinks)
 		bpf_link__destroy(links[--nlinks]);
@@ -406,6 +408,6 @@ out:
 		close(pidfd);
 	latency_hist_bpf__destroy(skel);
 	if (rc)
-		xp_lh_result_free(r);
+		xp_inv_lh_result_free(r);
 	return rc;
 }

@@ -39,7 +39,7 @@
 
 /* The percentiles every histogram reports, in per-mille (p99.9 = 999). */
 #define XP_LH_NPCT 5
-extern const uint32_t xp_lh_pct_permille[XP_LH_NPCT];
+extern const uint32_t xp_inv_lh_pct_permille[XP_LH_NPCT];
 
 /* Below this every value has its own bucket (no estimate error). */
 #define XP_LH_EXACT_BELOW_NS ((uint64_t)XP_LH_SUB)
@@ -49,19 +49,19 @@ extern const uint32_t xp_lh_pct_permille[XP_LH_NPCT];
  * nearest-rank value (1/32, strictly below; latency_histogram_summary.c). */
 #define XP_LH_PCT_ERROR_BOUND (1.0 / (2 * XP_LH_SUB))
 
-enum xp_lh_stop {
+enum xp_inv_lh_stop {
 	XP_LH_STOP_DURATION = 0, /* "duration": --duration-ms elapsed */
-	XP_LH_STOP_CANCELLED,    /* "cancelled": SIGINT/SIGTERM/SIGHUP */
+	XP_LH_STOP_CANCELLED, /* "cancelled": SIGINT/SIGTERM/SIGHUP */
 	XP_LH_STOP_TARGET_EXITED, /* "target_exited": the target's last thread ended */
-	XP_LH_STOP_TIMEOUT,      /* "timeout": --timeout-ms passed first */
+	XP_LH_STOP_TIMEOUT, /* "timeout": --timeout-ms passed first */
 };
-const char *xp_lh_stop_name(enum xp_lh_stop s);
+const char *xp_inv_lh_stop_name(enum xp_inv_lh_stop s);
 
 /* "none", "thread", "arg0" for XP_LH_BY_*. */
-const char *xp_lh_by_name(int by);
+const char *xp_inv_lh_by_name(int by);
 
 /* A histogram folded from the kernel's copies: what the documents show. */
-struct xp_lh_dist {
+struct xp_inv_lh_dist {
 	uint64_t count;         /* pairs */
 	uint64_t sum_ns;
 	uint64_t min_ns;        /* valid when count > 0 */
@@ -69,31 +69,31 @@ struct xp_lh_dist {
 	uint64_t buckets[XP_LH_BUCKETS];
 };
 
-struct xp_lh_group {
+struct xp_inv_lh_group {
 	uint64_t key;           /* thread id, or the start's first argument */
-	struct xp_lh_dist h;
+	struct xp_inv_lh_dist h;
 };
 
-struct xp_lh_result {
-	struct xp_lh_dist total;   /* every pair (folded over CPUs) */
+struct xp_inv_lh_result {
+	struct xp_inv_lh_dist total; /* every pair (folded over CPUs) */
 	struct xp_lh_counters c;   /* summed over CPUs */
-	struct xp_lh_group *groups; /* sorted: count desc, then key asc */
+	struct xp_inv_lh_group *groups; /* sorted: count desc, then key asc */
 	size_t ngroups;
 	uint64_t open_at_end;      /* starts still open when the window closed */
 	uint64_t inflight_occupied; /* thread slots in use at the end */
 	uint64_t inflight_capacity, group_capacity, max_depth;
 	bool nested;
 	int group_by;              /* XP_LH_BY_* */
-	/* derived by xp_lh_result_finish (accounting identities) */
+	/* derived by xp_inv_lh_result_finish (accounting identities) */
 	uint64_t pairs, starts, ends, unpaired_starts;
-	enum xp_lh_stop stop;
+	enum xp_inv_lh_stop stop;
 	uint64_t setup_ns;         /* collector start -> armed */
 	uint64_t window_ns;        /* armed -> disarmed */
 	uint64_t armed_at_ns;      /* CLOCK_MONOTONIC when armed */
 	int ncpus;
 };
 
-struct xp_lh_opts {
+struct xp_inv_lh_opts {
 	const struct xp_target *target;
 	struct xp_live_filter filter;   /* xp_live_filter_init */
 	const struct xp_live_endpoint *start, *end; /* the live plan's (caller-owned) */
@@ -123,10 +123,11 @@ struct xp_lh_opts {
  * PERMISSION_DENIED, SESSION_LIMIT_EXCEEDED (map sizes the kernel
  * refuses), TARGET_EXITED (gone while attaching), BINARY_NOT_MAPPED /
  * INVALID_EVENT_SELECTOR (the kernel refused an attachment), INTERNAL, or
- * what on_armed returned.  @r needs xp_lh_result_free.
+ * what on_armed returned.  @r needs xp_inv_lh_result_free.
  */
-int xp_lh_collect(const struct xp_lh_opts *o, struct xp_lh_result *r, struct xp_error *err);
-void xp_lh_result_free(struct xp_lh_result *r);
+int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r,
+		      struct xp_error *err);
+void xp_inv_lh_result_free(struct xp_inv_lh_result *r);
 
 /*
  * validate's proof that the histogram path loads here: the real object,
@@ -134,20 +135,20 @@ void xp_lh_result_free(struct xp_lh_result *r);
  * creation and the verifier) and freed, nothing attached.  Returns 0 or
  * a negative errno; @detail (@size bytes) gets a sentence either way.
  */
-int xp_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
-		     bool nested, int group_by, char *detail, size_t size);
+int xp_inv_lh_load_check(const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
+			 bool nested, int group_by, char *detail, size_t size);
 
 /* --- the summary, pure (unit-tested) ----------------------------------- */
 
 /* [*lo, *hi) of bucket @b (< XP_LH_BUCKETS); the last bucket's upper
  * bound saturates at UINT64_MAX (2^64 does not fit). */
-void xp_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi);
+void xp_inv_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi);
 
 /* Add one kernel copy @h (a CPU's, or a group's) into @into: sums, and
  * min/max over the copies that counted something (the kernel keeps ~min). */
-void xp_lh_hist_fold(struct xp_lh_dist *into, const struct xp_lh_hist *h);
+void xp_inv_lh_hist_fold(struct xp_inv_lh_dist *into, const struct xp_lh_hist *h);
 
-struct xp_lh_percentile {
+struct xp_inv_lh_percentile {
 	uint32_t permille;         /* 500, 900, 950, 990, 999 */
 	uint64_t rank;             /* 1-based nearest rank: ceil(p * count) */
 	uint64_t value_ns;         /* the estimate */
@@ -162,17 +163,17 @@ struct xp_lh_percentile {
  * and the midpoint of that interval.  Returns 0, or -ENOENT when @h is
  * empty.
  */
-int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille,
-		     struct xp_lh_percentile *out);
+int xp_inv_lh_percentile(const struct xp_inv_lh_dist *h, uint32_t permille,
+			 struct xp_inv_lh_percentile *out);
 
 /* Derived totals (pairs, starts, ends, unpaired_starts) and the group
  * order.  Call once after reading the maps. */
-void xp_lh_result_finish(struct xp_lh_result *r);
+void xp_inv_lh_result_finish(struct xp_inv_lh_result *r);
 
 /* No pair was dropped by a bound (completeness "complete"). */
-bool xp_lh_complete(const struct xp_lh_result *r);
+bool xp_inv_lh_complete(const struct xp_inv_lh_result *r);
 
 /* The result's warnings, in a fixed order.  0 or -ENOMEM. */
-int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws);
+int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws);
 
 #endif /* XP_COLLECT_LATENCY_HISTOGRAM_H */

@@ -35,9 +35,9 @@ _Static_assert(XP_LH_BUCKETS == 976, "976 buckets cover every u64");
 _Static_assert(XP_LH_MAX_DEPTH <= 32, "key_bad is a 32-bit mask");
 #endif
 
-const uint32_t xp_lh_pct_permille[XP_LH_NPCT] = { 500, 900, 950, 990, 999 };
+const uint32_t xp_inv_lh_pct_permille[XP_LH_NPCT] = { 500, 900, 950, 990, 999 };
 
-const char *xp_lh_stop_name(enum xp_lh_stop s)
+const char *xp_inv_lh_stop_name(enum xp_inv_lh_stop s)
 {
 	switch (s) {
 	case XP_LH_STOP_DURATION:
@@ -52,7 +52,7 @@ const char *xp_lh_stop_name(enum xp_lh_stop s)
 	return "duration";
 }
 
-const char *xp_lh_by_name(int by)
+const char *xp_inv_lh_by_name(int by)
 {
 	switch (by) {
 	case XP_LH_BY_THREAD:
@@ -64,7 +64,7 @@ const char *xp_lh_by_name(int by)
 	}
 }
 
-void xp_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
+void xp_inv_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
 {
 	uint32_t k, s;
 	uint64_t width;
@@ -82,7 +82,7 @@ void xp_lh_bucket_bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
 	*hi = *lo + width < *lo ? UINT64_MAX : *lo + width;
 }
 
-void xp_lh_hist_fold(struct xp_lh_dist *into, const struct xp_lh_hist *h)
+void xp_inv_lh_hist_fold(struct xp_inv_lh_dist *into, const struct xp_lh_hist *h)
 {
 	uint64_t min = ~(uint64_t)h->min_inv, count = 0;
 	size_t i;
@@ -109,7 +109,8 @@ static uint64_t nearest_rank(uint64_t count, uint32_t permille)
 	return r ? (uint64_t)r : 1;
 }
 
-int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille, struct xp_lh_percentile *out)
+int xp_inv_lh_percentile(const struct xp_inv_lh_dist *h, uint32_t permille,
+			 struct xp_inv_lh_percentile *out)
 {
 	uint64_t rank, seen = 0, lo, hi, a, b, m;
 	double ea, eb;
@@ -134,7 +135,7 @@ int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille, struct xp_lh
 		lo = a;
 		hi = b < UINT64_MAX ? b + 1 : b;
 	} else {
-		xp_lh_bucket_bounds(i, &lo, &hi);
+		xp_inv_lh_bucket_bounds(i, &lo, &hi);
 		a = lo > h->min_ns ? lo : h->min_ns;
 		b = hi - 1 < h->max_ns ? hi - 1 : h->max_ns;
 		if (b < a) /* min/max outside the bucket: trust the bucket */
@@ -157,14 +158,14 @@ int xp_lh_percentile(const struct xp_lh_dist *h, uint32_t permille, struct xp_lh
 
 static int group_cmp(const void *x, const void *y)
 {
-	const struct xp_lh_group *a = x, *b = y;
+	const struct xp_inv_lh_group *a = x, *b = y;
 
 	if (a->h.count != b->h.count)
 		return a->h.count > b->h.count ? -1 : 1;
 	return a->key < b->key ? -1 : a->key > b->key;
 }
 
-void xp_lh_result_finish(struct xp_lh_result *r)
+void xp_inv_lh_result_finish(struct xp_inv_lh_result *r)
 {
 	const struct xp_lh_counters *c = &r->c;
 
@@ -176,13 +177,13 @@ void xp_lh_result_finish(struct xp_lh_result *r)
 		qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
 }
 
-bool xp_lh_complete(const struct xp_lh_result *r)
+bool xp_inv_lh_complete(const struct xp_inv_lh_result *r)
 {
 	return !r->c.inflight_overflow && !r->c.depth_overflow && !r->c.group_overflow &&
 	       !r->c.key_unreadable && !r->c.minmax_contended;
 }
 
-int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws)
+int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws)
 {
 	const struct xp_lh_counters *c = &r->c;
 	char msg[512];
@@ -253,7 +254,7 @@ int xp_lh_warnings(const struct xp_lh_result *r, struct xp_warnings *ws)
 	return 0;
 }
 
-void xp_lh_result_free(struct xp_lh_result *r)
+void xp_inv_lh_result_free(struct xp_inv_lh_result *r)
 {
 	free(r->groups);
 	memset(r, 0, sizeof(*r));

@@ -38,7 +38,7 @@
 #include "../resolve/debug_file.h"
 #include "symbolize.h"
 
-const char *xp_frame_kind_name(enum xp_frame_kind k)
+const char *xp_inv_frame_kind_name(enum xp_inv_frame_kind k)
 {
 	switch (k) {
 	case XP_FRAME_UNRESOLVED:
@@ -73,7 +73,7 @@ static int parse_hex(const char **pp, const char *end, uint64_t *out)
 
 static int entry_cmp(const void *a, const void *b)
 {
-	const struct xp_perf_map_entry *x = a, *y = b;
+	const struct xp_inv_perf_map_entry *x = a, *y = b;
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
@@ -125,7 +125,7 @@ static bool covers_any(const uint64_t *want, size_t n, uint64_t start, uint64_t 
 }
 
 struct map_builder {
-	struct xp_perf_map *m;
+	struct xp_inv_perf_map *m;
 	struct xp_strtab *st;
 	const uint64_t *want;
 	size_t nwant;
@@ -136,7 +136,7 @@ struct map_builder {
 /* Account one line; 0 or -ENOMEM. */
 static int map_line(struct map_builder *b, const char *p, const char *le)
 {
-	struct xp_perf_map *m = b->m;
+	struct xp_inv_perf_map *m = b->m;
 	uint64_t start, size;
 	const char *name;
 	size_t nlen;
@@ -157,7 +157,7 @@ static int map_line(struct map_builder *b, const char *p, const char *le)
 	}
 	if (m->n == b->cap) {
 		size_t ncap = b->cap ? b->cap * 2 : 64;
-		struct xp_perf_map_entry *nv = realloc(m->v, ncap * sizeof(*nv));
+		struct xp_inv_perf_map_entry *nv = realloc(m->v, ncap * sizeof(*nv));
 
 		if (!nv)
 			return -ENOMEM;
@@ -178,7 +178,7 @@ static int map_line(struct map_builder *b, const char *p, const char *le)
 
 /* Sort by start; of entries with the same start the last line wins (a JIT
  * that reuses memory appends the new owner). */
-static void map_finish(struct xp_perf_map *m)
+static void map_finish(struct xp_inv_perf_map *m)
 {
 	size_t i, w;
 
@@ -194,8 +194,8 @@ static void map_finish(struct xp_perf_map *m)
 	m->n = w;
 }
 
-int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, const uint64_t *want,
-		      size_t nwant, struct xp_perf_map *m)
+int xp_inv_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, const uint64_t *want,
+			  size_t nwant, struct xp_inv_perf_map *m)
 {
 	struct map_builder b = { m, st, want, nwant, 0, 0 };
 	const char *p = text, *end = text + len;
@@ -214,9 +214,9 @@ int xp_perf_map_parse(const char *text, size_t len, struct xp_strtab *st, const 
 	return 0;
 }
 
-int xp_perf_map_load(const char *path, const struct xp_perf_map_owners *owners,
-		     struct xp_strtab *st, const uint64_t *want, size_t nwant,
-		     struct xp_perf_map *m)
+int xp_inv_perf_map_load(const char *path, const struct xp_perf_map_owners *owners,
+			 struct xp_strtab *st, const uint64_t *want, size_t nwant,
+			 struct xp_inv_perf_map *m)
 {
 	struct map_builder b = { m, st, want, nwant, 0, 0 };
 	char *buf;
@@ -284,10 +284,11 @@ static bool entry_at_or_before(const void *ctx, size_t i)
 {
 	const struct addr_key *k = ctx;
 
-	return ((const struct xp_perf_map_entry *)k->v)[i].start <= k->addr;
+	return ((const struct xp_inv_perf_map_entry *)k->v)[i].start <= k->addr;
 }
 
-const struct xp_perf_map_entry *xp_perf_map_lookup(const struct xp_perf_map *m, uint64_t addr)
+const struct xp_inv_perf_map_entry *xp_inv_perf_map_lookup(const struct xp_inv_perf_map *m,
+							   uint64_t addr)
 {
 	struct addr_key k = { m->v, addr };
 	/* one past the last entry with start <= addr */
@@ -300,7 +301,7 @@ const struct xp_perf_map_entry *xp_perf_map_lookup(const struct xp_perf_map *m, 
 	return NULL;
 }
 
-void xp_perf_map_free(struct xp_perf_map *m)
+void xp_inv_perf_map_free(struct xp_inv_perf_map *m)
 {
 	free(m->v);
 	memset(m, 0, sizeof(*m));
@@ -309,7 +310,7 @@ void xp_perf_map_free(struct xp_perf_map *m)
 /* ---------------------------------------------------------------------- */
 /* /proc/<pid>/maps and CPython                                            */
 
-bool xp_python_path_version(const char *path, char *version, size_t size)
+bool xp_inv_python_path_version(const char *path, char *version, size_t size)
 {
 	const char *base = strrchr(path, '/'), *p, *v;
 	size_t n;
@@ -345,7 +346,7 @@ bool xp_python_path_version(const char *path, char *version, size_t size)
 
 static int region_cmp(const void *a, const void *b)
 {
-	const struct xp_map_region *x = a, *y = b;
+	const struct xp_inv_map_region *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
@@ -355,7 +356,7 @@ static int region_cmp(const void *a, const void *b)
  * (src/process/procfs.h).  A frame's mapping is named as the kernel names
  * it: a file replaced since it was mapped keeps its " (deleted)".
  */
-static int load_regions(struct xp_symbolizer *s, const struct xp_maps *maps)
+static int load_regions(struct xp_inv_symbolizer *s, const struct xp_maps *maps)
 {
 	char name[PATH_MAX + 16];
 	size_t i;
@@ -365,7 +366,7 @@ static int load_regions(struct xp_symbolizer *s, const struct xp_maps *maps)
 		return -ENOMEM;
 	for (i = 0; i < maps->n; i++) {
 		const struct xp_map_entry *e = &maps->v[i];
-		struct xp_map_region *r = &s->regions[s->nregions++];
+		struct xp_inv_map_region *r = &s->regions[s->nregions++];
 		char ver[16];
 		int n;
 
@@ -382,7 +383,7 @@ static int load_regions(struct xp_symbolizer *s, const struct xp_maps *maps)
 		if (!r->path)
 			return -ENOMEM;
 		if (xp_map_is_file(e) && !e->deleted &&
-		    xp_python_path_version(e->path, ver, sizeof(ver))) {
+		    xp_inv_python_path_version(e->path, ver, sizeof(ver))) {
 			r->interpreter = true;
 			if (!s->cpython) {
 				s->cpython = true;
@@ -401,10 +402,10 @@ static bool region_at_or_before(const void *ctx, size_t i)
 {
 	const struct addr_key *k = ctx;
 
-	return ((const struct xp_map_region *)k->v)[i].start <= k->addr;
+	return ((const struct xp_inv_map_region *)k->v)[i].start <= k->addr;
 }
 
-static const struct xp_map_region *find_region(const struct xp_symbolizer *s, uint64_t addr)
+static const struct xp_inv_map_region *find_region(const struct xp_inv_symbolizer *s, uint64_t addr)
 {
 	struct addr_key k = { s->regions, addr };
 	size_t lo = xpc_partition_point(s->nregions, region_at_or_before, &k);
@@ -492,7 +493,8 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.find_debuginfo = find_debuginfo,
 };
 
-int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, struct xp_error *err)
+int xp_inv_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_inv_symbolizer *s,
+			   struct xp_error *err)
 {
 	struct xp_maps maps;
 	size_t bad = 0;
@@ -547,18 +549,18 @@ int xp_symbolizer_open(uint32_t pid, uint32_t ns_pid, struct xp_symbolizer *s, s
 	return 0;
 }
 
-int xp_symbolizer_prepare(struct xp_symbolizer *s, const uint64_t *addrs, size_t n)
+int xp_inv_symbolizer_prepare(struct xp_inv_symbolizer *s, const uint64_t *addrs, size_t n)
 {
 	char mpath[192], base[64];
 	int rc;
 
-	xp_perf_map_free(&s->perf_map);
+	xp_inv_perf_map_free(&s->perf_map);
 	s->perf_map_present = false;
 	s->perf_map_refused = false;
 	s->perf_map_error = 0;
 	xp_proc_base(s->pid, base, sizeof(base)); /* a zombie leader: a live thread's root */
 	snprintf(mpath, sizeof(mpath), "%s/root%s", base, s->perf_map_path);
-	rc = xp_perf_map_load(mpath, &s->perf_map_owners, &s->strings, addrs, n, &s->perf_map);
+	rc = xp_inv_perf_map_load(mpath, &s->perf_map_owners, &s->strings, addrs, n, &s->perf_map);
 	if (rc == 0)
 		s->perf_map_present = true;
 	else if (rc == -ENOMEM)
@@ -570,7 +572,7 @@ int xp_symbolizer_prepare(struct xp_symbolizer *s, const uint64_t *addrs, size_t
 	return 0;
 }
 
-static void symbolize_native(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *f)
+static void symbolize_native(struct xp_inv_symbolizer *s, uint64_t addr, struct xp_inv_sym_frame *f)
 {
 	Dwfl_Module *mod;
 	const char *modname, *name;
@@ -607,10 +609,10 @@ static void symbolize_native(struct xp_symbolizer *s, uint64_t addr, struct xp_s
 	}
 }
 
-void xp_symbolize(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *out)
+void xp_inv_symbolize(struct xp_inv_symbolizer *s, uint64_t addr, struct xp_inv_sym_frame *out)
 {
-	const struct xp_map_region *r;
-	const struct xp_perf_map_entry *e;
+	const struct xp_inv_map_region *r;
+	const struct xp_inv_perf_map_entry *e;
 
 	memset(out, 0, sizeof(*out));
 	out->address = addr;
@@ -621,7 +623,7 @@ void xp_symbolize(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *o
 		out->interpreter = r->interpreter;
 	}
 	symbolize_native(s, addr, out);
-	e = s->perf_map_present ? xp_perf_map_lookup(&s->perf_map, addr) : NULL;
+	e = s->perf_map_present ? xp_inv_perf_map_lookup(&s->perf_map, addr) : NULL;
 	if (e) {
 		out->perf_map_symbol = xp_strtab_get(&s->strings, e->name);
 		if (out->kind == XP_FRAME_UNRESOLVED)
@@ -631,12 +633,12 @@ void xp_symbolize(struct xp_symbolizer *s, uint64_t addr, struct xp_sym_frame *o
 	}
 }
 
-void xp_symbolizer_close(struct xp_symbolizer *s)
+void xp_inv_symbolizer_close(struct xp_inv_symbolizer *s)
 {
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	s->dwfl = NULL;
-	xp_perf_map_free(&s->perf_map);
+	xp_inv_perf_map_free(&s->perf_map);
 	free(s->regions);
 	s->regions = NULL;
 	s->nregions = 0;

@@ -40,19 +40,19 @@
 
 static int bpf_fail(struct xp_error *err, int e, const char *what)
 {
-	struct xp_libbpf_failure f = {
+	struct xp_live_libbpf_failure f = {
 		.e = e,
 		.what = what,
 		.objects = "the syscall aggregate eBPF programs",
 		.maps = "the syscall aggregate maps",
 	};
-	int rc = xp_libbpf_fail(err, &f);
+	int rc = xp_live_libbpf_fail(err, &f);
 
-	return rc ? rc : xp_libbpf_fail_internal(err, &f);
+	return rc ? rc : xp_live_libbpf_fail_internal(err, &f);
 }
 
 /* Read both maps and the counters into @r (links already gone). */
-static int read_maps(struct syscall_agg_bpf *skel, struct xp_sa_result *r, struct xp_error *err)
+static int read_maps(struct syscall_agg_bpf *skel, struct xp_inv_sa_result *r, struct xp_error *err)
 {
 	int gfd = bpf_map__fd(skel->maps.xp_sa_groups);
 	int ifd = bpf_map__fd(skel->maps.xp_sa_inflight);
@@ -70,22 +70,22 @@ static int read_maps(struct syscall_agg_bpf *skel, struct xp_sa_result *r, struc
 		goto out;
 	}
 	while (bpf_map_get_next_key(gfd, prev, &next) == 0) {
-		struct xp_sa_summary_group *g;
+		struct xp_inv_sa_summary_group *g;
 
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(gfd, &key, vals))
 			continue; /* cannot vanish: nothing deletes groups */
-		g = xp_sa_result_group(r, (int32_t)key);
+		g = xp_inv_sa_result_group(r, (int32_t)key);
 		if (!g) {
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 			goto out;
 		}
-		xp_sa_fold_percpu(g, vals, ncpus);
+		xp_inv_sa_fold_percpu(g, vals, ncpus);
 	}
 	prev = NULL;
 	while (bpf_map_get_next_key(ifd, prev, &next) == 0) {
-		struct xp_sa_summary_group *g;
+		struct xp_inv_sa_summary_group *g;
 
 		key = next;
 		prev = &key;
@@ -94,7 +94,7 @@ static int read_maps(struct syscall_agg_bpf *skel, struct xp_sa_result *r, struc
 		r->inflight_occupied++;
 		/* an interrupted call that has not run again yet is in flight too */
 		if (start.restarting) {
-			g = xp_sa_result_group(r, (int32_t)start.restart_nr);
+			g = xp_inv_sa_result_group(r, (int32_t)start.restart_nr);
 			if (!g) {
 				rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 				goto out;
@@ -103,7 +103,7 @@ static int read_maps(struct syscall_agg_bpf *skel, struct xp_sa_result *r, struc
 		}
 		if (!start.busy)
 			continue;
-		g = xp_sa_result_group(r, (int32_t)start.nr);
+		g = xp_inv_sa_result_group(r, (int32_t)start.nr);
 		if (!g) {
 			rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 			goto out;
@@ -126,12 +126,12 @@ out:
 	return rc;
 }
 
-int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, size_t size)
+int xp_inv_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, size_t size)
 {
 	struct syscall_agg_bpf *skel;
 	int rc;
 
-	xp_libbpf_capture();
+	xp_live_libbpf_capture();
 	skel = syscall_agg_bpf__open();
 	if (!skel) {
 		rc = errno ? -errno : -EINVAL;
@@ -152,11 +152,12 @@ int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, s
 		 (unsigned long long)max_groups, (unsigned long long)max_inflight);
 	return 0;
 fail:
-	xp_libbpf_load_failed(detail, size, "syscall aggregate", rc);
+	xp_live_libbpf_load_failed(detail, size, "syscall aggregate", rc);
 	return rc < 0 ? rc : -rc;
 }
 
-int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_error *err)
+int xp_inv_sa_collect(const struct xp_inv_sa_opts *o, struct xp_inv_sa_result *r,
+		      struct xp_error *err)
 {
 	struct syscall_agg_bpf *skel = NULL;
 	struct bpf_link *l_enter = NULL, *l_exit = NULL;
@@ -175,7 +176,7 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 		return xp_error_set(err, XPROBE_E_INTERNAL, false,
 				    "cannot count the possible CPUs: %s", strerror(-r->ncpus));
 
-	xp_libbpf_capture();
+	xp_live_libbpf_capture();
 	skel = syscall_agg_bpf__open();
 	if (!skel) {
 		rc = bpf_fail(err, errno, "open");
@@ -202,7 +203,7 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 		rc = bpf_fail(err, errno, "attach");
 		goto out;
 	}
-	rc = xp_bpf_window_open(&skel->bss->armed, t0, &r->armed_at_ns, &r->setup_ns, o->on_armed,
+	rc = xp_inv_window_open(&skel->bss->armed, t0, &r->armed_at_ns, &r->setup_ns, o->on_armed,
 				o->on_armed_ctx, err);
 	if (rc)
 		goto out;
@@ -232,12 +233,12 @@ int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_
 	rc = read_maps(skel, r, err);
 	if (rc)
 		goto out;
-	xp_sa_result_finish(r);
+	xp_inv_sa_result_finish(r);
 out:
 	bpf_link__destroy(l_enter); /* NULL-safe */
 	bpf_link__destroy(l_exit);
 	syscall_agg_bpf__destroy(skel);
 	if (rc)
-		xp_sa_result_free(r);
+		xp_inv_sa_result_free(r);
 	return rc;
 }

@@ -31,7 +31,7 @@
 #define XP_SA_MAX_INFLIGHT_LIMIT 1048576u /* entries of the in-flight map */
 
 /* One syscall number's summary (all counts exact). */
-struct xp_sa_summary_group {
+struct xp_inv_sa_summary_group {
 	int32_t nr;                 /* syscall number */
 	const char *name;           /* x86_64 name, NULL when unknown (static) */
 	uint64_t entries;
@@ -47,14 +47,14 @@ struct xp_sa_summary_group {
 	uint64_t max_ns;
 };
 
-enum xp_sa_stop_reason {
-	XP_SA_STOP_DURATION = 0,    /* "duration" */
-	XP_SA_STOP_CANCELLED,       /* "cancelled": SIGINT/SIGTERM */
+enum xp_inv_sa_stop_reason {
+	XP_SA_STOP_DURATION = 0, /* "duration" */
+	XP_SA_STOP_CANCELLED, /* "cancelled": SIGINT/SIGTERM */
 };
-const char *xp_sa_stop_reason_name(enum xp_sa_stop_reason r);
+const char *xp_inv_sa_stop_reason_name(enum xp_inv_sa_stop_reason r);
 
-struct xp_sa_result {
-	struct xp_sa_summary_group *groups; /* sorted: total_ns desc, entries desc, nr asc */
+struct xp_inv_sa_result {
+	struct xp_inv_sa_summary_group *groups; /* sorted: total_ns desc, entries desc, nr asc */
 	size_t ngroups;
 	/* totals over groups, plus the drops that have no group */
 	uint64_t entries, matched_exits, unmatched_exits, inflight_at_end, errors;
@@ -62,7 +62,7 @@ struct xp_sa_result {
 	uint64_t inflight_drops, superseded, noreturn, regs_read_errors;
 	uint64_t group_capacity, inflight_capacity;
 	uint64_t inflight_occupied;  /* in-flight slots (threads) in use at the end */
-	enum xp_sa_stop_reason stop_reason;
+	enum xp_inv_sa_stop_reason stop_reason;
 	uint64_t setup_ns;           /* collector start -> armed */
 	uint64_t window_ns;          /* armed -> disarmed */
 	uint64_t armed_at_ns;        /* CLOCK_MONOTONIC when armed (benchmarks) */
@@ -70,7 +70,7 @@ struct xp_sa_result {
 };
 
 /* How BPF recognizes the target (see src/live/live.h, xp_live_filter). */
-struct xp_sa_opts {
+struct xp_inv_sa_opts {
 	uint32_t pid;               /* as xprobe sees it */
 	struct xp_live_filter filter; /* xp_live_filter_init */
 	uint64_t max_groups;        /* 1..XP_SA_MAX_GROUPS_LIMIT */
@@ -91,10 +91,11 @@ struct xp_sa_opts {
  * Load, attach, arm, wait out the window, disarm, read, clean up (links
  * and maps freed on every path).  Errors: PERMISSION_DENIED (bpf/attach
  * EPERM), SESSION_LIMIT_EXCEEDED (map sizes the kernel refuses),
- * INTERNAL (load), or what on_armed returned.  @r needs xp_sa_result_free.
+ * INTERNAL (load), or what on_armed returned.  @r needs xp_inv_sa_result_free.
  */
-int xp_sa_collect(const struct xp_sa_opts *o, struct xp_sa_result *r, struct xp_error *err);
-void xp_sa_result_free(struct xp_sa_result *r);
+int xp_inv_sa_collect(const struct xp_inv_sa_opts *o, struct xp_inv_sa_result *r,
+		      struct xp_error *err);
+void xp_inv_sa_result_free(struct xp_inv_sa_result *r);
 
 /*
  * validate's proof that the aggregate path loads here: open the real
@@ -103,28 +104,29 @@ void xp_sa_result_free(struct xp_sa_result *r);
  * is freed before returning.  Returns 0 or a negative errno; @detail
  * (@size bytes) gets a sentence either way.
  */
-int xp_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, size_t size);
+int xp_inv_sa_load_check(uint64_t max_groups, uint64_t max_inflight, char *detail, size_t size);
 
 /* --- the summary, pure (unit-tested) ----------------------------------- */
 
 struct xp_sa_group;   /* bpf/syscall_agg.h */
 
 /* Fold @ncpus per-CPU values of one key into @g (sums, min/max). */
-void xp_sa_fold_percpu(struct xp_sa_summary_group *g, const struct xp_sa_group *vals, int ncpus);
+void xp_inv_sa_fold_percpu(struct xp_inv_sa_summary_group *g, const struct xp_sa_group *vals,
+			   int ncpus);
 /* Find or add the group of @nr in @r (keeps @r->groups unsorted). NULL: -ENOMEM. */
-struct xp_sa_summary_group *xp_sa_result_group(struct xp_sa_result *r, int32_t nr);
+struct xp_inv_sa_summary_group *xp_inv_sa_result_group(struct xp_inv_sa_result *r, int32_t nr);
 /* Names, totals and the final order.  Call once after folding. */
-void xp_sa_result_finish(struct xp_sa_result *r);
+void xp_inv_sa_result_finish(struct xp_inv_sa_result *r);
 
 /* Drops of every kind (schema collection.dropped). */
-uint64_t xp_sa_dropped(const struct xp_sa_result *r);
+uint64_t xp_inv_sa_dropped(const struct xp_inv_sa_result *r);
 /* Nothing dropped, window not cancelled (schema completeness). */
-bool xp_sa_complete(const struct xp_sa_result *r);
+bool xp_inv_sa_complete(const struct xp_inv_sa_result *r);
 /* The result's warnings, in a fixed order.  0 or -ENOMEM. */
-int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws);
+int xp_inv_sa_warnings(const struct xp_inv_sa_result *r, struct xp_warnings *ws);
 
 /* "syscall:NAME:entry" / "syscall:NAME:exit" into @buf; false when the
  * number is unknown (no hint). */
-bool xp_sa_selector_hint(int32_t nr, bool exit, char *buf, size_t size);
+bool xp_inv_sa_selector_hint(int32_t nr, bool exit, char *buf, size_t size);
 
 #endif /* XP_COLLECT_SYSCALL_AGGREGATE_H */

@@ -19,7 +19,7 @@
 #include "../selector/syscall_table.h"
 #include "syscall_aggregate.h"
 
-const char *xp_sa_stop_reason_name(enum xp_sa_stop_reason r)
+const char *xp_inv_sa_stop_reason_name(enum xp_inv_sa_stop_reason r)
 {
 	switch (r) {
 	case XP_SA_STOP_DURATION:
@@ -30,7 +30,8 @@ const char *xp_sa_stop_reason_name(enum xp_sa_stop_reason r)
 	return "duration";
 }
 
-void xp_sa_fold_percpu(struct xp_sa_summary_group *g, const struct xp_sa_group *vals, int ncpus)
+void xp_inv_sa_fold_percpu(struct xp_inv_sa_summary_group *g, const struct xp_sa_group *vals,
+			   int ncpus)
 {
 	int i;
 
@@ -54,9 +55,9 @@ void xp_sa_fold_percpu(struct xp_sa_summary_group *g, const struct xp_sa_group *
 	}
 }
 
-struct xp_sa_summary_group *xp_sa_result_group(struct xp_sa_result *r, int32_t nr)
+struct xp_inv_sa_summary_group *xp_inv_sa_result_group(struct xp_inv_sa_result *r, int32_t nr)
 {
-	struct xp_sa_summary_group *g, *ng;
+	struct xp_inv_sa_summary_group *g, *ng;
 	size_t i;
 
 	for (i = 0; i < r->ngroups; i++)
@@ -74,7 +75,7 @@ struct xp_sa_summary_group *xp_sa_result_group(struct xp_sa_result *r, int32_t n
 
 static int group_cmp(const void *a, const void *b)
 {
-	const struct xp_sa_summary_group *x = a, *y = b;
+	const struct xp_inv_sa_summary_group *x = a, *y = b;
 
 	if (x->total_ns != y->total_ns)
 		return x->total_ns > y->total_ns ? -1 : 1;
@@ -85,14 +86,14 @@ static int group_cmp(const void *a, const void *b)
 	return x->nr < y->nr ? -1 : x->nr > y->nr;
 }
 
-void xp_sa_result_finish(struct xp_sa_result *r)
+void xp_inv_sa_result_finish(struct xp_inv_sa_result *r)
 {
 	size_t i;
 
 	r->entries = r->matched_exits = r->unmatched_exits = r->inflight_at_end = r->errors = 0;
 	r->superseded = r->noreturn = 0;
 	for (i = 0; i < r->ngroups; i++) {
-		struct xp_sa_summary_group *g = &r->groups[i];
+		struct xp_inv_sa_summary_group *g = &r->groups[i];
 
 		g->name = g->nr >= 0 ? xp_syscall_name(g->nr) : NULL;
 		r->entries += g->entries;
@@ -107,7 +108,7 @@ void xp_sa_result_finish(struct xp_sa_result *r)
 		qsort(r->groups, r->ngroups, sizeof(*r->groups), group_cmp);
 }
 
-bool xp_sa_selector_hint(int32_t nr, bool exit, char *buf, size_t size)
+bool xp_inv_sa_selector_hint(int32_t nr, bool exit, char *buf, size_t size)
 {
 	const char *name = nr >= 0 ? xp_syscall_name(nr) : NULL;
 	int n;
@@ -118,18 +119,18 @@ bool xp_sa_selector_hint(int32_t nr, bool exit, char *buf, size_t size)
 	return n > 0 && (size_t)n < size;
 }
 
-uint64_t xp_sa_dropped(const struct xp_sa_result *r)
+uint64_t xp_inv_sa_dropped(const struct xp_inv_sa_result *r)
 {
 	return r->group_drop_entries + r->group_drop_exits + r->inflight_drops +
 	       r->regs_read_errors;
 }
 
-bool xp_sa_complete(const struct xp_sa_result *r)
+bool xp_inv_sa_complete(const struct xp_inv_sa_result *r)
 {
-	return !xp_sa_dropped(r) && r->stop_reason != XP_SA_STOP_CANCELLED;
+	return !xp_inv_sa_dropped(r) && r->stop_reason != XP_SA_STOP_CANCELLED;
 }
 
-int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws)
+int xp_inv_sa_warnings(const struct xp_inv_sa_result *r, struct xp_warnings *ws)
 {
 	char msg[512];
 	int rc;
@@ -178,7 +179,7 @@ int xp_sa_warnings(const struct xp_sa_result *r, struct xp_warnings *ws)
 	return 0;
 }
 
-void xp_sa_result_free(struct xp_sa_result *r)
+void xp_inv_sa_result_free(struct xp_inv_sa_result *r)
 {
 	free(r->groups);
 	memset(r, 0, sizeof(*r));

@@ -5,7 +5,7 @@
 #include "../../common/monotonic.h"
 #include "window.h"
 
-int xp_bpf_window_open(uint32_t *armed, uint64_t t0, uint64_t *armed_at_ns, uint64_t *setup_ns,
+int xp_inv_window_open(uint32_t *armed, uint64_t t0, uint64_t *armed_at_ns, uint64_t *setup_ns,
 		       int (*on_armed)(void *ctx, struct xp_error *err), void *on_armed_ctx,
 		       struct xp_error *err)
 {

@@ -33,18 +33,18 @@ static int capture_print(enum libbpf_print_level level, const char *fmt, va_list
 	return 0;
 }
 
-void xp_libbpf_capture(void)
+void xp_live_libbpf_capture(void)
 {
 	last_msg[0] = '\0';
 	libbpf_set_print(capture_print);
 }
 
-const char *xp_libbpf_message(void)
+const char *xp_live_libbpf_message(void)
 {
 	return last_msg;
 }
 
-int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size)
+int xp_live_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size)
 {
 	if (e < 0)
 		e = -e;
@@ -63,11 +63,11 @@ int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size)
 	return e;
 }
 
-int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f)
+int xp_live_libbpf_fail(struct xp_error *err, struct xp_live_libbpf_failure *f)
 {
 	const struct xp_live_endpoint *ep = f->ep;
 
-	f->e = xp_libbpf_fail_details(err, f->e, f->why, sizeof(f->why));
+	f->e = xp_live_libbpf_fail_details(err, f->e, f->why, sizeof(f->why));
 	if (ep)
 		xp_error_detail_str(err, "selector", ep->selector);
 	if (f->e == EPERM || f->e == EACCES) {
@@ -103,16 +103,16 @@ int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f)
 	return 0;
 }
 
-int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure *f)
+int xp_live_libbpf_fail_internal(struct xp_error *err, const struct xp_live_libbpf_failure *f)
 {
 	xp_error_hint(err, "run xprobe doctor; the libbpf_message detail has the kernel's reason");
 	return xp_error_set(err, XPROBE_E_INTERNAL, false, "failed to %s %s: %s", f->what,
 			    f->objects, f->why);
 }
 
-void xp_libbpf_load_failed(char *detail, size_t size, const char *object, int rc)
+void xp_live_libbpf_load_failed(char *detail, size_t size, const char *object, int rc)
 {
-	const char *msg = xp_libbpf_message();
+	const char *msg = xp_live_libbpf_message();
 
 	snprintf(detail, size, "loading the %s object failed: %s%s%s", object,
 		 strerror(rc < 0 ? -rc : rc), msg[0] ? ": " : "", msg);

@@ -25,10 +25,10 @@
 
 /* Install the capture and forget the previous message: call before
  * opening a BPF object. */
-void xp_libbpf_capture(void);
+void xp_live_libbpf_capture(void);
 
-/* The last message libbpf printed since xp_libbpf_capture(), or "". */
-const char *xp_libbpf_message(void);
+/* The last message libbpf printed since xp_live_libbpf_capture(), or "". */
+const char *xp_live_libbpf_message(void);
 
 /*
  * The details every failed libbpf step carries: "errno" (the text of
@@ -36,7 +36,7 @@ const char *xp_libbpf_message(void);
  * libbpf said something.  Writes the errno text into @why and returns the
  * positive errno the caller maps to a contract code.
  */
-int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size);
+int xp_live_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size);
 
 /* The kernel's ENOTSUPP (include/linux/errno.h), not in libc's errno.h:
  * what uprobe registration returns for an instruction it will not probe. */
@@ -44,8 +44,8 @@ int xp_libbpf_fail_details(struct xp_error *err, int e, char *why, size_t size);
 
 struct xp_live_endpoint; /* live.h */
 
-/* A failed libbpf step, as xp_libbpf_fail() words and maps it. */
-struct xp_libbpf_failure {
+/* A failed libbpf step, as xp_live_libbpf_fail() words and maps it. */
+struct xp_live_libbpf_failure {
 	int e; /* the errno (either sign; 0 reads as EINVAL); positive after */
 	const char *what; /* the step: "load", "attach", "size the maps of" */
 	const char *objects; /* what it was done to: "the syscall aggregate eBPF programs" */
@@ -58,7 +58,7 @@ struct xp_libbpf_failure {
 
 /*
  * The rules every libbpf user of the CLI shares, in this order, after the
- * details of xp_libbpf_fail_details() and the endpoint's "selector":
+ * details of xp_live_libbpf_fail_details() and the endpoint's "selector":
  *   EPERM, EACCES: PERMISSION_DENIED "permission denied to <what>
  *     <objects>" (run as root or grant CAP_BPF and CAP_PERFMON; then
  *     perm_hint);
@@ -69,17 +69,17 @@ struct xp_libbpf_failure {
  *     instruction the kernel will not probe; validate names it first);
  *   ENOENT attaching a uprobe: BINARY_NOT_MAPPED (its binary is gone).
  * Returns -code, or 0 when none applies: the caller's own rules follow,
- * then xp_libbpf_fail_internal().
+ * then xp_live_libbpf_fail_internal().
  */
-int xp_libbpf_fail(struct xp_error *err, struct xp_libbpf_failure *f);
+int xp_live_libbpf_fail(struct xp_error *err, struct xp_live_libbpf_failure *f);
 /* INTERNAL "failed to <what> <objects>: <why>", the doctor hint. */
-int xp_libbpf_fail_internal(struct xp_error *err, const struct xp_libbpf_failure *f);
+int xp_live_libbpf_fail_internal(struct xp_error *err, const struct xp_live_libbpf_failure *f);
 
 /*
  * The detail of a failed load check (validate loads an object and frees
  * it): "loading the <object> object failed: <errno text>[: <libbpf's
  * message>]" into @detail.  @rc either sign.
  */
-void xp_libbpf_load_failed(char *detail, size_t size, const char *object, int rc);
+void xp_live_libbpf_load_failed(char *detail, size_t size, const char *object, int rc);
 
 #endif

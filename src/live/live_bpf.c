@@ -71,7 +71,7 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
 		    const char *what)
 {
 	char objects[XP_ERR_MESSAGE_MAX];
-	struct xp_libbpf_failure f = {
+	struct xp_live_libbpf_failure f = {
 		.e = e,
 		.what = what,
 		.objects = objects,
@@ -82,13 +82,13 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
 
 	snprintf(objects, sizeof(objects), "eBPF probes%s%s", ep ? " for " : "",
 		 ep ? ep->selector : "");
-	rc = xp_libbpf_fail(err, &f);
+	rc = xp_live_libbpf_fail(err, &f);
 	if (rc)
 		return rc;
 	e = f.e;
 	if (ep && (e == ENOENT || e == EINVAL || e == ENOTSUP || e == EOPNOTSUPP)) {
 		switch (ep->kind) {
-		case XP_LIVE_UPROBE: /* ENOENT: xp_libbpf_fail's BINARY_NOT_MAPPED */
+		case XP_LIVE_UPROBE: /* ENOENT: xp_live_libbpf_fail's BINARY_NOT_MAPPED */
 			xp_error_hint(err, "run xprobe validate with the exact selector text");
 			return xp_error_set(err, XPROBE_E_INVALID_EVENT_SELECTOR, true,
 					    "the kernel refused the uprobe for %s: %s",
@@ -108,7 +108,7 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
 			break;
 		}
 	}
-	return xp_libbpf_fail_internal(err, &f);
+	return xp_live_libbpf_fail_internal(err, &f);
 }
 
 /* --- open / load ------------------------------------------------------- */
@@ -131,7 +131,7 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	b->ep = ep;
 	b->nep = n;
-	xp_libbpf_capture();
+	xp_live_libbpf_capture();
 	b->skel = xp_live_bpf__open();
 	if (!b->skel) {
 		rc = bpf_fail(err, errno, NULL, "open");

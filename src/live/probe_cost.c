@@ -548,7 +548,7 @@ static int calibrate(struct xp_probe_cost *out)
 	return 0;
 }
 
-int xp_probe_cost_estimate(struct xp_probe_cost *out)
+int xp_live_probe_cost(struct xp_probe_cost *out)
 {
 	const char *dir = xpc_test_hook_env("XPROBE_TEST_RUNTIME_DIR");
 	char why[192] = "", path[256];

@@ -46,6 +46,6 @@
  * (validate_checks.h: pass it as xp_validate_opts.probe_cost and the
  * UPROBE_SINGLE_STEP warnings carry it).
  */
-int xp_probe_cost_estimate(struct xp_probe_cost *out);
+int xp_live_probe_cost(struct xp_probe_cost *out);
 
 #endif /* XP_COLLECT_PROBE_COST_H */

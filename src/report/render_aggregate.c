@@ -26,7 +26,7 @@
 
 #define XP_HUMAN_GROUPS 15
 
-static void render_group(struct xpc_json *w, const struct xp_agg_group *g)
+static void render_group(struct xpc_json *w, const struct xp_capture_agg_group *g)
 {
 	bool kernel = g->kind == XPROBE_AGENT_KIND_KERNEL;
 	bool copy = g->kind == XPROBE_AGENT_KIND_MEMCPY;
@@ -59,7 +59,7 @@ static void render_group(struct xpc_json *w, const struct xp_agg_group *g)
 
 void xp_render_aggregate_json(struct xpc_json *w, const struct xp_aggregate_view *v)
 {
-	const struct xp_agg_dec *d = &v->result->dec;
+	const struct xp_capture_agg_dec *d = &v->result->dec;
 	size_t i;
 
 	xp_render_result_begin(w, v->session_id, v->status);
@@ -91,8 +91,8 @@ void xp_render_aggregate_json(struct xpc_json *w, const struct xp_aggregate_view
 
 /* The terminal's order, as perf report's: more of the time first, then
  * more activities, then the document's order. */
-static bool human_before(const struct xp_agg_group *a, size_t ia, const struct xp_agg_group *b,
-			 size_t ib)
+static bool human_before(const struct xp_capture_agg_group *a, size_t ia,
+			 const struct xp_capture_agg_group *b, size_t ib)
 {
 	if (a->total_ns != b->total_ns)
 		return a->total_ns > b->total_ns;
@@ -103,7 +103,7 @@ static bool human_before(const struct xp_agg_group *a, size_t ia, const struct x
 
 /* The first XP_HUMAN_GROUPS groups in that order, into @top (no
  * allocation: insertion into a short list); returns how many. */
-static size_t human_top(const struct xp_agg_dec *d, size_t top[XP_HUMAN_GROUPS])
+static size_t human_top(const struct xp_capture_agg_dec *d, size_t top[XP_HUMAN_GROUPS])
 {
 	size_t i, j, n = 0;
 
@@ -123,7 +123,7 @@ static size_t human_top(const struct xp_agg_dec *d, size_t top[XP_HUMAN_GROUPS])
 
 void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v)
 {
-	const struct xp_agg_dec *d = &v->result->dec;
+	const struct xp_capture_agg_dec *d = &v->result->dec;
 	size_t i, n, top[XP_HUMAN_GROUPS];
 	uint64_t all_ns = 0;
 
@@ -139,7 +139,7 @@ void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v)
 		fprintf(out, "\n%7s %10s %10s %10s  %s\n", "% time", "total", "mean", "count",
 			"group");
 	for (i = 0; i < n; i++) {
-		const struct xp_agg_group *g = &d->groups[top[i]];
+		const struct xp_capture_agg_group *g = &d->groups[top[i]];
 		char hint[XP_AGG_HINT_MAX], total[32], mean[32];
 		const char *h = xp_agent_aggregate_hint(g, false, hint, sizeof(hint));
 

@@ -25,8 +25,8 @@ static double share(uint64_t n, uint64_t total)
 
 static void render_python(struct xpc_json *w, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_symbolizer *s = v->sym;
-	const struct xp_cpu_profile *p = v->profile;
+	const struct xp_inv_symbolizer *s = v->sym;
+	const struct xp_inv_cpu_profile *p = v->profile;
 
 	xpc_json_kobj_begin(w, "python");
 	xpc_json_kstr(w, "status", v->python_status);
@@ -42,7 +42,7 @@ static void render_python(struct xpc_json *w, const struct xp_cpu_sample_view *v
 
 static void render_symbolization(struct xpc_json *w, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_cpu_profile *p = v->profile;
+	const struct xp_inv_cpu_profile *p = v->profile;
 
 	xpc_json_kobj_begin(w, "symbolization");
 	xpc_json_ku64(w, "distinct_frames", p->nframes);
@@ -60,17 +60,17 @@ static void render_symbolization(struct xpc_json *w, const struct xp_cpu_sample_
 
 static void render_hotspots(struct xpc_json *w, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_cpu_profile *p = v->profile;
+	const struct xp_inv_cpu_profile *p = v->profile;
 	uint64_t total = v->result->counts.observed_samples;
 	size_t i;
 
 	xpc_json_karr_begin(w, "hotspots");
 	for (i = 0; i < p->nfunctions; i++) {
-		const struct xp_cpu_function *f = &p->functions[i];
+		const struct xp_inv_cpu_function *f = &p->functions[i];
 
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "rank", i + 1);
-		xpc_json_kstr(w, "kind", xp_frame_kind_name(f->kind));
+		xpc_json_kstr(w, "kind", xp_inv_frame_kind_name(f->kind));
 		xpc_json_kstr(w, "function", f->name);
 		xpc_json_kstr(w, "binary", f->binary);
 		xpc_json_kstr(w, "symbol", f->symbol);
@@ -82,7 +82,7 @@ static void render_hotspots(struct xpc_json *w, const struct xp_cpu_sample_view 
 		xpc_json_kf64(w, "exclusive_proportion", share(f->exclusive, total));
 		xpc_json_kf64(w, "inclusive_proportion", share(f->inclusive, total));
 		xpc_json_kstr(w, "selector_hint", f->selector_hint);
-		xpc_json_kstr(w, "selector_hint_status", xp_hint_status_name(f->hint_status));
+		xpc_json_kstr(w, "selector_hint_status", xp_inv_hint_status_name(f->hint_status));
 		xpc_json_kstr(w, "selector_hint_error", f->hint_error);
 		xpc_json_obj_end(w);
 	}
@@ -91,17 +91,17 @@ static void render_hotspots(struct xpc_json *w, const struct xp_cpu_sample_view 
 
 static void render_frames(struct xpc_json *w, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_cpu_profile *p = v->profile;
+	const struct xp_inv_cpu_profile *p = v->profile;
 	size_t i;
 
 	xpc_json_karr_begin(w, "frames");
 	for (i = 0; i < p->nframes; i++) {
-		const struct xp_cpu_frame *f = &p->frames[i];
+		const struct xp_inv_cpu_frame *f = &p->frames[i];
 		bool native = f->sym.kind == XP_FRAME_NATIVE;
 
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "address", f->sym.address);
-		xpc_json_kstr(w, "kind", xp_frame_kind_name(f->sym.kind));
+		xpc_json_kstr(w, "kind", xp_inv_frame_kind_name(f->sym.kind));
 		xpc_json_ku64(w, "hotspot", f->function);
 		xpc_json_kstr(w, "binary", f->sym.binary);
 		xpc_json_kstr(w, "symbol", f->sym.symbol);
@@ -116,13 +116,13 @@ static void render_frames(struct xpc_json *w, const struct xp_cpu_sample_view *v
 
 static void render_stacks(struct xpc_json *w, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_stack_table *t = &v->result->stacks;
+	const struct xp_inv_stack_table *t = &v->result->stacks;
 	uint64_t total = v->result->counts.observed_samples;
 	size_t i, j;
 
 	xpc_json_karr_begin(w, "stacks");
 	for (i = 0; i < t->n; i++) {
-		const struct xp_stack_group *g = &t->groups[i];
+		const struct xp_inv_stack_group *g = &t->groups[i];
 
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "count", g->count);
@@ -139,10 +139,10 @@ static void render_stacks(struct xpc_json *w, const struct xp_cpu_sample_view *v
 
 static void render_collection(struct xpc_json *w, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_cpu_sample_result *r = v->result;
-	const struct xp_cpu_sample_counts *c = &r->counts;
+	const struct xp_inv_cpu_sample_result *r = v->result;
+	const struct xp_inv_cpu_sample_counts *c = &r->counts;
 
-	xp_render_collection_begin(w, v->complete, xp_cpu_stop_reason_name(r->stop_reason),
+	xp_render_collection_begin(w, v->complete, xp_inv_cpu_stop_reason_name(r->stop_reason),
 				   r->window_ns);
 	xpc_json_kbool(w, "kernel_time_included", r->kernel_time_included);
 	xpc_json_ku64(w, "observed_samples", c->observed_samples);
@@ -174,7 +174,7 @@ static void render_collection(struct xpc_json *w, const struct xp_cpu_sample_vie
 
 void xp_render_cpu_sample_json(struct xpc_json *w, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_cpu_sample_result *r = v->result;
+	const struct xp_inv_cpu_sample_result *r = v->result;
 
 	xp_render_inventory_begin(w, v->session_id, v->status, v->name, v->pid,
 				  v->process_start_time);
@@ -197,16 +197,16 @@ void xp_render_cpu_sample_json(struct xpc_json *w, const struct xp_cpu_sample_vi
 
 void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 {
-	const struct xp_cpu_sample_result *r = v->result;
-	const struct xp_cpu_sample_counts *c = &r->counts;
-	const struct xp_cpu_profile *p = v->profile;
+	const struct xp_inv_cpu_sample_result *r = v->result;
+	const struct xp_inv_cpu_sample_counts *c = &r->counts;
+	const struct xp_inv_cpu_profile *p = v->profile;
 	size_t i, n = p->nfunctions < XP_HUMAN_HOTSPOTS ? p->nfunctions : XP_HUMAN_HOTSPOTS;
 
 	fprintf(out,
 		"cpu-sample inventory of pid %u: %" PRIu64 " samples in %.3f s at %" PRIu64
 		" Hz, %s (%s)\n",
 		v->pid, c->observed_samples, (double)r->window_ns / 1e9, r->frequency_hz,
-		v->complete ? "complete" : "partial", xp_cpu_stop_reason_name(r->stop_reason));
+		v->complete ? "complete" : "partial", xp_inv_cpu_stop_reason_name(r->stop_reason));
 	fprintf(out,
 		"threads: %" PRIu64 " seen, %" PRIu64 " sampled, %" PRIu64
 		" over --max-threads, %" PRIu64 " exited, %" PRIu64 " started unsampled\n",
@@ -224,13 +224,13 @@ void xp_render_cpu_sample_human(FILE *out, const struct xp_cpu_sample_view *v)
 	if (n)
 		fprintf(out, "\n%7s %7s %8s  %s\n", "self %", "total %", "samples", "function");
 	for (i = 0; i < n; i++) {
-		const struct xp_cpu_function *f = &p->functions[i];
+		const struct xp_inv_cpu_function *f = &p->functions[i];
 		uint64_t total = c->observed_samples;
 
 		fprintf(out, "%7.2f %7.2f %8" PRIu64 "  ", 100.0 * share(f->exclusive, total),
 			100.0 * share(f->inclusive, total), f->exclusive);
 		if (f->name)
-			fprintf(out, "%s [%s]", f->name, xp_frame_kind_name(f->kind));
+			fprintf(out, "%s [%s]", f->name, xp_inv_frame_kind_name(f->kind));
 		else if (f->naddresses > 1)
 			fprintf(out, "[unresolved in %s: %u addresses from 0x%" PRIx64 "]",
 				f->mapping ? f->mapping : "?", f->naddresses, f->address);

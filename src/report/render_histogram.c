@@ -28,7 +28,7 @@
 
 #define XP_HUMAN_GROUPS 16
 
-const char *xp_histogram_status(const struct xp_lh_result *r)
+const char *xp_histogram_status(const struct xp_inv_lh_result *r)
 {
 	switch (r->stop) {
 	case XP_LH_STOP_DURATION:
@@ -123,7 +123,7 @@ static void key_label(char *buf, size_t size, const char *kind, uint64_t key)
 		snprintf(buf, size, "arg0 %" PRId64, (int64_t)key);
 }
 
-static void render_stats(struct xpc_json *w, const struct xp_lh_dist *h)
+static void render_stats(struct xpc_json *w, const struct xp_inv_lh_dist *h)
 {
 	bool any = h->count > 0;
 
@@ -140,7 +140,7 @@ static void render_stats(struct xpc_json *w, const struct xp_lh_dist *h)
 	xpc_json_obj_end(w);
 }
 
-static void render_buckets(struct xpc_json *w, const struct xp_lh_dist *h)
+static void render_buckets(struct xpc_json *w, const struct xp_inv_lh_dist *h)
 {
 	uint64_t lo, hi;
 	uint32_t b;
@@ -149,7 +149,7 @@ static void render_buckets(struct xpc_json *w, const struct xp_lh_dist *h)
 	for (b = 0; b < XP_LH_BUCKETS; b++) {
 		if (!h->buckets[b])
 			continue;
-		xp_lh_bucket_bounds(b, &lo, &hi);
+		xp_inv_lh_bucket_bounds(b, &lo, &hi);
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "lower_ns", lo);
 		xpc_json_ku64(w, "upper_ns", hi);
@@ -159,14 +159,14 @@ static void render_buckets(struct xpc_json *w, const struct xp_lh_dist *h)
 	xpc_json_arr_end(w);
 }
 
-static void render_percentiles(struct xpc_json *w, const struct xp_lh_dist *h)
+static void render_percentiles(struct xpc_json *w, const struct xp_inv_lh_dist *h)
 {
-	struct xp_lh_percentile p;
+	struct xp_inv_lh_percentile p;
 	size_t i;
 
 	xpc_json_karr_begin(w, "percentiles");
 	for (i = 0; i < XP_LH_NPCT; i++) {
-		if (xp_lh_percentile(h, xp_lh_pct_permille[i], &p))
+		if (xp_inv_lh_percentile(h, xp_inv_lh_pct_permille[i], &p))
 			break;
 		xpc_json_obj_begin(w);
 		xpc_json_kf64(w, "percentile", (double)p.permille / 10.0);
@@ -182,7 +182,7 @@ static void render_percentiles(struct xpc_json *w, const struct xp_lh_dist *h)
 
 void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view *v)
 {
-	const struct xp_lh_result *r = v->result;
+	const struct xp_inv_lh_result *r = v->result;
 	const char *kind = key_kind(r->group_by, v->start);
 	char label[64];
 	size_t i;
@@ -200,7 +200,7 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 	render_endpoint(w, "start", v->start);
 	render_endpoint(w, "end", v->end);
 	xpc_json_arr_end(w);
-	xpc_json_kstr(w, "group_by", xp_lh_by_name(r->group_by));
+	xpc_json_kstr(w, "group_by", xp_inv_lh_by_name(r->group_by));
 	xpc_json_key(w, "group_key");
 	if (kind) {
 		xpc_json_obj_begin(w);
@@ -224,7 +224,7 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 	render_percentiles(w, &r->total);
 	xpc_json_karr_begin(w, "groups");
 	for (i = 0; i < r->ngroups; i++) {
-		const struct xp_lh_group *g = &r->groups[i];
+		const struct xp_inv_lh_group *g = &r->groups[i];
 
 		key_label(label, sizeof(label), kind, g->key);
 		xpc_json_obj_begin(w);
@@ -239,7 +239,8 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 
-	xp_render_collection_begin(w, xp_lh_complete(r), xp_lh_stop_name(r->stop), r->window_ns);
+	xp_render_collection_begin(w, xp_inv_lh_complete(r), xp_inv_lh_stop_name(r->stop),
+				   r->window_ns);
 	xpc_json_kopt_u64(w, "duration_ms", v->duration_ms != 0, v->duration_ms);
 	xpc_json_kopt_u64(w, "timeout_ms", v->timeout_ms != 0, v->timeout_ms);
 	xpc_json_ku64(w, "setup_ns", r->setup_ns);
@@ -294,7 +295,7 @@ static unsigned pow2_bin(uint32_t b)
 	return k + 1;
 }
 
-static void human_bars(FILE *out, const struct xp_lh_dist *h, bool color)
+static void human_bars(FILE *out, const struct xp_inv_lh_dist *h, bool color)
 {
 	uint64_t bins[XP_POW2_BINS] = { 0 };
 	uint32_t b;
@@ -304,9 +305,9 @@ static void human_bars(FILE *out, const struct xp_lh_dist *h, bool color)
 	xp_render_pow2_bars(out, bins, color);
 }
 
-static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *indent, bool color)
+static void human_summary(FILE *out, const struct xp_inv_lh_dist *h, const char *indent, bool color)
 {
-	struct xp_lh_percentile p;
+	struct xp_inv_lh_percentile p;
 	char a[32], b[32], c[32], d[32];
 	double worst = 0.0;
 	size_t i;
@@ -318,7 +319,7 @@ static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *ind
 	human_bars(out, h, color);
 	fprintf(out, "%s", indent);
 	for (i = 0; i < XP_LH_NPCT; i++) {
-		if (xp_lh_percentile(h, xp_lh_pct_permille[i], &p))
+		if (xp_inv_lh_percentile(h, xp_inv_lh_pct_permille[i], &p))
 			break;
 		xp_report_fmt_ns(a, sizeof(a), (double)p.value_ns);
 		if (p.permille % 10)
@@ -340,7 +341,7 @@ static void human_summary(FILE *out, const struct xp_lh_dist *h, const char *ind
 
 void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 {
-	const struct xp_lh_result *r = v->result;
+	const struct xp_inv_lh_result *r = v->result;
 	const char *kind = key_kind(r->group_by, v->start);
 	size_t i, n = r->ngroups < XP_HUMAN_GROUPS ? r->ngroups : XP_HUMAN_GROUPS;
 	char label[64];
@@ -348,8 +349,8 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 	fprintf(out, "latency histogram of pid %u: %s -> %s (%s)\n", v->pid, v->start_selector,
 		v->end_selector, r->nested ? "stack-nested" : "exact");
 	fprintf(out, "%" PRIu64 " pairs in %.3f s, stopped by %s, %s\n\n", r->pairs,
-		(double)r->window_ns / 1e9, xp_lh_stop_name(r->stop),
-		xp_lh_complete(r) ? "complete" : "partial");
+		(double)r->window_ns / 1e9, xp_inv_lh_stop_name(r->stop),
+		xp_inv_lh_complete(r) ? "complete" : "partial");
 	human_summary(out, &r->total, "", v->color);
 	fprintf(out,
 		"unpaired: %" PRIu64 " starts (%" PRIu64 " superseded, %" PRIu64
@@ -408,7 +409,7 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 		render_endpoint(w, "end", c->end);
 	}
 	xpc_json_arr_end(w);
-	xpc_json_kstr(w, "group_by", xp_lh_by_name(c->group_by));
+	xpc_json_kstr(w, "group_by", xp_inv_lh_by_name(c->group_by));
 	xpc_json_kstr(w, "group_key_kind", kind);
 	xpc_json_kobj_begin(w, "bpf");
 	xpc_json_kobj_begin(w, "histogram_object_load");

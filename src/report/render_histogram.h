@@ -35,13 +35,13 @@ struct xp_histogram_view {
 	bool pid_namespace_filter;
 	uint64_t duration_ms;        /* 0 = none given (null) */
 	uint64_t timeout_ms;         /* 0 = none given (null) */
-	const struct xp_lh_result *result; /* finished */
+	const struct xp_inv_lh_result *result; /* finished */
 	const struct xp_warnings *warnings;
 	bool color;                  /* the terminal view's bars in color */
 };
 
 /* "completed", "cancelled", "target_exited", "timed_out". */
-const char *xp_histogram_status(const struct xp_lh_result *r);
+const char *xp_histogram_status(const struct xp_inv_lh_result *r);
 
 void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view *v);
 void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v);

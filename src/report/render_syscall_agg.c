@@ -24,7 +24,7 @@ static double ratio(uint64_t n, uint64_t d)
 	return d ? (double)n / (double)d : 0.0;
 }
 
-static void render_group(struct xpc_json *w, const struct xp_sa_summary_group *g)
+static void render_group(struct xpc_json *w, const struct xp_inv_sa_summary_group *g)
 {
 	char hint[96];
 	bool m = g->matched_exits > 0;
@@ -34,9 +34,9 @@ static void render_group(struct xpc_json *w, const struct xp_sa_summary_group *g
 	xpc_json_kstr(w, "name", g->name);
 	xpc_json_kbool(w, "known", g->name != NULL);
 	xpc_json_kstr(w, "entry_selector_hint",
-		      xp_sa_selector_hint(g->nr, false, hint, sizeof(hint)) ? hint : NULL);
+		      xp_inv_sa_selector_hint(g->nr, false, hint, sizeof(hint)) ? hint : NULL);
 	xpc_json_kstr(w, "exit_selector_hint",
-		      xp_sa_selector_hint(g->nr, true, hint, sizeof(hint)) ? hint : NULL);
+		      xp_inv_sa_selector_hint(g->nr, true, hint, sizeof(hint)) ? hint : NULL);
 	xpc_json_ku64(w, "entries", g->entries);
 	xpc_json_ku64(w, "matched_exits", g->matched_exits);
 	xpc_json_ku64(w, "unmatched_exits", g->unmatched_exits);
@@ -60,7 +60,7 @@ static void render_group(struct xpc_json *w, const struct xp_sa_summary_group *g
 
 void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_view *v)
 {
-	const struct xp_sa_result *r = v->result;
+	const struct xp_inv_sa_result *r = v->result;
 	size_t i;
 
 	xp_render_inventory_begin(w, v->session_id, v->status, v->name, v->pid,
@@ -72,7 +72,7 @@ void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_
 	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 
-	xp_render_collection_begin(w, v->complete, xp_sa_stop_reason_name(r->stop_reason),
+	xp_render_collection_begin(w, v->complete, xp_inv_sa_stop_reason_name(r->stop_reason),
 				   r->window_ns);
 	xpc_json_ku64(w, "setup_ns", r->setup_ns);
 	xpc_json_ku64(w, "armed_at_ns", r->armed_at_ns);
@@ -104,7 +104,7 @@ void xp_render_syscall_agg_json(struct xpc_json *w, const struct xp_syscall_agg_
 
 void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 {
-	const struct xp_sa_result *r = v->result;
+	const struct xp_inv_sa_result *r = v->result;
 	size_t i, n = r->ngroups < XP_HUMAN_SYSCALLS ? r->ngroups : XP_HUMAN_SYSCALLS;
 	uint64_t all_ns = 0;
 
@@ -116,12 +116,12 @@ void xp_render_syscall_agg_human(FILE *out, const struct xp_syscall_agg_view *v)
 	for (i = 0; i < r->ngroups; i++)
 		all_ns += r->groups[i].total_ns;
 	/* syscount's / strace -c's table, in the summary's order: the share
-	 * of the time first, then the count (xp_sa_result_finish) */
+	 * of the time first, then the count (xp_inv_sa_result_finish) */
 	if (n)
 		fprintf(out, "\n%7s %10s %10s %10s %8s %8s  %s\n", "% time", "total", "mean",
 			"entries", "errors", "inflight", "syscall");
 	for (i = 0; i < n; i++) {
-		const struct xp_sa_summary_group *g = &r->groups[i];
+		const struct xp_inv_sa_summary_group *g = &r->groups[i];
 		char name[32], total[32], mean[32];
 
 		if (g->name)

@@ -205,7 +205,7 @@ void xp_render_validation_json(struct xpc_json *w, const struct xp_validation *v
 	xpc_json_kbool(w, "needs_cupti_activity", v->needs_cupti_activity);
 	xpc_json_kbool(w, "needs_nvtx", v->needs_nvtx);
 	xpc_json_kbool(w, "needs_clock_alignment", v->needs_clock_alignment);
-	xpc_json_kstr(w, "agent_activation", xp_agent_activation_name(v->activation));
+	xpc_json_kstr(w, "agent_activation", xp_checks_activation_name(v->activation));
 	xpc_json_kbool(w, "target_mutation", v->target_mutation);
 	xpc_json_obj_end(w);
 	render_issues(w, v->issues, v->nissues);
@@ -295,7 +295,7 @@ void xp_render_validation_human(FILE *out, const struct xp_validation *v)
 	fprintf(out, "\nneeds:%s%s%s%s; agent %s%s\n", v->needs_ebpf ? " eBPF" : "",
 		cupti ? " CUPTI" : "", v->needs_nvtx ? " NVTX (the Agent, loaded at start)" : "",
 		v->needs_clock_alignment ? " clock-alignment" : "",
-		xp_agent_activation_name(v->activation),
+		xp_checks_activation_name(v->activation),
 		v->target_mutation ? " (the target will be modified)" : "");
 	if (v->needs_cupti) {
 		fprintf(out, "CUDA: mapped majors [");

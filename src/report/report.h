@@ -88,10 +88,10 @@ extern const struct xp_doc_type xp_doc_measurement;
  * src/inventory/syscall_aggregate.h; their verdicts (completeness, Python status,
  * warnings) are derived there, so these renderers only print.
  */
-struct xp_cpu_sample_result;
-struct xp_cpu_profile;
-struct xp_symbolizer;
-struct xp_sa_result;
+struct xp_inv_cpu_sample_result;
+struct xp_inv_cpu_profile;
+struct xp_inv_symbolizer;
+struct xp_inv_sa_result;
 
 struct xp_cpu_sample_view {
 	const char *session_id;
@@ -99,9 +99,9 @@ struct xp_cpu_sample_view {
 	const char *name;                  /* --name or NULL */
 	uint32_t pid;
 	uint64_t process_start_time;
-	const struct xp_cpu_sample_result *result; /* stacks sorted */
-	const struct xp_cpu_profile *profile;
-	const struct xp_symbolizer *sym;
+	const struct xp_inv_cpu_sample_result *result; /* stacks sorted */
+	const struct xp_inv_cpu_profile *profile;
+	const struct xp_inv_symbolizer *sym;
 	const char *python_status;
 	const char *python_hint;           /* "" = none */
 	bool complete;
@@ -119,7 +119,7 @@ struct xp_syscall_agg_view {
 	uint32_t pid;
 	uint64_t process_start_time;
 	bool pid_namespace_filter;
-	const struct xp_sa_result *result; /* finished (sorted, named) */
+	const struct xp_inv_sa_result *result; /* finished (sorted, named) */
 	bool complete;
 	uint64_t dropped;
 	const struct xp_warnings *warnings;

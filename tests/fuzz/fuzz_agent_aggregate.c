@@ -3,7 +3,7 @@
  * fuzz_agent_aggregate.c - the Agent's aggregate captures as the CLI
  * decodes them (src/capture/decode_agent_agg.c): reply headers and packets
  * of struct xprobe_agent_group from another process, so every byte is
- * untrusted.  The input is what xp_agg_dec_buf() takes: replies each
+ * untrusted.  The input is what xp_capture_agg_dec_buf() takes: replies each
  * followed by their packets, each packet behind its length as a native
  * u32 (tests/fuzz/gen_agent_agg_seeds.py writes the seeds).
  *
@@ -26,7 +26,7 @@
 #include "agent/agent_aggregate.h"
 #include "report/report.h"
 
-static void check_group(const struct xp_agg_group *g)
+static void check_group(const struct xp_capture_agg_group *g)
 {
 	unsigned __int128 lo = (unsigned __int128)g->min_ns * g->count;
 	unsigned __int128 hi = (unsigned __int128)g->max_ns * g->count;
@@ -59,12 +59,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&err, 0, sizeof(err));
 	memset(&res, 0, sizeof(res));
-	xp_agg_dec_init(&res.dec, 4242, 777);
-	rc = xp_agg_dec_buf(&res.dec, data, size, &err);
+	xp_capture_agg_dec_init(&res.dec, 4242, 777);
+	rc = xp_capture_agg_dec_buf(&res.dec, data, size, &err);
 	if (rc && !err.code)
 		abort();
 	if (!rc) {
-		const struct xp_agg_dec *d = &res.dec;
+		const struct xp_capture_agg_dec *d = &res.dec;
 
 		if (d->in_reply || d->n > d->st.retained || d->st.retained > d->st.capacity)
 			abort();
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			xpc_buf_free(&b);
 		}
 	}
-	xp_agg_dec_free(&res.dec);
+	xp_capture_agg_dec_free(&res.dec);
 	xp_error_clear(&err);
 	return 0;
 }

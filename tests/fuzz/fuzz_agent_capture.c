@@ -3,7 +3,7 @@
  * fuzz_agent_capture.c - the Agent's control-socket captures as the CLI
  * decodes them (src/capture/decode_agent.c): the reply headers and the
  * record packets come from another process, so every byte is untrusted.
- * The input is what xp_agent_dec_buf() takes: one or more replies, each a
+ * The input is what xp_capture_agent_dec_buf() takes: one or more replies, each a
  * struct xprobe_agent_reply followed by its packets, each packet behind
  * its length as a native u32 (tests/fuzz/gen_agent_seeds.py writes the
  * seeds).  The first header is also checked alone as the reply of every
@@ -77,16 +77,16 @@ static bool event_ok(const struct xp_event *e, bool aligned)
 
 static int run(const uint8_t *data, size_t size, size_t max, size_t *count, uint64_t *records)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err;
 	int rc;
 
 	memset(&err, 0, sizeof(err));
 	xp_capture_init(&c, max);
-	if (xp_agent_dec_init(&d, &c, 4242, 777))
+	if (xp_capture_agent_dec_init(&d, &c, 4242, 777))
 		abort();
-	rc = xp_agent_dec_buf(&d, data, size, &err);
+	rc = xp_capture_agent_dec_buf(&d, data, size, &err);
 	if (rc && !err.code)
 		abort(); /* a failure always says why */
 	if (!rc) {
@@ -109,7 +109,7 @@ static int run(const uint8_t *data, size_t size, size_t max, size_t *count, uint
 	}
 	*count = c.count;
 	*records = d.st.records;
-	xp_agent_dec_free(&d);
+	xp_capture_agent_dec_free(&d);
 	xp_capture_free(&c);
 	xp_error_clear(&err);
 	return rc;
@@ -126,8 +126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct xp_error err;
 
 			memset(&err, 0, sizeof(err));
-			if (xp_agent_reply_check(data, sizeof(struct xprobe_agent_reply), op,
-						 &err) &&
+			if (xp_capture_agent_reply_check(data, sizeof(struct xprobe_agent_reply),
+							 op, &err) &&
 			    !err.code)
 				abort();
 			xp_error_clear(&err);

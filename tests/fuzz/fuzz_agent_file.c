@@ -2,8 +2,8 @@
 /*
  * fuzz_agent_file.c - saved Agent captures (include/xprobe/agent.h, struct
  * xprobe_agent_capfile: what libxprobe writes for XPROBE_AGENT_OUTPUT) as
- * `measure --input` decodes them: xp_agent_file_check, then
- * xp_agent_dec_file, the control socket's decoder replaying the file's
+ * `measure --input` decodes them: xp_capture_agent_file_check, then
+ * xp_capture_agent_dec_file, the control socket's decoder replaying the file's
  * STOP reply and its records.  A file anyone may have written: every byte
  * untrusted.  Seeds: real captures written by live_nvtx under
  * NVTX_INJECTION64_PATH (thread, process and Ex ranges, a full capture, one
@@ -53,22 +53,22 @@ static struct outcome run(const uint8_t *data, size_t size, size_t max, bool def
 {
 	struct xprobe_agent_capfile h;
 	struct outcome o = { 0 };
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err;
 
 	memset(&err, 0, sizeof(err));
 	xp_capture_init(&c, max);
-	if (xp_agent_dec_init(&d, &c, 0, 0))
+	if (xp_capture_agent_dec_init(&d, &c, 0, 0))
 		abort();
-	o.rc = xp_agent_dec_file(&d, data, size, defer, &err);
+	o.rc = xp_capture_agent_dec_file(&d, data, size, defer, &err);
 	if (o.rc && !err.code)
 		abort(); /* a failure always says why */
 	if (!o.rc) {
 		struct xp_error e2;
 
 		memset(&e2, 0, sizeof(e2));
-		if (xp_agent_file_check(data, size, &h, &e2))
+		if (xp_capture_agent_file_check(data, size, &h, &e2))
 			abort();
 		xp_error_clear(&e2);
 		if (d.in_reply || c.count > max || d.st.records != h.reply.nrecords ||
@@ -86,7 +86,7 @@ static struct outcome run(const uint8_t *data, size_t size, size_t max, bool def
 	o.count = c.count;
 	o.observed = d.map->observed;
 	o.records = d.st.records;
-	xp_agent_dec_free(&d);
+	xp_capture_agent_dec_free(&d);
 	xp_capture_free(&c);
 	xp_error_clear(&err);
 	return o;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # gen_agent_agg_seeds.py - the seed corpus of fuzz_agent_aggregate: the
-# Agent's AGGREGATE captures in the layout xp_agg_dec_buf() reads (one or
+# Agent's AGGREGATE captures in the layout xp_capture_agg_dec_buf() reads (one or
 # more replies, each a struct xprobe_agent_reply of include/xprobe/agent.h
 # followed by its packets of struct xprobe_agent_group, each packet behind
 # its length as a u32): a table of kernels, copies and sets; a snapshot

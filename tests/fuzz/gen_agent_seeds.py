@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # gen_agent_seeds.py - the seed corpus of fuzz_agent_capture: Agent
-# captures in the layout xp_agent_dec_buf() reads (one or more replies,
+# captures in the layout xp_capture_agent_dec_buf() reads (one or more replies,
 # each a struct xprobe_agent_reply of include/xprobe/agent.h followed by
 # its record packets, each behind its length as a u32), with the records of
 # include/xprobe/record.h.  Valid captures of each shape (ARM then

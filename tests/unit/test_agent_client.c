@@ -448,7 +448,7 @@ static void build_arm(struct xprobe_agent_req *req)
 static void test_good(enum setup setup)
 {
 	struct xp_agent_conn conn;
-	struct xp_agent_dec dec;
+	struct xp_capture_agent_dec dec;
 	struct xp_capture cap;
 	struct xprobe_agent_req req;
 	struct xprobe_agent_reply rep;
@@ -470,11 +470,11 @@ static void test_good(enum setup setup)
 	CHECK(conn.hello.features & XPROBE_AGENT_F_NVTX_ROUTED);
 	CHECK(xp_agent_require_nvtx(&conn, "/x/libxprobe.so", &err) == 0);
 	xp_capture_init(&cap, 100);
-	CHECK(xp_agent_dec_init(&dec, &cap, conn.ns_pid, f.t.start_time) == 0);
+	CHECK(xp_capture_agent_dec_init(&dec, &cap, conn.ns_pid, f.t.start_time) == 0);
 	build_arm(&req);
 	CHECK(xp_agent_arm(&conn, &req, &rep, &err) == 0);
 	CHECK(conn.armed);
-	CHECK(xp_agent_dec_reply(&dec, &rep, &err) == 0);
+	CHECK(xp_capture_agent_dec_reply(&dec, &rep, &err) == 0);
 	CHECK(xp_agent_snapshot(&conn, &dec, &rep, &err) == 0);
 	CHECK(xp_agent_snapshot(&conn, &dec, &rep, &err) == 0);
 	CHECK(xp_agent_stop(&conn, &dec, &rep, &err) == 0);
@@ -496,7 +496,7 @@ static void test_good(enum setup setup)
 	if (setup == SET_SAME_NS)
 		same_ns_cleanup(&f);
 	CHECK_EQ_U64(fake_stop(&f, false), 0); /* every request well-formed */
-	xp_agent_dec_free(&dec);
+	xp_capture_agent_dec_free(&dec);
 	xp_capture_free(&cap);
 	xp_error_clear(&err);
 }
@@ -752,7 +752,7 @@ BROKEN(b_snapshot_offset, {
 static void expect_reply(uint32_t op, script_fn script, int code, const char *what, bool closed)
 {
 	struct xp_agent_conn conn;
-	struct xp_agent_dec dec;
+	struct xp_capture_agent_dec dec;
 	struct xp_capture cap;
 	struct xprobe_agent_req req;
 	struct xprobe_agent_reply rep;
@@ -763,13 +763,13 @@ static void expect_reply(uint32_t op, script_fn script, int code, const char *wh
 	g_break_op = op;
 	fake_start(&f, SET_GOOD, script);
 	xp_capture_init(&cap, 10000);
-	CHECK(xp_agent_dec_init(&dec, &cap, (uint32_t)f.pid, f.t.start_time) == 0);
+	CHECK(xp_capture_agent_dec_init(&dec, &cap, (uint32_t)f.pid, f.t.start_time) == 0);
 	rc = xp_agent_connect(&f.t, 300, &conn, &err);
 	if (!rc) {
 		build_arm(&req);
 		rc = xp_agent_arm(&conn, &req, &rep, &err);
 		if (!rc)
-			rc = xp_agent_dec_reply(&dec, &rep, &err);
+			rc = xp_capture_agent_dec_reply(&dec, &rep, &err);
 	}
 	if (!rc)
 		rc = xp_agent_snapshot(&conn, &dec, &rep, &err);
@@ -796,7 +796,7 @@ static void expect_reply(uint32_t op, script_fn script, int code, const char *wh
 		CHECK(xpt_hint_contains(&err, "same release"));
 	}
 	xp_agent_disconnect(&conn);
-	xp_agent_dec_free(&dec);
+	xp_capture_agent_dec_free(&dec);
 	xp_capture_free(&cap);
 	xp_error_clear(&err);
 	fake_stop(&f, true);
@@ -1155,7 +1155,8 @@ static void real_stop(struct real *r)
  * snapshots after each command. */
 static int real_capture(struct real *r, struct xp_agent_conn *conn, const char *name,
 			uint64_t capacity, const char *const *cmds, size_t ncmds,
-			struct xp_capture *cap, struct xp_agent_dec *dec, char *last, size_t lsize)
+			struct xp_capture *cap, struct xp_capture_agent_dec *dec, char *last,
+			size_t lsize)
 {
 	struct xprobe_agent_req req;
 	struct xprobe_agent_reply rep;
@@ -1172,10 +1173,10 @@ static int real_capture(struct real *r, struct xp_agent_conn *conn, const char *
 		CHECK(xp_agent_arm_build(v, 2, XPROBE_AGENT_MODE_EXACT, capacity, &req, &err) == 0);
 	}
 	xp_capture_init(cap, 100000);
-	CHECK(xp_agent_dec_init(dec, cap, conn->ns_pid, r->t.start_time) == 0);
+	CHECK(xp_capture_agent_dec_init(dec, cap, conn->ns_pid, r->t.start_time) == 0);
 	rc = xp_agent_arm(conn, &req, &rep, &err);
 	if (!rc)
-		rc = xp_agent_dec_reply(dec, &rep, &err);
+		rc = xp_capture_agent_dec_reply(dec, &rep, &err);
 	for (size_t i = 0; !rc && i < ncmds; i++) {
 		CHECK(real_cmd(r, cmds[i], last, lsize));
 		rc = xp_agent_snapshot(conn, dec, &rep, &err);
@@ -1215,7 +1216,7 @@ static void test_real_agent(void)
 	static const char *const burst[] = { "burst 5" };
 	struct xp_agent_conn conn, other;
 	struct xp_error err = { 0 };
-	struct xp_agent_dec dec;
+	struct xp_capture_agent_dec dec;
 	struct xp_capture cap;
 	struct xprobe_agent_req req;
 	struct xprobe_agent_reply rep;
@@ -1247,7 +1248,7 @@ static void test_real_agent(void)
 	CHECK_EQ_U64(unpaired(&cap, "step"), 0);
 	CHECK_EQ_U64(cap.events[0].pid, (uint32_t)r.pid);
 	CHECK(cap.events[0].timestamp_ns >= dec.st.arm_ns);
-	xp_agent_dec_free(&dec);
+	xp_capture_agent_dec_free(&dec);
 	xp_capture_free(&cap);
 
 	/* process ranges started on one thread, ended on another */
@@ -1262,7 +1263,7 @@ static void test_real_agent(void)
 		CHECK_EQ_U64(e->tid, e->event_type == XP_EV_NVTX_RANGE_START ? tb : tm);
 		CHECK_EQ_U64(e->nvtx.start_tid, tb);
 	}
-	xp_agent_dec_free(&dec);
+	xp_capture_agent_dec_free(&dec);
 	xp_capture_free(&cap);
 
 	/* a capture that fills: frozen at its capacity, the rest dropped */
@@ -1272,7 +1273,7 @@ static void test_real_agent(void)
 	CHECK_EQ_U64(dec.st.stop_reason, XPROBE_AGENT_STOP_RECORD_LIMIT);
 	CHECK(cap.dropped > 0);
 	CHECK_EQ_U64(dec.st.observed, dec.st.retained + dec.st.dropped);
-	xp_agent_dec_free(&dec);
+	xp_capture_agent_dec_free(&dec);
 	xp_capture_free(&cap);
 
 	/* one capture at a time: a second client is refused while armed ... */

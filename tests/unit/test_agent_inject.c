@@ -225,15 +225,16 @@ static void tgt_stop(struct itgt *g)
 
 static char agent[PATH_MAX], badagent[PATH_MAX];
 
-static int inject(struct itgt *g, uint32_t tid, struct xp_inject_result *r, struct xp_error *err)
+static int inject(struct itgt *g, uint32_t tid, struct xp_agent_inject_result *r,
+		  struct xp_error *err)
 {
-	struct xp_inject_opts o = { .tid = tid };
+	struct xp_agent_inject_opts o = { .tid = tid };
 
 	xp_error_clear(err);
-	return xp_inject_agent(&g->t, agent, &o, r, err);
+	return xp_agent_inject(&g->t, agent, &o, r, err);
 }
 
-static void show(const char *what, int rc, const struct xp_inject_result *r,
+static void show(const char *what, int rc, const struct xp_agent_inject_result *r,
 		 const struct xp_error *err)
 {
 	if (rc)
@@ -244,9 +245,9 @@ static void show(const char *what, int rc, const struct xp_inject_result *r,
 	else
 		fprintf(stderr,
 			"  %s: ok tid %u (%s, syscall %d) injected %d, %u calls, %u stops, stopped %.3f ms (calls %.3f), total %.3f ms\n",
-			what, r->tid, xp_inject_thread_kind_name(r->thread_kind), r->syscall_nr,
-			r->injected, r->remote_calls, r->threads_tried, r->stopped_ns / 1e6,
-			r->call_ns / 1e6, r->total_ns / 1e6);
+			what, r->tid, xp_agent_inject_thread_kind_name(r->thread_kind),
+			r->syscall_nr, r->injected, r->remote_calls, r->threads_tried,
+			r->stopped_ns / 1e6, r->call_ns / 1e6, r->total_ns / 1e6);
 }
 
 static bool has_reason(const struct xp_error *err, const char *reason)
@@ -330,87 +331,90 @@ static void test_parse(void)
 {
 	int32_t nr = 99;
 
-	CHECK(xp_inject_parse_syscall("running\n", &nr) == 0 && nr == -2);
-	CHECK(xp_inject_parse_syscall("-1 0x7ffd1234 0x7f00aa\n", &nr) == 0 && nr == -1);
-	CHECK(xp_inject_parse_syscall("0 0x3 0x7ffc 0x1 0x0 0x0 0x0 0x7ffd 0x7f11\n", &nr) == 0 &&
+	CHECK(xp_agent_inject_parse_syscall("running\n", &nr) == 0 && nr == -2);
+	CHECK(xp_agent_inject_parse_syscall("-1 0x7ffd1234 0x7f00aa\n", &nr) == 0 && nr == -1);
+	CHECK(xp_agent_inject_parse_syscall("0 0x3 0x7ffc 0x1 0x0 0x0 0x0 0x7ffd 0x7f11\n", &nr) ==
+		      0 &&
 	      nr == 0);
-	CHECK(xp_inject_parse_syscall("202 0x5 0x80 0x0 0x0 0x0 0x0 0x1 0x2\n", &nr) == 0 &&
+	CHECK(xp_agent_inject_parse_syscall("202 0x5 0x80 0x0 0x0 0x0 0x0 0x1 0x2\n", &nr) == 0 &&
 	      nr == 202);
-	CHECK(xp_inject_parse_syscall("", &nr) == -EINVAL);
-	CHECK(xp_inject_parse_syscall("runningx\n", &nr) == -EINVAL);
-	CHECK(xp_inject_parse_syscall("12a 0x1\n", &nr) == -EINVAL);
-	CHECK(xp_inject_parse_syscall("99999999999 0x1\n", &nr) == -EINVAL);
+	CHECK(xp_agent_inject_parse_syscall("", &nr) == -EINVAL);
+	CHECK(xp_agent_inject_parse_syscall("runningx\n", &nr) == -EINVAL);
+	CHECK(xp_agent_inject_parse_syscall("12a 0x1\n", &nr) == -EINVAL);
+	CHECK(xp_agent_inject_parse_syscall("99999999999 0x1\n", &nr) == -EINVAL);
 
-	CHECK(xp_inject_classify(0) == XP_INJECT_THREAD_WAITING); /* read */
-	CHECK(xp_inject_classify(7) == XP_INJECT_THREAD_WAITING); /* poll */
-	CHECK(xp_inject_classify(35) == XP_INJECT_THREAD_WAITING); /* nanosleep */
-	CHECK(xp_inject_classify(230) == XP_INJECT_THREAD_WAITING); /* clock_nanosleep */
-	CHECK(xp_inject_classify(232) == XP_INJECT_THREAD_EINTR); /* epoll_wait */
-	CHECK(xp_inject_classify(202) == XP_INJECT_THREAD_FUTEX);
-	CHECK(xp_inject_classify(9) == XP_INJECT_THREAD_SYSCALL); /* mmap */
-	CHECK(xp_inject_classify(-2) == XP_INJECT_THREAD_RUNNING);
-	CHECK(xp_inject_classify(-1) == XP_INJECT_THREAD_OTHER);
+	CHECK(xp_agent_inject_classify(0) == XP_INJECT_THREAD_WAITING); /* read */
+	CHECK(xp_agent_inject_classify(7) == XP_INJECT_THREAD_WAITING); /* poll */
+	CHECK(xp_agent_inject_classify(35) == XP_INJECT_THREAD_WAITING); /* nanosleep */
+	CHECK(xp_agent_inject_classify(230) == XP_INJECT_THREAD_WAITING); /* clock_nanosleep */
+	CHECK(xp_agent_inject_classify(232) == XP_INJECT_THREAD_EINTR); /* epoll_wait */
+	CHECK(xp_agent_inject_classify(202) == XP_INJECT_THREAD_FUTEX);
+	CHECK(xp_agent_inject_classify(9) == XP_INJECT_THREAD_SYSCALL); /* mmap */
+	CHECK(xp_agent_inject_classify(-2) == XP_INJECT_THREAD_RUNNING);
+	CHECK(xp_agent_inject_classify(-1) == XP_INJECT_THREAD_OTHER);
 	/* the order the choice follows */
 	CHECK(XP_INJECT_THREAD_WAITING < XP_INJECT_THREAD_SYSCALL &&
 	      XP_INJECT_THREAD_SYSCALL < XP_INJECT_THREAD_EINTR &&
 	      XP_INJECT_THREAD_EINTR < XP_INJECT_THREAD_FUTEX &&
 	      XP_INJECT_THREAD_FUTEX < XP_INJECT_THREAD_RUNNING);
-	CHECK_STR(xp_inject_thread_kind_name(XP_INJECT_THREAD_FUTEX), "futex");
-	CHECK_STR(xp_inject_thread_kind_name((enum xp_inject_thread_kind)77), "unknown");
+	CHECK_STR(xp_agent_inject_thread_kind_name(XP_INJECT_THREAD_FUTEX), "futex");
+	CHECK_STR(xp_agent_inject_thread_kind_name((enum xp_agent_inject_thread_kind)77),
+		  "unknown");
 }
 
 static void test_verdict(void)
 {
-	struct xp_ptrace_facts same = { .uid = 1000,
-					.gid = 1000,
-					.tuid = { 1000, 1000, 1000 },
-					.tgid = { 1000, 1000, 1000 },
-					.target_dumpable = true,
-					.yama_scope = -1 };
-	struct xp_ptrace_facts f;
+	struct xp_agent_ptrace_facts same = { .uid = 1000,
+					      .gid = 1000,
+					      .tuid = { 1000, 1000, 1000 },
+					      .tgid = { 1000, 1000, 1000 },
+					      .target_dumpable = true,
+					      .yama_scope = -1 };
+	struct xp_agent_ptrace_facts f;
 	const char *reason;
 	char msg[512];
 	const uint64_t cap = 1ull << XP_CAP_SYS_PTRACE;
 
-	CHECK(xp_inject_ptrace_verdict(&same, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
+	CHECK(xp_agent_inject_ptrace_verdict(&same, &reason, msg, sizeof(msg)) ==
+	      XP_PTRACE_ALLOWED);
 	CHECK_STR(reason, "");
 	f = same; /* a saved uid that differs (a setuid program that dropped) */
 	f.tuid[2] = 0;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
 	CHECK_STR(reason, "uid");
 	CHECK(strstr(msg, "CAP_SYS_PTRACE") != NULL);
 	f.cap_eff = cap;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
 	f = same;
 	f.tgid[1] = 5;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
 	CHECK_STR(reason, "uid");
 	f = same;
 	f.target_dumpable = false;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
 	CHECK_STR(reason, "not_dumpable");
 	f.cap_eff = cap;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
 	f = same;
 	f.yama_scope = 1;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_UNSURE);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_UNSURE);
 	CHECK_STR(reason, "ptrace_scope");
 	CHECK(strstr(msg, "PR_SET_PTRACER") != NULL);
 	f.descendant = true;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
 	f = same;
 	f.yama_scope = 2;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
 	CHECK_STR(reason, "capability");
 	f.cap_eff = cap;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_ALLOWED);
 	f.yama_scope = 3; /* even root */
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
 	CHECK_STR(reason, "ptrace_scope");
 	f = same;
 	f.cap_eff = cap;
 	f.tracer_pid = 77;
-	CHECK(xp_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
+	CHECK(xp_agent_inject_ptrace_verdict(&f, &reason, msg, sizeof(msg)) == XP_PTRACE_DENIED);
 	CHECK_STR(reason, "already_traced");
 	CHECK(strstr(msg, "77") != NULL);
 }
@@ -421,7 +425,7 @@ static void test_blocked(void)
 {
 	static const char *const roles[] = { "reader", "sleeper", "absleeper", "poller",
 					     "futex",  "feeder",  "main" };
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
 	char line[1024];
@@ -482,7 +486,7 @@ static void test_blocked(void)
 
 static void test_spin(void)
 {
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
 	char line[1024];
@@ -512,7 +516,7 @@ static void test_spin(void)
 
 static void test_signal(void)
 {
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
 	char line[1024];
@@ -571,7 +575,7 @@ static uint32_t u32_at(const uint8_t *p, size_t off)
 static void test_frame(void)
 {
 	static uint8_t xs[1088], fp[1088 + 4], frame[XP_SIGFRAME_SIZE];
-	struct xp_sigframe_in in = { 0 };
+	struct xp_agent_sigframe_in in = { 0 };
 	struct user_regs_struct r = { 0 }, o;
 	uint64_t xcr0 = 0x7;
 
@@ -581,7 +585,7 @@ static void test_frame(void)
 	r.rip = 0x401002;
 	for (int code = 512; code <= 516; code++) {
 		r.rax = (unsigned long long)-code;
-		xp_inject_restart_regs(&r, &o);
+		xp_agent_inject_restart_regs(&r, &o);
 		if (code == 515) { /* not a restart code */
 			CHECK(o.rax == r.rax && o.rip == r.rip);
 			continue;
@@ -589,11 +593,11 @@ static void test_frame(void)
 		CHECK(o.rax == 0 && o.rip == 0x401000);
 	}
 	r.rax = (unsigned long long)-EINTR; /* epoll_wait after a stop: EINTR stays */
-	xp_inject_restart_regs(&r, &o);
+	xp_agent_inject_restart_regs(&r, &o);
 	CHECK(o.rax == r.rax && o.rip == r.rip);
 	r.orig_rax = (unsigned long long)-1; /* not in a syscall: as it is */
 	r.rax = (unsigned long long)-512;
-	xp_inject_restart_regs(&r, &o);
+	xp_agent_inject_restart_regs(&r, &o);
 	CHECK(o.rax == r.rax && o.rip == r.rip);
 
 	/* the frame */
@@ -614,8 +618,8 @@ static void test_frame(void)
 	in.sigmask = 0x4002;
 	in.frame_addr = 0x7ffc00000008;
 	in.fpstate_addr = 0x7ffc00000200;
-	CHECK(xp_inject_fpstate_len(&in) == sizeof(xs) + 4);
-	CHECK(xp_inject_sigframe(&in, frame, fp) == 0);
+	CHECK(xp_agent_inject_fpstate_len(&in) == sizeof(xs) + 4);
+	CHECK(xp_agent_inject_sigframe(&in, frame, fp) == 0);
 	CHECK(u64_at(frame, 8) ==
 	      0x7); /* uc_flags: FP_XSTATE | SIGCONTEXT_SS | STRICT_RESTORE_SS */
 	CHECK(u32_at(frame, 32) == 3); /* ss_flags: ONSTACK|DISABLE, refused */
@@ -636,15 +640,15 @@ static void test_frame(void)
 	CHECK(u32_at(fp, sizeof(xs)) == 0x46505845u); /* FP_XSTATE_MAGIC2 */
 	/* misaligned: refused */
 	in.frame_addr += 8;
-	CHECK(xp_inject_sigframe(&in, frame, fp) == -EINVAL);
+	CHECK(xp_agent_inject_sigframe(&in, frame, fp) == -EINVAL);
 	in.frame_addr -= 8;
 	in.fpstate_addr += 16;
-	CHECK(xp_inject_sigframe(&in, frame, fp) == -EINVAL);
+	CHECK(xp_agent_inject_sigframe(&in, frame, fp) == -EINVAL);
 	/* the stub's code ends in rt_sigreturn where the header says */
-	CHECK(xp_inject_stub_len > xp_inject_stub_sigreturn_off);
-	CHECK(xp_inject_stub_code[xp_inject_stub_sigreturn_off - 2] == 0x0f &&
-	      xp_inject_stub_code[xp_inject_stub_sigreturn_off - 1] == 0x05);
-	CHECK(xp_inject_stub_park_end_off + 7 == xp_inject_stub_sigreturn_off);
+	CHECK(xp_agent_inject_stub_len > xp_agent_inject_stub_sigreturn_off);
+	CHECK(xp_agent_inject_stub_code[xp_agent_inject_stub_sigreturn_off - 2] == 0x0f &&
+	      xp_agent_inject_stub_code[xp_agent_inject_stub_sigreturn_off - 1] == 0x05);
+	CHECK(xp_agent_inject_stub_park_end_off + 7 == xp_agent_inject_stub_sigreturn_off);
 }
 
 /* ---- failures restore the target ------------------------------------------ */
@@ -666,8 +670,8 @@ static void ctl_file(const char *dir, const char *name, bool on)
 
 static void test_failures(void)
 {
-	struct xp_inject_opts o = { 0 };
-	struct xp_inject_result r;
+	struct xp_agent_inject_opts o = { 0 };
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	char ctl[] = "/tmp/xpi-ctl-XXXXXX", line[1024];
 	struct spawn_opts so = { .ctl = ctl };
@@ -682,7 +686,7 @@ static void test_failures(void)
 
 	/* dlopen refuses the library: dlerror's words, target untouched */
 	o.tid = tgt_tid(&g, "sleeper");
-	rc = xp_inject_agent(&g.t, badagent, &o, &r, &err);
+	rc = xp_agent_inject(&g.t, badagent, &o, &r, &err);
 	show("bad agent", rc, &r, &err);
 	CHECK(rc == -XPROBE_E_CUPTI_AGENT_NOT_LOADED && has_reason(&err, "dlopen"));
 	CHECK(strstr(err.message, "xpi_no_such_function") != NULL);
@@ -706,7 +710,7 @@ static void test_failures(void)
 	o.call_timeout_ms = 300;
 	t0 = (uint64_t)time(NULL);
 	xp_error_clear(&err);
-	rc = xp_inject_agent(&g.t, agent, &o, &r, &err);
+	rc = xp_agent_inject(&g.t, agent, &o, &r, &err);
 	show("hang", rc, &r, &err);
 	CHECK(rc == -XPROBE_E_CUPTI_AGENT_NOT_LOADED && has_reason(&err, "timeout"));
 	CHECK(strstr(err.message, "abandoned") != NULL);
@@ -729,7 +733,7 @@ static void test_failures(void)
 		}
 		t0 = (uint64_t)time(NULL);
 		xp_error_clear(&err);
-		rc = xp_inject_agent(&k.t, agent, &o, &r, &err);
+		rc = xp_agent_inject(&k.t, agent, &o, &r, &err);
 		show("killed", rc, &r, &err);
 		CHECK(rc == -XPROBE_E_TARGET_EXITED);
 		CHECK((uint64_t)time(NULL) - t0 < 4);
@@ -783,12 +787,12 @@ static void test_failures(void)
 
 		CHECK(xp_target_identify((uint32_t)getpid(), &self, &err) == 0);
 		xp_error_clear(&err);
-		rc = xp_inject_agent(&self, agent, NULL, &r, &err);
+		rc = xp_agent_inject(&self, agent, NULL, &r, &err);
 		CHECK(rc == -XPROBE_E_PERMISSION_DENIED && has_reason(&err, "self"));
 		xp_target_release(&self);
 	}
 	xp_error_clear(&err);
-	rc = xp_inject_agent(&g.t, agent, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, agent, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_TARGET_EXITED || rc == -XPROBE_E_TARGET_NOT_FOUND);
 	rmdir(ctl);
 	xp_error_clear(&err);
@@ -821,7 +825,7 @@ static int copy_file(const char *src, const char *dst, mode_t mode)
 static void test_untrusted(void)
 {
 	char dir[] = "/tmp/xpi-trust-XXXXXX", p[PATH_MAX], sub[PATH_MAX], line[1024];
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
 	int rc;
@@ -832,7 +836,7 @@ static void test_untrusted(void)
 
 	snprintf(p, sizeof(p), "%s/libinject_agent_gw.so", dir);
 	CHECK(copy_file(agent, p, 0664) == 0);
-	rc = xp_inject_agent(&g.t, p, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, p, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_PERMISSION_DENIED && has_reason(&err, "agent_untrusted"));
 	CHECK(strstr(err.message, "writable by group or others") != NULL);
 	unlink(p);
@@ -840,7 +844,7 @@ static void test_untrusted(void)
 
 	snprintf(p, sizeof(p), "%s/libinject_agent_owner.so", dir);
 	CHECK(copy_file(agent, p, 0755) == 0 && chown(p, 4321, 4321) == 0);
-	rc = xp_inject_agent(&g.t, p, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, p, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_PERMISSION_DENIED && has_reason(&err, "agent_untrusted"));
 	CHECK(strstr(err.message, "owned by uid 4321") != NULL);
 	unlink(p);
@@ -851,13 +855,13 @@ static void test_untrusted(void)
 	CHECK(mkdir(sub, 0777) == 0 && chmod(sub, 0777) == 0);
 	snprintf(p, sizeof(p), "%s/libinject_agent_dir.so", sub);
 	CHECK(copy_file(agent, p, 0755) == 0);
-	rc = xp_inject_agent(&g.t, p, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, p, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_PERMISSION_DENIED && has_reason(&err, "agent_untrusted"));
 	CHECK(strstr(err.message, "directory") != NULL);
 	/* ... which the sticky bit makes safe (as /tmp) */
 	CHECK(chmod(sub, 01777) == 0);
 	xp_error_clear(&err);
-	rc = xp_inject_agent(&g.t, p, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, p, NULL, &r, &err);
 	show("sticky dir", rc, &r, &err);
 	CHECK(rc == 0 && r.injected);
 	unlink(p);
@@ -866,17 +870,17 @@ static void test_untrusted(void)
 
 	/* missing, a directory, not an Agent */
 	snprintf(p, sizeof(p), "%s/nothing.so", dir);
-	rc = xp_inject_agent(&g.t, p, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, p, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_CUPTI_AGENT_NOT_LOADED && strstr(err.message, "No such file"));
 	xp_error_clear(&err);
-	rc = xp_inject_agent(&g.t, dir, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, dir, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_PERMISSION_DENIED && has_reason(&err, "agent_untrusted"));
 	xp_error_clear(&err);
 	fx_path(p, sizeof(p), "libtarget_shlib.so");
-	rc = xp_inject_agent(&g.t, p, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, p, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_CUPTI_AGENT_NOT_LOADED && strstr(err.message, "not an xprobe Agent"));
 	xp_error_clear(&err);
-	rc = xp_inject_agent(&g.t, NULL, NULL, &r, &err);
+	rc = xp_agent_inject(&g.t, NULL, NULL, &r, &err);
 	CHECK(rc == -XPROBE_E_CUPTI_AGENT_NOT_LOADED);
 	xp_error_clear(&err);
 
@@ -890,7 +894,7 @@ static void test_untrusted(void)
 static void test_mount_ns(void)
 {
 	struct spawn_opts so = { .unshare_mnt = true };
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
 	char line[1024];
@@ -911,7 +915,7 @@ static void test_mount_ns(void)
 static void test_seccomp(void)
 {
 	struct spawn_opts so = { .flag = "--seccomp" };
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
 	int rc;
@@ -938,7 +942,7 @@ static int inject_as(uid_t uid, struct itgt *g, const char *agent_path, char *re
 		return -errno;
 	c = fork();
 	if (c == 0) {
-		struct xp_inject_result r;
+		struct xp_agent_inject_result r;
 		struct xp_error err = { 0 };
 		char msg[256];
 		const char *why;
@@ -946,7 +950,7 @@ static int inject_as(uid_t uid, struct itgt *g, const char *agent_path, char *re
 		close(p[0]);
 		if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
 			_exit(2);
-		rc = xp_inject_agent(&g->t, agent_path, NULL, &r, &err);
+		rc = xp_agent_inject(&g->t, agent_path, NULL, &r, &err);
 		why = xp_error_detail_get(&err, "reason");
 		snprintf(msg, sizeof(msg), "%d %s %s", rc, why ? why : "-", err.message);
 		if (write(p[1], msg, strlen(msg)) < 0)
@@ -1030,7 +1034,7 @@ static int u64_cmp(const void *a, const void *b)
 static void test_cycles(void)
 {
 	static uint64_t stopped[200];
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct itgt g;
 	char line[1024];
@@ -1071,8 +1075,8 @@ static void test_cycles(void)
 /* ---- driver ------------------------------------------------------------------ */
 
 /* One inject / HELLO / ARM / CLOSE against the real Agent. */
-static int cycle(struct xp_target *t, const char *agent_path, const struct xp_inject_opts *o,
-		 struct xp_inject_result *r, uint32_t *features, struct xp_error *err)
+static int cycle(struct xp_target *t, const char *agent_path, const struct xp_agent_inject_opts *o,
+		 struct xp_agent_inject_result *r, uint32_t *features, struct xp_error *err)
 {
 	struct xp_agent_conn conn = { .fd = -1 };
 	struct xprobe_agent_req req;
@@ -1081,7 +1085,7 @@ static int cycle(struct xp_target *t, const char *agent_path, const struct xp_in
 	struct stat st;
 	int rc, i;
 
-	rc = xp_inject_agent(t, agent_path, o, r, err);
+	rc = xp_agent_inject(t, agent_path, o, r, err);
 	if (rc)
 		return rc;
 	rc = xp_agent_connect(t, 0, &conn, err);
@@ -1118,11 +1122,11 @@ static int cycle(struct xp_target *t, const char *agent_path, const struct xp_in
 	return 0;
 }
 
-static int cycles(struct xp_target *t, const char *agent_path, const struct xp_inject_opts *o,
+static int cycles(struct xp_target *t, const char *agent_path, const struct xp_agent_inject_opts *o,
 		  unsigned n)
 {
 	uint64_t *stopped = calloc(n, sizeof(*stopped)), *total = calloc(n, sizeof(*total));
-	struct xp_inject_result r;
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	unsigned i, failures = 0, injected = 0;
 	uint32_t features = 0;
@@ -1155,8 +1159,8 @@ static int cycles(struct xp_target *t, const char *agent_path, const struct xp_i
 
 static int driver(int argc, char **argv)
 {
-	struct xp_inject_opts o = { 0 };
-	struct xp_inject_result r;
+	struct xp_agent_inject_opts o = { 0 };
+	struct xp_agent_inject_result r;
 	struct xp_error err = { 0 };
 	struct xp_target t;
 	uint64_t v, ncycles = 0;
@@ -1188,7 +1192,7 @@ static int driver(int argc, char **argv)
 		return rc;
 	}
 	if (!rc)
-		rc = xp_inject_agent(&t, argv[3], &o, &r, &err);
+		rc = xp_agent_inject(&t, argv[3], &o, &r, &err);
 	if (rc) {
 		const char *why = xp_error_detail_get(&err, "reason");
 
@@ -1198,7 +1202,7 @@ static int driver(int argc, char **argv)
 	}
 	xp_error_clear(&err); /* the target's details, added before success */
 	printf("ok injected=%d start_status=%d tid=%u kind=%s syscall=%d threads_tried=%u remote_calls=%u requests=%u steps=%u total_ns=%llu stopped_ns=%llu call_ns=%llu agent=%s\n",
-	       r.injected, r.start_status, r.tid, xp_inject_thread_kind_name(r.thread_kind),
+	       r.injected, r.start_status, r.tid, xp_agent_inject_thread_kind_name(r.thread_kind),
 	       r.syscall_nr, r.threads_tried, r.remote_calls, r.requests, r.steps,
 	       (unsigned long long)r.total_ns, (unsigned long long)r.stopped_ns,
 	       (unsigned long long)r.call_ns, r.agent_path);

@@ -24,34 +24,34 @@
 static struct xpt_pkt pkt;
 
 /* A decoder over a fresh capture of @max events. */
-static void dec_open(struct xp_agent_dec *d, struct xp_capture *c, size_t max)
+static void dec_open(struct xp_capture_agent_dec *d, struct xp_capture *c, size_t max)
 {
 	xp_capture_init(c, max);
-	CHECK(xp_agent_dec_init(d, c, PID, START) == 0);
+	CHECK(xp_capture_agent_dec_init(d, c, PID, START) == 0);
 }
 
-static void dec_close(struct xp_agent_dec *d, struct xp_capture *c)
+static void dec_close(struct xp_capture_agent_dec *d, struct xp_capture *c)
 {
-	xp_agent_dec_free(d);
+	xp_capture_agent_dec_free(d);
 	xp_capture_free(c);
 }
 
 /* Feed one reply and @p as one packet (or none). */
-static int feed(struct xp_agent_dec *d, const struct xprobe_agent_reply *r, const struct xpt_pkt *p,
-		struct xp_error *err)
+static int feed(struct xp_capture_agent_dec *d, const struct xprobe_agent_reply *r,
+		const struct xpt_pkt *p, struct xp_error *err)
 {
-	int rc = xp_agent_reply_check(r, sizeof(*r), r->op, err);
+	int rc = xp_capture_agent_reply_check(r, sizeof(*r), r->op, err);
 
 	if (!rc)
-		rc = xp_agent_dec_reply(d, r, err);
+		rc = xp_capture_agent_dec_reply(d, r, err);
 	if (!rc && p && p->len)
-		rc = xp_agent_dec_chunk(d, p->b, p->len, err);
+		rc = xp_capture_agent_dec_chunk(d, p->b, p->len, err);
 	if (!rc)
-		rc = xp_agent_dec_end(d, err);
+		rc = xp_capture_agent_dec_end(d, err);
 	return rc;
 }
 
-static void arm(struct xp_agent_dec *d, uint64_t cap)
+static void arm(struct xp_capture_agent_dec *d, uint64_t cap)
 {
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -70,7 +70,7 @@ static const char *str(const struct xp_capture *c, xp_str_t id)
 
 static void test_pieces(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -125,7 +125,7 @@ static void test_pieces(void)
 	CHECK_EQ_U64(c.cupti.observed_records, 7);
 	CHECK_EQ_U64(c.cupti.dropped_records, 3);
 	CHECK(!c.record_limit_reached);
-	CHECK_STR(xp_agent_state_name(d.st.state), "stopped");
+	CHECK_STR(xp_capture_agent_state_name(d.st.state), "stopped");
 
 	e = &c.events[0];
 	CHECK_EQ_U64(e->event_type, XP_EV_NVTX_RANGE_START);
@@ -168,7 +168,7 @@ static void test_pieces(void)
 /* An end whose start was never sent (or lost): an unmatched end. */
 static void test_unmatched_end(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -193,7 +193,7 @@ static void test_unmatched_end(void)
 static void test_many_ranges(void)
 {
 	enum { N = 3000 };
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -254,7 +254,7 @@ static void test_many_ranges(void)
 /* A type of a later release is counted, never an error. */
 static void test_unknown_type(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -276,7 +276,7 @@ static void test_unknown_type(void)
 /* Records in several packets of one reply; a full capture's state. */
 static void test_chunks_and_limit(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -297,11 +297,11 @@ static void test_chunks_and_limit(void)
 	r.observed = 9;
 	r.bytes = a.len + b.len;
 	r.nchunks = 2;
-	CHECK(xp_agent_reply_check(&r, sizeof(r), r.op, &err) == 0);
-	CHECK(xp_agent_dec_reply(&d, &r, &err) == 0);
-	CHECK(xp_agent_dec_chunk(&d, a.b, a.len, &err) == 0);
-	CHECK(xp_agent_dec_chunk(&d, b.b, b.len, &err) == 0);
-	CHECK(xp_agent_dec_end(&d, &err) == 0);
+	CHECK(xp_capture_agent_reply_check(&r, sizeof(r), r.op, &err) == 0);
+	CHECK(xp_capture_agent_dec_reply(&d, &r, &err) == 0);
+	CHECK(xp_capture_agent_dec_chunk(&d, a.b, a.len, &err) == 0);
+	CHECK(xp_capture_agent_dec_chunk(&d, b.b, b.len, &err) == 0);
+	CHECK(xp_capture_agent_dec_end(&d, &err) == 0);
 	CHECK_STR(err.message, "");
 	CHECK_EQ_U64(c.count, 3);
 	CHECK(c.record_limit_reached);
@@ -314,7 +314,7 @@ static void test_chunks_and_limit(void)
 /* More events than the capture's bound: EVENT_RATE_TOO_HIGH at the end. */
 static void test_bound(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -426,11 +426,11 @@ static void test_bad_headers(void)
 	xpt_pop(&pkt, 5, 11, 0);
 	xpt_reply(&good, XPROBE_AGENT_OP_SNAPSHOT, PID, START, 10);
 	xpt_reply_records(&good, 0, &pkt, 1);
-	CHECK(xp_agent_reply_check(&good, sizeof(good), good.op, &err) == 0);
+	CHECK(xp_capture_agent_reply_check(&good, sizeof(good), good.op, &err) == 0);
 	for (size_t i = 0; i < sizeof(hdr_cases) / sizeof(hdr_cases[0]); i++) {
 		r = good;
 		hdr_cases[i].mutate(&r);
-		CHECK(xp_agent_reply_check(&r, sizeof(r), XPROBE_AGENT_OP_SNAPSHOT, &err) ==
+		CHECK(xp_capture_agent_reply_check(&r, sizeof(r), XPROBE_AGENT_OP_SNAPSHOT, &err) ==
 		      -XPROBE_E_TRACE_EXPORT_FAILED);
 		snprintf(want, sizeof(want), "\"%s\"", hdr_cases[i].field);
 		if (!xpt_detail_contains(&err, "field", want))
@@ -442,7 +442,7 @@ static void test_bad_headers(void)
 		xp_error_clear(&err);
 	}
 	/* wrong lengths */
-	CHECK(xp_agent_reply_check(&good, sizeof(good) - 1, good.op, &err) ==
+	CHECK(xp_capture_agent_reply_check(&good, sizeof(good) - 1, good.op, &err) ==
 	      -XPROBE_E_TRACE_EXPORT_FAILED);
 	CHECK(xpt_detail_contains(&err, "field", "\"size\""));
 	xp_error_clear(&err);
@@ -450,7 +450,7 @@ static void test_bad_headers(void)
 	for (uint32_t op = XPROBE_AGENT_OP_HELLO; op <= XPROBE_AGENT_OP_CLOSE; op++) {
 		r = good;
 		r.op = op;
-		CHECK(xp_agent_reply_check(&r, sizeof(r), op, &err) ==
+		CHECK(xp_capture_agent_reply_check(&r, sizeof(r), op, &err) ==
 		      (op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP ?
 			       0 :
 			       -XPROBE_E_TRACE_EXPORT_FAILED));
@@ -460,7 +460,7 @@ static void test_bad_headers(void)
 	xpt_reply(&r, XPROBE_AGENT_OP_ARM, PID, START, 10);
 	r.status = -XPROBE_E_ALREADY_ACTIVE;
 	snprintf(r.message, sizeof(r.message), "busy");
-	CHECK(xp_agent_reply_check(&r, sizeof(r), r.op, &err) == 0);
+	CHECK(xp_capture_agent_reply_check(&r, sizeof(r), r.op, &err) == 0);
 	xp_error_clear(&err);
 }
 
@@ -468,7 +468,7 @@ static void test_bad_headers(void)
 
 static int seq_after_arm(void (*mutate)(struct xprobe_agent_reply *r), const char *field)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -532,7 +532,7 @@ M(s_arm_again, {
 
 static void test_bad_sequences(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -572,12 +572,12 @@ static void test_bad_sequences(void)
 	xpt_push(&pkt, 5, 10, 0, "a");
 	xpt_reply(&r, XPROBE_AGENT_OP_SNAPSHOT, PID, START, 50);
 	xpt_reply_records(&r, 0, &pkt, 1);
-	CHECK(xp_agent_dec_reply(&d, &r, &err) == 0);
-	CHECK(xp_agent_dec_reply(&d, &r, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
+	CHECK(xp_capture_agent_dec_reply(&d, &r, &err) == 0);
+	CHECK(xp_capture_agent_dec_reply(&d, &r, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	CHECK(xpt_detail_contains(&err, "field", "\"op\""));
 	xp_error_clear(&err);
 	/* ... and the end before they arrived */
-	CHECK(xp_agent_dec_end(&d, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
+	CHECK(xp_capture_agent_dec_end(&d, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	CHECK(xpt_detail_contains(&err, "field", "\"nchunks\""));
 	xp_error_clear(&err);
 	dec_close(&d, &c);
@@ -590,7 +590,7 @@ static void test_bad_sequences(void)
 static int bad_packet(const struct xpt_pkt *p, uint64_t n, uint64_t bytes, uint32_t chunks,
 		      size_t len, const char *field)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -603,15 +603,15 @@ static int bad_packet(const struct xpt_pkt *p, uint64_t n, uint64_t bytes, uint3
 	r.nrecords = n;
 	r.bytes = bytes;
 	r.retained = r.observed = n;
-	rc = xp_agent_reply_check(&r, sizeof(r), r.op, &err);
+	rc = xp_capture_agent_reply_check(&r, sizeof(r), r.op, &err);
 	CHECK(rc == 0);
 	if (!rc)
-		rc = xp_agent_dec_reply(&d, &r, &err);
+		rc = xp_capture_agent_dec_reply(&d, &r, &err);
 	CHECK(rc == 0);
 	if (!rc)
-		rc = xp_agent_dec_chunk(&d, p->b, len ? len : p->len, &err);
+		rc = xp_capture_agent_dec_chunk(&d, p->b, len ? len : p->len, &err);
 	if (!rc)
-		rc = xp_agent_dec_end(&d, &err);
+		rc = xp_capture_agent_dec_end(&d, &err);
 	snprintf(want, sizeof(want), "\"%s\"", field);
 	CHECK(rc == -XPROBE_E_TRACE_EXPORT_FAILED);
 	if (!xpt_detail_contains(&err, "field", want))
@@ -645,7 +645,7 @@ static void test_bad_records(void)
 
 	/* the good packet passes */
 	{
-		struct xp_agent_dec d;
+		struct xp_capture_agent_dec d;
 		struct xp_capture c;
 		struct xprobe_agent_reply r;
 		struct xp_error err = { 0 };
@@ -714,11 +714,11 @@ static void test_bad_records(void)
 	bad_packet(&p, 2, 80, 1, 120, "bytes");
 }
 
-/* Packets beyond those announced, and xp_agent_dec_buf's framing. */
+/* Packets beyond those announced, and xp_capture_agent_dec_buf's framing. */
 static void test_buf(void)
 {
 	static uint8_t buf[4 * 1024];
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xprobe_agent_reply r;
 	struct xp_error err = { 0 };
@@ -764,7 +764,7 @@ static void test_buf(void)
 	one = len;
 
 	dec_open(&d, &c, 10);
-	CHECK(xp_agent_dec_buf(&d, buf, len, &err) == 0);
+	CHECK(xp_capture_agent_dec_buf(&d, buf, len, &err) == 0);
 	CHECK_STR(err.message, "");
 	CHECK_EQ_U64(c.count, 4);
 	CHECK_EQ_U64(d.st.state, XPROBE_AGENT_STOPPED);
@@ -774,7 +774,7 @@ static void test_buf(void)
 	/* unaligned: the same bytes one byte further */
 	memmove(buf + 1, buf, len);
 	dec_open(&d, &c, 10);
-	CHECK(xp_agent_dec_buf(&d, buf + 1, len, &err) == 0);
+	CHECK(xp_capture_agent_dec_buf(&d, buf + 1, len, &err) == 0);
 	b = xpt_render_all(&c);
 	CHECK(a && b && !strcmp(a, b));
 	free(a);
@@ -784,7 +784,7 @@ static void test_buf(void)
 	/* truncated anywhere but between replies: an error, never a crash */
 	for (size_t cut = 1; cut < one; cut++) {
 		dec_open(&d, &c, 10);
-		CHECK(xp_agent_dec_buf(&d, buf, cut, &err) ==
+		CHECK(xp_capture_agent_dec_buf(&d, buf, cut, &err) ==
 		      (cut == b1 || cut == b2 ? 0 : -XPROBE_E_TRACE_EXPORT_FAILED));
 		xp_error_clear(&err);
 		dec_close(&d, &c);
@@ -792,13 +792,13 @@ static void test_buf(void)
 	/* bytes after the last announced packet */
 	buf[len++] = 0;
 	dec_open(&d, &c, 10);
-	CHECK(xp_agent_dec_buf(&d, buf, len, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
+	CHECK(xp_capture_agent_dec_buf(&d, buf, len, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	CHECK(xpt_detail_contains(&err, "field", "\"size\""));
 	xp_error_clear(&err);
 	dec_close(&d, &c);
 	/* a packet no header announced */
 	dec_open(&d, &c, 10);
-	CHECK(xp_agent_dec_chunk(&d, buf, 40, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
+	CHECK(xp_capture_agent_dec_chunk(&d, buf, 40, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	CHECK(xpt_detail_contains(&err, "field", "\"nchunks\""));
 	xp_error_clear(&err);
 	dec_close(&d, &c);
@@ -806,7 +806,7 @@ static void test_buf(void)
 	xpt_reply(&r, XPROBE_AGENT_OP_SNAPSHOT, PID, START, 10);
 	r.status = -XPROBE_E_NOT_ACTIVE;
 	dec_open(&d, &c, 10);
-	CHECK(xp_agent_dec_buf(&d, &r, sizeof(r), &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
+	CHECK(xp_capture_agent_dec_buf(&d, &r, sizeof(r), &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	CHECK(xpt_detail_contains(&err, "field", "\"status\""));
 	xp_error_clear(&err);
 	dec_close(&d, &c);
@@ -828,7 +828,7 @@ static void test_seeds(void)
 
 		for (size_t i = 0; i < n; i++) {
 			const char *name = k ? bad[i] : good[i];
-			struct xp_agent_dec d;
+			struct xp_capture_agent_dec d;
 			struct xp_capture c;
 			struct xp_error err = { 0 };
 			char path[256];
@@ -844,7 +844,7 @@ static void test_seeds(void)
 			len = fread(buf, 1, sizeof(buf), f);
 			fclose(f);
 			dec_open(&d, &c, 100);
-			rc = xp_agent_dec_buf(&d, buf, len, &err);
+			rc = xp_capture_agent_dec_buf(&d, buf, len, &err);
 			if ((rc == 0) == (k == 1))
 				fprintf(stderr, "seed %s: rc %d %s\n", name, rc, err.message);
 			CHECK((rc == 0) == (k == 0));

@@ -42,21 +42,21 @@ static void agg_reply(struct xprobe_agent_reply *r, uint32_t op, uint64_t capaci
 	}
 }
 
-static int feed(struct xp_agg_dec *d, const struct xprobe_agent_reply *r, const struct xpt_pkt *p,
-		struct xp_error *err)
+static int feed(struct xp_capture_agg_dec *d, const struct xprobe_agent_reply *r,
+		const struct xpt_pkt *p, struct xp_error *err)
 {
-	int rc = xp_agent_reply_check(r, sizeof(*r), r->op, err);
+	int rc = xp_capture_agent_reply_check(r, sizeof(*r), r->op, err);
 
 	if (!rc)
-		rc = xp_agg_dec_reply(d, r, err);
+		rc = xp_capture_agg_dec_reply(d, r, err);
 	if (!rc && p && p->len)
-		rc = xp_agg_dec_chunk(d, p->b, p->len, err);
+		rc = xp_capture_agg_dec_chunk(d, p->b, p->len, err);
 	if (!rc)
-		rc = xp_agg_dec_end(d, err);
+		rc = xp_capture_agg_dec_end(d, err);
 	return rc;
 }
 
-static int arm(struct xp_agg_dec *d, uint64_t capacity, struct xp_error *err)
+static int arm(struct xp_capture_agg_dec *d, uint64_t capacity, struct xp_error *err)
 {
 	struct xprobe_agent_reply r;
 
@@ -76,10 +76,10 @@ static void good(struct xpt_pkt *p)
 static void test_good(void)
 {
 	struct xprobe_agent_reply r;
-	struct xp_agg_dec d;
+	struct xp_capture_agg_dec d;
 	struct xp_error err = { 0 };
 
-	xp_agg_dec_init(&d, PID, START);
+	xp_capture_agg_dec_init(&d, PID, START);
 	CHECK(arm(&d, 16, &err) == 0);
 	good(&pkt);
 	agg_reply(&r, XPROBE_AGENT_OP_SNAPSHOT, 16, &pkt, 0, 8);
@@ -110,10 +110,10 @@ static void test_good(void)
 	CHECK_EQ_U64(d.groups[0].count, 7);
 	CHECK_EQ_U64(d.st.dropped, 1);
 	CHECK_EQ_U64(d.st.state, XPROBE_AGENT_STOPPED);
-	xp_agg_dec_free(&d);
+	xp_capture_agg_dec_free(&d);
 
 	/* a read from an offset keeps the groups before it */
-	xp_agg_dec_init(&d, PID, START);
+	xp_capture_agg_dec_init(&d, PID, START);
 	CHECK(arm(&d, 16, &err) == 0);
 	good(&pkt);
 	agg_reply(&r, XPROBE_AGENT_OP_SNAPSHOT, 16, &pkt, 0, 8);
@@ -125,7 +125,7 @@ static void test_good(void)
 	CHECK_EQ_U64(d.n, 3);
 	CHECK_EQ_U64(d.grouped, 10);
 	CHECK_STR(d.groups[0].name, "gemm");
-	xp_agg_dec_free(&d);
+	xp_capture_agg_dec_free(&d);
 	xp_error_clear(&err);
 }
 
@@ -138,14 +138,14 @@ static void bad(void (*poke)(struct xprobe_agent_reply *r, struct xpt_pkt *p), c
 		int line)
 {
 	struct xprobe_agent_reply r;
-	struct xp_agg_dec d;
+	struct xp_capture_agg_dec d;
 	struct xp_error err = { 0 };
 	const char *f;
 	char want[64];
 	int rc;
 
 	snprintf(want, sizeof(want), "\"%s\"", field); /* details hold JSON text */
-	xp_agg_dec_init(&d, PID, START);
+	xp_capture_agg_dec_init(&d, PID, START);
 	CHECK(arm(&d, 16, &err) == 0);
 	good(&pkt);
 	agg_reply(&r, XPROBE_AGENT_OP_STOP, 16, &pkt, 0, 8);
@@ -158,7 +158,7 @@ static void bad(void (*poke)(struct xprobe_agent_reply *r, struct xpt_pkt *p), c
 		CHECK(!"refused naming the field");
 	}
 	xp_error_clear(&err);
-	xp_agg_dec_free(&d);
+	xp_capture_agg_dec_free(&d);
 }
 
 static struct xprobe_agent_group *grp(struct xpt_pkt *p, size_t i)
@@ -250,12 +250,12 @@ static void test_bad(void)
 static void test_sequence(void)
 {
 	struct xprobe_agent_reply r;
-	struct xp_agg_dec d;
+	struct xp_capture_agg_dec d;
 	struct xp_error err = { 0 };
 	const char *f;
 
 	for (int k = 0; k < 2; k++) {
-		xp_agg_dec_init(&d, PID, START);
+		xp_capture_agg_dec_init(&d, PID, START);
 		CHECK(arm(&d, 16, &err) == 0);
 		good(&pkt);
 		agg_reply(&r, XPROBE_AGENT_OP_SNAPSHOT, 16, &pkt, 0, 8);
@@ -270,9 +270,9 @@ static void test_sequence(void)
 		f = xp_error_detail_get(&err, "field");
 		CHECK_STR(f ? f : "-", k == 0 ? "\"key\"" : "\"count\"");
 		xp_error_clear(&err);
-		xp_agg_dec_free(&d);
+		xp_capture_agg_dec_free(&d);
 	}
-	xp_agg_dec_init(&d, PID, START);
+	xp_capture_agg_dec_init(&d, PID, START);
 	good(&pkt);
 	agg_reply(&r, XPROBE_AGENT_OP_SNAPSHOT, 16, &pkt, 0, 8);
 	CHECK(feed(&d, &r, &pkt, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
@@ -280,14 +280,14 @@ static void test_sequence(void)
 	CHECK(arm(&d, 16, &err) == 0);
 	CHECK(arm(&d, 16, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	xp_error_clear(&err);
-	xp_agg_dec_free(&d);
-	xp_agg_dec_init(&d, PID, START);
+	xp_capture_agg_dec_free(&d);
+	xp_capture_agg_dec_init(&d, PID, START);
 	agg_reply(&r, XPROBE_AGENT_OP_ARM, 16, NULL, 0, 0);
 	r.retained = 1;
 	r.observed = 1;
 	CHECK(feed(&d, &r, NULL, &err) == -XPROBE_E_TRACE_EXPORT_FAILED);
 	xp_error_clear(&err);
-	xp_agg_dec_free(&d);
+	xp_capture_agg_dec_free(&d);
 }
 
 /* fuzz_agent_aggregate's seeds (tests/fuzz/gen_agent_agg_seeds.py). */
@@ -306,7 +306,7 @@ static void test_seeds(void)
 	static uint8_t buf[64 * 1024];
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		struct xp_agg_dec d;
+		struct xp_capture_agg_dec d;
 		struct xp_error err = { 0 };
 		char path[256];
 		size_t len;
@@ -320,8 +320,8 @@ static void test_seeds(void)
 			continue;
 		len = fread(buf, 1, sizeof(buf), fp);
 		fclose(fp);
-		xp_agg_dec_init(&d, PID, START);
-		rc = xp_agg_dec_buf(&d, buf, len, &err);
+		xp_capture_agg_dec_init(&d, PID, START);
+		rc = xp_capture_agg_dec_buf(&d, buf, len, &err);
 		if ((rc == 0) != seeds[i].ok)
 			fprintf(stderr, "seed %s: rc %d %s\n", seeds[i].name, rc, err.message);
 		CHECK((rc == 0) == seeds[i].ok);
@@ -330,7 +330,7 @@ static void test_seeds(void)
 			CHECK_EQ_U64(d.grouped, seeds[i].grouped);
 		}
 		xp_error_clear(&err);
-		xp_agg_dec_free(&d);
+		xp_capture_agg_dec_free(&d);
 	}
 }
 

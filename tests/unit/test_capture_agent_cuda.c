@@ -24,34 +24,34 @@
 
 static struct xpt_pkt pkt;
 
-static void dec_open(struct xp_agent_dec *d, struct xp_capture *c, size_t max)
+static void dec_open(struct xp_capture_agent_dec *d, struct xp_capture *c, size_t max)
 {
 	xp_capture_init(c, max);
-	CHECK(xp_agent_dec_init(d, c, PID, START) == 0);
+	CHECK(xp_capture_agent_dec_init(d, c, PID, START) == 0);
 }
 
-static void dec_close(struct xp_agent_dec *d, struct xp_capture *c)
+static void dec_close(struct xp_capture_agent_dec *d, struct xp_capture *c)
 {
-	xp_agent_dec_free(d);
+	xp_capture_agent_dec_free(d);
 	xp_capture_free(c);
 }
 
-static int feed(struct xp_agent_dec *d, const struct xprobe_agent_reply *r, const struct xpt_pkt *p,
-		struct xp_error *err)
+static int feed(struct xp_capture_agent_dec *d, const struct xprobe_agent_reply *r,
+		const struct xpt_pkt *p, struct xp_error *err)
 {
-	int rc = xp_agent_reply_check(r, sizeof(*r), r->op, err);
+	int rc = xp_capture_agent_reply_check(r, sizeof(*r), r->op, err);
 
 	if (!rc)
-		rc = xp_agent_dec_reply(d, r, err);
+		rc = xp_capture_agent_dec_reply(d, r, err);
 	if (!rc && p && p->len)
-		rc = xp_agent_dec_chunk(d, p->b, p->len, err);
+		rc = xp_capture_agent_dec_chunk(d, p->b, p->len, err);
 	if (!rc)
-		rc = xp_agent_dec_end(d, err);
+		rc = xp_capture_agent_dec_end(d, err);
 	return rc;
 }
 
 /* One SNAPSHOT of @p after an ARM, with @features on both replies. */
-static int snapshot(struct xp_agent_dec *d, const struct xpt_pkt *p, uint32_t features,
+static int snapshot(struct xp_capture_agent_dec *d, const struct xpt_pkt *p, uint32_t features,
 		    struct xp_error *err)
 {
 	struct xprobe_agent_reply r;
@@ -81,7 +81,7 @@ static void test_api_and_activity(void)
 	struct xprobe_cuda_activity k = xpt_activity(XPROBE_EV_CUDA_KERNEL, 5050, 9050, 42);
 	struct xprobe_cuda_activity m = xpt_activity(XPROBE_EV_CUDA_MEMCPY, 9100, 9600, 43);
 	struct xprobe_cuda_activity s = xpt_activity(XPROBE_EV_CUDA_MEMSET, 9700, 9800, 45);
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err = { 0 };
 	const struct xp_event *e;
@@ -190,7 +190,7 @@ static void test_activity_clock(void)
 {
 	struct xprobe_cuda_activity k = xpt_activity(XPROBE_EV_CUDA_KERNEL, 100, 200, 1);
 	struct xprobe_agent_reply r;
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err = { 0 };
 
@@ -225,7 +225,7 @@ static void test_activity_clock(void)
 /* One malformed record in a packet of its own: refused naming @field. */
 static void bad_record(const struct xpt_pkt *p, const char *field, int line)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err = { 0 };
 	const char *f;
@@ -353,7 +353,7 @@ static void test_seeds(void)
 	static uint8_t buf[64 * 1024];
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		struct xp_agent_dec d;
+		struct xp_capture_agent_dec d;
 		struct xp_capture c;
 		struct xp_error err = { 0 };
 		char path[256];
@@ -369,7 +369,7 @@ static void test_seeds(void)
 		len = fread(buf, 1, sizeof(buf), f);
 		fclose(f);
 		dec_open(&d, &c, 100);
-		rc = xp_agent_dec_buf(&d, buf, len, &err);
+		rc = xp_capture_agent_dec_buf(&d, buf, len, &err);
 		if (rc != seeds[i].rc)
 			fprintf(stderr, "seed %s: rc %d %s\n", seeds[i].name, rc, err.message);
 		CHECK(rc == seeds[i].rc);

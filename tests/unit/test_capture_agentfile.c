@@ -2,8 +2,8 @@
 /*
  * test_capture_agentfile.c - saved Agent captures (include/xprobe/agent.h,
  * struct xprobe_agent_capfile, as libxprobe writes them for
- * XPROBE_AGENT_OUTPUT) read by decode_agent.c's xp_agent_file_check /
- * xp_agent_dec_file and by `measure --input` (input.c, xp_inputs_load):
+ * XPROBE_AGENT_OUTPUT) read by decode_agent.c's xp_capture_agent_file_check /
+ * xp_capture_agent_dec_file and by `measure --input` (input.c, xp_inputs_load):
  *
  *   good       ranges across threads with the file's pid and start time,
  *              the counters (dropped, RECORD_LIMIT, collection.cupti), an
@@ -123,17 +123,17 @@ static struct xprobe_agent_capfile *hdr(void)
 }
 
 /* Decode `file`[0, len) into a fresh capture of @max events. */
-static int decode(size_t len, size_t max, bool defer, struct xp_capture *c, struct xp_agent_dec *d,
-		  struct xp_error *err)
+static int decode(size_t len, size_t max, bool defer, struct xp_capture *c,
+		  struct xp_capture_agent_dec *d, struct xp_error *err)
 {
 	xp_capture_init(c, max);
-	CHECK(xp_agent_dec_init(d, c, 0, 0) == 0);
-	return xp_agent_dec_file(d, file, len, defer, err);
+	CHECK(xp_capture_agent_dec_init(d, c, 0, 0) == 0);
+	return xp_capture_agent_dec_file(d, file, len, defer, err);
 }
 
-static void done(struct xp_capture *c, struct xp_agent_dec *d, struct xp_error *err)
+static void done(struct xp_capture *c, struct xp_capture_agent_dec *d, struct xp_error *err)
 {
-	xp_agent_dec_free(d);
+	xp_capture_agent_dec_free(d);
 	xp_capture_free(c);
 	xp_error_clear(err);
 }
@@ -141,7 +141,7 @@ static void done(struct xp_capture *c, struct xp_agent_dec *d, struct xp_error *
 /* `file`[0, len) is refused, naming @field. */
 static bool refused(size_t len, const char *field)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err = { 0 };
 	int rc = decode(len, 1000, false, &c, &d, &err);
@@ -173,14 +173,14 @@ static void two_ranges(void)
 
 static void test_good(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err = { 0 };
 	size_t len;
 
 	two_ranges();
 	len = make_file(&pkt, PID, START, 2);
-	CHECK(xp_agent_file_check(file, len, NULL, &err) == 0);
+	CHECK(xp_capture_agent_file_check(file, len, NULL, &err) == 0);
 	CHECK(decode(len, 1000, false, &c, &d, &err) == 0);
 	CHECK_EQ_U64(c.count, 4);
 	for (size_t i = 0; i < c.count; i++) {
@@ -453,7 +453,7 @@ static void test_stream(void)
 	two_ranges();
 	len = make_file(&pkt, PID, START, 0);
 	for (size_t cut = 0; cut < len; cut++) {
-		struct xp_agent_dec d;
+		struct xp_capture_agent_dec d;
 		struct xp_capture c;
 		struct xp_error err = { 0 };
 
@@ -473,7 +473,7 @@ static void test_stream(void)
 	memcpy(&good, file, sizeof(good));
 	for (size_t i = 0; i < sizeof(good); i++) {
 		for (int bit = 0; bit < 8; bit += 3) {
-			struct xp_agent_dec d;
+			struct xp_capture_agent_dec d;
 			struct xp_capture c;
 			struct xp_error err = { 0 };
 			int rc;
@@ -494,7 +494,7 @@ static void test_stream(void)
 
 static void test_bound(void)
 {
-	struct xp_agent_dec d;
+	struct xp_capture_agent_dec d;
 	struct xp_capture c;
 	struct xp_error err = { 0 };
 	size_t len;
@@ -650,7 +650,7 @@ static void test_seeds(void)
 	};
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
-		struct xp_agent_dec d;
+		struct xp_capture_agent_dec d;
 		struct xp_capture c;
 		struct xp_error err = { 0 };
 		char path[256];

@@ -453,7 +453,7 @@ static void test_policy(void)
 	xp_validate_recommend(TEMPORAL, &p, &r);
 	CHECK(p == XP_POLICY_FIRST_AFTER && r == XP_REASON_TEMPORAL);
 	CHECK_STR(xp_policy_reason_name(XP_REASON_STREAM_ORDER), "cuda_stream_order");
-	CHECK_STR(xp_agent_activation_name(XP_AGENT_STARTUP_REQUIRED), "startup_required");
+	CHECK_STR(xp_checks_activation_name(XP_AGENT_STARTUP_REQUIRED), "startup_required");
 }
 
 int main(void)

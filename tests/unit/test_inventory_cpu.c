@@ -26,53 +26,53 @@
 
 static void test_stack_table(void)
 {
-	struct xp_stack_table t, u;
+	struct xp_inv_stack_table t, u;
 	uint64_t a[] = { 0x10, 0x20, 0x30 }, b[] = { 0x10, 0x20 }, c[] = { 0x40 };
 	size_t i;
 
-	CHECK(xp_stack_table_init(&t, 2) == 0);
-	CHECK(xp_stack_table_add(&t, a, 3, false, 1) == 0);
-	CHECK(xp_stack_table_add(&t, b, 2, false, 5) == 0);
-	CHECK(xp_stack_table_add(&t, a, 3, false, 2) == 0);
+	CHECK(xp_inv_stack_table_init(&t, 2) == 0);
+	CHECK(xp_inv_stack_table_add(&t, a, 3, false, 1) == 0);
+	CHECK(xp_inv_stack_table_add(&t, b, 2, false, 5) == 0);
+	CHECK(xp_inv_stack_table_add(&t, a, 3, false, 2) == 0);
 	/* full: a new stack is counted as ungrouped, known ones still count */
-	CHECK(xp_stack_table_add(&t, c, 1, false, 4) == 1);
-	CHECK(xp_stack_table_add(&t, a, 3, true, 1) == 1); /* truncated is another key */
-	CHECK(xp_stack_table_add(&t, b, 2, false, 1) == 0);
+	CHECK(xp_inv_stack_table_add(&t, c, 1, false, 4) == 1);
+	CHECK(xp_inv_stack_table_add(&t, a, 3, true, 1) == 1); /* truncated is another key */
+	CHECK(xp_inv_stack_table_add(&t, b, 2, false, 1) == 0);
 	CHECK_EQ_U64(t.n, 2);
 	CHECK_EQ_U64(t.grouped_samples, 9);
 	CHECK_EQ_U64(t.ungrouped_samples, 5);
-	xp_stack_table_sort(&t);
+	xp_inv_stack_table_sort(&t);
 	CHECK_EQ_U64(t.groups[0].count, 6);
 	CHECK_EQ_U64(t.groups[0].nframes, 2);
 	CHECK_EQ_U64(t.groups[1].count, 3);
-	CHECK(xp_stack_table_add(&t, a, 3, false, 1) == -EINVAL); /* read-only after sort */
+	CHECK(xp_inv_stack_table_add(&t, a, 3, false, 1) == -EINVAL); /* read-only after sort */
 
 	/* same input in another order -> same output order */
-	CHECK(xp_stack_table_init(&u, 8) == 0);
+	CHECK(xp_inv_stack_table_init(&u, 8) == 0);
 	for (i = 0; i < 3; i++) {
-		xp_stack_table_add(&u, c, 1, false, 1);
-		xp_stack_table_add(&u, b, 2, false, 1);
-		xp_stack_table_add(&u, a, 3, false, 1);
+		xp_inv_stack_table_add(&u, c, 1, false, 1);
+		xp_inv_stack_table_add(&u, b, 2, false, 1);
+		xp_inv_stack_table_add(&u, a, 3, false, 1);
 	}
-	xp_stack_table_sort(&u);
+	xp_inv_stack_table_sort(&u);
 	CHECK_EQ_U64(u.n, 3);
 	/* equal counts: leaf-first lexicographic, shorter first */
 	CHECK_EQ_U64(u.groups[0].nframes, 2);
 	CHECK_EQ_U64(u.groups[1].nframes, 3);
 	CHECK_EQ_U64(u.groups[2].frames[0], 0x40);
-	xp_stack_table_free(&u);
-	xp_stack_table_free(&t);
+	xp_inv_stack_table_free(&u);
+	xp_inv_stack_table_free(&t);
 
 	/* many distinct stacks: no lost sample, bound respected */
-	CHECK(xp_stack_table_init(&t, 100) == 0);
+	CHECK(xp_inv_stack_table_init(&t, 100) == 0);
 	for (i = 0; i < 1000; i++) {
 		uint64_t s[2] = { i % 150, 7 };
 
-		xp_stack_table_add(&t, s, 2, false, 1);
+		xp_inv_stack_table_add(&t, s, 2, false, 1);
 	}
 	CHECK_EQ_U64(t.n, 100);
 	CHECK_EQ_U64(t.grouped_samples + t.ungrouped_samples, 1000);
-	xp_stack_table_free(&t);
+	xp_inv_stack_table_free(&t);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -95,7 +95,7 @@ static size_t make_sample(uint64_t *buf, uint16_t misc, const uint64_t *ips, uin
 
 static void test_account(void)
 {
-	struct xp_cpu_sample_result r;
+	struct xp_inv_cpu_sample_result r;
 	uint64_t rec[64], frames[16];
 	uint64_t chain[] = { (uint64_t)PERF_CONTEXT_USER, 0x1000, 0x2005, 0x3009 };
 	uint64_t deep[] = { (uint64_t)PERF_CONTEXT_USER, 1, 2, 3, 4, 5 };
@@ -104,11 +104,11 @@ static void test_account(void)
 	size_t len;
 
 	memset(&r, 0, sizeof(r));
-	CHECK(xp_stack_table_init(&r.stacks, 16) == 0);
+	CHECK(xp_inv_stack_table_init(&r.stacks, 16) == 0);
 	r.requested_depth = 4; /* stack_depth 3 + one to see truncation */
 
 	len = make_sample(rec, PERF_RECORD_MISC_USER, chain, 4);
-	CHECK(xp_cpu_sample_account(&r, rec, len, 10, 3, frames) == 0);
+	CHECK(xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames) == 0);
 	CHECK_EQ_U64(r.counts.observed_samples, 1);
 	CHECK_EQ_U64(r.stacks.n, 1);
 	/* leaf as sampled, callers minus one */
@@ -119,7 +119,7 @@ static void test_account(void)
 
 	/* 4 user frames with depth 3: truncated, exactly */
 	len = make_sample(rec, PERF_RECORD_MISC_KERNEL, deep, 5);
-	CHECK(xp_cpu_sample_account(&r, rec, len, 10, 3, frames) == 0);
+	CHECK(xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames) == 0);
 	CHECK_EQ_U64(r.counts.truncated_stacks, 1);
 	CHECK_EQ_U64(r.counts.kernel_mode_samples, 1);
 	CHECK_EQ_U64(r.stacks.groups[1].nframes, 3);
@@ -127,37 +127,37 @@ static void test_account(void)
 
 	/* kernel-only chain: no user stack */
 	len = make_sample(rec, PERF_RECORD_MISC_KERNEL, kern, 2);
-	CHECK(xp_cpu_sample_account(&r, rec, len, 10, 3, frames) == 0);
+	CHECK(xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames) == 0);
 	CHECK_EQ_U64(r.counts.samples_without_user_stack, 1);
 
 	/* lost and throttle */
 	memcpy(rec, &lost, sizeof(lost));
 	rec[1] = 1;
 	rec[2] = 17;
-	CHECK(xp_cpu_sample_account(&r, rec, lost.size, 10, 3, frames) == 0);
+	CHECK(xp_inv_cpu_sample_account(&r, rec, lost.size, 10, 3, frames) == 0);
 	CHECK_EQ_U64(r.counts.lost_samples, 17);
 	CHECK_EQ_U64(r.counts.lost_records, 1);
 	{
 		struct perf_event_header th = { .type = PERF_RECORD_THROTTLE, .size = 32 };
 
 		memcpy(rec, &th, sizeof(th));
-		xp_cpu_sample_account(&r, rec, th.size, 10, 3, frames);
+		xp_inv_cpu_sample_account(&r, rec, th.size, 10, 3, frames);
 		CHECK_EQ_U64(r.counts.throttle_events, 1);
 	}
 
 	/* malformed: callchain longer than the record */
 	len = make_sample(rec, 0, chain, 4);
 	rec[3] = 1000;
-	xp_cpu_sample_account(&r, rec, len, 10, 3, frames);
+	xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames);
 	CHECK_EQ_U64(r.counts.malformed_records, 1);
 	CHECK_EQ_U64(r.counts.observed_samples, 3);
 
 	/* --max-samples: samples beyond it are counted, not grouped */
 	len = make_sample(rec, 0, chain, 4);
 	while (r.counts.observed_samples < 10)
-		xp_cpu_sample_account(&r, rec, len, 10, 3, frames);
-	xp_cpu_sample_account(&r, rec, len, 10, 3, frames);
-	xp_cpu_sample_account(&r, rec, len, 10, 3, frames);
+		xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames);
+	xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames);
+	xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames);
 	CHECK_EQ_U64(r.counts.observed_samples, 10);
 	CHECK_EQ_U64(r.counts.samples_beyond_limit, 2);
 	CHECK_EQ_U64(r.stacks.grouped_samples + r.counts.samples_without_user_stack, 10);
@@ -168,9 +168,9 @@ static void test_account(void)
 	len = make_sample(rec, 0, chain, 4);
 	r.counts.observed_samples = 0;
 	r.counts.truncated_stacks = 0;
-	xp_cpu_sample_account(&r, rec, len, 10, 3, frames);
+	xp_inv_cpu_sample_account(&r, rec, len, 10, 3, frames);
 	CHECK_EQ_U64(r.counts.truncated_stacks, 1);
-	xp_cpu_sample_result_free(&r);
+	xp_inv_cpu_sample_result_free(&r);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -214,15 +214,15 @@ static void test_ring_drain(void)
 		pos += 48;
 	}
 	meta.data_head = pos;
-	CHECK_EQ_U64(xp_perf_ring_drain(&meta, data, 256, scratch, sizeof(scratch), &oversized,
-					drain_cb, &d),
+	CHECK_EQ_U64(xp_inv_perf_ring_drain(&meta, data, 256, scratch, sizeof(scratch), &oversized,
+					    drain_cb, &d),
 		     3);
 	CHECK_EQ_U64(d.sum, 303);
 	CHECK_EQ_U64(meta.data_tail, pos);
 	CHECK_EQ_U64(oversized, 0);
 	/* nothing new: nothing read */
-	CHECK_EQ_U64(xp_perf_ring_drain(&meta, data, 256, scratch, sizeof(scratch), &oversized,
-					drain_cb, &d),
+	CHECK_EQ_U64(xp_inv_perf_ring_drain(&meta, data, 256, scratch, sizeof(scratch), &oversized,
+					    drain_cb, &d),
 		     0);
 	/* a wrapping record larger than the scratch is skipped and counted */
 	{
@@ -232,7 +232,7 @@ static void test_ring_drain(void)
 		for (j = 0; j < sizeof(big); j++)
 			data[(pos + j) & 255] = ((uint8_t *)&big)[j];
 		meta.data_head = pos + 200;
-		xp_perf_ring_drain(&meta, data, 256, scratch, 64, &oversized, drain_cb, &d);
+		xp_inv_perf_ring_drain(&meta, data, 256, scratch, 64, &oversized, drain_cb, &d);
 		CHECK_EQ_U64(oversized, 1);
 		CHECK_EQ_U64(meta.data_tail, pos + 200);
 	}
@@ -243,7 +243,7 @@ static void test_ring_drain(void)
 static void test_perf_map(void)
 {
 	struct xp_strtab st;
-	struct xp_perf_map m;
+	struct xp_inv_perf_map m;
 	const char *text = "1000 100 jit_a\n"
 			   "0x2000 0x10 py::busy:/srv/app.py\n"
 			   "garbage line\n"
@@ -251,36 +251,36 @@ static void test_perf_map(void)
 			   "1000 80 jit_a_v2\n"
 			   "3000 20 name with spaces\r\n"
 			   "4000 0 zero_size\n";
-	const struct xp_perf_map_entry *e;
+	const struct xp_inv_perf_map_entry *e;
 
 	xp_strtab_init(&st);
-	CHECK(xp_perf_map_parse(text, strlen(text), &st, NULL, 0, &m) == 0);
+	CHECK(xp_inv_perf_map_parse(text, strlen(text), &st, NULL, 0, &m) == 0);
 	CHECK_EQ_U64(m.n, 3);
 	CHECK_EQ_U64(m.entries_seen, 4);
 	CHECK_EQ_U64(m.bad_lines, 2);
-	e = xp_perf_map_lookup(&m, 0x1040);
+	e = xp_inv_perf_map_lookup(&m, 0x1040);
 	CHECK(e && strcmp(xp_strtab_get(&st, e->name), "jit_a_v2") == 0); /* later line wins */
-	CHECK(xp_perf_map_lookup(&m, 0x1080) == NULL); /* beyond the v2 size */
-	CHECK(xp_perf_map_lookup(&m, 0xfff) == NULL);
-	e = xp_perf_map_lookup(&m, 0x200f);
+	CHECK(xp_inv_perf_map_lookup(&m, 0x1080) == NULL); /* beyond the v2 size */
+	CHECK(xp_inv_perf_map_lookup(&m, 0xfff) == NULL);
+	e = xp_inv_perf_map_lookup(&m, 0x200f);
 	CHECK(e && strcmp(xp_strtab_get(&st, e->name), "py::busy:/srv/app.py") == 0);
-	CHECK(xp_perf_map_lookup(&m, 0x2010) == NULL);
-	e = xp_perf_map_lookup(&m, 0x3000);
+	CHECK(xp_inv_perf_map_lookup(&m, 0x2010) == NULL);
+	e = xp_inv_perf_map_lookup(&m, 0x3000);
 	CHECK(e && strcmp(xp_strtab_get(&st, e->name), "name with spaces") == 0);
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 
 	/* filtered: only entries covering a wanted address are kept */
 	{
 		uint64_t want[] = { 0x1004, 0x3010 };
 
-		CHECK(xp_perf_map_parse(text, strlen(text), &st, want, 2, &m) == 0);
+		CHECK(xp_inv_perf_map_parse(text, strlen(text), &st, want, 2, &m) == 0);
 		CHECK_EQ_U64(m.n, 2);
 		CHECK_EQ_U64(m.entries_seen, 4);
-		CHECK(xp_perf_map_lookup(&m, 0x1004) != NULL);
-		CHECK(xp_perf_map_lookup(&m, 0x2000) == NULL); /* not wanted, not kept */
-		xp_perf_map_free(&m);
+		CHECK(xp_inv_perf_map_lookup(&m, 0x1004) != NULL);
+		CHECK(xp_inv_perf_map_lookup(&m, 0x2000) == NULL); /* not wanted, not kept */
+		xp_inv_perf_map_free(&m);
 	}
-	CHECK(xp_perf_map_load("/nonexistent/perf-1.map", NULL, &st, NULL, 0, &m) == -ENOENT);
+	CHECK(xp_inv_perf_map_load("/nonexistent/perf-1.map", NULL, &st, NULL, 0, &m) == -ENOENT);
 
 	/* streamed from a file: a line longer than the buffer is skipped as one
 	 * bad line, a last line without newline still counts */
@@ -300,20 +300,20 @@ static void test_perf_map(void)
 				fprintf(f, "%zx 8 filler_%zu\n", (size_t)0x100000 + i * 16, i);
 			fprintf(f, "3000 10 last-no-newline");
 			fclose(f);
-			CHECK(xp_perf_map_load(path, NULL, &st, NULL, 0, &m) == 0);
+			CHECK(xp_inv_perf_map_load(path, NULL, &st, NULL, 0, &m) == 0);
 			CHECK_EQ_U64(m.entries_seen, 20003);
 			CHECK_EQ_U64(m.n, 20003);
 			CHECK_EQ_U64(m.bad_lines, 1);
-			CHECK(xp_perf_map_lookup(&m, 0x2005) != NULL);
-			CHECK(xp_perf_map_lookup(&m, 0x3009) != NULL);
-			xp_perf_map_free(&m);
+			CHECK(xp_inv_perf_map_lookup(&m, 0x2005) != NULL);
+			CHECK(xp_inv_perf_map_lookup(&m, 0x3009) != NULL);
+			xp_inv_perf_map_free(&m);
 			{
 				uint64_t want[] = { 0x1001, 0x100000 + 500 * 16 + 4 };
 
-				CHECK(xp_perf_map_load(path, NULL, &st, want, 2, &m) == 0);
+				CHECK(xp_inv_perf_map_load(path, NULL, &st, want, 2, &m) == 0);
 				CHECK_EQ_U64(m.n, 2); /* memory follows what is wanted */
 				CHECK_EQ_U64(m.entries_seen, 20003);
-				xp_perf_map_free(&m);
+				xp_inv_perf_map_free(&m);
 			}
 			unlink(path);
 		}
@@ -333,7 +333,7 @@ static void test_perf_map_untrusted(void)
 	struct xp_perf_map_owners target = { { 4242, 4243 }, 2 };
 	char dir[] = "/tmp/xp-test-perfmap-dir-XXXXXX", path[128], real[160];
 	struct xp_strtab st;
-	struct xp_perf_map m;
+	struct xp_inv_perf_map m;
 	struct timespec t0, t1;
 	int fd;
 
@@ -349,64 +349,64 @@ static void test_perf_map_untrusted(void)
 	/* a FIFO without a writer: refused at once, no hang */
 	CHECK(mkfifo(path, 0644) == 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(xp_inv_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(t1.tv_sec - t0.tv_sec < 2);
 	CHECK(m.file.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISFIFO(m.file.mode));
 	CHECK(m.n == 0);
 	CHECK_STR(xp_perf_map_refusal_name(m.file.refusal), "not_regular_file");
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 	unlink(path);
 
 	/* a symlink (to a file the target's owner may own) is not followed */
 	CHECK(chown(real, 4242, 4242) == 0);
 	CHECK(symlink(real, path) == 0);
-	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(xp_inv_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
 	CHECK(m.file.refusal == XP_PERF_MAP_SYMLINK && m.n == 0);
 	CHECK_STR(xp_perf_map_refusal_name(m.file.refusal), "symlink");
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 	unlink(path);
 
 	/* another user's map is not read; the target's, and root's, are */
 	CHECK(rename(real, path) == 0);
 	CHECK(chown(path, 1234, 1234) == 0);
-	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(xp_inv_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
 	CHECK(m.file.refusal == XP_PERF_MAP_FOREIGN_OWNER && m.file.uid == 1234 && m.n == 0);
 	CHECK_STR(xp_perf_map_refusal_name(m.file.refusal), "foreign_owner");
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 	CHECK(chown(path, 4243, 4243) == 0); /* the target's filesystem uid */
-	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
+	CHECK(xp_inv_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
 	CHECK(m.n == 1 && m.file.refusal == XP_PERF_MAP_ACCEPTED);
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 	CHECK(chown(path, 0, 0) == 0);
-	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
+	CHECK(xp_inv_perf_map_load(path, &target, &st, NULL, 0, &m) == 0);
 	CHECK(m.n == 1);
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 	{
 		struct xp_perf_map_owners nobody = { { 0, 0 }, 0 }; /* root only */
 
 		CHECK(chown(path, 4242, 4242) == 0);
-		CHECK(xp_perf_map_load(path, &nobody, &st, NULL, 0, &m) == -EPERM);
+		CHECK(xp_inv_perf_map_load(path, &nobody, &st, NULL, 0, &m) == -EPERM);
 		CHECK(m.file.refusal == XP_PERF_MAP_FOREIGN_OWNER);
-		xp_perf_map_free(&m);
+		xp_inv_perf_map_free(&m);
 	}
 
 	/* a sparse map over the bound is refused by its size, unread */
 	CHECK(chown(path, 4242, 4242) == 0);
 	CHECK(truncate(path, (off_t)XP_PERF_MAP_MAX_BYTES + 1) == 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(xp_inv_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	CHECK(t1.tv_sec - t0.tv_sec < 2);
 	CHECK(m.file.refusal == XP_PERF_MAP_TOO_LARGE && m.file.size == XP_PERF_MAP_MAX_BYTES + 1);
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 	unlink(path);
 
 	/* a directory is not a map either */
 	CHECK(mkdir(path, 0755) == 0);
-	CHECK(xp_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
+	CHECK(xp_inv_perf_map_load(path, &target, &st, NULL, 0, &m) == -EPERM);
 	CHECK(m.file.refusal == XP_PERF_MAP_NOT_REGULAR && S_ISDIR(m.file.mode));
-	xp_perf_map_free(&m);
+	xp_inv_perf_map_free(&m);
 	rmdir(path);
 	rmdir(dir);
 	xp_strtab_free(&st);
@@ -416,19 +416,20 @@ static void test_python_version(void)
 {
 	char v[16];
 
-	CHECK(xp_python_path_version("/usr/bin/python3.11", v, sizeof(v)) && !strcmp(v, "3.11"));
-	CHECK(xp_python_path_version("/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", v,
-				     sizeof(v)) &&
+	CHECK(xp_inv_python_path_version("/usr/bin/python3.11", v, sizeof(v)) &&
+	      !strcmp(v, "3.11"));
+	CHECK(xp_inv_python_path_version("/usr/lib/x86_64-linux-gnu/libpython3.12.so.1.0", v,
+					 sizeof(v)) &&
 	      !strcmp(v, "3.12"));
-	CHECK(xp_python_path_version("/opt/py/bin/python3.13d", v, sizeof(v)) &&
+	CHECK(xp_inv_python_path_version("/opt/py/bin/python3.13d", v, sizeof(v)) &&
 	      !strcmp(v, "3.13"));
-	CHECK(!xp_python_path_version("/usr/bin/python3", v, sizeof(v)));
-	CHECK(!xp_python_path_version("/usr/lib/python3.11/lib-dynload/_json.cpython-311.so", v,
-				      sizeof(v)) ||
+	CHECK(!xp_inv_python_path_version("/usr/bin/python3", v, sizeof(v)));
+	CHECK(!xp_inv_python_path_version("/usr/lib/python3.11/lib-dynload/_json.cpython-311.so", v,
+					  sizeof(v)) ||
 	      1); /* a directory named python3.11 is not the basename */
-	CHECK(!xp_python_path_version("/usr/lib/python3.11/os.py", v, sizeof(v)));
-	CHECK(!xp_python_path_version("/usr/bin/pythonista", v, sizeof(v)));
-	CHECK(!xp_python_path_version("/usr/bin/python3.11-config", v, sizeof(v)));
+	CHECK(!xp_inv_python_path_version("/usr/lib/python3.11/os.py", v, sizeof(v)));
+	CHECK(!xp_inv_python_path_version("/usr/bin/pythonista", v, sizeof(v)));
+	CHECK(!xp_inv_python_path_version("/usr/bin/python3.11-config", v, sizeof(v)));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -464,9 +465,9 @@ static int hint_check(void *ctx, const char *hint)
 
 static void test_symbolize_self(void)
 {
-	struct xp_symbolizer s;
+	struct xp_inv_symbolizer s;
 	struct xp_error err = { 0 };
-	struct xp_sym_frame f;
+	struct xp_inv_sym_frame f;
 	char path[64];
 	uint8_t *jit;
 	FILE *fp;
@@ -483,49 +484,49 @@ static void test_symbolize_self(void)
 		fclose(fp);
 	}
 
-	CHECK(xp_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
+	CHECK(xp_inv_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
 	CHECK(!s.cpython);
 	{
 		uint64_t want[] = { (uint64_t)(uintptr_t)jit + 0x10, (uint64_t)(uintptr_t)jit + 0x110,
 				    (uint64_t)(uintptr_t)jit + 0x800 };
 
-		CHECK(xp_symbolizer_prepare(&s, want, 3) == 0);
+		CHECK(xp_inv_symbolizer_prepare(&s, want, 3) == 0);
 	}
 	CHECK(s.perf_map_present);
 	CHECK_EQ_U64(s.perf_map.entries_seen, 2);
 
-	xp_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
+	xp_inv_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
 	CHECK(f.kind == XP_FRAME_NATIVE);
 	CHECK_STR(f.symbol, "xp_unit_marker_fn");
 	CHECK(f.binary && strstr(f.binary, "test_inventory_cpu"));
 	CHECK_EQ_U64(f.symbol_offset, 0);
 	CHECK(f.perf_map_symbol == NULL);
 
-	xp_symbolize(&s, (uint64_t)(uintptr_t)jit + 0x10, &f);
+	xp_inv_symbolize(&s, (uint64_t)(uintptr_t)jit + 0x10, &f);
 	CHECK(f.kind == XP_FRAME_JIT);
 	CHECK_STR(f.perf_map_symbol, "jit_kernel_one");
 	CHECK(f.symbol == NULL);
 	CHECK_STR(f.mapping, "[anon]");
 
-	xp_symbolize(&s, (uint64_t)(uintptr_t)jit + 0x110, &f);
+	xp_inv_symbolize(&s, (uint64_t)(uintptr_t)jit + 0x110, &f);
 	CHECK(f.kind == XP_FRAME_PYTHON);
 
-	xp_symbolize(&s, (uint64_t)(uintptr_t)jit + 0x800, &f);
+	xp_inv_symbolize(&s, (uint64_t)(uintptr_t)jit + 0x800, &f);
 	CHECK(f.kind == XP_FRAME_UNRESOLVED);
 
-	xp_symbolize(&s, 0x10, &f);
+	xp_inv_symbolize(&s, 0x10, &f);
 	CHECK(f.kind == XP_FRAME_UNRESOLVED);
 	CHECK(f.mapping == NULL);
 
 	/* a libc function resolves natively in libc */
-	xp_symbolize(&s, (uint64_t)(uintptr_t)&getppid + 1, &f);
+	xp_inv_symbolize(&s, (uint64_t)(uintptr_t)&getppid + 1, &f);
 	CHECK(f.kind == XP_FRAME_NATIVE);
 	CHECK(f.binary && strstr(f.binary, "libc"));
 
 	/* the profile over synthetic stacks of this process's addresses */
 	{
-		struct xp_cpu_sample_result r;
-		struct xp_cpu_profile p;
+		struct xp_inv_cpu_sample_result r;
+		struct xp_inv_cpu_profile p;
 		uint64_t marker = (uint64_t)(uintptr_t)xp_unit_marker_fn;
 		uint64_t spin = (uint64_t)(uintptr_t)xp_unit_spin;
 		uint64_t j = (uint64_t)(uintptr_t)jit;
@@ -536,14 +537,14 @@ static void test_symbolize_self(void)
 		int found_jit = 0;
 
 		memset(&r, 0, sizeof(r));
-		CHECK(xp_stack_table_init(&r.stacks, 8) == 0);
-		xp_stack_table_add(&r.stacks, s1, 3, false, 6);
-		xp_stack_table_add(&r.stacks, s2, 2, false, 3);
-		xp_stack_table_add(&r.stacks, s3, 1, false, 1);
-		xp_stack_table_sort(&r.stacks);
+		CHECK(xp_inv_stack_table_init(&r.stacks, 8) == 0);
+		xp_inv_stack_table_add(&r.stacks, s1, 3, false, 6);
+		xp_inv_stack_table_add(&r.stacks, s2, 2, false, 3);
+		xp_inv_stack_table_add(&r.stacks, s3, 1, false, 1);
+		xp_inv_stack_table_sort(&r.stacks);
 		hint_calls = 0;
 		s.lookups = 0;
-		CHECK(xp_cpu_profile_build(&r, &s, hint_check, NULL, &p) == 0);
+		CHECK(xp_inv_cpu_profile_build(&r, &s, hint_check, NULL, &p) == 0);
 		CHECK_EQ_U64(s.lookups, 5); /* distinct addresses, once each */
 		CHECK_EQ_U64(p.nframes, 5);
 		CHECK_EQ_U64(hint_calls, 2); /* one per native function */
@@ -579,10 +580,10 @@ static void test_symbolize_self(void)
 		/* the first group (count 6) maps to frames of spin, marker, spin */
 		CHECK(p.frames[p.group_frames[0][0]].function == 0);
 		CHECK(p.frames[p.group_frames[0][2]].function == 0);
-		xp_cpu_profile_free(&p, r.stacks.n);
-		xp_cpu_sample_result_free(&r);
+		xp_inv_cpu_profile_free(&p, r.stacks.n);
+		xp_inv_cpu_sample_result_free(&r);
 	}
-	xp_symbolizer_close(&s);
+	xp_inv_symbolizer_close(&s);
 	unlink(path);
 	munmap(jit, 4096);
 	xp_error_clear(&err);
@@ -599,8 +600,8 @@ static void test_symbolize_mapping_names(void)
 {
 	char dir[] = "/tmp/xp-symmaps-XXXXXX", path[96], want[128];
 	struct xp_error err = { 0 };
-	struct xp_symbolizer s;
-	struct xp_sym_frame f;
+	struct xp_inv_symbolizer s;
+	struct xp_inv_sym_frame f;
 	void *p = MAP_FAILED;
 	int fd;
 
@@ -619,15 +620,15 @@ static void test_symbolize_mapping_names(void)
 	if (p == MAP_FAILED)
 		return;
 
-	CHECK(xp_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
-	xp_symbolize(&s, (uint64_t)(uintptr_t)p + 8, &f);
+	CHECK(xp_inv_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
+	xp_inv_symbolize(&s, (uint64_t)(uintptr_t)p + 8, &f);
 	snprintf(want, sizeof(want), "%s (deleted)", path);
 	CHECK_STR(f.mapping, want);
 	CHECK(f.kind == XP_FRAME_UNRESOLVED);
 	/* the executable's own text is named by its path */
-	xp_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
+	xp_inv_symbolize(&s, (uint64_t)(uintptr_t)xp_unit_marker_fn, &f);
 	CHECK(f.mapping && f.mapping[0] == '/' && strstr(f.mapping, "test_inventory_cpu"));
-	xp_symbolizer_close(&s);
+	xp_inv_symbolizer_close(&s);
 	munmap(p, 4096);
 	xp_error_clear(&err);
 }
@@ -635,7 +636,7 @@ static void test_symbolize_mapping_names(void)
 /* A live collection of this process: one thread spins in xp_unit_spin. */
 static void test_collect_self(void)
 {
-	struct xp_cpu_sample_opts o = {
+	struct xp_inv_cpu_sample_opts o = {
 		.pid = (uint32_t)getpid(),
 		.frequency_hz = 199,
 		.max_samples = 10000,
@@ -644,10 +645,10 @@ static void test_collect_self(void)
 		.max_threads = 1024,
 		.duration_ms = 400,
 	};
-	struct xp_cpu_sample_result r;
+	struct xp_inv_cpu_sample_result r;
 	struct xp_error err = { 0 };
-	struct xp_symbolizer s;
-	struct xp_cpu_profile p;
+	struct xp_inv_symbolizer s;
+	struct xp_inv_cpu_profile p;
 	struct timespec c0, c1;
 	clockid_t spin_clock;
 	double expected;
@@ -658,7 +659,7 @@ static void test_collect_self(void)
 	CHECK(pthread_create(&th, NULL, spin_thread, NULL) == 0);
 	CHECK(pthread_getcpuclockid(th, &spin_clock) == 0);
 	clock_gettime(spin_clock, &c0);
-	rc = xp_cpu_sample_collect(&o, &r, &err);
+	rc = xp_inv_cpu_sample_collect(&o, &r, &err);
 	clock_gettime(spin_clock, &c1);
 	CHECK(rc == 0);
 	if (rc) {
@@ -681,47 +682,47 @@ static void test_collect_self(void)
 			expected);
 	CHECK(r.window_ns >= 400000000ull);
 	CHECK(r.stop_reason == XP_CPU_STOP_DURATION);
-	xp_stack_table_sort(&r.stacks);
-	CHECK(xp_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
-	CHECK(xp_cpu_profile_build(&r, &s, NULL, NULL, &p) == 0);
+	xp_inv_stack_table_sort(&r.stacks);
+	CHECK(xp_inv_symbolizer_open((uint32_t)getpid(), 0, &s, &err) == 0);
+	CHECK(xp_inv_cpu_profile_build(&r, &s, NULL, NULL, &p) == 0);
 	CHECK(p.nfunctions > 0);
 	if (p.nfunctions) {
 		CHECK_STR(p.functions[0].name, "xp_unit_spin");
 		CHECK(p.functions[0].exclusive * 10 >= r.counts.observed_samples * 8);
 		CHECK(p.functions[0].hint_status == XP_HINT_UNCHECKED);
 	}
-	xp_cpu_profile_free(&p, r.stacks.n);
-	xp_symbolizer_close(&s);
-	xp_cpu_sample_result_free(&r);
+	xp_inv_cpu_profile_free(&p, r.stacks.n);
+	xp_inv_symbolizer_close(&s);
+	xp_inv_cpu_sample_result_free(&r);
 
 	/* --max-samples stops the window early */
 	o.max_samples = 5;
 	o.duration_ms = 5000;
-	rc = xp_cpu_sample_collect(&o, &r, &err);
+	rc = xp_inv_cpu_sample_collect(&o, &r, &err);
 	CHECK(rc == 0);
 	if (!rc) {
 		CHECK(r.stop_reason == XP_CPU_STOP_MAX_SAMPLES);
 		CHECK_EQ_U64(r.counts.observed_samples, 5);
 		CHECK(r.window_ns < 2000000000ull);
-		xp_cpu_sample_result_free(&r);
+		xp_inv_cpu_sample_result_free(&r);
 	}
 	/* --max-threads 1: the other thread is counted, not ignored */
 	o.max_samples = 1000;
 	o.duration_ms = 100;
 	o.max_threads = 1;
-	rc = xp_cpu_sample_collect(&o, &r, &err);
+	rc = xp_inv_cpu_sample_collect(&o, &r, &err);
 	CHECK(rc == 0);
 	if (!rc) {
 		CHECK_EQ_U64(r.counts.threads_sampled, 1);
 		CHECK_EQ_U64(r.counts.threads_over_bound, 1);
-		xp_cpu_sample_result_free(&r);
+		xp_inv_cpu_sample_result_free(&r);
 	}
 	spin_stop = 1;
 	pthread_join(th, NULL);
 
 	/* a PID that does not exist */
 	o.pid = 0x7ffffff0;
-	rc = xp_cpu_sample_collect(&o, &r, &err);
+	rc = xp_inv_cpu_sample_collect(&o, &r, &err);
 	CHECK(rc == -XPROBE_E_TARGET_EXITED);
 	xp_error_clear(&err);
 }

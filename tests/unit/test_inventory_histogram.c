@@ -54,7 +54,7 @@ static void check_in_bucket(uint64_t v)
 	uint64_t lo, hi;
 
 	CHECK(b < XP_LH_BUCKETS);
-	xp_lh_bucket_bounds(b, &lo, &hi);
+	xp_inv_lh_bucket_bounds(b, &lo, &hi);
 	CHECK(lo <= v);
 	CHECK(v < hi || (hi == UINT64_MAX && b == XP_LH_BUCKETS - 1));
 	if (lo >= XP_LH_EXACT_BELOW_NS)
@@ -70,10 +70,10 @@ static void test_bucket_bounds(void)
 	int k, i;
 
 	/* contiguous, increasing, covering [0, 2^64) */
-	xp_lh_bucket_bounds(0, &plo, &phi);
+	xp_inv_lh_bucket_bounds(0, &plo, &phi);
 	CHECK_EQ_U64(plo, 0);
 	for (b = 1; b < XP_LH_BUCKETS; b++) {
-		xp_lh_bucket_bounds(b, &lo, &hi);
+		xp_inv_lh_bucket_bounds(b, &lo, &hi);
 		CHECK_EQ_U64(lo, phi);
 		CHECK(hi > lo);
 		/* the index of its own bounds is itself */
@@ -108,7 +108,7 @@ static int cmp_u64(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-static void add(struct xp_lh_dist *h, uint64_t v)
+static void add(struct xp_inv_lh_dist *h, uint64_t v)
 {
 	if (!h->count || v < h->min_ns)
 		h->min_ns = v;
@@ -123,8 +123,8 @@ static void add(struct xp_lh_dist *h, uint64_t v)
  * nearest-rank value: within its reported bound, the bound within 1/32. */
 static double check_percentiles(uint64_t *vals, size_t n)
 {
-	struct xp_lh_dist *h = calloc(1, sizeof(*h));
-	struct xp_lh_percentile p;
+	struct xp_inv_lh_dist *h = calloc(1, sizeof(*h));
+	struct xp_inv_lh_percentile p;
 	double worst = 0.0;
 	size_t i;
 
@@ -132,11 +132,11 @@ static double check_percentiles(uint64_t *vals, size_t n)
 		add(h, vals[i]);
 	qsort(vals, n, sizeof(*vals), cmp_u64);
 	for (i = 0; i < XP_LH_NPCT; i++) {
-		uint32_t pm = xp_lh_pct_permille[i];
+		uint32_t pm = xp_inv_lh_pct_permille[i];
 		uint64_t rank = ((uint64_t)n * pm + 999) / 1000, truth;
 		double err;
 
-		CHECK(xp_lh_percentile(h, pm, &p) == 0);
+		CHECK(xp_inv_lh_percentile(h, pm, &p) == 0);
 		CHECK_EQ_U64(p.rank, rank ? rank : 1);
 		truth = vals[p.rank - 1];
 		CHECK(p.bucket_lower_ns <= truth && truth < p.bucket_upper_ns);
@@ -158,13 +158,13 @@ static double check_percentiles(uint64_t *vals, size_t n)
 static void test_percentiles(void)
 {
 	static uint64_t vals[100000];
-	static struct xp_lh_dist empty;
-	struct xp_lh_percentile p;
+	static struct xp_inv_lh_dist empty;
+	struct xp_inv_lh_percentile p;
 	double worst = 0.0, w;
 	size_t i, n;
 	int round;
 
-	CHECK(xp_lh_percentile(&empty, 500, &p) == -ENOENT);
+	CHECK(xp_inv_lh_percentile(&empty, 500, &p) == -ENOENT);
 
 	/* log-uniform latencies from 10 ns to ~1 s, several sizes */
 	for (round = 0; round < 40; round++) {
@@ -224,7 +224,7 @@ static void test_fold(void)
 {
 	struct xp_lh_hist *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b)),
 			  *c = calloc(1, sizeof(*c));
-	struct xp_lh_dist *sum = calloc(1, sizeof(*sum));
+	struct xp_inv_lh_dist *sum = calloc(1, sizeof(*sum));
 
 	kernel_add(a, 500);
 	kernel_add(a, 900);
@@ -232,11 +232,11 @@ static void test_fold(void)
 	kernel_add(c, 700);
 	kernel_add(c, 1200);
 	kernel_add(c, 0); /* a zero latency is a real minimum */
-	xp_lh_hist_fold(sum, b);
-	xp_lh_hist_fold(sum, a);
-	xp_lh_hist_fold(sum, b);
+	xp_inv_lh_hist_fold(sum, b);
+	xp_inv_lh_hist_fold(sum, a);
+	xp_inv_lh_hist_fold(sum, b);
 	CHECK_EQ_U64(sum->min_ns, 500);
-	xp_lh_hist_fold(sum, c);
+	xp_inv_lh_hist_fold(sum, c);
 	CHECK_EQ_U64(sum->count, 5);
 	CHECK_EQ_U64(sum->sum_ns, 3300);
 	CHECK_EQ_U64(sum->min_ns, 0);
@@ -250,7 +250,7 @@ static void test_fold(void)
 
 static void test_finish_and_warnings(void)
 {
-	struct xp_lh_result r;
+	struct xp_inv_lh_result r;
 	struct xp_warnings ws = { 0 };
 	size_t i;
 
@@ -276,7 +276,7 @@ static void test_finish_and_warnings(void)
 	r.groups[1].h.count = 4;
 	r.groups[2].key = 2;
 	r.groups[2].h.count = 4;
-	xp_lh_result_finish(&r);
+	xp_inv_lh_result_finish(&r);
 	CHECK_EQ_U64(r.pairs, 10);
 	CHECK_EQ_U64(r.unpaired_starts, 1 + 2 + 3);
 	CHECK_EQ_U64(r.starts, 10 + 6 + 4 + 5);
@@ -285,8 +285,8 @@ static void test_finish_and_warnings(void)
 	CHECK_EQ_U64(r.groups[0].key, 2);
 	CHECK_EQ_U64(r.groups[1].key, 5);
 	CHECK_EQ_U64(r.groups[2].key, 9);
-	CHECK(!xp_lh_complete(&r));
-	CHECK(xp_lh_warnings(&r, &ws) == 0);
+	CHECK(!xp_inv_lh_complete(&r));
+	CHECK(xp_inv_lh_warnings(&r, &ws) == 0);
 	CHECK_EQ_U64(ws.n, 5);
 	CHECK_STR(ws.v[0].code, "INFLIGHT_TABLE_FULL");
 	CHECK_STR(ws.v[1].code, "NESTING_DEPTH_EXCEEDED");
@@ -297,24 +297,24 @@ static void test_finish_and_warnings(void)
 	xp_warnings_free(&ws);
 
 	/* nothing dropped: complete; no pair: NO_PAIRS alone */
-	xp_lh_result_free(&r);
+	xp_inv_lh_result_free(&r);
 	memset(&r, 0, sizeof(r));
 	r.c.unpaired_ends = 1;
-	xp_lh_result_finish(&r);
-	CHECK(xp_lh_complete(&r));
-	CHECK(xp_lh_warnings(&r, &ws) == 0);
+	xp_inv_lh_result_finish(&r);
+	CHECK(xp_inv_lh_complete(&r));
+	CHECK(xp_inv_lh_warnings(&r, &ws) == 0);
 	CHECK_EQ_U64(ws.n, 1);
 	CHECK_STR(ws.v[0].code, "NO_PAIRS");
 	for (i = 0; i < ws.n; i++)
 		CHECK(strstr(ws.v[i].message, "1 ends seen") != NULL);
 	xp_warnings_free(&ws);
-	xp_lh_result_free(&r);
+	xp_inv_lh_result_free(&r);
 }
 
 static void test_names(void)
 {
-	CHECK_STR(xp_lh_stop_name(XP_LH_STOP_TARGET_EXITED), "target_exited");
-	CHECK_STR(xp_lh_by_name(XP_LH_BY_ARG0), "arg0");
+	CHECK_STR(xp_inv_lh_stop_name(XP_LH_STOP_TARGET_EXITED), "target_exited");
+	CHECK_STR(xp_inv_lh_by_name(XP_LH_BY_ARG0), "arg0");
 }
 
 int main(void)

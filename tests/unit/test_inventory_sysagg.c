@@ -26,8 +26,8 @@
 static void test_summary(void)
 {
 	struct xp_sa_group v[3];
-	struct xp_sa_result r;
-	struct xp_sa_summary_group *g;
+	struct xp_inv_sa_result r;
+	struct xp_inv_sa_summary_group *g;
 	char hint[64];
 
 	memset(&r, 0, sizeof(r));
@@ -47,8 +47,8 @@ static void test_summary(void)
 	v[2].min_ns = 40;
 	v[2].max_ns = 60;
 	v[2].has_min = 1;
-	g = xp_sa_result_group(&r, 0); /* read */
-	xp_sa_fold_percpu(g, v, 3);
+	g = xp_inv_sa_result_group(&r, 0); /* read */
+	xp_inv_sa_fold_percpu(g, v, 3);
 	CHECK_EQ_U64(g->entries, 6);
 	CHECK_EQ_U64(g->matched_exits, 4);
 	CHECK_EQ_U64(g->min_ns, 40);
@@ -58,15 +58,15 @@ static void test_summary(void)
 	/* a CPU that only saw unmatched exits contributes no min */
 	memset(v, 0, sizeof(v));
 	v[0].unmatched_exits = 5;
-	g = xp_sa_result_group(&r, 1000);
-	xp_sa_fold_percpu(g, v, 1);
+	g = xp_inv_sa_result_group(&r, 1000);
+	xp_inv_sa_fold_percpu(g, v, 1);
 	CHECK_EQ_U64(g->min_ns, 0);
-	g = xp_sa_result_group(&r, -1);
+	g = xp_inv_sa_result_group(&r, -1);
 	g->entries = 9;
-	g = xp_sa_result_group(&r, 39); /* getpid */
+	g = xp_inv_sa_result_group(&r, 39); /* getpid */
 	g->entries = 9;
-	CHECK(xp_sa_result_group(&r, 0) == &r.groups[0]);
-	xp_sa_result_finish(&r);
+	CHECK(xp_inv_sa_result_group(&r, 0) == &r.groups[0]);
+	xp_inv_sa_result_finish(&r);
 	CHECK_EQ_U64(r.ngroups, 4);
 	/* total_ns desc, then entries desc, then unmatched desc, then nr */
 	CHECK_EQ_U64(r.groups[0].nr, 0);
@@ -78,14 +78,14 @@ static void test_summary(void)
 	CHECK_EQ_U64(r.groups[3].nr, 1000);
 	CHECK(r.groups[3].name == NULL);
 	CHECK_EQ_U64(r.entries, 24);
-	CHECK(xp_sa_selector_hint(0, false, hint, sizeof(hint)));
+	CHECK(xp_inv_sa_selector_hint(0, false, hint, sizeof(hint)));
 	CHECK_STR(hint, "syscall:read:entry");
-	CHECK(xp_sa_selector_hint(9, true, hint, sizeof(hint)));
+	CHECK(xp_inv_sa_selector_hint(9, true, hint, sizeof(hint)));
 	CHECK_STR(hint, "syscall:mmap:exit");
-	CHECK(!xp_sa_selector_hint(1000, false, hint, sizeof(hint)));
-	CHECK(!xp_sa_selector_hint(-1, false, hint, sizeof(hint)));
-	CHECK(!xp_sa_selector_hint(0, false, hint, 8)); /* does not fit */
-	xp_sa_result_free(&r);
+	CHECK(!xp_inv_sa_selector_hint(1000, false, hint, sizeof(hint)));
+	CHECK(!xp_inv_sa_selector_hint(-1, false, hint, sizeof(hint)));
+	CHECK(!xp_inv_sa_selector_hint(0, false, hint, 8)); /* does not fit */
+	xp_inv_sa_result_free(&r);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -177,7 +177,7 @@ static int go_armed(void *ctx, struct xp_error *err)
 	return write(ch->go, "g", 1) == 1 ? 0 : -EIO;
 }
 
-static const struct xp_sa_summary_group *find(const struct xp_sa_result *r, int32_t nr)
+static const struct xp_inv_sa_summary_group *find(const struct xp_inv_sa_result *r, int32_t nr)
 {
 	size_t i;
 
@@ -187,9 +187,9 @@ static const struct xp_sa_summary_group *find(const struct xp_sa_result *r, int3
 	return NULL;
 }
 
-static void check_exact(const struct xp_sa_result *r)
+static void check_exact(const struct xp_inv_sa_result *r)
 {
-	const struct xp_sa_summary_group *g;
+	const struct xp_inv_sa_summary_group *g;
 
 	g = find(r, SYS_getppid);
 	CHECK(g != NULL);
@@ -232,14 +232,14 @@ static void check_exact(const struct xp_sa_result *r)
 
 static void test_live(void)
 {
-	struct xp_sa_opts o = {
+	struct xp_inv_sa_opts o = {
 		.max_groups = 256,
 		.max_inflight = 1024,
 		.duration_ms = 400,
 		.on_armed = go_armed,
 	};
 	struct xp_error err = { 0 };
-	struct xp_sa_result r;
+	struct xp_inv_sa_result r;
 	struct child ch;
 	int rc;
 
@@ -248,16 +248,16 @@ static void test_live(void)
 	o.pid = o.filter.global_tgid = (uint32_t)ch.pid;
 	o.on_armed_ctx = &ch;
 	usleep(50000); /* the child is blocked in read() before we arm */
-	rc = xp_sa_collect(&o, &r, &err);
+	rc = xp_inv_sa_collect(&o, &r, &err);
 	CHECK(rc == 0);
 	if (rc)
-		fprintf(stderr, "xp_sa_collect: %s\n", err.message);
+		fprintf(stderr, "xp_inv_sa_collect: %s\n", err.message);
 	if (!rc) {
 		check_exact(&r);
 		CHECK(r.setup_ns > 0 && r.setup_ns < 2000000000ull);
 		CHECK(r.window_ns >= 400000000ull);
 		CHECK_EQ_U64(r.group_capacity, 256);
-		xp_sa_result_free(&r);
+		xp_inv_sa_result_free(&r);
 	}
 	stop_child(&ch);
 	xp_error_clear(&err);
@@ -268,14 +268,14 @@ static void test_live(void)
 	o.on_armed_ctx = &ch;
 	o.max_groups = 2;
 	usleep(50000);
-	rc = xp_sa_collect(&o, &r, &err);
+	rc = xp_inv_sa_collect(&o, &r, &err);
 	CHECK(rc == 0);
 	if (!rc) {
 		CHECK_EQ_U64(r.ngroups, 2);
 		CHECK(find(&r, SYS_read) && find(&r, SYS_getppid));
 		CHECK_EQ_U64(r.group_drop_entries, N_CLOSE_BAD + N_UNKNOWN);
 		CHECK_EQ_U64(r.group_drop_exits, N_CLOSE_BAD + N_UNKNOWN);
-		xp_sa_result_free(&r);
+		xp_inv_sa_result_free(&r);
 	}
 	stop_child(&ch);
 	xp_error_clear(&err);
@@ -287,16 +287,16 @@ static void test_live(void)
 	o.max_groups = 256;
 	o.max_inflight = 1;
 	usleep(50000);
-	rc = xp_sa_collect(&o, &r, &err);
+	rc = xp_inv_sa_collect(&o, &r, &err);
 	CHECK(rc == 0);
 	if (!rc) {
-		const struct xp_sa_summary_group *g = find(&r, SYS_nanosleep);
+		const struct xp_inv_sa_summary_group *g = find(&r, SYS_nanosleep);
 
 		CHECK(r.inflight_drops > 0);
 		CHECK(r.inflight_occupied <= 1);
 		CHECK(g && g->inflight_drops > 0);
 		CHECK(g && g->unmatched_exits > 0); /* exits whose start was dropped */
-		xp_sa_result_free(&r);
+		xp_inv_sa_result_free(&r);
 	}
 	stop_child(&ch);
 	xp_error_clear(&err);
@@ -307,7 +307,7 @@ static void test_live(void)
  * the child's global pid back and forwards the go byte to it. */
 static void test_pidns(void)
 {
-	struct xp_sa_opts o = {
+	struct xp_inv_sa_opts o = {
 		.max_groups = 256,
 		.max_inflight = 1024,
 		.duration_ms = 400,
@@ -315,7 +315,7 @@ static void test_pidns(void)
 		.filter = { .use_pidns = true, .ns_tgid = 1 },
 	};
 	struct xp_error err = { 0 };
-	struct xp_sa_result r;
+	struct xp_inv_sa_result r;
 	struct child ch;
 	int pidpipe[2], gopipe[2], rc, st;
 	int32_t pid = 0;
@@ -351,11 +351,11 @@ static void test_pidns(void)
 	o.filter.pidns_ino = sb.st_ino;
 	o.on_armed_ctx = &ch;
 	usleep(50000);
-	rc = xp_sa_collect(&o, &r, &err);
+	rc = xp_inv_sa_collect(&o, &r, &err);
 	CHECK(rc == 0);
 	if (!rc) {
 		check_exact(&r);
-		xp_sa_result_free(&r);
+		xp_inv_sa_result_free(&r);
 	}
 	kill(ch.pid, SIGKILL);
 	kill(helper, SIGKILL);

@@ -50,7 +50,7 @@ static void test_real_warning_is_captured_not_printed(void)
 	saved = dup(2);
 	dup2(fd, 2);
 
-	xp_libbpf_capture();
+	xp_live_libbpf_capture();
 	obj = bpf_object__open_file("/nonexistent/xp-missing.bpf.o", NULL);
 
 	fflush(stderr);
@@ -61,25 +61,25 @@ static void test_real_warning_is_captured_not_printed(void)
 
 	CHECK(obj == NULL || libbpf_get_error(obj));
 	CHECK_EQ_U64(size, 0); /* nothing on stderr */
-	CHECK(strstr(xp_libbpf_message(), "xp-missing.bpf.o") != NULL);
-	CHECK(xp_libbpf_message()[strlen(xp_libbpf_message()) - 1] != '\n');
+	CHECK(strstr(xp_live_libbpf_message(), "xp-missing.bpf.o") != NULL);
+	CHECK(xp_live_libbpf_message()[strlen(xp_live_libbpf_message()) - 1] != '\n');
 }
 
 static void test_message_rules(void)
 {
-	xp_libbpf_capture();
-	CHECK_STR(xp_libbpf_message(), "");
+	xp_live_libbpf_capture();
+	CHECK_STR(xp_live_libbpf_message(), "");
 	libbpf_says(LIBBPF_WARN, "map '%s': failed to create: %d\n", "xp_sa_groups", -7);
-	CHECK_STR(xp_libbpf_message(), "map 'xp_sa_groups': failed to create: -7");
+	CHECK_STR(xp_live_libbpf_message(), "map 'xp_sa_groups': failed to create: -7");
 	/* an empty line and debug output keep the last message that said something */
 	libbpf_says(LIBBPF_WARN, "\n");
 	libbpf_says(LIBBPF_DEBUG, "libbpf: loading object\n");
-	CHECK_STR(xp_libbpf_message(), "map 'xp_sa_groups': failed to create: -7");
+	CHECK_STR(xp_live_libbpf_message(), "map 'xp_sa_groups': failed to create: -7");
 	libbpf_says(LIBBPF_INFO, "prog '%s': verifier said no  \n", "xp_sa_enter");
-	CHECK_STR(xp_libbpf_message(), "prog 'xp_sa_enter': verifier said no");
+	CHECK_STR(xp_live_libbpf_message(), "prog 'xp_sa_enter': verifier said no");
 	/* a new capture forgets it */
-	xp_libbpf_capture();
-	CHECK_STR(xp_libbpf_message(), "");
+	xp_live_libbpf_capture();
+	CHECK_STR(xp_live_libbpf_message(), "");
 }
 
 static void test_fail_details(void)
@@ -87,60 +87,60 @@ static void test_fail_details(void)
 	struct xp_error err = { 0 };
 	char why[128];
 
-	xp_libbpf_capture();
-	CHECK_EQ_U64(xp_libbpf_fail_details(&err, -ENOENT, why, sizeof(why)), ENOENT);
+	xp_live_libbpf_capture();
+	CHECK_EQ_U64(xp_live_libbpf_fail_details(&err, -ENOENT, why, sizeof(why)), ENOENT);
 	CHECK_STR(why, "No such file or directory");
 	CHECK_STR(xp_error_detail_get(&err, "errno"), "\"No such file or directory\"");
 	CHECK(xp_error_detail_get(&err, "libbpf_message") == NULL); /* libbpf said nothing */
 	xp_error_clear(&err);
 
 	libbpf_says(LIBBPF_WARN, "failed to load: %s\n", "Permission denied");
-	CHECK_EQ_U64(xp_libbpf_fail_details(&err, EPERM, why, sizeof(why)), EPERM);
+	CHECK_EQ_U64(xp_live_libbpf_fail_details(&err, EPERM, why, sizeof(why)), EPERM);
 	CHECK_STR(xp_error_detail_get(&err, "libbpf_message"), "\"failed to load: Permission denied\"");
 	xp_error_clear(&err);
 
 	/* errno 0 (libbpf returned NULL without setting it) reads as EINVAL */
-	CHECK_EQ_U64(xp_libbpf_fail_details(&err, 0, why, sizeof(why)), EINVAL);
+	CHECK_EQ_U64(xp_live_libbpf_fail_details(&err, 0, why, sizeof(why)), EINVAL);
 	CHECK_STR(why, "Invalid argument");
 	xp_error_clear(&err);
 }
 
-/* xp_libbpf_fail: errno -> code, in its order; 0 leaves it to the caller. */
+/* xp_live_libbpf_fail: errno -> code, in its order; 0 leaves it to the caller. */
 static void test_fail_rules(void)
 {
 	struct xp_live_endpoint up = { .kind = XP_LIVE_UPROBE,
 				       .selector = "uprobe:/bin/x:f:entry",
 				       .access_path = "/bin/x" };
 	struct xp_live_endpoint tp = { .kind = XP_LIVE_TRACEPOINT, .selector = "tracepoint:a:b" };
-	struct xp_libbpf_failure f = { .what = "attach", .objects = "the probes" };
+	struct xp_live_libbpf_failure f = { .what = "attach", .objects = "the probes" };
 	struct xp_error err = { 0 };
 
-	xp_libbpf_capture();
+	xp_live_libbpf_capture();
 	f.e = -EACCES;
-	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_PERMISSION_DENIED);
+	CHECK_EQ_U64(-xp_live_libbpf_fail(&err, &f), XPROBE_E_PERMISSION_DENIED);
 	CHECK_STR(err.message, "permission denied to attach the probes");
 	xp_error_clear(&err);
 	f.e = -ESRCH;
-	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_TARGET_EXITED);
+	CHECK_EQ_U64(-xp_live_libbpf_fail(&err, &f), XPROBE_E_TARGET_EXITED);
 	xp_error_clear(&err);
 	/* ENOMEM: a limit only when the maps are sized by flags */
 	f.e = -ENOMEM;
-	CHECK_EQ_U64(xp_libbpf_fail(&err, &f), 0);
-	CHECK_EQ_U64(-xp_libbpf_fail_internal(&err, &f), XPROBE_E_INTERNAL);
+	CHECK_EQ_U64(xp_live_libbpf_fail(&err, &f), 0);
+	CHECK_EQ_U64(-xp_live_libbpf_fail_internal(&err, &f), XPROBE_E_INTERNAL);
 	CHECK_STR(err.message, "failed to attach the probes: Cannot allocate memory");
 	xp_error_clear(&err);
 	f.maps = "the maps";
 	f.e = -ENOMEM;
-	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_SESSION_LIMIT_EXCEEDED);
+	CHECK_EQ_U64(-xp_live_libbpf_fail(&err, &f), XPROBE_E_SESSION_LIMIT_EXCEEDED);
 	xp_error_clear(&err);
 	/* a uprobe's binary gone; an instruction the kernel will not probe */
 	f.ep = &up;
 	f.e = -ENOENT;
-	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_BINARY_NOT_MAPPED);
+	CHECK_EQ_U64(-xp_live_libbpf_fail(&err, &f), XPROBE_E_BINARY_NOT_MAPPED);
 	CHECK_STR(xp_error_detail_get(&err, "selector"), "\"uprobe:/bin/x:f:entry\"");
 	xp_error_clear(&err);
 	f.e = -XP_ENOTSUPP_KERNEL;
-	CHECK_EQ_U64(-xp_libbpf_fail(&err, &f), XPROBE_E_INVALID_EVENT_SELECTOR);
+	CHECK_EQ_U64(-xp_live_libbpf_fail(&err, &f), XPROBE_E_INVALID_EVENT_SELECTOR);
 	CHECK(strstr(err.message, "refused to probe the instruction at uprobe:/bin/x:f:entry") != NULL);
 	CHECK_STR(xp_error_detail_get(&err, "errno"),
 		  "\"ENOTSUPP (the kernel does not support it here)\"");
@@ -148,11 +148,11 @@ static void test_fail_rules(void)
 	/* the same errnos on another kind: the caller's rules */
 	f.ep = &tp;
 	f.e = -XP_ENOTSUPP_KERNEL;
-	CHECK_EQ_U64(xp_libbpf_fail(&err, &f), 0);
+	CHECK_EQ_U64(xp_live_libbpf_fail(&err, &f), 0);
 	CHECK_STR(f.why, "ENOTSUPP (the kernel does not support it here)");
 	xp_error_clear(&err);
 	f.e = -ENOENT;
-	CHECK_EQ_U64(xp_libbpf_fail(&err, &f), 0);
+	CHECK_EQ_U64(xp_live_libbpf_fail(&err, &f), 0);
 	xp_error_clear(&err);
 }
 
