@@ -49,6 +49,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/usdt.bpf.h>
 
 #include "latency_hist.h"
@@ -68,6 +69,9 @@ const volatile __u32 group_by = XP_LH_BY_NONE;
 /* syscall endpoints (the same syscall; the programs are loaded only for them) */
 const volatile __s32 start_nr = 0;
 const volatile __s32 end_nr = 0;
+/* --explain: 1 follows the target's threads through the scheduler */
+const volatile __u32 explain = 0;
+const volatile __u32 explain_top = 20; /* 0..XP_EX_TOP_MAX */
 
 /* --- state ------------------------------------------------------------- */
 
@@ -119,6 +123,52 @@ struct {
 	__type(value, __u32);
 } xp_lh_exec SEC(".maps");
 
+/* --- --explain state (sized 1 unless --explain) --------------------------- */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* --max-inflight with --explain, set before load */
+	__type(key, __u32);     /* global thread id */
+	__type(value, struct xp_ex_thread);
+} xp_ex_thread SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xp_ex_thread);
+} xp_ex_zero SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xp_ex_buckets);
+} xp_ex_buckets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, XP_EX_BLOCK_KEYS);
+	__type(key, __u64); /* xp_ex_block_key(syscall, state) */
+	__type(value, __u64); /* ns */
+} xp_ex_blocked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xp_ex_top);
+} xp_ex_top SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1); /* set before load with --explain */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} xp_ex_stacks SEC(".maps");
+
 static __always_inline struct xp_lh_total *total(void)
 {
 	__u32 zero = 0;
@@ -167,9 +217,406 @@ static __always_inline void hist_add(struct xp_lh_hist *h, __u64 d, __u32 b, __u
 		__sync_fetch_and_add(&h->buckets[b], 1);
 }
 
-/* One pair: into the total and, with --by, into its group. */
-static __always_inline void record(struct xp_lh_total *t, __u64 d, __u64 key, int key_bad,
-				   __u32 tid)
+/* --- Explain ----------------------------------------------------------------
+ *
+ * With --explain every thread of the target that opens a pair gets a slot
+ * (xp_ex_thread, keyed by its global id: the scheduler's programs see
+ * task_structs, not the ids the pair maps may use inside a PID namespace)
+ * holding the time it spent in each state since the slot was made:
+ * running, runnable (preempted, or woken and not yet running), blocked
+ * interruptible (S), blocked uninterruptible (D).  The scheduler's raw
+ * tracepoints move it between states (sched_switch, sched_wakeup[_new]) and
+ * count migrations.  A pair's start keeps a copy of those sums (its
+ * frame), its end subtracts: the differences are the pair's runq and
+ * blocked times, and on_cpu the remainder, so the parts add up to the
+ * latency exactly.  The blocked periods inside an open pair also keep
+ * where the thread blocked (the syscall, user and kernel stack ids), who
+ * woke it (pid, tid, comm, stacks), and per (syscall, state) how long.
+ * Only threads with a slot are followed: the scheduler's programs do one
+ * tgid compare and one lookup for every other task.
+ */
+
+static __always_inline __u32 global_tid(void)
+{
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
+/* Bring @t's sums up to @now: the time since its last change goes to the
+ * state it has been in.  Clocks of two CPUs may disagree by a little: a
+ * change dated before the last one adds nothing. */
+static __always_inline void ex_advance(struct xp_ex_thread *t, __u64 now)
+{
+	__u64 d = now > t->last_ts ? now - t->last_ts : 0;
+
+	/* a switch, not t->cum[state]: the verifier sees four constant
+	 * offsets, not an index it cannot bound */
+	switch (t->state) {
+	case XP_EX_ST_RUNNING:
+		t->cum[XP_EX_ON_CPU] += d;
+		break;
+	case XP_EX_ST_RUNQ:
+		t->cum[XP_EX_RUNQ] += d;
+		break;
+	case XP_EX_ST_BLOCKED_S:
+		t->cum[XP_EX_BLOCKED_S] += d;
+		break;
+	default:
+		t->cum[XP_EX_BLOCKED_D] += d;
+		break;
+	}
+	if (now > t->last_ts)
+		t->last_ts = now;
+}
+
+static __always_inline struct xp_ex_thread *ex_slot(__u32 gtid, __u64 now)
+{
+	struct xp_ex_thread *t = bpf_map_lookup_elem(&xp_ex_thread, &gtid), *z;
+	__u32 zero = 0;
+
+	if (t)
+		return t;
+	z = bpf_map_lookup_elem(&xp_ex_zero, &zero);
+	if (!z)
+		return NULL;
+	bpf_map_update_elem(&xp_ex_thread, &gtid, z, BPF_NOEXIST);
+	t = bpf_map_lookup_elem(&xp_ex_thread, &gtid);
+	if (t) {
+		t->last_ts = now; /* it is running: it opens a pair */
+		t->state = XP_EX_ST_RUNNING;
+	}
+	return t;
+}
+
+/* A pair opens at frame @d at @now (the start's own timestamp). */
+static __always_inline void ex_start(__u32 d, __u64 now)
+{
+	struct xp_ex_thread *t;
+	struct xp_ex_frame *f;
+	int i;
+
+	if (!explain)
+		return;
+	t = ex_slot(global_tid(), now);
+	if (!t || d >= XP_EX_MAX_DEPTH) {
+		if (t)
+			t->depth = d + 1;
+		return; /* its end counts it unexplained */
+	}
+	ex_advance(t, now);
+	f = &t->f[d & (XP_EX_MAX_DEPTH - 1)];
+	for (i = 0; i < XP_EX_NCOMP; i++)
+		f->cum[i] = t->cum[i];
+	f->nvcsw = t->nvcsw;
+	f->nivcsw = t->nivcsw;
+	f->nmigr = t->nmigr;
+	for (i = 0; i < XP_EX_BY; i++)
+		f->by_ns[i] = t->by_ns[i];
+	f->longest.ns = 0;
+	t->depth = d + 1;
+}
+
+/* bpf_loop's step over the kept pairs: the smallest and its slot (a
+ * callback is verified once, where an unrolled search over 64 slots made
+ * the verifier walk every order of its branches). */
+struct ex_min_ctx {
+	struct xp_ex_top *top;
+	__u64 min;
+	__u32 min_i;
+};
+
+static long ex_min_step(__u64 i, void *c)
+{
+	struct ex_min_ctx *m = c;
+	__u32 j = (__u32)i & (XP_EX_TOP_MAX - 1);
+
+	if (j >= m->top->n)
+		return 1;
+	if (m->top->s[j].latency_ns < m->min) {
+		m->min = m->top->s[j].latency_ns;
+		m->min_i = j;
+	}
+	return 0;
+}
+
+/* Keep @x among this CPU's slowest --explain-top pairs. */
+static __always_inline void ex_keep_slowest(struct xp_ex_slow *x)
+{
+	struct ex_min_ctx m;
+	struct xp_ex_top *top;
+	__u32 zero = 0;
+
+	if (!explain_top)
+		return;
+	top = bpf_map_lookup_elem(&xp_ex_top, &zero);
+	if (!top)
+		return;
+	if (top->n < explain_top && top->n < XP_EX_TOP_MAX) {
+		top->s[top->n & (XP_EX_TOP_MAX - 1)] = *x;
+		top->n++;
+		if (top->n < explain_top)
+			return;
+	} else {
+		if (x->latency_ns <= top->min_ns)
+			return; /* the common case once full */
+		top->s[top->min_i & (XP_EX_TOP_MAX - 1)] = *x;
+	}
+	m.top = top;
+	m.min = ~0ull;
+	m.min_i = 0;
+	bpf_loop(XP_EX_TOP_MAX, ex_min_step, &m, 0);
+	top->min_ns = m.min;
+	top->min_i = m.min_i;
+}
+
+/*
+ * A pair of frame @d closes at @now after @lat ns: its parts into the
+ * total (@t), its bucket @b, its group @g (may be NULL), the by-syscall
+ * totals and the slowest pairs.
+ */
+static __always_inline void ex_end(struct xp_lh_total *tot, struct xp_lh_hist *g, __u32 d,
+				   __u64 now, __u64 start, __u64 lat, __u32 b, __u64 key)
+{
+	struct xp_ex_buckets *eb;
+	struct xp_ex_thread *t;
+	struct xp_ex_frame *f;
+	struct xp_ex_slow x = {};
+	__u64 part, sum = 0, *v, k, zero64 = 0;
+	__u32 gtid = global_tid(), zero = 0;
+	int i;
+
+	if (!explain)
+		return;
+	t = bpf_map_lookup_elem(&xp_ex_thread, &gtid);
+	if (!t || d >= XP_EX_MAX_DEPTH) {
+		if (t)
+			t->depth = d;
+		__sync_fetch_and_add(&tot->c.ex_unexplained, 1);
+		return;
+	}
+	ex_advance(t, now);
+	f = &t->f[d & (XP_EX_MAX_DEPTH - 1)];
+	t->depth = d;
+	for (i = XP_EX_RUNQ; i < XP_EX_NCOMP; i++) {
+		part = t->cum[i] - f->cum[i];
+		if (sum + part > lat) {
+			part = lat - sum;
+			__sync_fetch_and_add(&tot->c.ex_clamped, 1);
+		}
+		x.comp[i] = part;
+		sum += part;
+	}
+	x.comp[XP_EX_ON_CPU] = lat - sum;
+	x.nvcsw = t->nvcsw - f->nvcsw;
+	x.nivcsw = t->nivcsw - f->nivcsw;
+	x.nmigr = t->nmigr - f->nmigr;
+	for (i = 0; i < XP_EX_NCOMP; i++) {
+		__sync_fetch_and_add(&tot->h.ex.comp[i], x.comp[i]);
+		if (g)
+			__sync_fetch_and_add(&g->ex.comp[i], x.comp[i]);
+	}
+	__sync_fetch_and_add(&tot->h.ex.nvcsw, x.nvcsw);
+	__sync_fetch_and_add(&tot->h.ex.nivcsw, x.nivcsw);
+	__sync_fetch_and_add(&tot->h.ex.nmigr, x.nmigr);
+	__sync_fetch_and_add(&tot->h.ex.pairs, 1);
+	if (g) {
+		__sync_fetch_and_add(&g->ex.nvcsw, x.nvcsw);
+		__sync_fetch_and_add(&g->ex.nivcsw, x.nivcsw);
+		__sync_fetch_and_add(&g->ex.nmigr, x.nmigr);
+		__sync_fetch_and_add(&g->ex.pairs, 1);
+	}
+	eb = bpf_map_lookup_elem(&xp_ex_buckets, &zero);
+	if (eb) {
+		__u64 *row = eb->comp[b & (XP_EX_BUCKET_ROWS - 1)];
+
+		__sync_fetch_and_add(&row[XP_EX_ON_CPU], x.comp[XP_EX_ON_CPU]);
+		__sync_fetch_and_add(&row[XP_EX_RUNQ], x.comp[XP_EX_RUNQ]);
+		__sync_fetch_and_add(&row[XP_EX_BLOCKED_S], x.comp[XP_EX_BLOCKED_S]);
+		__sync_fetch_and_add(&row[XP_EX_BLOCKED_D], x.comp[XP_EX_BLOCKED_D]);
+	}
+	for (i = 0; i < XP_EX_BY; i++) {
+		part = t->by_ns[i] - f->by_ns[i];
+		if (!part || !t->by_state[i])
+			continue;
+		k = xp_ex_block_key(t->by_nr[i], t->by_state[i]);
+		v = bpf_map_lookup_elem(&xp_ex_blocked, &k);
+		if (!v) {
+			bpf_map_update_elem(&xp_ex_blocked, &k, &zero64, BPF_NOEXIST);
+			v = bpf_map_lookup_elem(&xp_ex_blocked, &k);
+		}
+		if (v)
+			__sync_fetch_and_add(v, part);
+		else
+			__sync_fetch_and_add(&tot->c.ex_block_overflow, part);
+	}
+	/* the longest block of an inner pair is inside its outer pair too */
+	if (d > 0 && f->longest.ns > t->f[(d - 1) & (XP_EX_MAX_DEPTH - 1)].longest.ns)
+		t->f[(d - 1) & (XP_EX_MAX_DEPTH - 1)].longest = f->longest;
+	x.start_ns = start;
+	x.latency_ns = lat;
+	x.key = key;
+	x.tid = gtid;
+	x.longest = f->longest;
+	ex_keep_slowest(&x);
+}
+
+/* The by-syscall slot of (@nr, @state) on @t, or -1 when all are taken. */
+static __always_inline int ex_by_slot(struct xp_ex_thread *t, __s32 nr, __u32 state)
+{
+	int i;
+
+	for (i = 0; i < XP_EX_BY; i++) {
+		if (!t->by_state[i]) {
+			t->by_state[i] = state;
+			t->by_nr[i] = nr;
+			return i;
+		}
+		if (t->by_state[i] == state && t->by_nr[i] == nr)
+			return i;
+	}
+	return -1;
+}
+
+/* A blocked period of @t ends at @now (woken, or switched in without a
+ * wakeup seen); the caller has advanced nothing yet. */
+static __always_inline void ex_block_ends(struct xp_ex_thread *t, __u64 now)
+{
+	__u64 ns = now > t->last_ts ? now - t->last_ts : 0;
+	struct xp_ex_frame *f;
+	int i;
+
+	ex_advance(t, now);
+	if (!t->depth || t->depth > XP_EX_MAX_DEPTH)
+		return;
+	i = ex_by_slot(t, t->cur.nr, t->state);
+	if (i >= 0)
+		t->by_ns[i & (XP_EX_BY - 1)] += ns;
+	f = &t->f[(t->depth - 1) & (XP_EX_MAX_DEPTH - 1)];
+	if (ns > f->longest.ns) {
+		f->longest = t->cur;
+		f->longest.ns = ns;
+		f->longest.state = t->state;
+	}
+}
+
+static __always_inline int ex_target_task(struct task_struct *p, __u32 *gtid)
+{
+	if (BPF_CORE_READ(p, tgid) != (int)targ_tgid)
+		return 0;
+	*gtid = (__u32)BPF_CORE_READ(p, pid);
+	return 1;
+}
+
+/* The syscall @p is in (orig_ax of its saved user registers), -1: none. */
+static __always_inline __s32 ex_syscall_of(struct task_struct *p)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	__s64 nr = -1;
+
+	if (!regs || bpf_probe_read_kernel(&nr, sizeof(nr), &regs->orig_ax))
+		return -1;
+	return nr < 0 ? -1 : (__s32)nr;
+}
+
+/* sched_switch(bool preempt, struct task_struct *prev, struct task_struct
+ * *next, unsigned int prev_state); runs in prev's context. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct xp_ex_thread *t;
+	__u64 now;
+	__u32 gtid;
+
+	if (!armed)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (ex_target_task(prev, &gtid) && (t = bpf_map_lookup_elem(&xp_ex_thread, &gtid))) {
+		ex_advance(t, now);
+		if (preempt || !(prev_state & 0xff)) {
+			t->state = XP_EX_ST_RUNQ;
+			t->nivcsw++;
+		} else {
+			t->state = (prev_state & 2) ? XP_EX_ST_BLOCKED_D : XP_EX_ST_BLOCKED_S;
+			t->nvcsw++;
+			if (t->depth && t->depth <= XP_EX_MAX_DEPTH) {
+				t->cur.nr = ex_syscall_of(prev);
+				t->cur.ustack = bpf_get_stackid(ctx, &xp_ex_stacks, BPF_F_USER_STACK);
+				t->cur.kstack = bpf_get_stackid(ctx, &xp_ex_stacks, 0);
+				t->cur.waker_pid = 0;
+				t->cur.waker_tid = 0;
+				t->cur.waker_ustack = -1;
+				t->cur.waker_kstack = -1;
+				t->cur.waker_comm[0] = 0;
+			}
+		}
+	}
+	if (ex_target_task(next, &gtid) && (t = bpf_map_lookup_elem(&xp_ex_thread, &gtid))) {
+		if (t->state == XP_EX_ST_BLOCKED_S || t->state == XP_EX_ST_BLOCKED_D)
+			ex_block_ends(t, now); /* no wakeup seen: the time was blocked */
+		else
+			ex_advance(t, now);
+		t->state = XP_EX_ST_RUNNING;
+	}
+	return 0;
+}
+
+/* A blocked thread becomes runnable; runs in the waker's context. */
+static __always_inline int ex_woken(void *ctx, struct task_struct *p)
+{
+	struct xp_ex_thread *t;
+	__u64 now, id;
+	__u32 gtid;
+
+	if (!armed || !ex_target_task(p, &gtid))
+		return 0;
+	t = bpf_map_lookup_elem(&xp_ex_thread, &gtid);
+	if (!t || (t->state != XP_EX_ST_BLOCKED_S && t->state != XP_EX_ST_BLOCKED_D))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (t->depth && t->depth <= XP_EX_MAX_DEPTH) {
+		id = bpf_get_current_pid_tgid();
+		t->cur.waker_pid = id >> 32;
+		t->cur.waker_tid = (__u32)id;
+		bpf_get_current_comm(t->cur.waker_comm, sizeof(t->cur.waker_comm));
+		t->cur.waker_ustack = bpf_get_stackid(ctx, &xp_ex_stacks, BPF_F_USER_STACK);
+		t->cur.waker_kstack = bpf_get_stackid(ctx, &xp_ex_stacks, 0);
+	}
+	ex_block_ends(t, now);
+	t->state = XP_EX_ST_RUNQ;
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(xp_ex_wakeup, struct task_struct *p)
+{
+	return ex_woken(ctx, p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(xp_ex_wakeup_new, struct task_struct *p)
+{
+	return ex_woken(ctx, p);
+}
+
+/* sched_migrate_task(struct task_struct *p, int dest_cpu) */
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(xp_ex_migrate, struct task_struct *p, int dest_cpu)
+{
+	struct xp_ex_thread *t;
+	__u32 gtid;
+
+	if (!armed || !ex_target_task(p, &gtid))
+		return 0;
+	t = bpf_map_lookup_elem(&xp_ex_thread, &gtid);
+	if (t)
+		t->nmigr++;
+	return 0;
+}
+
+/* One pair: into the total and, with --by, into its group (returned,
+ * NULL without one). */
+static __always_inline struct xp_lh_hist *record(struct xp_lh_total *t, __u64 d, __u64 key,
+						 int key_bad, __u32 tid)
 {
 	struct xp_lh_hist *g;
 	struct xp_lh_zero *z;
@@ -178,10 +625,10 @@ static __always_inline void record(struct xp_lh_total *t, __u64 d, __u64 key, in
 
 	hist_add(&t->h, d, b, &t->c.minmax_contended);
 	if (group_by == XP_LH_BY_NONE)
-		return;
+		return NULL;
 	if (group_by == XP_LH_BY_ARG0 && key_bad) {
 		__sync_fetch_and_add(&t->c.key_unreadable, 1);
-		return;
+		return NULL;
 	}
 	gk = group_by == XP_LH_BY_THREAD ? (__u64)tid : key;
 	g = bpf_map_lookup_elem(&xp_lh_groups, &gk);
@@ -192,10 +639,21 @@ static __always_inline void record(struct xp_lh_total *t, __u64 d, __u64 key, in
 		g = bpf_map_lookup_elem(&xp_lh_groups, &gk);
 		if (!g) {
 			__sync_fetch_and_add(&t->c.group_overflow, 1);
-			return;
+			return NULL;
 		}
 	}
 	hist_add(g, d, b, &t->c.minmax_contended);
+	return g;
+}
+
+/* A pair closes: recorded, then explained (--explain, frame @fd). */
+static __always_inline void close_pair(struct xp_lh_total *t, __u32 fd, __u64 now, __u64 start,
+				       __u64 key, int key_bad, __u32 tid)
+{
+	__u64 lat = now - start;
+	struct xp_lh_hist *g = record(t, lat, key, key_bad, tid);
+
+	ex_end(t, g, fd, now, start, lat, xp_lh_bucket_of(lat), group_by ? key : 0);
 }
 
 /* A rare-path counter of the per-CPU total (the hot paths never touch
@@ -212,6 +670,7 @@ static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 	struct xp_lh_open *o, n = {};
 	struct xp_lh_stack *s;
 	struct xp_lh_zero *z;
+	__u64 now;
 	__u32 d;
 
 	if (!nested) {
@@ -224,7 +683,9 @@ static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 			o->key_bad = key_bad;
 			o->busy = 1;
 			o->restart = XP_LH_RESTART_NONE;
-			o->ts = bpf_ktime_get_ns();
+			now = bpf_ktime_get_ns();
+			ex_start(0, now);
+			o->ts = now;
 			return;
 		}
 		n.key = key;
@@ -233,6 +694,8 @@ static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 		n.ts = bpf_ktime_get_ns();
 		if (bpf_map_update_elem(&xp_lh_open, &tid, &n, BPF_NOEXIST))
 			COUNT(inflight_overflow);
+		else
+			ex_start(0, n.ts);
 		return;
 	}
 	s = bpf_map_lookup_elem(&xp_lh_stack, &tid);
@@ -261,7 +724,9 @@ static __always_inline void on_start(__u32 tid, __u64 key, int key_bad)
 			s->key_bad &= ~(1u << d);
 	}
 	s->depth = d + 1;
-	s->f[d].ts = bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
+	ex_start(d, now);
+	s->f[d].ts = now;
 }
 
 static __always_inline void on_end(__u32 tid, __u64 now)
@@ -280,7 +745,7 @@ static __always_inline void on_end(__u32 tid, __u64 now)
 			return;
 		}
 		o->busy = 0;
-		record(t, now - o->ts, o->key, o->key_bad, tid);
+		close_pair(t, 0, now, o->ts, o->key, o->key_bad, tid);
 		return;
 	}
 	s = bpf_map_lookup_elem(&xp_lh_stack, &tid);
@@ -296,7 +761,7 @@ static __always_inline void on_end(__u32 tid, __u64 now)
 	}
 	d = (s->depth - 1) & (XP_LH_MAX_DEPTH - 1);
 	s->depth = d;
-	record(t, now - s->f[d].ts, s->f[d].key, (s->key_bad >> d) & 1, tid);
+	close_pair(t, d, now, s->f[d].ts, s->f[d].key, (s->key_bad >> d) & 1, tid);
 }
 
 /* The start and end of a uprobe pair are two programs: the role is the
@@ -449,7 +914,7 @@ int xp_lh_sys_exit(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	o->busy = 0;
 	o->restart = XP_LH_RESTART_NONE;
-	record(t, now - o->ts, o->key, o->key_bad, tid);
+	close_pair(t, 0, now, o->ts, o->key, o->key_bad, tid);
 	return 0;
 }
 
@@ -468,6 +933,11 @@ int xp_lh_task_exit(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!xp_target_ids(&pid, &tid) || !armed)
 		return 0;
+	if (explain) {
+		__u32 gtid = global_tid();
+
+		bpf_map_delete_elem(&xp_ex_thread, &gtid);
+	}
 	t = total();
 	if (!t)
 		return 0;

@@ -81,7 +81,27 @@
 #define XP_LH_BY_THREAD 1
 #define XP_LH_BY_ARG0 2
 
+/*
+ * --explain: each pair's latency split by what its thread was doing
+ * (latency_hist.bpf.c, "Explain").  The four components add up to the
+ * latency exactly: on_cpu is the remainder of the other three.
+ */
+#define XP_EX_ON_CPU 0    /* the thread ran */
+#define XP_EX_RUNQ 1      /* runnable, not running: preempted, or woken and waiting */
+#define XP_EX_BLOCKED_S 2 /* off CPU, interruptible sleep (S) */
+#define XP_EX_BLOCKED_D 3 /* off CPU, uninterruptible (D: I/O, page-in) */
+#define XP_EX_NCOMP 4
+
+struct xp_ex_sums {
+	__u64 comp[XP_EX_NCOMP]; /* ns, summed over pairs */
+	__u64 nvcsw;             /* voluntary switches (the thread blocked) */
+	__u64 nivcsw;            /* involuntary switches (it was preempted) */
+	__u64 nmigr;             /* migrations to another CPU */
+	__u64 pairs;             /* pairs explained (every pair of an --explain run) */
+};
+
 struct xp_lh_hist {
+	struct xp_ex_sums ex;         /* --explain: zero otherwise */
 	__u64 sum_ns;                 /* sum of the pairs' latencies (their
 					 count is the sum of the buckets) */
 	__u64 min_inv;                /* ~(smallest latency): 0 = none yet, and
@@ -101,6 +121,13 @@ struct xp_lh_counters {
 	__u64 thread_exit_open;  /* starts still open when their thread exited */
 	__u64 minmax_contended;  /* min/max updates two compare-and-swaps could not
 				    settle (0 in practice; min/max exact when 0) */
+	/* --explain */
+	__u64 ex_unexplained;    /* pairs whose thread had no explain slot
+				    (--max-inflight) or frame (depth > XP_EX_MAX_DEPTH) */
+	__u64 ex_clamped;        /* pairs whose parts exceeded the latency by a race
+				    of two CPUs' clocks and were cut to it */
+	__u64 ex_block_overflow; /* blocked time whose (syscall, state) found the
+				    by-syscall map full */
 };
 
 struct xp_lh_total {
@@ -176,5 +203,103 @@ static __always_inline __u32 xp_lh_bucket_of(__u64 v)
 	return (__u32)((k - (XP_LH_SUB_BITS - 1)) * XP_LH_SUB +
 		       ((v >> (k - XP_LH_SUB_BITS)) & (XP_LH_SUB - 1)));
 }
+
+/* --- --explain ---------------------------------------------------------- */
+
+/* Frames of a thread explained (stack-nested); deeper pairs are counted in
+ * ex_unexplained. */
+#define XP_EX_MAX_DEPTH 8
+/* Per thread: the syscalls (with the state) it blocked in, first come. */
+#define XP_EX_BY 8
+/* Compiled bound of --explain-top. */
+#define XP_EX_TOP_MAX 64
+/* Bound of the by-syscall totals map. */
+#define XP_EX_BLOCK_KEYS 256
+
+/* Thread states (struct xp_ex_thread.state). */
+#define XP_EX_ST_RUNNING 0
+#define XP_EX_ST_RUNQ 1
+#define XP_EX_ST_BLOCKED_S 2
+#define XP_EX_ST_BLOCKED_D 3
+
+/* One blocked period: where it blocked and who woke it. */
+struct xp_ex_block {
+	__u64 ns;          /* 0: none */
+	__s32 nr;          /* the syscall it blocked in; -1: none (a page fault) */
+	__u32 state;       /* XP_EX_ST_BLOCKED_S or _D */
+	__s32 ustack;      /* stack ids in xp_ex_stacks; negative: not captured */
+	__s32 kstack;
+	__u32 waker_pid;   /* 0: not woken by a task (switched in without a wakeup) */
+	__u32 waker_tid;
+	__s32 waker_ustack;
+	__s32 waker_kstack;
+	char waker_comm[16];
+};
+
+/* What a thread's counters were when one of its pairs started. */
+struct xp_ex_frame {
+	__u64 cum[XP_EX_NCOMP];
+	__u64 nvcsw, nivcsw, nmigr;
+	__u64 by_ns[XP_EX_BY];
+	struct xp_ex_block longest; /* the longest blocked period inside the pair */
+};
+
+/* A thread of the target while --explain runs (global tid). */
+struct xp_ex_thread {
+	__u64 last_ts;               /* the last state change */
+	__u64 cum[XP_EX_NCOMP];      /* time in each state since the slot was made */
+	__u64 nvcsw, nivcsw, nmigr;
+	__u64 by_ns[XP_EX_BY];       /* blocked time per (syscall, state) slot */
+	__s32 by_nr[XP_EX_BY];
+	__u32 by_state[XP_EX_BY];    /* 0: slot free */
+	__u32 state;                 /* XP_EX_ST_* */
+	__u32 depth;                 /* frames open (exact: 0 or 1) */
+	struct xp_ex_block cur;      /* the blocked period in progress (ns: its start) */
+	struct xp_ex_frame f[XP_EX_MAX_DEPTH];
+};
+
+/* A key of the by-syscall totals: (syscall + 1) << 8 | state. */
+static __always_inline __u64 xp_ex_block_key(__s32 nr, __u32 state)
+{
+	return ((__u64)(__u32)(nr + 1) << 8) | (state & 0xff);
+}
+
+/* One of the slowest pairs. */
+struct xp_ex_slow {
+	__u64 start_ns;     /* CLOCK_MONOTONIC of the start */
+	__u64 latency_ns;
+	__u64 comp[XP_EX_NCOMP];
+	__u64 nvcsw, nivcsw, nmigr;
+	__u64 key;          /* the group key (--by), else 0 */
+	__u32 tid;          /* global thread id */
+	__u32 pad;
+	struct xp_ex_block longest;
+};
+
+/*
+ * The slowest pairs a CPU saw, kept in the kernel (a bounded set per CPU,
+ * merged by the collector: the slowest N overall are among the N slowest
+ * of each CPU).  Per CPU because uprobe programs may not take a
+ * bpf_spin_lock, and need none here: a program of this object is never
+ * re-entered on its CPU (the kernel skips a kprobe-type or raw-tracepoint
+ * program that would nest on a CPU where it runs, and counts it missed).
+ */
+struct xp_ex_top {
+	__u32 n;            /* slots used */
+	__u32 min_i;        /* the slot of the smallest, once full */
+	__u64 min_ns;       /* the smallest latency kept once full */
+	struct xp_ex_slow s[XP_EX_TOP_MAX];
+};
+
+/*
+ * Per latency bucket, each component's sum (per CPU).  1024 rows for the
+ * 976 buckets: the index is masked (b & 1023), which the verifier can
+ * bound where a compare the compiler moved it cannot; 32 KiB, the most a
+ * per-CPU value may be.
+ */
+#define XP_EX_BUCKET_ROWS 1024
+struct xp_ex_buckets {
+	__u64 comp[XP_EX_BUCKET_ROWS][XP_EX_NCOMP];
+};
 
 #endif /* XP_BPF_LATENCY_HIST_H */

@@ -57,6 +57,8 @@ enum opt_id {
 	O_REPORT,
 	O_HIST,
 	O_LIST,
+	O_EXPLAIN,
+	O_EXPLAIN_TOP,
 };
 
 struct opt_def {
@@ -101,6 +103,8 @@ static const struct opt_def opt_defs[] = {
 	{ { "report", required_argument, NULL, O_REPORT }, XP_OPT_REPORT },
 	{ { "hist", required_argument, NULL, O_HIST }, XP_OPT_HIST },
 	{ { "list", required_argument, NULL, O_LIST }, XP_OPT_LIST },
+	{ { "explain", no_argument, NULL, O_EXPLAIN }, XP_OPT_EXPLAIN },
+	{ { "explain-top", required_argument, NULL, O_EXPLAIN_TOP }, XP_OPT_EXPLAIN_TOP },
 };
 
 #define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -419,6 +423,7 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 			NUM_CASE(O_MAX_THREADS, "max-threads", max_threads)
 			NUM_CASE(O_MAX_INFLIGHT, "max-inflight", max_inflight)
 			NUM_CASE(O_MAX_DEPTH, "max-depth", max_depth)
+			NUM_CASE(O_EXPLAIN_TOP, "explain-top", explain_top)
 #undef NUM_CASE
 		case O_AGGREGATE:
 			cli->aggregate = true;
@@ -434,6 +439,9 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 			break;
 		case O_HISTOGRAM:
 			cli->histogram = true;
+			break;
+		case O_EXPLAIN:
+			cli->explain = true;
 			break;
 		case O_BY:
 			cli->by = optarg;

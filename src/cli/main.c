@@ -137,7 +137,10 @@ static const struct xp_command commands[] = {
 		"                             of the start's first argument (GC: the generation)\n"
 		"      --max-inflight <N>     threads with open starts (1024)\n"
 		"      --max-depth <N>        stack-nested nesting depth kept (32, at most 32)\n"
-		"      --max-groups <N>       groups of --by (256)\n\n" COMMON_HELP,
+		"      --max-groups <N>       groups of --by (256)\n"
+		"      --explain              split each pair's latency into on CPU, run queue and\n"
+		"                             blocked (on what, woken by whom) (docs/explain.md)\n"
+		"      --explain-top <N>      slowest pairs kept with their stacks (20, at most 64)\n\n" COMMON_HELP,
 		"  $ xprobe measure --pid 4242 --from syscall:mmap:entry --to syscall:mmap:exit \\\n"
 		"      --match exact --samples 100\n"
 		"  $ xprobe measure --pid 4242 --histogram --from 'uprobe:/srv/app:handle:entry' \\\n"
@@ -151,7 +154,8 @@ static const struct xp_command commands[] = {
 			XP_OPT_SYSCALL_AGG | XP_OPT_MAX_GROUPS | XP_OPT_FREQUENCY |
 			XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH | XP_OPT_MAX_THREADS |
 			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
-			XP_OPT_MAX_DEPTH | XP_OPT_REPORT | XP_OPT_HIST,
+			XP_OPT_MAX_DEPTH | XP_OPT_REPORT | XP_OPT_HIST | XP_OPT_EXPLAIN |
+			XP_OPT_EXPLAIN_TOP,
 		cmd_measure,
 		xp_measure_usage,
 	},

@@ -57,6 +57,8 @@ enum xp_opt_bit {
 	XP_OPT_REPORT = 1ul << 29,
 	XP_OPT_LIMIT = 1ul << 30,
 	XP_OPT_LIST = 1ul << 31,
+	XP_OPT_EXPLAIN = 1ul << 32,
+	XP_OPT_EXPLAIN_TOP = 1ul << 33,
 };
 
 /* Every flag of every command; has_* tells whether it was given. */
@@ -116,6 +118,9 @@ struct xp_cli {
 	const char *by;          /* --by thread|arg0, as written */
 	bool has_max_depth;
 	uint64_t max_depth;      /* --max-depth (stack-nested --histogram) */
+	bool explain;            /* --explain (docs/explain.md) */
+	bool has_explain_top;
+	uint64_t explain_top;    /* --explain-top N */
 
 	const char *report;      /* measure --report PATH.html (src/report/html_report.h) */
 	int argc;                /* the command line, as given (the report shows it) */

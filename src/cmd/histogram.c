@@ -136,6 +136,10 @@ static int bounds(const struct xp_measure_req *req, uint64_t *inflight, uint64_t
 	*inflight = g & XP_OPT_MAX_INFLIGHT ? req->max_inflight : XP_LH_DEFAULT_MAX_INFLIGHT;
 	*groups = g & XP_OPT_MAX_GROUPS ? req->max_groups : XP_LH_DEFAULT_MAX_GROUPS;
 	*depth = g & XP_OPT_MAX_DEPTH ? req->max_depth : XP_LH_DEFAULT_MAX_DEPTH;
+	if ((g & XP_OPT_EXPLAIN_TOP) &&
+	    (rc = xp_inventory_bound(err, "explain-top", req->explain_top, 0, XP_EX_TOP_MAX,
+				     "slowest pairs kept in the kernel with their stacks")))
+		return rc;
 	if ((rc = xp_inventory_bound(err, "max-inflight", *inflight, 1, XP_LH_MAX_INFLIGHT_LIMIT,
 				     "threads with an open start at once")) ||
 	    (rc = xp_inventory_bound(err, "max-groups", *groups, 1, XP_LH_MAX_GROUPS_LIMIT,
@@ -299,6 +303,16 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	o.nested = q.policy == XP_POLICY_STACK_NESTED;
 	o.group_by = q.group_by;
 	o.duration_ms = req->duration_ms;
+	o.explain = req->explain;
+	o.explain_top = req->given & XP_OPT_EXPLAIN_TOP ? (uint32_t)req->explain_top :
+							   XP_EX_TOP_DEFAULT;
+	if (o.explain && !o.filter.global_tgid) {
+		xp_error_hint(err, "run xprobe in the initial PID namespace (the host's)");
+		rc = xp_error_set(
+			err, XPROBE_E_PERMISSION_DENIED, true,
+			"--explain follows the target's threads by their global ids, which xprobe cannot see from inside a PID namespace");
+		goto out;
+	}
 	o.deadline_ns = timeout_ms ? t0 + timeout_ms * 1000000ull : 0;
 	o.on_armed_ctx = &t;
 	xp_out_progress_init(&prog.line, &req->out);
@@ -317,6 +331,10 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	if (rc)
 		goto out;
 	have_r = true;
+	if (r.explain && xp_inv_ex_symbolize(&r, t.pid, ns.ns_pid)) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto out;
+	}
 	/*
 	 * After the window: with a pidfd the process was the target all along
 	 * (a reused PID is another pidfd); without one, a start time that

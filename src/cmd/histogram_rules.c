@@ -73,6 +73,9 @@ static int reasons(const struct xp_cli *cli, struct xp_usage *u)
 		return xp_usage_text(
 			u, "--histogram pairs in the kernel with --match exact or stack-nested, not '%s'",
 			cli->match);
+	if (cli->has_explain_top && !cli->explain)
+		return xp_usage_text(
+			u, "--explain-top bounds the slowest pairs of --explain; add --explain");
 	if (cli->has_max_depth && policy != XP_POLICY_STACK_NESTED)
 		return xp_usage_text(
 			u,
@@ -120,6 +123,7 @@ static const unsigned long conflicts[] = {
 const struct xp_mode_rules xp_histogram_rules = {
 	.flag = XP_OPT_HISTOGRAM,
 	.conflicts = conflicts,
-	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH |
+		   XP_OPT_EXPLAIN | XP_OPT_EXPLAIN_TOP,
 	.usage = usage,
 };

@@ -1043,6 +1043,8 @@ static void req_init(struct xp_measure_req *req, const struct xp_cli *cli)
 	req->max_inflight = cli->max_inflight;
 	req->max_depth = cli->max_depth;
 	req->by = cli->by;
+	req->explain = cli->explain;
+	req->explain_top = cli->explain_top;
 	req->name = cli->name;
 	req->from_text = cli->from;
 	req->to_text = cli->to;

@@ -47,6 +47,8 @@ struct xp_measure_req {
 	uint64_t max_inflight;
 	uint64_t max_depth;
 	const char *by;            /* --by, as written */
+	bool explain;              /* --explain */
+	uint64_t explain_top;      /* --explain-top, as given */
 
 	/* the measurement (a spec's, or the command line's with defaults) */
 	const char *name;          /* measurement name or NULL */

@@ -52,7 +52,7 @@
 #endif
 
 #define XP_LH_POLL_MS 50
-#define XP_LH_LINKS_MAX 3
+#define XP_LH_LINKS_MAX 7 /* task exit, two endpoints, four --explain programs */
 
 static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *ep,
 		    const char *what)
@@ -84,7 +84,7 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
 static int configure(struct latency_hist_bpf **out, const struct xp_live_filter *f,
 		     const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
 		     bool nested, int group_by, uint64_t max_groups, uint64_t max_inflight,
-		     uint64_t max_depth)
+		     uint64_t max_depth, bool explain, uint32_t explain_top)
 {
 	struct latency_hist_bpf *skel;
 	bool up = start->kind == XP_LIVE_UPROBE, usdt = start->kind == XP_LIVE_USDT;
@@ -110,6 +110,12 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 	bpf_program__set_autoload(skel->progs.xp_lh_usdt_end, usdt);
 	bpf_program__set_autoload(skel->progs.xp_lh_sys_enter, sys);
 	bpf_program__set_autoload(skel->progs.xp_lh_sys_exit, sys);
+	skel->rodata->explain = explain;
+	skel->rodata->explain_top = explain_top;
+	bpf_program__set_autoload(skel->progs.xp_ex_switch, explain);
+	bpf_program__set_autoload(skel->progs.xp_ex_wakeup, explain);
+	bpf_program__set_autoload(skel->progs.xp_ex_wakeup_new, explain);
+	bpf_program__set_autoload(skel->progs.xp_ex_migrate, explain);
 	/* the in-flight map of the other policy, and the group map without
 	 * --by, hold one entry; libbpf's USDT tables at their minimum
 	 * without a USDT endpoint (as live_bpf.c) */
@@ -120,6 +126,12 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 	if (!rc)
 		rc = bpf_map__set_max_entries(skel->maps.xp_lh_groups,
 					      group_by == XP_LH_BY_NONE ? 1 : (__u32)max_groups);
+	if (!rc)
+		rc = bpf_map__set_max_entries(skel->maps.xp_ex_thread,
+					      explain ? (__u32)max_inflight : 1);
+	if (!rc)
+		rc = bpf_map__set_max_entries(skel->maps.xp_ex_stacks,
+					      explain ? XP_EX_STACK_ENTRIES : 1);
 	if (!rc)
 		rc = bpf_map__set_max_entries(skel->maps.__bpf_usdt_ip_to_spec_id, 1);
 	if (!rc && !usdt)
@@ -140,7 +152,7 @@ int xp_inv_lh_load_check(const struct xp_live_endpoint *start, const struct xp_l
 
 	xp_live_libbpf_capture();
 	rc = configure(&skel, NULL, start, end, nested, group_by, XP_LH_DEFAULT_MAX_GROUPS,
-		       XP_LH_DEFAULT_MAX_INFLIGHT, XP_LH_DEFAULT_MAX_DEPTH);
+		       XP_LH_DEFAULT_MAX_INFLIGHT, XP_LH_DEFAULT_MAX_DEPTH, false, 0);
 	if (rc)
 		goto fail;
 	rc = latency_hist_bpf__load(skel);
@@ -224,6 +236,9 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
 		r->c.key_unreadable += t->c.key_unreadable;
 		r->c.thread_exit_open += t->c.thread_exit_open;
 		r->c.minmax_contended += t->c.minmax_contended;
+		r->c.ex_unexplained += t->c.ex_unexplained;
+		r->c.ex_clamped += t->c.ex_clamped;
+		r->c.ex_block_overflow += t->c.ex_block_overflow;
 	}
 	if (r->group_by != XP_LH_BY_NONE) {
 		fd = bpf_map__fd(skel->maps.xp_lh_groups);
@@ -266,6 +281,153 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
 			r->open_at_end += o.busy != 0;
 		}
 	}
+out:
+	free(vals);
+	return rc;
+}
+
+/* The four scheduler programs of --explain (tp_btf: typed arguments). */
+static int attach_explain(struct latency_hist_bpf *skel, struct bpf_link **links, size_t *n,
+			  struct xp_error *err)
+{
+	struct bpf_program *p[] = { skel->progs.xp_ex_switch, skel->progs.xp_ex_wakeup,
+				    skel->progs.xp_ex_wakeup_new, skel->progs.xp_ex_migrate };
+	size_t i;
+
+	for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+		links[*n] = bpf_program__attach(p[i]);
+		if (!links[*n])
+			return bpf_fail(err, errno, NULL, "attach");
+		(*n)++;
+	}
+	return 0;
+}
+
+static int blocked_cmp(const void *a, const void *b)
+{
+	const struct xp_inv_ex_blocked *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return x->nr != y->nr ? (x->nr < y->nr ? -1 : 1) : (int)x->state - (int)y->state;
+}
+
+static int slow_cmp(const void *a, const void *b)
+{
+	const struct xp_ex_slow *x = a, *y = b;
+
+	if (x->latency_ns != y->latency_ns)
+		return x->latency_ns < y->latency_ns ? 1 : -1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* Copy stack @id out of the map once (nothing when negative or gone). */
+static int keep_stack(struct latency_hist_bpf *skel, struct xp_inv_ex_result *ex, int32_t id,
+		      bool kernel, uint32_t pid)
+{
+	struct xp_inv_ex_stack *st, *ns;
+	__u64 ip[XP_EX_STACK_DEPTH];
+	__u32 key = (__u32)id;
+	uint32_t n;
+
+	if (id < 0 || xp_inv_ex_stack_find(ex, id))
+		return 0;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xp_ex_stacks), &key, ip))
+		return 0;
+	ns = realloc(ex->stacks, (ex->nstacks + 1) * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	ex->stacks = ns;
+	st = &ex->stacks[ex->nstacks++];
+	memset(st, 0, sizeof(*st));
+	for (n = 0; n < XP_EX_STACK_DEPTH && ip[n]; n++)
+		st->ip[n] = ip[n];
+	st->id = id;
+	st->n = n;
+	st->kernel = kernel;
+	st->pid = pid;
+	return 0;
+}
+
+/* --explain's maps: the buckets' parts (folded over CPUs), the blocked
+ * time per (syscall, state), the slowest pairs and their stacks. */
+static int read_explain(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
+			struct xp_error *err)
+{
+	size_t vsize = sizeof(struct xp_ex_buckets), i, b;
+	struct xp_inv_ex_result *ex = &r->ex;
+	__u64 k, next, *prev = NULL, ns;
+	char *vals = NULL;
+	__u32 zero = 0;
+	int cpu, fd, c, rc = 0;
+
+	vals = calloc((size_t)r->ncpus, vsize);
+	ex->buckets = calloc(XP_LH_BUCKETS, sizeof(*ex->buckets));
+	if (!vals || !ex->buckets)
+		goto nomem;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xp_ex_buckets), &zero, vals)) {
+		rc = bpf_fail(err, errno, NULL, "read");
+		goto out;
+	}
+	for (cpu = 0; cpu < r->ncpus; cpu++) {
+		const struct xp_ex_buckets *eb = (const void *)(vals + (size_t)cpu * vsize);
+
+		for (b = 0; b < XP_LH_BUCKETS; b++)
+			for (c = 0; c < XP_EX_NCOMP; c++)
+				ex->buckets[b][c] += eb->comp[b][c];
+	}
+	fd = bpf_map__fd(skel->maps.xp_ex_blocked);
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct xp_inv_ex_blocked *nb;
+
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &ns))
+			continue;
+		nb = realloc(ex->blocked, (ex->nblocked + 1) * sizeof(*nb));
+		if (!nb)
+			goto nomem;
+		ex->blocked = nb;
+		nb[ex->nblocked].nr = (int32_t)(uint32_t)(k >> 8) - 1;
+		nb[ex->nblocked].state = (uint32_t)(k & 0xff);
+		nb[ex->nblocked].ns = ns;
+		ex->nblocked++;
+	}
+	qsort(ex->blocked, ex->nblocked, sizeof(*ex->blocked), blocked_cmp);
+	free(vals);
+	vals = calloc((size_t)r->ncpus, sizeof(struct xp_ex_top));
+	ex->slow = calloc((size_t)r->ncpus * XP_EX_TOP_MAX, sizeof(*ex->slow));
+	if (!vals || !ex->slow)
+		goto nomem;
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xp_ex_top), &zero, vals)) {
+		rc = bpf_fail(err, errno, NULL, "read");
+		goto out;
+	}
+	/* every CPU's slowest, then the slowest --explain-top of them all */
+	for (cpu = 0; cpu < r->ncpus; cpu++) {
+		const struct xp_ex_top *t = (const void *)(vals + (size_t)cpu * sizeof(*t));
+		uint32_t n = t->n < XP_EX_TOP_MAX ? t->n : XP_EX_TOP_MAX;
+
+		memcpy(&ex->slow[ex->nslow], t->s, n * sizeof(*ex->slow));
+		ex->nslow += n;
+	}
+	qsort(ex->slow, ex->nslow, sizeof(*ex->slow), slow_cmp);
+	if (ex->nslow > ex->top)
+		ex->nslow = ex->top;
+	for (i = 0; i < ex->nslow; i++) {
+		const struct xp_ex_block *lb = &ex->slow[i].longest;
+
+		if (!lb->ns)
+			continue;
+		if (keep_stack(skel, ex, lb->ustack, false, r->target_pid) ||
+		    keep_stack(skel, ex, lb->kstack, true, 0) ||
+		    keep_stack(skel, ex, lb->waker_ustack, false, lb->waker_pid) ||
+		    keep_stack(skel, ex, lb->waker_kstack, true, 0))
+			goto nomem;
+	}
+	goto out;
+nomem:
+	rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 out:
 	free(vals);
 	return rc;
@@ -333,8 +495,15 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	    !o->max_depth || o->max_depth > XP_LH_MAX_DEPTH)
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "latency histogram bounds out of range");
+	if (o->explain && (!o->filter.global_tgid || o->explain_top > XP_EX_TOP_MAX))
+		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+				    "--explain needs the target's global pid and --explain-top <= %u",
+				    XP_EX_TOP_MAX);
 	r->nested = o->nested;
 	r->group_by = o->group_by;
+	r->explain = o->explain;
+	r->ex.top = o->explain_top;
+	r->target_pid = o->filter.global_tgid;
 	r->inflight_capacity = o->max_inflight;
 	r->group_capacity = o->group_by == XP_LH_BY_NONE ? 0 : o->max_groups;
 	r->max_depth = o->nested ? o->max_depth : 1;
@@ -345,7 +514,7 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 
 	xp_live_libbpf_capture();
 	rc = configure(&skel, &o->filter, o->start, o->end, o->nested, o->group_by, o->max_groups,
-		       o->max_inflight, o->max_depth);
+		       o->max_inflight, o->max_depth, o->explain, o->explain_top);
 	if (rc) {
 		rc = bpf_fail(err, -rc, NULL, "open");
 		goto out;
@@ -363,6 +532,13 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 		goto out;
 	}
 	nlinks++;
+	/* the scheduler's programs before the endpoints: a thread is followed
+	 * from its first start on */
+	if (o->explain) {
+		rc = attach_explain(skel, links, &nlinks, err);
+		if (rc)
+			goto out;
+	}
 	for (i = 0; i < 2; i++) {
 		links[nlinks] = attach_endpoint(skel, eps[i], xp_proc_attach_pid(o->target->pid),
 						i == 1, &e);
@@ -398,6 +574,8 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	while (nlinks)
 		bpf_link__destroy(links[--nlinks]);
 	rc = read_maps(skel, r, err);
+	if (!rc && o->explain)
+		rc = read_explain(skel, r, err);
 	if (rc)
 		goto out;
 	xp_inv_lh_result_finish(r);

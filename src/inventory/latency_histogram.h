@@ -60,8 +60,57 @@ const char *xp_inv_lh_stop_name(enum xp_inv_lh_stop s);
 /* "none", "thread", "arg0" for XP_LH_BY_*. */
 const char *xp_inv_lh_by_name(int by);
 
+/* --explain (bpf/latency_hist.h, "--explain"; docs/explain.md) */
+#define XP_EX_TOP_DEFAULT 20u
+#define XP_EX_STACK_ENTRIES 2048u /* stacks kept in the kernel (1 KiB each) */
+#define XP_EX_STACK_DEPTH 127
+
+/* Blocked time inside pairs per (syscall, state), folded. */
+struct xp_inv_ex_blocked {
+	int32_t nr;     /* -1: no syscall (a page fault, a lock taken in user mode) */
+	uint32_t state; /* XP_EX_ST_BLOCKED_S or _D */
+	uint64_t ns;
+};
+
+/* A stack the slowest pairs name, copied out of the kernel's map. */
+struct xp_inv_ex_stack {
+	int32_t id;
+	uint32_t n;      /* frames, innermost first */
+	bool kernel;     /* a kernel stack, else a user stack of @pid */
+	uint32_t pid;    /* whose user stack (the target, or a waker) */
+	uint64_t ip[XP_EX_STACK_DEPTH];
+	char *names[XP_EX_STACK_DEPTH]; /* xp_inv_ex_symbolize: "[unknown]" when unresolved */
+};
+
+struct xp_inv_ex_result {
+	uint64_t (*buckets)[XP_EX_NCOMP];  /* XP_LH_BUCKETS rows: each bucket's parts */
+	struct xp_inv_ex_blocked *blocked; /* sorted: ns desc */
+	size_t nblocked;
+	struct xp_ex_slow *slow;           /* the slowest pairs, latency desc */
+	size_t nslow;
+	struct xp_inv_ex_stack *stacks;    /* every stack the slow pairs name */
+	size_t nstacks;
+	uint32_t top;                      /* --explain-top */
+};
+
+struct xp_inv_lh_result;
+
+/* The stack of id @id among @ex's, NULL when it was not captured. */
+const struct xp_inv_ex_stack *xp_inv_ex_stack_find(const struct xp_inv_ex_result *ex, int32_t id);
+
+/*
+ * Name every frame of @r's stacks (explain.c): kernel frames from
+ * /proc/kallsyms, user frames of the target (@pid, @ns_pid: its id in its
+ * own namespace) by its symbolizer; a waker's user frames in another
+ * process, and anything unresolved, are "[unknown]" (as offcputime
+ * prints them).  0 or -ENOMEM; an unreadable kallsyms or maps leaves
+ * frames unknown, not an error.
+ */
+int xp_inv_ex_symbolize(struct xp_inv_lh_result *r, uint32_t pid, uint32_t ns_pid);
+
 /* A histogram folded from the kernel's copies: what the documents show. */
 struct xp_inv_lh_dist {
+	struct xp_ex_sums ex;   /* --explain: the pairs' parts (zero otherwise) */
 	uint64_t count;         /* pairs */
 	uint64_t sum_ns;
 	uint64_t min_ns;        /* valid when count > 0 */
@@ -91,6 +140,9 @@ struct xp_inv_lh_result {
 	uint64_t window_ns;        /* armed -> disarmed */
 	uint64_t armed_at_ns;      /* CLOCK_MONOTONIC when armed */
 	int ncpus;
+	bool explain;
+	struct xp_inv_ex_result ex; /* with explain */
+	uint32_t target_pid;        /* global tgid (with explain) */
 };
 
 struct xp_inv_lh_opts {
@@ -102,6 +154,8 @@ struct xp_inv_lh_opts {
 	uint64_t max_groups;            /* 1..XP_LH_MAX_GROUPS_LIMIT (with --by) */
 	uint64_t max_inflight;          /* 1..XP_LH_MAX_INFLIGHT_LIMIT */
 	uint64_t max_depth;             /* 1..XP_LH_MAX_DEPTH (stack-nested) */
+	bool explain;                   /* follow the threads through the scheduler */
+	uint32_t explain_top;           /* slowest pairs kept, 0..XP_EX_TOP_MAX */
 	uint64_t duration_ms;           /* 0: until a stop request, exit or deadline */
 	uint64_t deadline_ns;           /* CLOCK_MONOTONIC; 0: none */
 	const volatile sig_atomic_t *stop; /* non-zero ends the window; may be NULL */

@@ -27,8 +27,16 @@
 #include "latency_histogram.h"
 
 #ifndef __bpf__
-_Static_assert(sizeof(struct xp_lh_hist) == 24 + 8 * XP_LH_BUCKETS, "xp_lh_hist layout");
-_Static_assert(sizeof(struct xp_lh_counters) == 64, "xp_lh_counters layout");
+_Static_assert(sizeof(struct xp_ex_sums) == 64, "xp_ex_sums layout");
+_Static_assert(sizeof(struct xp_lh_hist) == 64 + 24 + 8 * XP_LH_BUCKETS, "xp_lh_hist layout");
+_Static_assert(sizeof(struct xp_lh_counters) == 88, "xp_lh_counters layout");
+_Static_assert(sizeof(struct xp_ex_buckets) <= 32768, "a per-CPU value is at most 32 KiB");
+_Static_assert(XP_EX_BUCKET_ROWS >= XP_LH_BUCKETS &&
+		       (XP_EX_BUCKET_ROWS & (XP_EX_BUCKET_ROWS - 1)) == 0,
+	       "a masked bucket index stays in the rows");
+_Static_assert(XP_EX_TOP_MAX == 64 && (XP_EX_MAX_DEPTH & (XP_EX_MAX_DEPTH - 1)) == 0 &&
+		       (XP_EX_BY & (XP_EX_BY - 1)) == 0,
+	       "the BPF side masks these indices");
 _Static_assert(sizeof(struct xp_lh_open) == 32, "xp_lh_open layout");
 _Static_assert(sizeof(struct xp_lh_stack) == 16 + 16 * XP_LH_MAX_DEPTH, "xp_lh_stack layout");
 _Static_assert(XP_LH_BUCKETS == 976, "976 buckets cover every u64");
@@ -97,6 +105,12 @@ void xp_inv_lh_hist_fold(struct xp_inv_lh_dist *into, const struct xp_lh_hist *h
 		into->max_ns = h->max_ns;
 	into->count += count;
 	into->sum_ns += h->sum_ns;
+	for (i = 0; i < XP_EX_NCOMP; i++)
+		into->ex.comp[i] += h->ex.comp[i];
+	into->ex.nvcsw += h->ex.nvcsw;
+	into->ex.nivcsw += h->ex.nivcsw;
+	into->ex.nmigr += h->ex.nmigr;
+	into->ex.pairs += h->ex.pairs;
 	for (i = 0; i < XP_LH_BUCKETS; i++)
 		into->buckets[i] += h->buckets[i];
 }
@@ -254,8 +268,27 @@ int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws)
 	return 0;
 }
 
+const struct xp_inv_ex_stack *xp_inv_ex_stack_find(const struct xp_inv_ex_result *ex, int32_t id)
+{
+	size_t i;
+
+	if (id < 0)
+		return NULL;
+	for (i = 0; i < ex->nstacks; i++)
+		if (ex->stacks[i].id == id)
+			return &ex->stacks[i];
+	return NULL;
+}
+
 void xp_inv_lh_result_free(struct xp_inv_lh_result *r)
 {
 	free(r->groups);
+	free(r->ex.buckets);
+	free(r->ex.blocked);
+	free(r->ex.slow);
+	for (size_t i = 0; i < r->ex.nstacks; i++)
+		for (uint32_t j = 0; j < r->ex.stacks[i].n; j++)
+			free(r->ex.stacks[i].names[j]);
+	free(r->ex.stacks);
 	memset(r, 0, sizeof(*r));
 }

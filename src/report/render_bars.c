@@ -24,8 +24,43 @@ static unsigned scale(uint64_t count, uint64_t top)
 	return n > XP_BAR_WIDTH ? XP_BAR_WIDTH : (unsigned)n;
 }
 
-/* One line per bucket from the first non-empty to the last. */
-static void bars(FILE *out, char (*label)[LABEL_MAX], const uint64_t *counts, size_t n, bool color)
+/* Fill @bar's first @k characters with @glyphs in proportion to @parts
+ * (largest remainders); no parts at all: '@'. */
+static void fill_parts(char *bar, unsigned k, const uint64_t *parts, const char *glyphs)
+{
+	unsigned n[XP_BAR_PARTS], used = 0, i, j, at = 0;
+	double want[XP_BAR_PARTS], sum = 0.0;
+
+	for (i = 0; i < XP_BAR_PARTS; i++)
+		sum += (double)parts[i];
+	if (sum <= 0.0) {
+		memset(bar, '@', k);
+		return;
+	}
+	for (i = 0; i < XP_BAR_PARTS; i++) {
+		want[i] = (double)parts[i] * k / sum;
+		n[i] = (unsigned)want[i];
+		used += n[i];
+	}
+	while (used < k) { /* the largest remainder takes the next character */
+		unsigned best = 0;
+
+		for (i = 1; i < XP_BAR_PARTS; i++)
+			if (want[i] - n[i] > want[best] - n[best])
+				best = i;
+		n[best]++;
+		want[best] = n[best]; /* its remainder is spent */
+		used++;
+	}
+	for (i = 0; i < XP_BAR_PARTS; i++)
+		for (j = 0; j < n[i] && at < k; j++)
+			bar[at++] = glyphs[i];
+}
+
+/* One line per bucket from the first non-empty to the last; @parts (may
+ * be NULL) splits each bar. */
+static void bars(FILE *out, char (*label)[LABEL_MAX], const uint64_t *counts, size_t n, bool color,
+		 const uint64_t (*parts)[XP_BAR_PARTS], const char *glyphs)
 {
 	size_t first = n, last = 0, i;
 	uint64_t top = 0;
@@ -49,7 +84,10 @@ static void bars(FILE *out, char (*label)[LABEL_MAX], const uint64_t *counts, si
 		char bar[XP_BAR_WIDTH + 1];
 		unsigned k = scale(counts[i], top);
 
-		memset(bar, '@', k);
+		if (parts)
+			fill_parts(bar, k, parts[i], glyphs);
+		else
+			memset(bar, '@', k);
 		memset(bar + k, ' ', XP_BAR_WIDTH - k);
 		bar[XP_BAR_WIDTH] = '\0';
 		if (color && k)
@@ -70,9 +108,8 @@ static void pow2_bound(char *buf, size_t size, unsigned bin)
 		xp_report_fmt_ns(buf, size, (double)(1ull << (bin - 1)));
 }
 
-void xp_render_pow2_bars(FILE *out, const uint64_t bins[XP_POW2_BINS], bool color)
+static void pow2_labels(char (*label)[LABEL_MAX])
 {
-	char label[XP_POW2_BINS][LABEL_MAX];
 	unsigned i;
 
 	for (i = 0; i < XP_POW2_BINS; i++) {
@@ -82,7 +119,24 @@ void xp_render_pow2_bars(FILE *out, const uint64_t bins[XP_POW2_BINS], bool colo
 		pow2_bound(hi, sizeof(hi), i + 1);
 		snprintf(label[i], LABEL_MAX, "[%s, %s)", lo, hi);
 	}
-	bars(out, label, bins, XP_POW2_BINS, color);
+}
+
+void xp_render_pow2_bars(FILE *out, const uint64_t bins[XP_POW2_BINS], bool color)
+{
+	char label[XP_POW2_BINS][LABEL_MAX];
+
+	pow2_labels(label);
+	bars(out, label, bins, XP_POW2_BINS, color, NULL, NULL);
+}
+
+void xp_render_pow2_bars_parts(FILE *out, const uint64_t bins[XP_POW2_BINS],
+			       const uint64_t (*parts)[XP_BAR_PARTS], const char *glyphs,
+			       bool color)
+{
+	char label[XP_POW2_BINS][LABEL_MAX];
+
+	pow2_labels(label);
+	bars(out, label, bins, XP_POW2_BINS, color, parts, glyphs);
 }
 
 /* @v ns exactly in the unit 10^@unit_exp ns with @dec decimals (v is a
@@ -136,5 +190,5 @@ void xp_render_linear_bars(FILE *out, const struct xp_linear_hist *h, bool color
 			exact_bound(hi, sizeof(hi), (uint64_t)b, unit_exp, dec);
 		snprintf(label[i], LABEL_MAX, "[%s, %s)", lo, hi);
 	}
-	bars(out, label, h->counts, h->n, color);
+	bars(out, label, h->counts, h->n, color, NULL, NULL);
 }

@@ -33,6 +33,18 @@
 /* Power-of-two bins (bin 0: [0, 1); bin k + 1: [2^k, 2^(k+1)) ns). */
 void xp_render_pow2_bars(FILE *out, const uint64_t bins[XP_POW2_BINS], bool color);
 
+/*
+ * The same bars, each split by what its pairs' time was made of: bin i's
+ * bar is drawn with glyphs[j] for a share of its length proportional to
+ * parts[i][j] (largest remainders, so the shares fill the bar exactly),
+ * e.g. "ccccrrrrSSSSSSSS" for a bucket a quarter on CPU, a quarter in the
+ * run queue and half blocked (--explain).
+ */
+#define XP_BAR_PARTS 4
+void xp_render_pow2_bars_parts(FILE *out, const uint64_t bins[XP_POW2_BINS],
+			       const uint64_t (*parts)[XP_BAR_PARTS], const char *glyphs,
+			       bool color);
+
 /* A linear histogram; its bounds printed exactly, in the unit of its
  * largest bound with as many decimals as its step needs. */
 void xp_render_linear_bars(FILE *out, const struct xp_linear_hist *h, bool color);

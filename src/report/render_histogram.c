@@ -234,9 +234,15 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 		render_stats(w, &g->h);
 		render_buckets(w, &g->h);
 		render_percentiles(w, &g->h);
+		xpc_json_key(w, "explain");
+		if (r->explain)
+			xp_render_explain_parts_json(w, NULL, &g->h.ex);
+		else
+			xpc_json_null(w);
 		xpc_json_obj_end(w);
 	}
 	xpc_json_arr_end(w);
+	xp_render_explain_json(w, r);
 	xpc_json_obj_end(w);
 
 	xp_render_collection_begin(w, xp_inv_lh_complete(r), xp_inv_lh_stop_name(r->stop),
@@ -282,7 +288,7 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 
 /* Power-of-two bin of a log-linear bucket: 0 for [0, 1), k + 1 for
  * [2^k, 2^(k+1)). */
-static unsigned pow2_bin(uint32_t b)
+unsigned xp_render_lh_pow2_bin(uint32_t b)
 {
 	unsigned k = 0;
 
@@ -301,11 +307,12 @@ static void human_bars(FILE *out, const struct xp_inv_lh_dist *h, bool color)
 	uint32_t b;
 
 	for (b = 0; b < XP_LH_BUCKETS; b++)
-		bins[pow2_bin(b)] += h->buckets[b];
+		bins[xp_render_lh_pow2_bin(b)] += h->buckets[b];
 	xp_render_pow2_bars(out, bins, color);
 }
 
-static void human_summary(FILE *out, const struct xp_inv_lh_dist *h, const char *indent, bool color)
+static void human_summary(FILE *out, const struct xp_inv_lh_dist *h, const char *indent, bool color,
+			  const struct xp_inv_lh_result *explained)
 {
 	struct xp_inv_lh_percentile p;
 	char a[32], b[32], c[32], d[32];
@@ -316,7 +323,10 @@ static void human_summary(FILE *out, const struct xp_inv_lh_dist *h, const char 
 		fprintf(out, "%sno pairs\n", indent);
 		return;
 	}
-	human_bars(out, h, color);
+	if (explained)
+		xp_render_explain_bars(out, explained, color);
+	else
+		human_bars(out, h, color);
 	fprintf(out, "%s", indent);
 	for (i = 0; i < XP_LH_NPCT; i++) {
 		if (xp_inv_lh_percentile(h, xp_inv_lh_pct_permille[i], &p))
@@ -351,7 +361,8 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 	fprintf(out, "%" PRIu64 " pairs in %.3f s, stopped by %s, %s\n\n", r->pairs,
 		(double)r->window_ns / 1e9, xp_inv_lh_stop_name(r->stop),
 		xp_inv_lh_complete(r) ? "complete" : "partial");
-	human_summary(out, &r->total, "", v->color);
+	human_summary(out, &r->total, "", v->color, r->explain ? r : NULL);
+	xp_render_explain_human(out, r);
 	fprintf(out,
 		"unpaired: %" PRIu64 " starts (%" PRIu64 " superseded, %" PRIu64
 		" open at the end, %" PRIu64 " left by exiting threads), %" PRIu64 " ends\n",
@@ -372,7 +383,11 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 	for (i = 0; i < n; i++) {
 		key_label(label, sizeof(label), kind, r->groups[i].key);
 		fprintf(out, "\n%s:\n", label);
-		human_summary(out, &r->groups[i].h, "", v->color);
+		human_summary(out, &r->groups[i].h, "", v->color, NULL);
+		if (r->explain) {
+			fprintf(out, "where the time went: ");
+			xp_render_explain_parts_line(out, &r->groups[i].h.ex, r->groups[i].h.ex.pairs);
+		}
 	}
 	if (r->ngroups > n)
 		fprintf(out, "\n... %zu more groups in --json\n", r->ngroups - n);

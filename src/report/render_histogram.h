@@ -47,6 +47,17 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v);
 extern const struct xp_doc_type xp_doc_histogram;
 
+/* Power-of-two bin of log-linear bucket @b (render_bars.h's bins). */
+unsigned xp_render_lh_pow2_bin(uint32_t b);
+
+/* --explain (render_explain.c): the "explain" member (null without), a
+ * group's parts under @key, and the terminal's split bars and summary. */
+void xp_render_explain_json(struct xpc_json *w, const struct xp_inv_lh_result *r);
+void xp_render_explain_parts_json(struct xpc_json *w, const char *key, const struct xp_ex_sums *s);
+void xp_render_explain_bars(FILE *out, const struct xp_inv_lh_result *r, bool color);
+void xp_render_explain_parts_line(FILE *out, const struct xp_ex_sums *s, uint64_t pairs);
+void xp_render_explain_human(FILE *out, const struct xp_inv_lh_result *r);
+
 /* What `validate --histogram` found. */
 struct xp_histogram_check {
 	const struct xp_validation *v;   /* the pair check (policy, capabilities) */

@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`measure --histogram --explain` on a fixture of known composition
+(root, eBPF, SCHED_FIFO; no skips).
+
+live_explain's xp_explain_call() spins, is preempted by a SCHED_FIFO hog
+pinned to its CPU, sleeps in nanosleep, and waits on a futex the
+"xp-waker" thread releases; it times each part itself.  The figures are
+the fixture's:
+
+- every pair's parts add up to its latency exactly, and the total's,
+  each bucket's and each slow pair's too (the identity);
+- run queue within max(50 us, 5%) of the preemption the fixture timed,
+  on CPU of the spin, blocked of nanosleep + futex, per call on average;
+- the blocking syscalls are named (clock_nanosleep, futex, interruptible),
+  the waker is xp-waker with the tid the fixture printed, and the blocked
+  thread's user stack holds xp_explain_call;
+- the run and wait time over the pairs against the thread's own
+  /proc/thread-self/schedstat deltas for the round (the thread spends
+  nearly all its time inside measured pairs) within 1% plus the gaps.
+"""
+from measure_live_helpers import Fixture, LiveRun, assert_released, fixture_path
+
+SCHEMA = "latency-histogram-result"
+NLINKS = 7  # thread exit, four scheduler programs, start, end
+CALLS = 20
+SPIN_US, PREEMPT_US, SLEEP_US, FUTEX_US = 2000, 3000, 4000, 5000
+
+
+def tol(expected_ns):
+    return max(50_000, 0.05 * expected_ns)
+
+
+def run_explain(xprobe, fx, *extra, duration=4000):
+    exe = fx.ready["exe"]
+    run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--explain",
+                  "--from", "uprobe:%s:xp_explain_call:entry" % exe,
+                  "--to", "uprobe:%s:xp_explain_call:return" % exe,
+                  "--match", "stack-nested", "--duration-ms", duration, *extra)
+    run.wait_armed(NLINKS)
+    fx.go()
+    done = fx.done()
+    res = run.finish(schema_name=SCHEMA)
+    return res, done, run
+
+
+def parts_sum(p):
+    return p["on_cpu_ns"] + p["runqueue_ns"] + p["blocked_ns"]
+
+
+def explain_fixture(*args):
+    # the fixture reads the first of a repeated flag: @args first
+    return Fixture([fixture_path("live_explain")] + [str(a) for a in args] +
+                   ["--calls", CALLS, "--spin-us", SPIN_US, "--preempt-us", PREEMPT_US,
+                    "--sleep-us", SLEEP_US, "--futex-us", FUTEX_US])
+
+
+def mean(v):
+    return sum(v) / len(v)
+
+
+def test_parts_match_the_fixture(xprobe):
+    with explain_fixture() as fx:
+        assert fx.ready["fifo"], "SCHED_FIFO refused: the preemption part cannot be made"
+        res, done, run = run_explain(xprobe, fx)
+        assert res.rc == 0, res
+        h = res.doc["histogram"]
+        ex = h["explain"]
+        t = ex["total"]
+        assert h["stats"]["count"] == CALLS == t["pairs"]
+        # the identity, exactly: total, every bucket, every slow pair
+        assert parts_sum(t) == h["stats"]["sum_ns"]
+        assert t["blocked_ns"] == t["blocked_interruptible_ns"] + t["blocked_uninterruptible_ns"]
+        assert sum(b["count"] for b in ex["buckets"]) == CALLS
+        for b in ex["buckets"]:
+            s = b["on_cpu_ns"] + b["runqueue_ns"] + b["blocked_interruptible_ns"] + \
+                b["blocked_uninterruptible_ns"]
+            assert b["lower_ns"] * b["count"] <= s < b["upper_ns"] * b["count"], b
+        for p in ex["slowest"]:
+            assert parts_sum(p["parts"]) == p["latency_ns"]
+        assert ex["unexplained_pairs"] == 0 and ex["clamped_pairs"] == 0
+        # the parts against the fixture's own timing, per call
+        pre, spin = mean(done["preempt_ns"]), mean(done["spin_ns"])
+        blocked = mean(done["sleep_ns"]) + mean(done["futex_ns"])
+        assert abs(t["runqueue_ns"] / CALLS - pre) <= tol(pre) + 0.05 * pre, (t, pre)
+        # on CPU: the spin and the few microseconds of calls around it
+        assert spin - 50_000 <= t["on_cpu_ns"] / CALLS <= spin + tol(spin), (t, spin)
+        # blocked: nanosleep and the futex, less the wakeup-to-run delays
+        # that are run queue time inside them
+        assert abs(t["blocked_ns"] / CALLS - blocked) <= tol(blocked), (t, blocked)
+        assert t["blocked_uninterruptible_ns"] < 100_000 * CALLS
+        assert t["voluntary_switches"] >= 2 * CALLS     # nanosleep, futex
+        assert t["involuntary_switches"] >= CALLS       # the hog
+        # the blocking syscalls, by name, interruptible
+        by = {(b["syscall"], b["state"]): b["ns"] for b in ex["blocked_by_syscall"]}
+        sleep_ns, futex_ns = mean(done["sleep_ns"]) * CALLS, mean(done["futex_ns"]) * CALLS
+        assert abs(by[("clock_nanosleep", "interruptible")] - sleep_ns) <= tol(sleep_ns)
+        assert abs(by[("futex", "interruptible")] - futex_ns) <= tol(futex_ns)
+        # the slowest pairs: at most --explain-top (20), slowest first;
+        # the longest block is the futex wait, woken by xp-waker
+        assert 1 <= len(ex["slowest"]) <= ex["top"] == 20
+        lat = [p["latency_ns"] for p in ex["slowest"]]
+        assert lat == sorted(lat, reverse=True) and lat[0] == h["stats"]["max_ns"]
+        for p in ex["slowest"]:
+            assert p["tid"] == done["tid"]
+            b = p["longest_block"]
+            assert b["syscall"] == "futex" and b["state"] == "interruptible", b
+            assert b["ns"] >= FUTEX_US * 1000 * 0.9
+            w = b["waker"]
+            assert w["comm"] == "xp-waker" and w["tid"] == done["waker_tid"], w
+            assert w["pid"] == fx.pid
+            assert "xp_explain_call" in (b["user_stack"] or []), b["user_stack"]
+            assert any("schedule" in f for f in (b["kernel_stack"] or [])), b["kernel_stack"]
+            assert "waker" in (w["user_stack"] or []), w["user_stack"]
+        fx.quit()
+    assert_released(run.progs, run.links)
+
+
+def test_run_and_wait_agree_with_schedstat(xprobe):
+    """schedstat's run time and run-queue wait for the main thread over the
+    round against on CPU and run queue summed over the pairs: the round is
+    all pairs but the loop, the two probe hits of each call (outside the
+    pairs by construction) and the schedstat reads; a 10 ms spin makes
+    those a small part of the round's CPU time."""
+    with explain_fixture("--spin-us", 10000) as fx:
+        res, done, run = run_explain(xprobe, fx)
+        assert res.rc == 0, res
+        t = res.doc["histogram"]["explain"]["total"]
+        run_ns = done["schedstat_after"][0] - done["schedstat_before"][0]
+        wait_ns = done["schedstat_after"][1] - done["schedstat_before"][1]
+        assert abs(t["on_cpu_ns"] - run_ns) <= 0.01 * run_ns + 200_000, (t, run_ns)
+        assert abs(t["runqueue_ns"] - wait_ns) <= 0.01 * wait_ns + 200_000, (t, wait_ns)
+        fx.quit()
+    assert_released(run.progs, run.links)
+
+
+def test_terminal_view_splits_the_bars(xprobe):
+    with explain_fixture() as fx:
+        res, done, run = run_explain(xprobe, fx, "--explain-top", 3, duration=3000)
+        assert res.rc == 0
+        doc = res.doc
+        assert len(doc["histogram"]["explain"]["slowest"]) == 3
+        fx.quit()
+    with explain_fixture() as fx:
+        exe = fx.ready["exe"]
+        run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--explain",
+                      "--from", "uprobe:%s:xp_explain_call:entry" % exe,
+                      "--to", "uprobe:%s:xp_explain_call:return" % exe,
+                      "--match", "stack-nested", "--duration-ms", 3000, "--explain-top", 2,
+                      json_mode=False)
+        run.wait_armed(NLINKS)
+        fx.go()
+        fx.done()
+        res = run.finish(schema_name=SCHEMA)
+        assert res.rc == 0, res
+        out = res.stdout
+        bars = [l for l in out.splitlines() if l.startswith("[") and "|" in l]
+        assert bars and all(set(l.split("|")[1].strip()) <= set("crSD") for l in bars), out
+        assert any("r" in l.split("|")[1] and "S" in l.split("|")[1] for l in bars), out
+        assert "(c on CPU, r run queue, S blocked interruptible, D blocked uninterruptible)" in out
+        assert "where the time went (%d pairs)" % CALLS in out
+        assert "blocked in: futex" in out or "blocked in: clock_nanosleep" in out
+        assert "slowest pairs (2 of at most 2):" in out
+        assert "woken by xp-waker" in out
+        folded = [l for l in out.splitlines() if l.strip().startswith("blocked: tid")]
+        assert folded and "xp_explain_call" in folded[0] and ";schedule" in folded[0], out
+        fx.quit()
+
+
+def hist_cmd(fx, *args):
+    exe = fx.ready["exe"]
+    return ("measure", "--pid", fx.pid, "--histogram", "--from",
+            "uprobe:%s:xp_explain_call:entry" % exe, "--to",
+            "uprobe:%s:xp_explain_call:return" % exe, "--match", "stack-nested",
+            "--duration-ms", 100) + args
+
+
+def test_explain_top_without_explain_is_a_usage_error(xprobe):
+    with explain_fixture() as fx:
+        r = xprobe.run(*hist_cmd(fx, "--explain-top", 5))
+        assert r.rc == 2, r
+        assert "--explain-top bounds the slowest pairs of --explain; add --explain" in r.stderr
+        fx.quit()
+
+
+def test_explain_top_bound(xprobe):
+    with explain_fixture() as fx:
+        r = xprobe.run(*hist_cmd(fx, "--explain", "--explain-top", 65))
+        assert r.rc == 1, r
+        assert r.error["code"] == "SESSION_LIMIT_EXCEEDED"
+        assert "--explain-top" in r.error["message"]
+        fx.quit()
