@@ -498,11 +498,24 @@ static __always_inline void ex_block_ends(struct xp_ex_thread *t, __u64 now)
 	}
 }
 
+/*
+ * The two task_struct fields the scheduler's programs read, as CO-RE
+ * relocated plain loads: the pointers are the tracepoint's typed (BTF)
+ * arguments, so a load is one instruction where BPF_CORE_READ would be a
+ * helper call, on every context switch of the machine.
+ */
+struct task_struct___xp {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
 static __always_inline int ex_target_task(struct task_struct *p, __u32 *gtid)
 {
-	if (BPF_CORE_READ(p, tgid) != (int)targ_tgid)
+	struct task_struct___xp *t = (void *)p;
+
+	if (t->tgid != (int)targ_tgid)
 		return 0;
-	*gtid = (__u32)BPF_CORE_READ(p, pid);
+	*gtid = (__u32)t->pid;
 	return 1;
 }
 
@@ -524,13 +537,20 @@ int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_s
 	     unsigned int prev_state)
 {
 	struct xp_ex_thread *t;
+	__u32 gtid, ngtid;
+	int out, in;
 	__u64 now;
-	__u32 gtid;
 
 	if (!armed)
 		return 0;
+	/* every switch of the machine: two loads and two compares when
+	 * neither task is the target's */
+	out = ex_target_task(prev, &gtid);
+	in = ex_target_task(next, &ngtid);
+	if (!out && !in)
+		return 0;
 	now = bpf_ktime_get_ns();
-	if (ex_target_task(prev, &gtid) && (t = bpf_map_lookup_elem(&xp_ex_thread, &gtid))) {
+	if (out && (t = bpf_map_lookup_elem(&xp_ex_thread, &gtid))) {
 		ex_advance(t, now);
 		if (preempt || !(prev_state & 0xff)) {
 			t->state = XP_EX_ST_RUNQ;
@@ -550,7 +570,7 @@ int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_s
 			}
 		}
 	}
-	if (ex_target_task(next, &gtid) && (t = bpf_map_lookup_elem(&xp_ex_thread, &gtid))) {
+	if (in && (t = bpf_map_lookup_elem(&xp_ex_thread, &ngtid))) {
 		if (t->state == XP_EX_ST_BLOCKED_S || t->state == XP_EX_ST_BLOCKED_D)
 			ex_block_ends(t, now); /* no wakeup seen: the time was blocked */
 		else
