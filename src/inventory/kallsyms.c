@@ -42,16 +42,26 @@ static int ksym_cmp(const void *a, const void *b)
 
 int xp_inv_kallsyms_load(struct xp_inv_kallsyms *k, const char *path)
 {
-	char line[512], name[256], type;
-	size_t cap = 0;
-	uint64_t addr;
 	FILE *f;
-	int rc = 0;
+	int rc;
 
 	memset(k, 0, sizeof(*k));
 	f = fopen(path ? path : "/proc/kallsyms", "re");
 	if (!f)
 		return -errno;
+	rc = xp_inv_kallsyms_parse(k, f);
+	fclose(f);
+	return rc;
+}
+
+int xp_inv_kallsyms_parse(struct xp_inv_kallsyms *k, FILE *f)
+{
+	char line[512], name[256], type;
+	size_t cap = 0;
+	uint64_t addr;
+	int rc = 0;
+
+	memset(k, 0, sizeof(*k));
 	while (fgets(line, sizeof(line), f)) {
 		struct xp_inv_ksym *nv;
 
@@ -74,7 +84,6 @@ int xp_inv_kallsyms_load(struct xp_inv_kallsyms *k, const char *path)
 			break;
 		k->n++;
 	}
-	fclose(f);
 	if (rc) {
 		xp_inv_kallsyms_free(k);
 		return rc;

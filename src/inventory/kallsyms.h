@@ -11,6 +11,7 @@
 #define XP_INVENTORY_KALLSYMS_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct xp_inv_ksym {
@@ -27,6 +28,8 @@ struct xp_inv_kallsyms {
 
 /* Read @path (NULL: /proc/kallsyms).  0, or -errno (the table empty). */
 int xp_inv_kallsyms_load(struct xp_inv_kallsyms *k, const char *path);
+/* The same from an open stream (the fuzz target's entry).  0 or -ENOMEM. */
+int xp_inv_kallsyms_parse(struct xp_inv_kallsyms *k, FILE *f);
 
 /* The symbol holding @addr and *@off within it, or NULL. */
 const char *xp_inv_kallsyms_find(const struct xp_inv_kallsyms *k, uint64_t addr, uint64_t *off);
