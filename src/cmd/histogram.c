@@ -304,8 +304,8 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	o.group_by = q.group_by;
 	o.duration_ms = req->duration_ms;
 	o.explain = req->explain;
-	o.explain_top = req->given & XP_OPT_EXPLAIN_TOP ? (uint32_t)req->explain_top :
-							   XP_EX_TOP_DEFAULT;
+	o.explain_top =
+		req->given & XP_OPT_EXPLAIN_TOP ? (uint32_t)req->explain_top : XP_EX_TOP_DEFAULT;
 	if (o.explain && !o.filter.global_tgid) {
 		xp_error_hint(err, "run xprobe in the initial PID namespace (the host's)");
 		rc = xp_error_set(

@@ -86,9 +86,9 @@ int xp_inv_ex_symbolize(struct xp_inv_lh_result *r, uint32_t pid, uint32_t ns_pi
 
 		for (j = 0; j < st->n; j++) {
 			free(st->names[j]);
-			st->names[j] = st->kernel ? kernel_name(&ks, st->ip[j]) :
-						    user_name(&sym, have_sym && st->pid == pid,
-							      st->ip[j]);
+			st->names[j] =
+				st->kernel ? kernel_name(&ks, st->ip[j]) :
+					     user_name(&sym, have_sym && st->pid == pid, st->ip[j]);
 			if (!st->names[j]) {
 				rc = -ENOMEM;
 				break;

@@ -496,9 +496,10 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 				    "latency histogram bounds out of range");
 	if (o->explain && (!o->filter.global_tgid || o->explain_top > XP_EX_TOP_MAX))
-		return xp_error_set(err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
-				    "--explain needs the target's global pid and --explain-top <= %u",
-				    XP_EX_TOP_MAX);
+		return xp_error_set(
+			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
+			"--explain needs the target's global pid and --explain-top <= %u",
+			XP_EX_TOP_MAX);
 	r->nested = o->nested;
 	r->group_by = o->group_by;
 	r->explain = o->explain;

@@ -110,18 +110,26 @@ static void block_json(struct xpc_json *w, const struct xp_inv_ex_result *ex,
 	xpc_json_obj_end(w);
 }
 
+/* A slow pair's parts as a one-pair sum. */
+static void slow_sums(const struct xp_ex_slow *x, struct xp_ex_sums *s)
+{
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < XP_EX_NCOMP; i++)
+		s->comp[i] = x->comp[i];
+	s->nvcsw = x->nvcsw;
+	s->nivcsw = x->nivcsw;
+	s->nmigr = x->nmigr;
+	s->pairs = 1;
+}
+
 static void slow_json(struct xpc_json *w, const struct xp_inv_lh_result *r,
 		      const struct xp_ex_slow *x)
 {
-	struct xp_ex_sums s = { 0 };
-	int i;
+	struct xp_ex_sums s;
 
-	for (i = 0; i < XP_EX_NCOMP; i++)
-		s.comp[i] = x->comp[i];
-	s.nvcsw = x->nvcsw;
-	s.nivcsw = x->nivcsw;
-	s.nmigr = x->nmigr;
-	s.pairs = 1;
+	slow_sums(x, &s);
 	xpc_json_obj_begin(w);
 	xpc_json_ku64(w, "tid", x->tid);
 	xpc_json_ku64(w, "start_ns", x->start_ns);
@@ -200,9 +208,9 @@ void xp_render_explain_bars(FILE *out, const struct xp_inv_lh_result *r, bool co
 		for (c = 0; c < XP_EX_NCOMP && r->ex.buckets; c++)
 			parts[bin][c] += r->ex.buckets[b][c];
 	}
-	xp_render_pow2_bars_parts(out, bins, (const uint64_t(*)[XP_BAR_PARTS])parts, glyphs,
-				  color);
-	fprintf(out, "(c on CPU, r run queue, S blocked interruptible, D blocked uninterruptible)\n");
+	xp_render_pow2_bars_parts(out, bins, (const uint64_t(*)[XP_BAR_PARTS])parts, glyphs, color);
+	fprintf(out,
+		"(c on CPU, r run queue, S blocked interruptible, D blocked uninterruptible)\n");
 }
 
 static void pct(char *buf, size_t size, uint64_t part, uint64_t whole)
@@ -228,8 +236,9 @@ void xp_render_explain_parts_line(FILE *out, const struct xp_ex_sums *s, uint64_
 	fprintf(out, "on CPU %s (%s)  run queue %s (%s)  blocked %s (%s: S %s, D %s)", a, pa, b, pb,
 		c, pc, d, e);
 	if (pairs)
-		fprintf(out, "  switches %" PRIu64 " voluntary, %" PRIu64
-			     " involuntary, %" PRIu64 " migrations",
+		fprintf(out,
+			"  switches %" PRIu64 " voluntary, %" PRIu64 " involuntary, %" PRIu64
+			" migrations",
 			(uint64_t)s->nvcsw, (uint64_t)s->nivcsw, (uint64_t)s->nmigr);
 	fprintf(out, "\n");
 }
@@ -251,16 +260,11 @@ static void folded(FILE *out, const struct xp_inv_ex_result *ex, int32_t id)
 static void slow_human(FILE *out, const struct xp_inv_lh_result *r, const struct xp_ex_slow *x)
 {
 	const struct xp_ex_block *b = &x->longest;
-	struct xp_ex_sums s = { 0 };
+	struct xp_ex_sums s;
 	char lat[32], ns[32], comm[sizeof(b->waker_comm) + 1];
 	const char *sc = syscall_of(b->nr);
-	int i;
 
-	for (i = 0; i < XP_EX_NCOMP; i++)
-		s.comp[i] = x->comp[i];
-	s.nvcsw = x->nvcsw;
-	s.nivcsw = x->nivcsw;
-	s.nmigr = x->nmigr;
+	slow_sums(x, &s);
 	xp_report_fmt_ns(lat, sizeof(lat), (double)x->latency_ns);
 	fprintf(out, "  %s  tid %u at +%.3fs: ", lat, x->tid,
 		x->start_ns > r->armed_at_ns ? (double)(x->start_ns - r->armed_at_ns) / 1e9 : 0.0);
@@ -273,8 +277,7 @@ static void slow_human(FILE *out, const struct xp_inv_lh_result *r, const struct
 	if (b->waker_tid) {
 		memcpy(comm, b->waker_comm, sizeof(b->waker_comm));
 		comm[sizeof(b->waker_comm)] = '\0';
-		fprintf(out, ", woken by %s (pid %u, tid %u)\n", comm, b->waker_pid,
-			b->waker_tid);
+		fprintf(out, ", woken by %s (pid %u, tid %u)\n", comm, b->waker_pid, b->waker_tid);
 	} else {
 		fprintf(out, ", no wakeup seen\n");
 	}

@@ -386,7 +386,8 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 		human_summary(out, &r->groups[i].h, "", v->color, NULL);
 		if (r->explain) {
 			fprintf(out, "where the time went: ");
-			xp_render_explain_parts_line(out, &r->groups[i].h.ex, r->groups[i].h.ex.pairs);
+			xp_render_explain_parts_line(out, &r->groups[i].h.ex,
+						     r->groups[i].h.ex.pairs);
 		}
 	}
 	if (r->ngroups > n)
