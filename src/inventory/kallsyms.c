@@ -88,7 +88,8 @@ int xp_inv_kallsyms_parse(struct xp_inv_kallsyms *k, FILE *f)
 		xp_inv_kallsyms_free(k);
 		return rc;
 	}
-	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
+	if (k->n) /* qsort of NULL, even for 0 items, is undefined */
+		qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
 	return 0;
 }
 

@@ -272,7 +272,22 @@ def plant_unreached(tree, top, graph, reach, name):
     return os.path.relpath(here[0], str(tree)), above[0]
 
 
-@pytest.mark.parametrize("module", sorted(SRC_GRAPH))
+def plantable(top, graph, reach):
+    """The modules (folders) with a source and something they may not
+    include: the top of the graph (cli, lib's agent) reaches every other
+    one and has nothing to plant, so it is not a case (rather than a
+    skipped one)."""
+    return sorted(n for n in graph
+                  if files_of(os.path.join(ROOT, top, n), (".c", ".cc", ".h"))
+                  and unreached(graph, reach, n, top))
+
+
+def test_every_module_but_the_top_has_a_case():
+    assert set(SRC_GRAPH) - set(plantable("src", SRC_GRAPH, SRC_REACH)) == {"cli"}
+    assert set(LIB_GRAPH) - set(plantable("lib", LIB_GRAPH, LIB_REACH)) <= {"agent", "core"}
+
+
+@pytest.mark.parametrize("module", plantable("src", SRC_GRAPH, SRC_REACH))
 def test_every_src_module_refuses_what_it_does_not_reach(tree, module):
     where, above = plant_unreached(tree, "src", SRC_GRAPH, SRC_REACH, module)
     r = run(tree)
@@ -281,7 +296,7 @@ def test_every_src_module_refuses_what_it_does_not_reach(tree, module):
     assert ("src/%s may not include src/%s" % (module, above)) in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("folder", sorted(LIB_GRAPH))
+@pytest.mark.parametrize("folder", plantable("lib", LIB_GRAPH, LIB_REACH))
 def test_every_lib_folder_refuses_what_it_does_not_reach(tree, folder):
     where, above = plant_unreached(tree, "lib", LIB_GRAPH, LIB_REACH, folder)
     r = run(tree)

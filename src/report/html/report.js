@@ -744,6 +744,7 @@
     histogramChart(hs, hg.buckets, 'pairs', 'latency (bucket lower bound)');
     add(hs, el('p', 'note', hg.bucket_scheme.kind + ' buckets (' + hg.bucket_scheme.sub_buckets_per_power_of_two +
       ' per power of two, exact below ' + fmtNs(hg.bucket_scheme.exact_below_ns) + '), counted in the kernel'));
+    if (hg.explain) renderExplain(hg.explain);
     if (hg.groups && hg.groups.length) {
       var gs = section('Groups by ' + hg.group_by + ' (pairs first)');
       var total = hg.stats.count || 1;
@@ -757,6 +758,92 @@
       barTable(gs, 'inventory', rows, ['group', 'share of pairs', 'pairs', 'min', 'mean', 'max']);
     }
     footer();
+  }
+
+  // --- --explain: each bucket's bar split by what its pairs' time was ---
+  var EX_PARTS = [['on_cpu_ns', 'c', 'on CPU'], ['runqueue_ns', 'r', 'run queue'],
+    ['blocked_interruptible_ns', 's', 'blocked (S)'], ['blocked_uninterruptible_ns', 'd', 'blocked (D)']];
+  function explainChart(parent, buckets) {
+    var wrap = add(parent, el('div', 'chart'));
+    wrap.id = 'explain-chart';
+    var n = buckets.length, max = 0;
+    if (!n) { add(wrap, el('p', 'note', 'no pairs')); return; }
+    buckets.forEach(function (b) { if (b.count > max) max = b.count; });
+    var slot = Math.max(34, Math.min(70, Math.floor(880 / n)));
+    var left = 60, top = 16, height = 200, right = left + slot * n;
+    var s = add(wrap, svg('svg', { width: right + 10, height: top + height + 60, role: 'img',
+      'aria-label': 'latency histogram split by where the time went' }));
+    var axis = add(s, svg('g', { 'class': 'axis' }));
+    niceTicks(0, max, 4).forEach(function (t) {
+      var yy = top + height - t / max * height;
+      add(axis, svgText(left - 6, yy + 4, fmtInt(t), 'end'));
+    });
+    add(axis, svg('line', { x1: left, x2: right, y1: top + height, y2: top + height }));
+    buckets.forEach(function (b, i) {
+      var x = left + i * slot, h = b.count / max * height, y0 = top + height;
+      var sum = EX_PARTS.reduce(function (a, p) { return a + b[p[0]]; }, 0) || 1;
+      add(axis, svgText(x + slot / 2, top + height + 14, fmtShort(b.lower_ns), 'middle'));
+      EX_PARTS.forEach(function (p) {
+        var seg = b[p[0]] / sum * h;
+        if (seg <= 0) return;
+        y0 -= seg;
+        var r = add(s, svg('rect', { 'class': 'exseg ex-' + p[1], x: x + 3, y: y0, width: slot - 6,
+          height: Math.max(0.5, seg), 'data-part': p[0], 'data-ns': b[p[0]], 'data-lower': b.lower_ns }));
+        r.addEventListener('mousemove', function (ev) {
+          showTip(ev, bucketLabel(b) + '  ' + fmtInt(b.count) + ' pairs\n' + p[2] + ': ' + fmtNs(b[p[0]]) +
+            ' (' + pct(b[p[0]] / sum) + ')');
+        });
+        r.addEventListener('mouseleave', hideTip);
+      });
+    });
+    var lg = add(parent, el('p', 'note exlegend'));
+    EX_PARTS.forEach(function (p) {
+      add(lg, el('span', 'ex-' + p[1]));
+      add(lg, document.createTextNode(p[2]));
+    });
+  }
+  function stackText(frames) {
+    return frames ? frames.slice().reverse().join('\n  ') : '(not captured)';
+  }
+  function renderExplain(ex) {
+    var es = section('Where the time went (--explain)');
+    var t = ex.total, blocked = t.blocked_ns, whole = t.on_cpu_ns + t.runqueue_ns + blocked || 1;
+    add(es, el('p', 'note', 'on CPU ' + fmtNs(t.on_cpu_ns) + ' (' + pct(t.on_cpu_ns / whole) + '), run queue ' +
+      fmtNs(t.runqueue_ns) + ' (' + pct(t.runqueue_ns / whole) + '), blocked ' + fmtNs(blocked) + ' (' +
+      pct(blocked / whole) + ') over ' + fmtInt(t.pairs) + ' pairs; ' + fmtInt(t.voluntary_switches) +
+      ' voluntary and ' + fmtInt(t.involuntary_switches) + ' involuntary switches, ' + fmtInt(t.migrations) +
+      ' migrations. The parts add up to each pair\'s latency.'));
+    explainChart(es, ex.buckets);
+    if (ex.blocked_by_syscall.length) {
+      var bt = add(es, el('table', 'grid'));
+      bt.id = 'explain-blocked';
+      var hr = add(add(bt, el('thead')), el('tr'));
+      ['blocked in', 'state', 'time'].forEach(function (k) { add(hr, el('th', null, k)); });
+      var tb = add(bt, el('tbody'));
+      ex.blocked_by_syscall.forEach(function (b) {
+        var row = add(tb, el('tr'));
+        add(row, el('td', 'mono', b.syscall || 'no syscall (page fault)'));
+        add(row, el('td', null, b.state));
+        add(row, el('td', null, fmtNs(b.ns)));
+      });
+    }
+    var ss = section('Slowest pairs (' + ex.slowest.length + ' of at most ' + ex.top + '; expand one for its stacks)');
+    var list = add(ss, el('div'));
+    list.id = 'explain-slow';
+    ex.slowest.forEach(function (p) {
+      var d = add(list, el('details'));
+      var q = p.parts, b = p.longest_block;
+      add(d, el('summary', 'mono', fmtNs(p.latency_ns) + '  tid ' + p.tid + ': on CPU ' + fmtNs(q.on_cpu_ns) +
+        ', run queue ' + fmtNs(q.runqueue_ns) + ', blocked ' + fmtNs(q.blocked_ns) +
+        (b ? '; longest block ' + fmtNs(b.ns) + ' in ' + (b.syscall || 'no syscall') +
+          (b.waker ? ', woken by ' + b.waker.comm + ' (tid ' + b.waker.tid + ')' : '') : '')));
+      if (!b) { add(d, el('p', 'note', 'no blocked period inside this pair')); return; }
+      add(d, el('pre', null, 'blocked (outermost first):\n  ' + stackText(b.user_stack) + '\n  ' +
+        stackText(b.kernel_stack)));
+      if (b.waker)
+        add(d, el('pre', null, 'waker ' + b.waker.comm + ' (pid ' + b.waker.pid + ', tid ' + b.waker.tid +
+          '):\n  ' + stackText(b.waker.user_stack) + '\n  ' + stackText(b.waker.kernel_stack)));
+    });
   }
 
   var renderers = {
