@@ -36,10 +36,12 @@ for f in "$dir"/fuzz_*; do
 	fi
 	if [ "$secs" -gt 0 ]; then
 		echo "fuzz: $name for ${secs}s"
+		# a crashing input goes beside the log (named in the failure), not
+		# into the current directory, where it would end up in a commit
 		"$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 \
-			"$work" >"$work.log" 2>&1 || {
+			-artifact_prefix="$work.crash-" "$work" >"$work.log" 2>&1 || {
 			tail -n 60 "$work.log" >&2
-			echo "fuzz: $name FAILED" >&2
+			echo "fuzz: $name FAILED; the input: $(ls "$work".crash-* 2>/dev/null)" >&2
 			exit 1
 		}
 		grep -E '^#[0-9]+.*DONE' "$work.log" | tail -n 1 || true
