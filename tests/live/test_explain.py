@@ -108,21 +108,28 @@ def test_parts_match_the_fixture(xprobe):
         assert abs(by[("clock_nanosleep", "interruptible")] - sleep_ns) <= tol(sleep_ns)
         assert abs(by[("futex", "interruptible")] - futex_ns) <= tol(futex_ns)
         # the slowest pairs: at most --explain-top (20), slowest first;
-        # the longest block is the futex wait, woken by xp-waker
+        # the longest block is the futex wait (5 ms, woken by xp-waker) or,
+        # on a loaded machine where the 4 ms timer fires late, the sleep
         assert 1 <= len(ex["slowest"]) <= ex["top"] == 20
         lat = [p["latency_ns"] for p in ex["slowest"]]
         assert lat == sorted(lat, reverse=True) and lat[0] == h["stats"]["max_ns"]
+        futex_longest = 0
         for p in ex["slowest"]:
             assert p["tid"] == done["tid"]
             b = p["longest_block"]
-            assert b["syscall"] == "futex" and b["state"] == "interruptible", b
+            assert b["syscall"] in ("futex", "clock_nanosleep"), b
+            assert b["state"] == "interruptible", b
+            assert "xp_explain_call" in (b["user_stack"] or []), b["user_stack"]
+            assert any("schedule" in f for f in (b["kernel_stack"] or [])), b["kernel_stack"]
+            if b["syscall"] != "futex":
+                continue
+            futex_longest += 1
             assert b["ns"] >= FUTEX_US * 1000 * 0.9
             w = b["waker"]
             assert w["comm"] == "xp-waker" and w["tid"] == done["waker_tid"], w
             assert w["pid"] == fx.pid
-            assert "xp_explain_call" in (b["user_stack"] or []), b["user_stack"]
-            assert any("schedule" in f for f in (b["kernel_stack"] or [])), b["kernel_stack"]
             assert "waker" in (w["user_stack"] or []), w["user_stack"]
+        assert futex_longest >= 1
         fx.quit()
     assert_released(run.progs, run.links)
 
@@ -179,7 +186,7 @@ def test_terminal_view_splits_the_bars(xprobe):
         assert "where the time went (%d pairs)" % CALLS in out
         assert "blocked in: futex" in out or "blocked in: clock_nanosleep" in out
         assert "slowest pairs (2 of at most 2):" in out
-        assert "woken by xp-waker" in out
+        assert "woken by " in out  # xp-waker, or the timer's CPU under load
         folded = [l for l in out.splitlines() if l.strip().startswith("blocked: tid")]
         assert folded and "xp_explain_call" in folded[0] and ";schedule" in folded[0], out
         fx.quit()
@@ -240,4 +247,4 @@ def test_html_report_stacks_the_histogram(xprobe, tmp_path):
     assert [tuple(s) for s in got["segs"]] == want
     assert got["blocked"] == [b["syscall"] for b in ex["blocked_by_syscall"]]
     assert len(got["slow"]) == len(ex["slowest"]) == 4
-    assert "xp_explain_call" in got["slow"][0] and "woken by xp-waker" in got["slow"][0]
+    assert "xp_explain_call" in got["slow"][0] and "woken by " in got["slow"][0]
