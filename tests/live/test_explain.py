@@ -9,9 +9,10 @@ the fixture's:
 
 - every pair's parts add up to its latency exactly, and the total's,
   each bucket's and each slow pair's too (the identity);
-- run queue within max(50 us, 5%) of the preemption the fixture timed,
-  on CPU of the thread's CPU time over the call (CLOCK_THREAD_CPUTIME_ID),
-  blocked of nanosleep + futex, per call on average;
+- run queue at least the preemption the fixture timed, blocked within the
+  nanosleep and futex phases and at least their durations, on CPU within
+  10% of the thread's CPU time over the call (CLOCK_THREAD_CPUTIME_ID),
+  per call on average: bounds that hold on a busy machine;
 - the blocking syscalls are named (clock_nanosleep, futex, interruptible),
   the waker is xp-waker with the tid the fixture printed, and the blocked
   thread's user stack holds xp_explain_call;
@@ -79,25 +80,21 @@ def test_parts_match_the_fixture(xprobe):
         for p in ex["slowest"]:
             assert parts_sum(p["parts"]) == p["latency_ns"]
         assert ex["unexplained_pairs"] == 0 and ex["clamped_pairs"] == 0
-        # the parts against the fixture's own timing, per call.  The
-        # fixture's phases are wall time: its nanosleep and futex phases
-        # also hold the wait for a CPU after each wakeup, which xprobe
-        # counts as run queue (more of it on a busy machine), so run queue
-        # is at least the preemption, and run queue + blocked is the three
-        # phases together
-        pre, spin = mean(done["preempt_ns"]), mean(done["spin_ns"])
+        # the parts against the fixture's own timing, per call, as bounds
+        # that hold however busy the machine is: the FIFO hog's preemption
+        # is all run queue; the thread is blocked only inside the sleep and
+        # futex phases, and at least their requested durations (a busy CPU
+        # moves the wait after each wakeup into run queue, and parts of the
+        # spin too, so neither phase is an equality there)
+        pre = mean(done["preempt_ns"])
         blocked = mean(done["sleep_ns"]) + mean(done["futex_ns"])
         rq, bl = t["runqueue_ns"] / CALLS, t["blocked_ns"] / CALLS
         assert rq >= pre - tol(pre), (t, pre)
-        assert abs(rq + bl - (pre + blocked)) <= tol(pre + blocked), (t, pre, blocked)
-        assert bl <= blocked + tol(blocked), (t, blocked)
-        # on CPU: at least the spin, and within 5% of the thread's own CPU
-        # time over each call (the spin and the kernel's work in the call;
-        # the task clock leaves out a VM's steal time, so it may be smaller)
+        assert 0.9 * (SLEEP_US + FUTEX_US) * 1000 <= bl <= blocked + tol(blocked), (t, blocked)
+        # on CPU within 10% of the thread's own CPU time over each call
+        # (the task clock leaves out a VM's steal and interrupt time: up to
+        # 9% under the suite's parallel load)
         cpu = mean(done["cpu_ns"])
-        assert spin - 50_000 <= t["on_cpu_ns"] / CALLS, (t, spin)
-        # (10%: under the suite's parallel load this VM's task clock was
-        # measured up to 9% below the time the thread was current)
         assert abs(t["on_cpu_ns"] / CALLS - cpu) <= max(50_000, 0.10 * cpu), (t, cpu)
         assert t["blocked_uninterruptible_ns"] < 100_000 * CALLS
         assert t["voluntary_switches"] >= 2 * CALLS     # nanosleep, futex
@@ -105,8 +102,11 @@ def test_parts_match_the_fixture(xprobe):
         # the blocking syscalls, by name, interruptible
         by = {(b["syscall"], b["state"]): b["ns"] for b in ex["blocked_by_syscall"]}
         sleep_ns, futex_ns = mean(done["sleep_ns"]) * CALLS, mean(done["futex_ns"]) * CALLS
-        assert abs(by[("clock_nanosleep", "interruptible")] - sleep_ns) <= tol(sleep_ns)
-        assert abs(by[("futex", "interruptible")] - futex_ns) <= tol(futex_ns)
+        # (bounds, as above: a busy CPU moves each wakeup's wait to run queue)
+        assert 0.9 * SLEEP_US * 1000 * CALLS <= by[("clock_nanosleep", "interruptible")] <= \
+            sleep_ns + tol(sleep_ns)
+        assert 0.9 * FUTEX_US * 1000 * CALLS <= by[("futex", "interruptible")] <= \
+            futex_ns + tol(futex_ns)
         # the slowest pairs: at most --explain-top (20), slowest first;
         # the longest block is the futex wait (5 ms, woken by xp-waker) or,
         # on a loaded machine where the 4 ms timer fires late, the sleep
@@ -119,10 +119,13 @@ def test_parts_match_the_fixture(xprobe):
             b = p["longest_block"]
             assert b["syscall"] in ("futex", "clock_nanosleep"), b
             assert b["state"] == "interruptible", b
-            assert "xp_explain_call" in (b["user_stack"] or []), b["user_stack"]
             assert any("schedule" in f for f in (b["kernel_stack"] or [])), b["kernel_stack"]
             if b["syscall"] != "futex":
+                # frame-pointer unwinding from glibc's clock_nanosleep (built
+                # without them) skips its caller's frame, as offcputime's does
+                assert {"xp_explain_call", "main"} & set(b["user_stack"] or []), b
                 continue
+            assert "xp_explain_call" in (b["user_stack"] or []), b["user_stack"]
             futex_longest += 1
             assert b["ns"] >= FUTEX_US * 1000 * 0.9
             w = b["waker"]
