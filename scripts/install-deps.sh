@@ -35,9 +35,11 @@ linux-libc-dev util-linux procps python3"
 # tests/cli/test_install.py), chromium-headless-shell (the HTML report's
 # tests load each page in a real browser: tests/pylib/browser.py),
 # bpftrace (tests/live/test_probe_cost.py reads the same pair with it),
-# binutils (readelf and strip in the install and offset tests).
+# binutils (readelf and strip in the install and offset tests) and the
+# package that holds its x86-64 tools (nm: the layering test reads the
+# built objects' symbols).
 TEST="libclang-rt-14-dev python3-pytest python3-jsonschema jq man-db
-chromium-headless-shell bpftrace binutils"
+chromium-headless-shell bpftrace binutils binutils-x86-64-linux-gnu"
 # Benchmarks: the tools each bench/ script runs side by side.
 # redis-server, redis-tools: bench/bench_app.sh's application.
 BENCH="libbpf-tools liblttng-ust-dev lttng-tools linux-perf hyperfine
