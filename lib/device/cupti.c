@@ -79,7 +79,7 @@
 #include <sys/mman.h>
 
 #include "../internal.h"
-#include "../producers/agent_aggregate.h"
+#include "../producers/agent_group_table.h"
 #include "../producers/agent_capture.h"
 #include "backend.h"
 #include "cupti.h"

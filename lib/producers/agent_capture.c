@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "../internal.h"
-#include "agent_aggregate.h"
+#include "agent_group_table.h"
 #include "agent_capture.h"
 
 struct xpl_agent_hot xpl_agent_hot;

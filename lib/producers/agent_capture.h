@@ -44,7 +44,7 @@
  * and leaves like any producer).  Activity records carry CLOCK_MONOTONIC
  * ns already: the read path converts only host records' raw TSC.  An
  * AGGREGATE capture holds no records: its activities go to the group table
- * (agent_aggregate.h), under its own lock, and replies read groups.
+ * (agent_group_table.h), under its own lock, and replies read groups.
  *
  * The buffer.  capacity x rec_max bytes of anonymous memory (rec_max:
  * XPROBE_RECORD_NAMED_MAX_SIZE without a CUDA filter, XPROBE_RECORD_MAX_SIZE

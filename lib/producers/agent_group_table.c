@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent_aggregate.c - the group table of an AGGREGATE capture
- * (agent_aggregate.h says what it holds and who may touch it when).
+ * agent_group_table.c - the group table of an AGGREGATE capture
+ * (agent_group_table.h says what it holds and who may touch it when).
  *
  * Invariants, enforced here:
  *   - ngroups <= capacity; groups[0 .. ngroups) are in use, each with
@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 
 #include "../internal.h"
-#include "agent_aggregate.h"
+#include "agent_group_table.h"
 
 struct xpl_agent_agg {
 	pthread_mutex_t lock;

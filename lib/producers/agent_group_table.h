@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * agent_aggregate.h - the group table of an AGGREGATE capture (agent.h,
+ * agent_group_table.h - the group table of an AGGREGATE capture (agent.h,
  * MODE_AGGREGATE): device activities folded into at most `capacity`
  * groups inside the target, so no per-activity stream leaves it.  A
  * producer-side table beside the host rings: the CUPTI backend

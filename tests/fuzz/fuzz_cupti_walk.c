@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "producers/agent_aggregate.h"
+#include "producers/agent_group_table.h"
 #include "producers/agent_capture.h"
 #include "device/cupti.h"
 
