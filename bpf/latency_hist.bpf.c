@@ -370,22 +370,24 @@ static __always_inline void ex_keep_slowest(struct xp_ex_slow *x)
 
 /*
  * A pair of frame @d closes at @now after @lat ns: its parts into the
- * total (@t), its bucket @b, its group @g (may be NULL), the by-syscall
+ * total (@t), its bucket, its group @g (may be NULL), the by-syscall
  * totals and the slowest pairs.
  */
 static __always_inline void ex_end(struct xp_lh_total *tot, struct xp_lh_hist *g, __u32 d,
-				   __u64 now, __u64 start, __u64 lat, __u32 b, __u64 key)
+				   __u64 now, __u64 start, __u64 lat, __u64 key)
 {
 	struct xp_ex_buckets *eb;
 	struct xp_ex_thread *t;
 	struct xp_ex_frame *f;
 	struct xp_ex_slow x = {};
 	__u64 part, sum = 0, *v, k, zero64 = 0;
-	__u32 gtid = global_tid(), zero = 0;
+	__u32 gtid, zero = 0, b;
 	int i;
 
 	if (!explain)
-		return;
+		return; /* before any work: the pair's hot path without --explain */
+	gtid = global_tid();
+	b = xp_lh_bucket_of(lat);
 	t = bpf_map_lookup_elem(&xp_ex_thread, &gtid);
 	if (!t || d >= XP_EX_MAX_DEPTH) {
 		if (t)
@@ -673,7 +675,7 @@ static __always_inline void close_pair(struct xp_lh_total *t, __u32 fd, __u64 no
 	__u64 lat = now - start;
 	struct xp_lh_hist *g = record(t, lat, key, key_bad, tid);
 
-	ex_end(t, g, fd, now, start, lat, xp_lh_bucket_of(lat), group_by ? key : 0);
+	ex_end(t, g, fd, now, start, lat, group_by ? key : 0);
 }
 
 /* A rare-path counter of the per-CPU total (the hot paths never touch
