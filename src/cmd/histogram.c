@@ -331,7 +331,7 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	if (rc)
 		goto out;
 	have_r = true;
-	if (r.explain && xp_inv_ex_symbolize(&r, t.pid, ns.ns_pid)) {
+	if (r.explain && xp_inv_ex_symbolize(&r.ex, t.pid, ns.ns_pid)) {
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 		goto out;
 	}

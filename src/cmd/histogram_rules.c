@@ -123,7 +123,6 @@ static const unsigned long conflicts[] = {
 const struct xp_mode_rules xp_histogram_rules = {
 	.flag = XP_OPT_HISTOGRAM,
 	.conflicts = conflicts,
-	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH |
-		   XP_OPT_EXPLAIN | XP_OPT_EXPLAIN_TOP,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH,
 	.usage = usage,
 };

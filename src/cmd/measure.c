@@ -34,7 +34,10 @@
 #include "../../common/readfile.h"
 #include "../capture/capture_io.h"
 #include "../capture/spec.h"
+#include "../inventory/explain_pairs.h"
+#include "../live/live_sched.h"
 #include "histogram.h"
+#include "inventory.h"
 #include "measure.h"
 #include "mode_rules.h"
 #include "report_out.h"
@@ -319,6 +322,40 @@ static int correlate(struct xp_measure_req *req, const struct xp_capture *c,
 	return xp_correlate(c, &req->from, &req->to, &opts, corr, err);
 }
 
+static int read_sched_stack(void *ctx, int32_t id, uint64_t *ip, uint32_t max, uint32_t *n)
+{
+	return xp_live_sched_stack(ctx, id, ip, max, n);
+}
+
+/*
+ * --explain in the exact modes: every evidence pair of @v intersected with
+ * the scheduler timeline collected beside the capture, emitted as the
+ * ExplainedMeasurementResult (the measurement unchanged under "result").
+ * *@code: the emit's exit code.  0, or negative with @err filled.
+ */
+static int emit_explained(struct xp_measure_req *req, const struct xp_measurement_view *v,
+			  int *code, struct xp_error *err)
+{
+	struct xp_live_sched *s = req->live->sched;
+	struct xp_explained x;
+	struct xp_explained_view ev = { .m = v, .x = &x, .t0 = req->live->res.t_armed_ns };
+	uint32_t top = req->given & XP_OPT_EXPLAIN_TOP ? (uint32_t)req->explain_top :
+							  XP_EX_TOP_DEFAULT;
+	int rc;
+
+	rc = xp_inv_explain_pairs(v->capture, v->corr, xp_live_sched_timeline(s), top, &x);
+	if (!rc)
+		rc = xp_inv_explain_pairs_stacks(&x, read_sched_stack, s, req->target.pid,
+						 req->target.pid);
+	if (rc) {
+		xp_explained_free(&x);
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	}
+	*code = xp_out_emit(&req->out, &xp_doc_explained, &ev);
+	xp_explained_free(&x);
+	return 0;
+}
+
 /*
  * Correlate @c (unless @done holds its correlation already: taken over),
  * write the artifact, render the result or the error.  @status:
@@ -332,7 +369,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 	struct xp_warnings all = { 0 };
 	struct xp_correlation corr;
 	struct xp_error err = { 0 };
-	int rc = 0, code;
+	int rc = 0, code = 1;
 
 	if (done) {
 		corr = *done;
@@ -396,7 +433,13 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		rc = xp_report_result(req, &view, &err);
 		if (rc)
 			goto fail;
-		code = xp_out_emit(&req->out, &xp_doc_measurement, &view);
+		if (req->live && req->live->sched) {
+			rc = emit_explained(req, &view, &code, &err);
+			if (rc)
+				goto fail;
+		} else {
+			code = xp_out_emit(&req->out, &xp_doc_measurement, &view);
+		}
 	}
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
@@ -704,6 +747,7 @@ out:
 	}
 	req->report_capture = NULL;
 	req->live = NULL; /* lo is ours */
+	xp_live_sched_free(lo.sched);
 	xp_capture_free(&c);
 	xp_warnings_free(&ws);
 	return rc;
@@ -735,6 +779,9 @@ static int check_limits(const struct xp_measure_req *req, struct xp_error *err)
 			err, XPROBE_E_SESSION_LIMIT_EXCEEDED, true,
 			"measurement requires a positive --samples or --duration-ms bound and a positive --max-events");
 	}
+	if (req->explain && (req->given & XP_OPT_EXPLAIN_TOP) && req->explain_top > XP_EX_TOP_MAX)
+		return xp_inventory_bound(err, "explain-top", req->explain_top, 0, XP_EX_TOP_MAX,
+					  "slowest pairs kept with their stacks");
 	if (req->timeout_ms == 0) {
 		xp_error_detail_u64(err, "timeout_ms", 0);
 		xp_error_hint(err,

@@ -93,6 +93,9 @@ struct xp_live_outcome {
 	bool has_children;
 	struct xp_children children;
 	char children_file[PATH_MAX];
+	/* --explain: the scheduler timeline beside the capture (its stacks
+	 * stay readable until the caller frees it: xp_live_sched_free) */
+	struct xp_live_sched *sched;
 };
 
 /*

@@ -47,6 +47,7 @@
 #include "../agent/agent_source.h"
 #include "../agent/agent_inject.h"
 #include "../live/live.h"
+#include "../live/live_sched.h"
 #include "../live/probe_cost.h"
 #include "../checks/agent_path.h"
 #include "../checks/validate_checks.h"
@@ -62,6 +63,39 @@ static const unsigned long unsafe_offset_conflicts[] = {
 const struct xp_mode_rules xp_unsafe_offset_rules = {
 	.flag = XP_OPT_UNSAFE_OFFSET,
 	.conflicts = unsafe_offset_conflicts,
+};
+
+/* --explain: --histogram's in the kernel (histogram_rules.c); otherwise
+ * the exact modes' scheduler timeline, here: a live target, and pairs a
+ * thread opens and closes (host endpoints, NVTX ranges) */
+static const unsigned long explain_conflicts[] = {
+	XP_OPT_INPUT, XP_OPT_SPEC, XP_OPT_AGGREGATE, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, 0,
+};
+
+static bool cuda_not_nvtx(const char *sel)
+{
+	return sel && !strncmp(sel, "cuda:", 5) && strncmp(sel, "cuda:nvtx", 9);
+}
+
+static int explain_usage(const struct xp_cli *cli, struct xp_usage *u)
+{
+	if (cli->given & XP_OPT_HISTOGRAM)
+		return 0;
+	if (!cli->has_pid)
+		return xp_usage_text(
+			u, "--explain follows a live process's threads through the scheduler: add --pid");
+	if (cuda_not_nvtx(cli->from) || cuda_not_nvtx(cli->to))
+		return xp_usage_text(
+			u,
+			"--explain splits the intervals a thread opens and closes (host endpoints, NVTX ranges); a GPU kernel, copy or memset is not one");
+	return 0;
+}
+
+const struct xp_mode_rules xp_explain_rules = {
+	.flag = XP_OPT_EXPLAIN,
+	.conflicts = explain_conflicts,
+	.options = XP_OPT_EXPLAIN_TOP,
+	.usage = explain_usage,
 };
 
 /*
@@ -435,6 +469,25 @@ static void on_progress(void *vctx, const struct xp_live_progress *p)
 	xp_out_progress_draw(&x->line, text);
 }
 
+/*
+ * --explain: the scheduler timeline of the target's threads, bounded like
+ * the capture by --max-events.  Its programs see global ids, so a target
+ * in another PID namespace (ids that differ) is refused, as --histogram
+ * --explain refuses it.
+ */
+static int open_explain(const struct xp_measure_req *req, const struct xp_live_filter *f,
+			struct xp_live_outcome *out, struct xp_error *err)
+{
+	if (!f->global_tgid || f->use_pidns) {
+		xp_target_detail(err, &req->target);
+		xp_error_hint(err, "run xprobe in the target's PID namespace's parent (the host)");
+		return xp_error_set(
+			err, XPROBE_E_PERMISSION_DENIED, true,
+			"--explain follows the target's threads by their global ids, which differ from the ids its events carry in its own PID namespace");
+	}
+	return xp_live_sched_open(f->global_tgid, req->max_events, &out->sched, err);
+}
+
 #define GONE_LOOKS 20
 #define GONE_WAIT_NS 5000000ull /* 20 x 5 ms */
 
@@ -540,6 +593,11 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	rc = xp_live_filter_for(&eo.filter, &req->target, &ns, err);
 	if (rc)
 		goto out;
+	if (req->explain) {
+		rc = open_explain(req, &eo.filter, out, err);
+		if (rc)
+			goto out;
+	}
 
 	/* 2b. the Agent, loaded into the target when it must be */
 	rc = activate(req, &ap, ws, out, err);
@@ -588,6 +646,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 	ro.deadline_ns = t0 + req->timeout_ms * 1000000ull;
 	ro.first_read_delay_ms = test_first_read_delay_ms();
 	ro.samples = req->samples ? &rule : NULL;
+	ro.sched = out->sched;
 	xp_out_progress_init(&prog.line, &req->out);
 	prog.req = req;
 	prog.probes = plan.n;

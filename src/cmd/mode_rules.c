@@ -22,6 +22,7 @@ static const struct xp_mode_rules *const rules[] = {
 	&xp_syscall_agg_rules,
 	&xp_unsafe_offset_rules,
 	&xp_histogram_rules,
+	&xp_explain_rules,
 	&xp_hist_rules,
 	&xp_input_rules,
 };

@@ -57,6 +57,7 @@ extern const struct xp_mode_rules xp_aggregate_rules;     /* measure_aggregate.c
 extern const struct xp_mode_rules xp_cpu_sample_rules;    /* measure_cpu_sample.c */
 extern const struct xp_mode_rules xp_syscall_agg_rules;   /* measure_syscall_agg.c */
 extern const struct xp_mode_rules xp_unsafe_offset_rules; /* measure_live.c */
+extern const struct xp_mode_rules xp_explain_rules;       /* measure_live.c */
 extern const struct xp_mode_rules xp_histogram_rules;     /* histogram_rules.c */
 extern const struct xp_mode_rules xp_hist_rules;          /* measure.c */
 extern const struct xp_mode_rules xp_input_rules;         /* measure.c */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * explain.c - names for the stacks of --explain's slowest pairs
- * (latency_histogram.h, xp_inv_ex_symbolize): kernel frames by
- * /proc/kallsyms, the target's user frames by its symbolizer (the one
- * --cpu-sample uses: ELF symbols, debug files, perf maps).
+ * explain.c - the stacks of --explain's slowest pairs (latency_histogram.h:
+ * xp_inv_ex_add_stack, xp_inv_ex_symbolize), for --histogram and the exact
+ * modes alike: kernel frames named by /proc/kallsyms, the target's user
+ * frames by its symbolizer (the one --cpu-sample uses: ELF symbols, debug
+ * files, perf maps).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -59,9 +60,46 @@ static void trim_tracing(struct xp_inv_ex_stack *st)
 	st->n -= cut;
 }
 
-int xp_inv_ex_symbolize(struct xp_inv_lh_result *r, uint32_t pid, uint32_t ns_pid)
+int xp_inv_ex_add_stack(struct xp_inv_ex_result *ex, int32_t id, bool kernel, uint32_t pid,
+			const uint64_t *ip, uint32_t n)
 {
-	struct xp_inv_ex_result *ex = &r->ex;
+	struct xp_inv_ex_stack *st, *ns;
+
+	if (id < 0 || xp_inv_ex_stack_find(ex, id))
+		return 0;
+	ns = realloc(ex->stacks, (ex->nstacks + 1) * sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	ex->stacks = ns;
+	st = &ex->stacks[ex->nstacks++];
+	memset(st, 0, sizeof(*st));
+	if (n > XP_EX_STACK_DEPTH)
+		n = XP_EX_STACK_DEPTH;
+	memcpy(st->ip, ip, n * sizeof(*ip));
+	st->id = id;
+	st->n = n;
+	st->kernel = kernel;
+	st->pid = pid;
+	return 0;
+}
+
+void xp_inv_ex_result_free(struct xp_inv_ex_result *ex)
+{
+	size_t i;
+	uint32_t j;
+
+	free(ex->buckets);
+	free(ex->blocked);
+	free(ex->slow);
+	for (i = 0; i < ex->nstacks; i++)
+		for (j = 0; j < ex->stacks[i].n; j++)
+			free(ex->stacks[i].names[j]);
+	free(ex->stacks);
+	memset(ex, 0, sizeof(*ex));
+}
+
+int xp_inv_ex_symbolize(struct xp_inv_ex_result *ex, uint32_t pid, uint32_t ns_pid)
+{
 	struct xp_inv_kallsyms ks;
 	struct xp_inv_symbolizer sym;
 	struct xp_error err = { 0 };

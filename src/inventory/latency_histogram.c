@@ -325,8 +325,8 @@ static int slow_cmp(const void *a, const void *b)
 static int keep_stack(struct latency_hist_bpf *skel, struct xp_inv_ex_result *ex, int32_t id,
 		      bool kernel, uint32_t pid)
 {
-	struct xp_inv_ex_stack *st, *ns;
 	__u64 ip[XP_EX_STACK_DEPTH];
+	uint64_t frames[XP_EX_STACK_DEPTH];
 	__u32 key = (__u32)id;
 	uint32_t n;
 
@@ -334,19 +334,9 @@ static int keep_stack(struct latency_hist_bpf *skel, struct xp_inv_ex_result *ex
 		return 0;
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xp_ex_stacks), &key, ip))
 		return 0;
-	ns = realloc(ex->stacks, (ex->nstacks + 1) * sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	ex->stacks = ns;
-	st = &ex->stacks[ex->nstacks++];
-	memset(st, 0, sizeof(*st));
 	for (n = 0; n < XP_EX_STACK_DEPTH && ip[n]; n++)
-		st->ip[n] = ip[n];
-	st->id = id;
-	st->n = n;
-	st->kernel = kernel;
-	st->pid = pid;
-	return 0;
+		frames[n] = ip[n];
+	return xp_inv_ex_add_stack(ex, id, kernel, pid, frames, n);
 }
 
 /* --explain's maps: the buckets' parts (folded over CPUs), the blocked

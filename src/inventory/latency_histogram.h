@@ -99,14 +99,22 @@ struct xp_inv_lh_result;
 const struct xp_inv_ex_stack *xp_inv_ex_stack_find(const struct xp_inv_ex_result *ex, int32_t id);
 
 /*
- * Name every frame of @r's stacks (explain.c): kernel frames from
+ * Name every frame of @ex's stacks (explain.c): kernel frames from
  * /proc/kallsyms, user frames of the target (@pid, @ns_pid: its id in its
  * own namespace) by its symbolizer; a waker's user frames in another
  * process, and anything unresolved, are "[unknown]" (as offcputime
  * prints them).  0 or -ENOMEM; an unreadable kallsyms or maps leaves
  * frames unknown, not an error.
  */
-int xp_inv_ex_symbolize(struct xp_inv_lh_result *r, uint32_t pid, uint32_t ns_pid);
+int xp_inv_ex_symbolize(struct xp_inv_ex_result *ex, uint32_t pid, uint32_t ns_pid);
+
+/* Keep stack @id (@n frames @ip, innermost first; a kernel stack, or a
+ * user stack of @pid) unless @ex has it already.  0 or -ENOMEM. */
+int xp_inv_ex_add_stack(struct xp_inv_ex_result *ex, int32_t id, bool kernel, uint32_t pid,
+			const uint64_t *ip, uint32_t n);
+
+/* Free what @ex holds (it is zeroed). */
+void xp_inv_ex_result_free(struct xp_inv_ex_result *ex);
 
 /* A histogram folded from the kernel's copies: what the documents show. */
 struct xp_inv_lh_dist {

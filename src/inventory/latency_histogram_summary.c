@@ -283,12 +283,6 @@ const struct xp_inv_ex_stack *xp_inv_ex_stack_find(const struct xp_inv_ex_result
 void xp_inv_lh_result_free(struct xp_inv_lh_result *r)
 {
 	free(r->groups);
-	free(r->ex.buckets);
-	free(r->ex.blocked);
-	free(r->ex.slow);
-	for (size_t i = 0; i < r->ex.nstacks; i++)
-		for (uint32_t j = 0; j < r->ex.stacks[i].n; j++)
-			free(r->ex.stacks[i].names[j]);
-	free(r->ex.stacks);
+	xp_inv_ex_result_free(&r->ex);
 	memset(r, 0, sizeof(*r));
 }

@@ -43,6 +43,7 @@
 
 #include "../../common/cancel.h"
 #include "../../common/monotonic.h"
+#include "live_sched.h"
 #include "live_source.h"
 
 #ifndef SYS_pidfd_open
@@ -231,7 +232,10 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 	if (rc)
 		goto out;
 
-	/* 3. arm */
+	/* 3. arm: the scheduler timeline first, so a pair's first instant
+	 * already has its thread's history */
+	if (o->sched)
+		xp_live_sched_arm(o->sched);
 	for (i = 0; i < n; i++) {
 		rc = src[i]->ops->arm(src[i], err);
 		if (rc)
@@ -273,6 +277,8 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 			added |= got > 0;
 			busy |= src[i]->busy;
 		}
+		if (o->sched)
+			xp_live_sched_poll(o->sched);
 		held = c->count;
 		for (i = 0; i < n; i++) {
 			held += src[i]->staged;
@@ -346,6 +352,8 @@ out:
 			rc = src_rc;
 		xp_error_clear(&serr);
 	}
+	if (o->sched)
+		xp_live_sched_stop(o->sched);
 	if (pidfd >= 0 && own_pidfd)
 		close(pidfd);
 	sigprocmask(SIG_SETMASK, &orig_mask, NULL);

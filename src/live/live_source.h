@@ -48,6 +48,8 @@
 #include "../process/identity.h"
 #include "../selector/selector.h"
 
+struct xp_live_sched;
+
 #define XP_LIVE_MAX_SOURCES 2
 
 enum xp_live_source_kind {
@@ -227,6 +229,10 @@ struct xp_live_run_opts {
 	 * XP_LIVE_PROGRESS_NS (NULL: none); it must not allocate or block */
 	void (*progress)(void *ctx, const struct xp_live_progress *p);
 	void *progress_ctx;
+	/* --explain: the scheduler timeline (live_sched.h), opened by the
+	 * caller, or NULL; armed before the sources, polled with them,
+	 * stopped after them.  Its records never enter the capture. */
+	struct xp_live_sched *sched;
 };
 
 struct xp_live_result {

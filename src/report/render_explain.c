@@ -124,7 +124,7 @@ static void slow_sums(const struct xp_ex_slow *x, struct xp_ex_sums *s)
 	s->pairs = 1;
 }
 
-static void slow_json(struct xpc_json *w, const struct xp_inv_lh_result *r,
+static void slow_json(struct xpc_json *w, const struct xp_inv_ex_result *ex, bool grouped,
 		      const struct xp_ex_slow *x)
 {
 	struct xp_ex_sums s;
@@ -134,10 +134,38 @@ static void slow_json(struct xpc_json *w, const struct xp_inv_lh_result *r,
 	xpc_json_ku64(w, "tid", x->tid);
 	xpc_json_ku64(w, "start_ns", x->start_ns);
 	xpc_json_ku64(w, "latency_ns", x->latency_ns);
-	xpc_json_kopt_u64(w, "group_key", r->group_by != XP_LH_BY_NONE, x->key);
+	xpc_json_kopt_u64(w, "group_key", grouped, x->key);
 	xp_render_explain_parts_json(w, "parts", &s);
-	block_json(w, &r->ex, &x->longest);
+	block_json(w, ex, &x->longest);
 	xpc_json_obj_end(w);
+}
+
+void xp_render_explain_blocked_json(struct xpc_json *w, const struct xp_inv_ex_result *ex)
+{
+	size_t i;
+
+	xpc_json_karr_begin(w, "blocked_by_syscall");
+	for (i = 0; i < ex->nblocked; i++) {
+		xpc_json_obj_begin(w);
+		xpc_json_kstr(w, "syscall", syscall_of(ex->blocked[i].nr));
+		xpc_json_kopt_i64(w, "syscall_nr", ex->blocked[i].nr >= 0, ex->blocked[i].nr);
+		xpc_json_kstr(w, "state", state_name(ex->blocked[i].state));
+		xpc_json_ku64(w, "ns", ex->blocked[i].ns);
+		xpc_json_obj_end(w);
+	}
+	xpc_json_arr_end(w);
+}
+
+void xp_render_explain_slowest_json(struct xpc_json *w, const struct xp_inv_ex_result *ex,
+				    bool grouped)
+{
+	size_t i;
+
+	xpc_json_ku64(w, "top", ex->top);
+	xpc_json_karr_begin(w, "slowest");
+	for (i = 0; i < ex->nslow; i++)
+		slow_json(w, ex, grouped, &ex->slow[i]);
+	xpc_json_arr_end(w);
 }
 
 void xp_render_explain_json(struct xpc_json *w, const struct xp_inv_lh_result *r)
@@ -145,7 +173,6 @@ void xp_render_explain_json(struct xpc_json *w, const struct xp_inv_lh_result *r
 	const struct xp_inv_ex_result *ex = &r->ex;
 	uint64_t lo, hi;
 	uint32_t b;
-	size_t i;
 	int c;
 
 	xpc_json_key(w, "explain");
@@ -170,21 +197,8 @@ void xp_render_explain_json(struct xpc_json *w, const struct xp_inv_lh_result *r
 		xpc_json_obj_end(w);
 	}
 	xpc_json_arr_end(w);
-	xpc_json_karr_begin(w, "blocked_by_syscall");
-	for (i = 0; i < ex->nblocked; i++) {
-		xpc_json_obj_begin(w);
-		xpc_json_kstr(w, "syscall", syscall_of(ex->blocked[i].nr));
-		xpc_json_kopt_i64(w, "syscall_nr", ex->blocked[i].nr >= 0, ex->blocked[i].nr);
-		xpc_json_kstr(w, "state", state_name(ex->blocked[i].state));
-		xpc_json_ku64(w, "ns", ex->blocked[i].ns);
-		xpc_json_obj_end(w);
-	}
-	xpc_json_arr_end(w);
-	xpc_json_ku64(w, "top", ex->top);
-	xpc_json_karr_begin(w, "slowest");
-	for (i = 0; i < ex->nslow; i++)
-		slow_json(w, r, &ex->slow[i]);
-	xpc_json_arr_end(w);
+	xp_render_explain_blocked_json(w, ex);
+	xp_render_explain_slowest_json(w, ex, r->group_by != XP_LH_BY_NONE);
 	xpc_json_ku64(w, "unexplained_pairs", r->c.ex_unexplained);
 	xpc_json_ku64(w, "clamped_pairs", r->c.ex_clamped);
 	xpc_json_ku64(w, "blocked_ns_without_syscall_slot", r->c.ex_block_overflow);
@@ -257,7 +271,8 @@ static void folded(FILE *out, const struct xp_inv_ex_result *ex, int32_t id)
 		fprintf(out, ";%s", st->names[i] ? st->names[i] : "[unknown]");
 }
 
-static void slow_human(FILE *out, const struct xp_inv_lh_result *r, const struct xp_ex_slow *x)
+static void slow_human(FILE *out, const struct xp_inv_ex_result *ex, uint64_t t0,
+		       const struct xp_ex_slow *x)
 {
 	const struct xp_ex_block *b = &x->longest;
 	struct xp_ex_sums s;
@@ -267,7 +282,7 @@ static void slow_human(FILE *out, const struct xp_inv_lh_result *r, const struct
 	slow_sums(x, &s);
 	xp_report_fmt_ns(lat, sizeof(lat), (double)x->latency_ns);
 	fprintf(out, "  %s  tid %u at +%.3fs: ", lat, x->tid,
-		x->start_ns > r->armed_at_ns ? (double)(x->start_ns - r->armed_at_ns) / 1e9 : 0.0);
+		x->start_ns > t0 ? (double)(x->start_ns - t0) / 1e9 : 0.0);
 	xp_render_explain_parts_line(out, &s, 1);
 	if (!b->ns)
 		return;
@@ -282,44 +297,55 @@ static void slow_human(FILE *out, const struct xp_inv_lh_result *r, const struct
 		fprintf(out, ", no wakeup seen\n");
 	}
 	fprintf(out, "      blocked: tid %u", x->tid);
-	folded(out, &r->ex, b->ustack);
-	folded(out, &r->ex, b->kstack);
+	folded(out, ex, b->ustack);
+	folded(out, ex, b->kstack);
 	fprintf(out, "\n");
 	if (b->waker_tid) {
 		fprintf(out, "      waker:   %s", comm);
-		folded(out, &r->ex, b->waker_ustack);
-		folded(out, &r->ex, b->waker_kstack);
+		folded(out, ex, b->waker_ustack);
+		folded(out, ex, b->waker_kstack);
 		fprintf(out, "\n");
 	}
 }
 
-void xp_render_explain_human(FILE *out, const struct xp_inv_lh_result *r)
+void xp_render_explain_blocked_human(FILE *out, const struct xp_inv_ex_result *ex)
 {
-	const struct xp_inv_ex_result *ex = &r->ex;
 	char ns[32];
 	size_t i;
 
-	if (!r->explain)
+	if (!ex->nblocked)
 		return;
-	fprintf(out, "where the time went (%" PRIu64 " pairs): ", (uint64_t)r->total.ex.pairs);
-	xp_render_explain_parts_line(out, &r->total.ex, r->total.ex.pairs);
-	if (ex->nblocked) {
-		fprintf(out, "blocked in:");
-		for (i = 0; i < ex->nblocked && i < 8; i++) {
-			const char *sc = syscall_of(ex->blocked[i].nr);
+	fprintf(out, "blocked in:");
+	for (i = 0; i < ex->nblocked && i < 8; i++) {
+		const char *sc = syscall_of(ex->blocked[i].nr);
 
-			xp_report_fmt_ns(ns, sizeof(ns), (double)ex->blocked[i].ns);
-			fprintf(out, "%s %s %s (%s)", i ? "," : "", sc ? sc : "no syscall", ns,
-				ex->blocked[i].state == XP_EX_ST_BLOCKED_D ? "D" : "S");
-		}
-		fprintf(out, "\n");
+		xp_report_fmt_ns(ns, sizeof(ns), (double)ex->blocked[i].ns);
+		fprintf(out, "%s %s %s (%s)", i ? "," : "", sc ? sc : "no syscall", ns,
+			ex->blocked[i].state == XP_EX_ST_BLOCKED_D ? "D" : "S");
 	}
-	if (r->c.ex_unexplained)
-		fprintf(out, "unexplained: %" PRIu64 " pairs (no thread slot, or deeper than %u)\n",
-			(uint64_t)r->c.ex_unexplained, XP_EX_MAX_DEPTH);
+	fprintf(out, "\n");
+}
+
+void xp_render_explain_slowest_human(FILE *out, const struct xp_inv_ex_result *ex, uint64_t t0)
+{
+	size_t i;
+
 	if (!ex->nslow)
 		return;
 	fprintf(out, "slowest pairs (%zu of at most %u):\n", ex->nslow, ex->top);
 	for (i = 0; i < ex->nslow; i++)
-		slow_human(out, r, &ex->slow[i]);
+		slow_human(out, ex, t0, &ex->slow[i]);
+}
+
+void xp_render_explain_human(FILE *out, const struct xp_inv_lh_result *r)
+{
+	if (!r->explain)
+		return;
+	fprintf(out, "where the time went (%" PRIu64 " pairs): ", (uint64_t)r->total.ex.pairs);
+	xp_render_explain_parts_line(out, &r->total.ex, r->total.ex.pairs);
+	xp_render_explain_blocked_human(out, &r->ex);
+	if (r->c.ex_unexplained)
+		fprintf(out, "unexplained: %" PRIu64 " pairs (no thread slot, or deeper than %u)\n",
+			(uint64_t)r->c.ex_unexplained, XP_EX_MAX_DEPTH);
+	xp_render_explain_slowest_human(out, &r->ex, r->armed_at_ns);
 }

@@ -57,6 +57,15 @@ void xp_render_explain_parts_json(struct xpc_json *w, const char *key, const str
 void xp_render_explain_bars(FILE *out, const struct xp_inv_lh_result *r, bool color);
 void xp_render_explain_parts_line(FILE *out, const struct xp_ex_sums *s, uint64_t pairs);
 void xp_render_explain_human(FILE *out, const struct xp_inv_lh_result *r);
+/* The parts both --explain documents share (--histogram's and the exact
+ * modes' explained-measurement-result): "blocked_by_syscall", "top" and
+ * "slowest" (group keys only when @grouped), and their terminal lines
+ * (a slow pair's time as seconds after @t0). */
+void xp_render_explain_blocked_json(struct xpc_json *w, const struct xp_inv_ex_result *ex);
+void xp_render_explain_slowest_json(struct xpc_json *w, const struct xp_inv_ex_result *ex,
+				    bool grouped);
+void xp_render_explain_blocked_human(FILE *out, const struct xp_inv_ex_result *ex);
+void xp_render_explain_slowest_human(FILE *out, const struct xp_inv_ex_result *ex, uint64_t t0);
 
 /* What `validate --histogram` found. */
 struct xp_histogram_check {

@@ -83,6 +83,20 @@ void xp_render_measurement_human(FILE *out, const struct xp_measurement_view *v)
 extern const struct xp_doc_type xp_doc_measurement;
 
 /*
+ * `measure --explain` in the exact modes (render_explained.c): the
+ * measurement under "result", unchanged, and each pair's parts beside it.
+ */
+struct xp_explained;
+struct xp_explained_view {
+	const struct xp_measurement_view *m;
+	const struct xp_explained *x;
+	uint64_t t0; /* CLOCK_MONOTONIC the terminal's "+s" counts from */
+};
+void xp_render_explained_json(struct xpc_json *w, const struct xp_explained_view *v);
+void xp_render_explained_human(FILE *out, const struct xp_explained_view *v);
+extern const struct xp_doc_type xp_doc_explained;
+
+/*
  * Inventories (issue #6): `measure --cpu-sample` and `--syscall-aggregate`.
  * The data structures live in src/inventory/cpu_sample.h and
  * src/inventory/syscall_aggregate.h; their verdicts (completeness, Python status,

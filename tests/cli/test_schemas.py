@@ -35,11 +35,20 @@ def test_schema_is_valid_2020_12(path):
     assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     jsonschema.Draft202012Validator.check_schema(s)
     assert s.get("title"), "every schema has a title"
-    # self-contained: every $ref points into its own $defs
+    # every $ref points into its own $defs, or into another of our schemas
+    # beside it (the explained result holds the measurement result whole):
+    # the file exists and the definition named is in it
     refs = re.findall(r'"\$ref": "([^"]*)"', json.dumps(s, indent=1))
     for r in refs:
-        assert r.startswith("#/$defs/"), r
-        assert r[len("#/$defs/"):] in s["$defs"], r
+        target, _, frag = r.partition("#")
+        if target:
+            assert re.fullmatch(r"[a-z-]+\.schema\.json", target), r
+            assert os.path.exists(os.path.join(xprobe_test.SCHEMAS, target)), r
+            other = load(target[:-len(".schema.json")])
+        else:
+            other = s
+        assert frag == "" or frag.startswith("/$defs/"), r
+        assert frag == "" or frag[len("/$defs/"):] in other["$defs"], r
 
 
 def walk_objects(node, path=""):

@@ -82,10 +82,25 @@ def reference_schema(name):
     return _reference_cache[path]
 
 
+_SCHEMA_BASE = "https://xprobe.invalid/schemas/"  # a name only: every file is in the store
+
+
+def _our_resolver(name):
+    """References between our schemas ("measurement-result.schema.json",
+    "latency-histogram-result.schema.json#/$defs/...") resolve to the
+    files beside it; nothing is fetched."""
+    store = {}
+    for f in os.listdir(SCHEMAS):
+        if f.endswith(".schema.json"):
+            store[_SCHEMA_BASE + f] = schema(f[:-len(".schema.json")])
+    return jsonschema.RefResolver(base_uri=_SCHEMA_BASE + name + ".schema.json",
+                                  referrer=schema(name), store=store)
+
+
 def validate_ours(doc, name):
     """Validate doc against schemas/<name>.schema.json only."""
     jsonschema.Draft202012Validator(
-        schema(name), format_checker=jsonschema.FormatChecker()
+        schema(name), format_checker=jsonschema.FormatChecker(), resolver=_our_resolver(name)
     ).validate(doc)
 
 
@@ -126,6 +141,8 @@ def success_schema(args):
         return "inventory-validation"
     if cmd == "measure" and "--histogram" in a:
         return "latency-histogram-result"
+    if cmd == "measure" and "--explain" in a:
+        return "explained-measurement-result"
     if cmd == "measure" and "--cpu-sample" in a:
         return "cpu-sample-inventory-result"
     if cmd == "measure" and "--syscall-aggregate" in a:
