@@ -229,12 +229,19 @@ struct xp_ex_block {
 	__u32 state;       /* XP_EX_ST_BLOCKED_S or _D */
 	__s32 ustack;      /* stack ids in xp_ex_stacks; negative: not captured */
 	__s32 kstack;
-	__u32 waker_pid;   /* 0: not woken by a task (switched in without a wakeup) */
+	__u32 waker_pid;   /* the waker's ids: 0 for the idle task (an interrupt
+			      on an idle CPU woke it) */
 	__u32 waker_tid;
 	__s32 waker_ustack;
 	__s32 waker_kstack;
-	char waker_comm[16];
+	char waker_comm[16]; /* "": switched in without a wakeup seen (every
+				task, the idle one too, has a comm) */
 };
+
+static __always_inline int xp_ex_block_woken(const struct xp_ex_block *b)
+{
+	return b->waker_comm[0] != 0;
+}
 
 /* What a thread's counters were when one of its pairs started. */
 struct xp_ex_frame {

@@ -17,12 +17,15 @@
 #ifndef XP_CAPTURE_IO_H
 #define XP_CAPTURE_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 #include "../model/error_record.h"
 #include "../model/event.h"
+
+struct xpc_json;
 
 /*
  * Decode one input file (or .xtf session directory) and append its events
@@ -103,6 +106,13 @@ struct xp_export_pairs {
 	const char *match_policy;   /* kebab-case, as given to --match */
 	const struct xp_export_span *v;
 	size_t n;
+	/* Records of xprobe's own event extension (--explain's scheduler
+	 * events, docs/output.md), written after the capture's events by
+	 * their owner: in JSONL one line each (xpc_json_line_end after every
+	 * one), in a Chrome trace one element each of traceEvents.  NULL:
+	 * none. */
+	void (*extension)(struct xpc_json *w, bool chrome, void *ctx);
+	void *extension_ctx;
 };
 
 /* xp_export_write, plus @pairs (NULL = none) as Chrome spans. */

@@ -36,10 +36,13 @@
  * "ts" and "dur" are microseconds written as exact decimals with three
  * fractional digits (ns precision: no double rounds them), args name the
  * pair (start_event_id, end_event_id, latency_ns, selectors, policy).
- * Last, CUDA correlation ids become flow arrows: the events sharing one
+ * Then CUDA correlation ids become flow arrows: the events sharing one
  * correlation id (an API call and the kernel or copy it launched), in
  * timestamp order, get "s", "t"... "f" flow events (id = the correlation
  * id, bound to the enclosing slice) at their exact timestamps.
+ * Last, with `measure --explain`, the records of our own event extension
+ * (the scheduler events of the target's threads: the owner writes them,
+ * src/live/live_sched.c) in both formats.
  * Perfetto's legacy JSON importer needs "ph", "pid", "tid" and "ts" on
  * instants and "name" plus args.name on process_name, and its tokenizer
  * rejects an array directly under an event (it scans the top-level keys
@@ -416,6 +419,8 @@ static int write_chrome(struct xpc_json *w, const struct xp_capture *c, const ch
 	}
 	if (!rc)
 		rc = write_flows(w, c);
+	if (!rc && pairs && pairs->extension && !w->err)
+		pairs->extension(w, true, pairs->extension_ctx);
 	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 	xpc_json_line_end(w);
@@ -471,6 +476,8 @@ int xp_export_write_pairs(const char *path, enum xp_export_format fmt,
 	xpc_json_init_fd(&w, f.fd, fmt == XP_EXPORT_CHROME ? XPC_JSON_PRETTY : 0);
 	if (fmt == XP_EXPORT_JSONL) {
 		write_jsonl(&w, c, session_id);
+		if (pairs && pairs->extension && !w.err)
+			pairs->extension(&w, false, pairs->extension_ctx);
 	} else {
 		rc = write_chrome(&w, c, session_id, pairs);
 		if (rc && !w.err)

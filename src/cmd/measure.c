@@ -199,8 +199,18 @@ static void children_hint(const struct xp_measure_req *req, const struct xp_capt
 			req->target.pid, lo->children.n > 1 ? "es" : "", list, lo->children.pid[0]);
 }
 
+/* --explain: the scheduler timeline after the capture's events. */
+static void sched_extension(struct xpc_json *w, bool chrome, void *ctx)
+{
+	const struct xp_measure_req *req = ctx;
+
+	xp_sched_timeline_write(w, xp_live_sched_timeline(req->live->sched), req->target.pid,
+				chrome);
+}
+
 /* The artifact of a result: the whole capture, and in a Chrome trace the
- * pairs of @corr as complete events (docs/output.md). */
+ * pairs of @corr as complete events (docs/output.md); with --explain the
+ * scheduler events too. */
 static int export_result(struct xp_measure_req *req, const struct xp_capture *c,
 			 const struct xp_correlation *corr, struct xp_error *err)
 {
@@ -211,6 +221,11 @@ static int export_result(struct xp_measure_req *req, const struct xp_capture *c,
 		.match_policy = xp_policy_kebab(req->policy),
 	};
 	struct xp_export_span *v = NULL;
+
+	if (req->live && req->live->sched) {
+		p.extension = sched_extension;
+		p.extension_ctx = req;
+	}
 	size_t i;
 	int rc;
 

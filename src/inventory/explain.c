@@ -40,16 +40,24 @@ static char *user_name(struct xp_inv_symbolizer *sym, bool have, uint64_t ip)
 
 /*
  * A kernel stack taken by a tracepoint program starts (innermost) with the
- * tracing itself: the BPF program's JIT image and bpf_trace_run<N>.  Drop
+ * tracing itself: the BPF program's JIT image, bpf_trace_run<N>, and with
+ * more than one program on the tracepoint (another tool's too) its
+ * iterator, __traceiter_<name>, or the __bpf_trace_<name> stub.  Drop
  * those frames so the stack starts where the task was (schedule,
  * try_to_wake_up), as offcputime's do.
  */
+static bool tracing_frame(const char *name)
+{
+	return name && (!strncmp(name, "bpf_trace_run", 13) || !strncmp(name, "__traceiter_", 12) ||
+			!strncmp(name, "__bpf_trace_", 12) || !strncmp(name, "bpf_prog_", 9));
+}
+
 static void trim_tracing(struct xp_inv_ex_stack *st)
 {
 	uint32_t i, cut = 0;
 
-	for (i = 0; i < st->n && i < 4; i++)
-		if (st->names[i] && !strncmp(st->names[i], "bpf_trace_run", 13))
+	for (i = 0; i < st->n && i < 6; i++)
+		if (tracing_frame(st->names[i]))
 			cut = i + 1;
 	if (!cut)
 		return;

@@ -383,7 +383,7 @@ int xp_inv_explain_pairs_stacks(struct xp_explained *x,
 		for (k = 0; k < 4 && !rc; k++) {
 			uint32_t n = 0;
 
-			if (k >= 2 && !b->waker_tid)
+			if (k >= 2 && !xp_ex_block_woken(b))
 				break;
 			if (want[k].id < 0 || xp_inv_ex_stack_find(&x->ex, want[k].id) ||
 			    read(ctx, want[k].id, ip, XP_EX_STACK_DEPTH, &n))

@@ -20,7 +20,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "../../common/json.h"
 #include "../../common/monotonic.h"
+#include "../selector/syscall_table.h"
 #include "xp_sched.skel.h"
 #include "libbpf_msg.h"
 #include "live.h"
@@ -104,6 +106,95 @@ void xp_sched_timeline_free(struct xp_sched_timeline *tl)
 {
 	free(tl->rec);
 	memset(tl, 0, sizeof(*tl));
+}
+
+static const char *kind_name(const struct xp_sched_rec *r)
+{
+	switch (r->kind) {
+	case XP_SCHED_OUT:
+		return "sched_switch_out";
+	case XP_SCHED_IN:
+		return "sched_switch_in";
+	case XP_SCHED_WAKEUP:
+		return r->flags & XP_SCHED_F_NEW ? "sched_wakeup_new" : "sched_wakeup";
+	default:
+		return "sched_migrate";
+	}
+}
+
+static const char *state_name(const struct xp_sched_rec *r)
+{
+	if (r->kind != XP_SCHED_OUT)
+		return NULL;
+	switch (r->state) {
+	case XP_SCHED_RUNNABLE:
+		return "runnable";
+	case XP_SCHED_BLOCKED_D:
+		return "uninterruptible";
+	default:
+		return "interruptible";
+	}
+}
+
+/* One SchedEvent object, every key present (keys alphabetical). */
+static void sched_event(struct xpc_json *w, const struct xp_sched_rec *r, uint32_t pid)
+{
+	bool out_blocked = r->kind == XP_SCHED_OUT && r->state != XP_SCHED_RUNNABLE;
+	char comm[sizeof(r->comm) + 1];
+
+	xpc_json_obj_begin(w);
+	xpc_json_kstr(w, "clock_domain", "host_monotonic");
+	xpc_json_ku64(w, "cpu", r->cpu);
+	xpc_json_kopt_u64(w, "dest_cpu", r->kind == XP_SCHED_MIGRATE, r->dest_cpu);
+	xpc_json_kstr(w, "event_type", kind_name(r));
+	xpc_json_ku64(w, "pid", pid);
+	xpc_json_kstr(w, "state", state_name(r));
+	xpc_json_kstr(w, "syscall",
+		      out_blocked && r->syscall >= 0 ? xp_syscall_name(r->syscall) : NULL);
+	xpc_json_kopt_i64(w, "syscall_nr", out_blocked && r->syscall >= 0, r->syscall);
+	xpc_json_ku64(w, "tid", r->tid);
+	xpc_json_ku64(w, "timestamp_ns", r->ts_ns);
+	xpc_json_key(w, "waker");
+	if (r->kind != XP_SCHED_WAKEUP) {
+		xpc_json_null(w);
+	} else {
+		memcpy(comm, r->comm, sizeof(r->comm));
+		comm[sizeof(r->comm)] = '\0';
+		xpc_json_obj_begin(w);
+		xpc_json_kstr(w, "comm", comm);
+		xpc_json_ku64(w, "pid", r->waker_pid);
+		xpc_json_ku64(w, "tid", r->waker_tid);
+		xpc_json_obj_end(w);
+	}
+	xpc_json_kstr(w, "xprobe_extension", "sched_event");
+	xpc_json_obj_end(w);
+}
+
+void xp_sched_timeline_write(struct xpc_json *w, const struct xp_sched_timeline *tl, uint32_t pid,
+			     bool chrome)
+{
+	size_t i;
+
+	for (i = 0; i < tl->n && !w->err; i++) {
+		const struct xp_sched_rec *r = &tl->rec[i];
+
+		if (!chrome) {
+			sched_event(w, r, pid);
+			xpc_json_line_end(w);
+			continue;
+		}
+		xpc_json_obj_begin(w);
+		xpc_json_key(w, "args");
+		sched_event(w, r, pid);
+		xpc_json_kstr(w, "cat", "sched");
+		xpc_json_kstr(w, "name", kind_name(r));
+		xpc_json_kstr(w, "ph", "i");
+		xpc_json_ku64(w, "pid", pid);
+		xpc_json_kstr(w, "s", "t");
+		xpc_json_ku64(w, "tid", r->tid);
+		xpc_json_ku64(w, "ts", r->ts_ns / 1000); /* as the capture's instants */
+		xpc_json_obj_end(w);
+	}
 }
 
 /* --- the BPF object ------------------------------------------------------ */

@@ -55,6 +55,17 @@ void xp_sched_timeline_sort(struct xp_sched_timeline *tl);
 
 void xp_sched_timeline_free(struct xp_sched_timeline *tl);
 
+/*
+ * The timeline as records of xprobe's own event extension
+ * (schemas/sched-event.schema.json, docs/output.md), for --events-out
+ * beside the capture's Event lines: in JSONL one compact SchedEvent per
+ * line; in a Chrome trace one thread-scoped instant per record (cat
+ * "sched", the SchedEvent in args).  @pid: the target.
+ */
+struct xpc_json;
+void xp_sched_timeline_write(struct xpc_json *w, const struct xp_sched_timeline *tl, uint32_t pid,
+			     bool chrome);
+
 struct xp_live_sched;
 
 /*

@@ -94,7 +94,7 @@ static void block_json(struct xpc_json *w, const struct xp_inv_ex_result *ex,
 	stack_json(w, "user_stack", ex, b->ustack);
 	stack_json(w, "kernel_stack", ex, b->kstack);
 	xpc_json_key(w, "waker");
-	if (!b->waker_tid) {
+	if (!xp_ex_block_woken(b)) {
 		xpc_json_null(w);
 	} else {
 		memcpy(comm, b->waker_comm, sizeof(b->waker_comm));
@@ -289,7 +289,7 @@ static void slow_human(FILE *out, const struct xp_inv_ex_result *ex, uint64_t t0
 	xp_report_fmt_ns(ns, sizeof(ns), (double)b->ns);
 	fprintf(out, "    longest block %s in %s (%s)", ns, sc ? sc : "no syscall",
 		b->state == XP_EX_ST_BLOCKED_D ? "D" : "S");
-	if (b->waker_tid) {
+	if (xp_ex_block_woken(b)) {
 		memcpy(comm, b->waker_comm, sizeof(b->waker_comm));
 		comm[sizeof(b->waker_comm)] = '\0';
 		fprintf(out, ", woken by %s (pid %u, tid %u)\n", comm, b->waker_pid, b->waker_tid);
@@ -300,7 +300,7 @@ static void slow_human(FILE *out, const struct xp_inv_ex_result *ex, uint64_t t0
 	folded(out, ex, b->ustack);
 	folded(out, ex, b->kstack);
 	fprintf(out, "\n");
-	if (b->waker_tid) {
+	if (xp_ex_block_woken(b)) {
 		fprintf(out, "      waker:   %s", comm);
 		folded(out, ex, b->waker_ustack);
 		folded(out, ex, b->waker_kstack);

@@ -165,8 +165,10 @@ def _flag_value(args, flag):
 def validate_artifact(args, doc):
     """The --events-out artifact a run reports (a result, or an error whose
     details name it): every JSONL line is an Event (ours and the
-    reference's); a Chrome trace has no contract schema, so its events'
-    event_type and clock_domain are checked against the Event enums."""
+    reference's), or with --explain a SchedEvent of our own extension; a
+    Chrome trace has no contract schema, so its events' event_type and
+    clock_domain are checked against the Event enums (the scheduler
+    instants' args are SchedEvents)."""
     path = _flag_value(args, "--events-out")
     if path is None or doc is None:
         return
@@ -176,7 +178,8 @@ def validate_artifact(args, doc):
         text = f.read()
     if _flag_value(args, "--format") == "chrome":
         trace = json.loads(text)
-        ids = {e["args"]["event_id"] for e in trace["traceEvents"] if e["ph"] == "i"}
+        ids = {e["args"]["event_id"] for e in trace["traceEvents"]
+               if e["ph"] == "i" and e.get("cat") != "sched"}
         for e in trace["traceEvents"]:
             if e["ph"] == "M":
                 continue  # metadata (process_name): no event behind it
@@ -187,13 +190,19 @@ def validate_artifact(args, doc):
                 assert e["args"]["event_id"] in ids, e
                 continue
             assert e["ph"] == "i", e
+            if e.get("cat") == "sched":  # --explain: our own extension's record
+                validate_ours(e["args"], "sched-event")
+                assert e["name"] == e["args"]["event_type"] and e["tid"] == e["args"]["tid"], e
+                continue
             for key, enum in (("event_type", "EventType"), ("clock_domain", "ClockDomain")):
                 for s in (schema("event"), reference_schema("event")):
                     if s is not None:
                         assert e["args"][key] in s["$defs"][enum]["enum"], e
         return
     for line in text.splitlines():
-        validate(json.loads(line), "event")
+        d = json.loads(line)
+        # --explain adds records of our own event extension, after the Events
+        validate(d, "sched-event" if "xprobe_extension" in d else "event")
 
 
 class Result:

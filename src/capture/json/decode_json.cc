@@ -1595,12 +1595,30 @@ int check_target(decoder &d, const struct xp_event *e)
 }
 
 /* Decode one Event document into the capture (or count it when full). */
+/*
+ * A record of xprobe's own event extension (measure --explain's scheduler
+ * events beside the Event lines of an --events-out file, docs/output.md):
+ * an object whose key "xprobe_extension" names its type.  Not an Event:
+ * read past, never counted as one.
+ */
+bool extension_record(element root)
+{
+	simdjson::dom::object o;
+
+	if (root.type() != element_type::OBJECT)
+		return false;
+	o = root.get_object().value_unsafe();
+	return o.at_key("xprobe_extension").error() == simdjson::SUCCESS;
+}
+
 int decode_one(decoder &d, element root)
 {
 	struct xp_capture *c = d.c;
 	struct xp_event *e = nullptr;
 	bool retained = false;
 
+	if (extension_record(root))
+		return 0;
 	if (!d.count_only) {
 		int rc = 0;
 
