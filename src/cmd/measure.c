@@ -344,30 +344,25 @@ static int read_sched_stack(void *ctx, int32_t id, uint64_t *ip, uint32_t max, u
 
 /*
  * --explain in the exact modes: every evidence pair of @v intersected with
- * the scheduler timeline collected beside the capture, emitted as the
- * ExplainedMeasurementResult (the measurement unchanged under "result").
- * *@code: the emit's exit code.  0, or negative with @err filled.
+ * the scheduler timeline collected beside the capture, its slowest pairs'
+ * stacks named.  0, or negative with @err filled (@x then holds nothing).
  */
-static int emit_explained(struct xp_measure_req *req, const struct xp_measurement_view *v,
-			  int *code, struct xp_error *err)
+static int explain_pairs(struct xp_measure_req *req, const struct xp_measurement_view *v,
+			 struct xp_explained *x, struct xp_error *err)
 {
 	struct xp_live_sched *s = req->live->sched;
-	struct xp_explained x;
-	struct xp_explained_view ev = { .m = v, .x = &x, .t0 = req->live->res.t_armed_ns };
 	uint32_t top = req->given & XP_OPT_EXPLAIN_TOP ? (uint32_t)req->explain_top :
 							  XP_EX_TOP_DEFAULT;
 	int rc;
 
-	rc = xp_inv_explain_pairs(v->capture, v->corr, xp_live_sched_timeline(s), top, &x);
+	rc = xp_inv_explain_pairs(v->capture, v->corr, xp_live_sched_timeline(s), top, x);
 	if (!rc)
-		rc = xp_inv_explain_pairs_stacks(&x, read_sched_stack, s, req->target.pid,
+		rc = xp_inv_explain_pairs_stacks(x, read_sched_stack, s, req->target.pid,
 						 req->target.pid);
 	if (rc) {
-		xp_explained_free(&x);
+		xp_explained_free(x);
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	}
-	*code = xp_out_emit(&req->out, &xp_doc_explained, &ev);
-	xp_explained_free(&x);
 	return 0;
 }
 
@@ -382,6 +377,7 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 		  struct xp_correlation *done)
 {
 	struct xp_warnings all = { 0 };
+	struct xp_explained x = { 0 }, *explained = NULL;
 	struct xp_correlation corr;
 	struct xp_error err = { 0 };
 	int rc = 0, code = 1;
@@ -445,17 +441,25 @@ static int finish(struct xp_measure_req *req, struct xp_capture *c, const char *
 			if (rc)
 				goto fail;
 		}
-		rc = xp_report_result(req, &view, &err);
-		if (rc)
-			goto fail;
 		if (req->live && req->live->sched) {
-			rc = emit_explained(req, &view, &code, &err);
+			rc = explain_pairs(req, &view, &x, &err);
 			if (rc)
 				goto fail;
+			explained = &x;
+		}
+		rc = xp_report_result(req, &view, explained, &err);
+		if (rc)
+			goto fail;
+		if (explained) {
+			struct xp_explained_view ev = { .m = &view, .x = explained,
+							.t0 = req->live->res.t_armed_ns };
+
+			code = xp_out_emit(&req->out, &xp_doc_explained, &ev);
 		} else {
 			code = xp_out_emit(&req->out, &xp_doc_measurement, &view);
 		}
 	}
+	xp_explained_free(&x);
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
 	return code;
@@ -465,6 +469,7 @@ fail:
 	xp_report_failure(req, &err);
 	code = xp_out_fail(&req->out, &err);
 	xp_error_clear(&err);
+	xp_explained_free(&x);
 	xp_correlation_free(&corr);
 	xp_warnings_free(&all);
 	return code;

@@ -34,7 +34,7 @@ static void measurement(struct xp_html_report *r, const struct xp_measure_req *r
 }
 
 int xp_report_result(const struct xp_measure_req *req, const struct xp_measurement_view *v,
-		     struct xp_error *err)
+		     const struct xp_explained *x, struct xp_error *err)
 {
 	struct xp_html_report r;
 
@@ -43,6 +43,7 @@ int xp_report_result(const struct xp_measure_req *req, const struct xp_measureme
 	base(&r, req, XP_HTML_MEASUREMENT);
 	measurement(&r, req);
 	r.result = v;
+	r.explained = x;
 	return xp_html_report_write(req->report, &r, err);
 }
 

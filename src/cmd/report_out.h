@@ -14,10 +14,11 @@
 #include "../report/html_report.h"
 #include "measure.h"
 
-/* The page of a measurement result, before it is emitted: 0, or the
- * negative code with @err set.  A no-op without --report. */
+/* The page of a measurement result (@x: its --explain explanation, or
+ * NULL), before it is emitted: 0, or the negative code with @err set.  A
+ * no-op without --report. */
 int xp_report_result(const struct xp_measure_req *req, const struct xp_measurement_view *v,
-		     struct xp_error *err);
+		     const struct xp_explained *x, struct xp_error *err);
 
 /*
  * The page of a failure, with @err as it is about to be emitted, when a

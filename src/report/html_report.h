@@ -20,7 +20,11 @@
  *                      with the sampling rule when there are more; the
  *                      threads and event kinds listed are the drawn
  *                      items' (with counts over everything), so the page
- *                      is bounded whatever the capture holds.
+ *                      is bounded whatever the capture holds; with
+ *                      --explain, "explain" (the explanation's totals,
+ *                      blocked time per syscall and slowest pairs, as
+ *                      the explained-measurement-result has them) and
+ *                      each drawn pair's parts in the timeline table.
  * Both are escaped so that no "<" appears in them (\u003c): a string of
  * the target's ("</script>", "<!--") cannot end the block.
  *
@@ -60,8 +64,10 @@ struct xp_html_report {
 	const char *generator; /* "xprobe <version>" */
 	int argc; /* the command line shown (argv[0] is the command name) */
 	char *const *argv;
-	/* XP_HTML_MEASUREMENT: the result as it is emitted */
+	/* XP_HTML_MEASUREMENT: the result as it is emitted, and with --explain
+	 * its explanation (NULL: none) */
 	const struct xp_measurement_view *result;
+	const struct xp_explained *explained;
 	/* XP_HTML_MEASUREMENT_ERROR: the error as it is emitted, and what was
 	 * captured before it */
 	const struct xp_error *error;

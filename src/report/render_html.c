@@ -24,9 +24,11 @@
 #include "../../common/buf.h"
 #include "../../common/json.h"
 #include "../../common/readfile.h"
+#include "../inventory/explain_pairs.h"
 #include "../model/event_json.h"
 #include "html_assets.h"
 #include "html_report.h"
+#include "render_histogram.h"
 
 #define NBUCKETS 65 /* xp_html_log2_bucket(): 0 and 2^0 .. 2^63 */
 
@@ -515,7 +517,23 @@ static void put_histogram(struct xpc_json *w, const struct xp_correlation *corr)
 }
 
 /* The pairs' lanes (statistics over every pair), kinds and timeline. */
-static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
+/* --explain: what the page draws of the explanation (html_report.h). */
+static void put_explain(struct xpc_json *w, const struct xp_explained *x)
+{
+	xpc_json_kobj_begin(w, "explain");
+	xp_render_explain_parts_json(w, "total", &x->total);
+	xpc_json_kobj_begin(w, "unexplained_pairs");
+	for (int k = XP_EXP_OTHER_THREAD; k <= XP_EXP_GAP; k++)
+		xpc_json_ku64(w, xp_ex_pair_status_name((enum xp_ex_pair_status)k),
+			      x->unexplained[k]);
+	xpc_json_obj_end(w);
+	xp_render_explain_blocked_json(w, &x->ex);
+	xp_render_explain_slowest_json(w, &x->ex, false);
+	xpc_json_obj_end(w);
+}
+
+static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v,
+		     const struct xp_explained *x)
 {
 	const struct xp_correlation *corr = v->corr;
 	const struct xp_capture *c = v->capture;
@@ -618,8 +636,24 @@ static int put_pairs(struct xpc_json *w, const struct xp_measurement_view *v)
 	COLUMN("end_seq", xpc_json_u64(w, e->sequence));
 	COLUMN("start_cpu", (s->flags & XP_EVF_CPU) ? xpc_json_u64(w, s->cpu) : xpc_json_null(w));
 	COLUMN("end_cpu", (e->flags & XP_EVF_CPU) ? xpc_json_u64(w, e->cpu) : xpc_json_null(w));
+	if (x) {
+		/* each drawn pair's parts (null: not explained) */
+		static const char *const part_key[XP_EX_NCOMP] = { "on_cpu", "runqueue",
+								   "blocked_s", "blocked_d" };
+
+		for (int k = 0; k < XP_EX_NCOMP; k++) {
+			const struct xp_ex_pair *ep;
+
+			COLUMN(part_key[k], (ep = &x->pairs[drawn_index(j, corr->npairs)],
+					     ep->status == XP_EXP_EXPLAINED ?
+						     xpc_json_u64(w, ep->comp[k]) :
+						     xpc_json_null(w)));
+		}
+	}
 #undef COLUMN
 	xpc_json_obj_end(w);
+	if (x)
+		put_explain(w, x);
 	rc = 0;
 out:
 	free(sk);
@@ -918,7 +952,7 @@ static int render_meta(struct xpc_json *w, const struct xp_html_report *r)
 		xpc_json_ku64(w, "total", np);
 		xpc_json_ku64(w, "embedded", np > XP_HTML_EVIDENCE_MAX ? XP_HTML_EVIDENCE_MAX : np);
 		xpc_json_obj_end(w);
-		rc = put_pairs(w, r->result);
+		rc = put_pairs(w, r->result, r->explained);
 	} else if (r->kind == XP_HTML_MEASUREMENT_ERROR) {
 		rc = put_capture(w, r->capture);
 	}

@@ -761,3 +761,28 @@ def test_percentile_row_has_one_unit(xprobe, tmp_path, browser):
         v = lat[path.rsplit(".", 1)[1]]
         assert text == rh.fmt_ns_in(v, (1e6, "ms")) and title == "%s ns" % v, (path, text, v)
     assert "0.820" in cells[1][1] and cells[4][1] == "1.200 ms", cells
+
+
+SCATTER = r"""
+(() => Array.from(document.querySelectorAll('#scatter circle.dot')).map(c =>
+  [Number(c.getAttribute('data-pair')), Number(c.getAttribute('cy')), c.getAttribute('class')]))()
+"""
+
+
+def test_latency_over_time_is_one_dot_per_pair(xprobe, tmp_path, browser):
+    """An exact result's page plots each pair's latency over time: one dot
+    per pair (up to the timeline's bound), higher for a longer pair, in a
+    single color without --explain."""
+    events, lats = request_pairs(40)
+    src = xpcap.write_jsonl(tmp_path / "in.jsonl", events)
+    out = tmp_path / "report.html"
+    r = xprobe.run("measure", "--input", src, *UPROBE, "--samples", 1000, "--report", out)
+    assert r.rc == 0, r
+    view = rh.load(browser, out)
+    dots = view["page"].evaluate(SCATTER)
+    assert sorted(d[0] for d in dots) == list(range(40))
+    lat = {i: p["latency_ns"] for i, p in enumerate(r.doc["evidence"])}
+    by_lat = sorted(dots, key=lambda d: lat[d[0]])
+    cys = [d[1] for d in by_lat]
+    assert cys == sorted(cys, reverse=True), by_lat  # log scale: longer is higher
+    assert {d[2] for d in dots} == {"dot"}

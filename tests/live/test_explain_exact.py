@@ -269,3 +269,42 @@ def test_target_in_another_pid_namespace_is_refused(xprobe):
         assert res.rc == 4 and res.code == "PERMISSION_DENIED", res
         assert "global ids" in res.error["message"]
         fx.quit()
+
+
+def test_html_report_plots_the_parts(xprobe, tmp_path):
+    """--report: latency over time, one dot per pair colored by the part
+    that took most of it (the document's parts, pair by pair), and the
+    explanation's blocked-in table and slow pairs with their stacks."""
+    import report_html as rh
+    from browser import Browser
+
+    out = tmp_path / "explain.html"
+    with explain_fixture() as fx:
+        exe = fx.ready["exe"]
+        res, done, r = run(xprobe, fx, UPROBE_LINKS, "--from", call_sel(exe, "entry"),
+                           "--to", call_sel(exe, "return"), "--match", "stack-nested",
+                           "--samples", CALLS, "--explain-top", 3, "--report", out)
+        assert res.rc == 0, res
+        fx.quit()
+    ex = res.doc["explain"]
+    with Browser() as b:
+        view = rh.load(b, out)
+        got = view["page"].evaluate(r"""(() => ({
+          dots: Array.from(document.querySelectorAll('#scatter circle.dot')).map(c =>
+            [Number(c.getAttribute('data-pair')), c.getAttribute('class')]),
+          blocked: Array.from(document.querySelectorAll('#explain-blocked tbody tr')).map(r =>
+            r.cells[0].textContent),
+          slow: Array.from(document.querySelectorAll('#explain-slow details')).map(d =>
+            d.textContent)
+        }))()""")
+    parts = ("on_cpu_ns", "runqueue_ns", "blocked_interruptible_ns", "blocked_uninterruptible_ns")
+    glyph = dict(zip(parts, "crsd"))
+    assert len(got["dots"]) == CALLS
+    for i, cls in got["dots"]:
+        q = ex["pairs"][i]["parts"]
+        top = max(parts, key=lambda k: (q[k], -parts.index(k)))
+        assert cls == "dot ex-" + glyph[top], (i, cls, q)
+    assert got["blocked"] == [x["syscall"] for x in ex["blocked_by_syscall"]]
+    assert len(got["slow"]) == len(ex["slowest"]) == 3
+    for text, p in zip(got["slow"], ex["slowest"]):
+        assert ("in %s" % p["longest_block"]["syscall"]) in text, text

@@ -473,6 +473,9 @@
     add(hs, el('p', 'note', 'power-of-two buckets over all ' + fmtInt(rep.histogram.total) +
       ' pairs, counted by xprobe (exact, whatever the timeline draws); empty buckets have no bar'));
 
+    scatter(section('Latency over time'), rep.timeline);
+    if (rep.explain) renderExplain(rep.explain);
+
     var ts = section('Timeline of the evidence pairs');
     var tl = rep.timeline, kinds = rep.kinds;
     samplingNote(ts, tl, 'The histogram, the percentiles and the thread counts include every pair.');
@@ -802,6 +805,62 @@
       add(lg, document.createTextNode(p[2]));
     });
   }
+  // --- latency over time: one dot per drawn pair (exact results) -----------
+  // x: the pair's start after t0; y: its latency, log scale.  With --explain
+  // each dot takes the color of the part that took most of its time.
+  function dominant(tl, j) {
+    if (!tl.on_cpu || tl.on_cpu[j] === null) return null;
+    var v = [tl.on_cpu[j], tl.runqueue[j], tl.blocked_s[j], tl.blocked_d[j]], best = 0;
+    for (var i = 1; i < 4; i++) if (v[i] > v[best]) best = i;
+    return best;
+  }
+  function scatter(parent, tl) {
+    var wrap = add(parent, el('div', 'chart'));
+    wrap.id = 'scatter';
+    var n = tl.pair.length;
+    if (!n) { add(wrap, el('p', 'note', 'no pairs')); return; }
+    var xmax = 1, lmin = Infinity, lmax = 1;
+    for (var j = 0; j < n; j++) {
+      if (tl.start[j] > xmax) xmax = tl.start[j];
+      if (tl.latency[j] > lmax) lmax = tl.latency[j];
+      if (tl.latency[j] < lmin) lmin = tl.latency[j];
+    }
+    lmin = Math.max(1, lmin);
+    var y0 = Math.floor(Math.log10(lmin)), y1 = Math.max(y0 + 1, Math.ceil(Math.log10(lmax)));
+    var left = 70, top = 10, width = 860, height = 220;
+    var s = add(wrap, svg('svg', { width: left + width + 20, height: top + height + 40, role: 'img',
+      'aria-label': 'latency of each pair over time' }));
+    var axis = add(s, svg('g', { 'class': 'axis' }));
+    for (var d = y0; d <= y1; d++) {
+      var yy = top + height - (d - y0) / (y1 - y0) * height;
+      add(axis, svgText(left - 6, yy + 4, fmtShort(Math.pow(10, d)), 'end'));
+      add(axis, svg('line', { x1: left, x2: left + width, y1: yy, y2: yy, 'class': 'grid' }));
+    }
+    niceTicks(0, xmax, 6).forEach(function (t) {
+      add(axis, svgText(left + t / xmax * width, top + height + 16, '+' + fmtShort(t), 'middle'));
+    });
+    var names = ['on CPU', 'run queue', 'blocked (S)', 'blocked (D)'], cls = ['c', 'r', 's', 'd'];
+    for (j = 0; j < n; j++) {
+      (function (j) {
+        var dm = dominant(tl, j), lat = Math.max(1, tl.latency[j]);
+        var c = add(s, svg('circle', { 'class': 'dot' + (dm === null ? '' : ' ex-' + cls[dm]),
+          cx: left + tl.start[j] / xmax * width,
+          cy: top + height - (Math.log10(lat) - y0) / (y1 - y0) * height, r: 2.5,
+          'data-pair': tl.pair[j] }));
+        c.addEventListener('mousemove', function (ev) {
+          var tip = 'pair #' + tl.pair[j] + '  latency ' + fmtNs(tl.latency[j]) + '\nstarts t0 +' + fmtNs(tl.start[j]);
+          if (dm !== null)
+            tip += '\non CPU ' + fmtNs(tl.on_cpu[j]) + ', run queue ' + fmtNs(tl.runqueue[j]) + ', blocked ' +
+              fmtNs(tl.blocked_s[j] + tl.blocked_d[j]) + ' (mostly ' + names[dm] + ')';
+          showTip(ev, tip);
+        });
+        c.addEventListener('mouseleave', hideTip);
+      })(j);
+    }
+    add(parent, el('p', 'note', 'one dot per pair drawn (the timeline\'s ' + fmtInt(n) + '), its latency on a log scale' +
+      (tl.on_cpu ? '; colored by the part that took most of it: blue on CPU, orange run queue, grey blocked (S), brown blocked (D)' : '')));
+  }
+
   function stackText(frames) {
     return frames ? frames.slice().reverse().join('\n  ') : '(not captured)';
   }
@@ -813,7 +872,13 @@
       pct(blocked / whole) + ') over ' + fmtInt(t.pairs) + ' pairs; ' + fmtInt(t.voluntary_switches) +
       ' voluntary and ' + fmtInt(t.involuntary_switches) + ' involuntary switches, ' + fmtInt(t.migrations) +
       ' migrations. The parts add up to each pair\'s latency.'));
-    explainChart(es, ex.buckets);
+    if (ex.buckets) explainChart(es, ex.buckets);
+    if (ex.unexplained_pairs) {
+      var u = ex.unexplained_pairs, un = u.threads_differ + u.not_host_clock + u.scheduler_records_lost;
+      if (un) add(es, el('p', 'note', fmtInt(un) + ' pairs not explained: ' + fmtInt(u.threads_differ) +
+        ' across threads, ' + fmtInt(u.not_host_clock) + ' on a GPU clock, ' + fmtInt(u.scheduler_records_lost) +
+        ' after scheduler records were lost'));
+    }
     if (ex.blocked_by_syscall.length) {
       var bt = add(es, el('table', 'grid'));
       bt.id = 'explain-blocked';
