@@ -78,6 +78,9 @@ const volatile __u32 explain_top = 20; /* 0..XP_EX_TOP_MAX */
 /* 0 until every link is attached; back to 0 before the maps are read. */
 __u32 armed = 0;
 
+/* --explain: switch-ins no tracepoint reported (ex_seen_running). */
+__u64 ex_missed_in = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -287,6 +290,72 @@ static __always_inline struct xp_ex_thread *ex_slot(__u32 gtid, __u64 now)
 	return t;
 }
 
+struct rq___xp {
+	__u64 clock;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq___xp {
+	struct rq___xp *rq;
+} __attribute__((preserve_access_index));
+
+struct task_struct___xp {
+	int pid;
+	int tgid;
+	struct {
+		unsigned long long last_arrival;
+	} sched_info;
+	struct {
+		struct cfs_rq___xp *cfs_rq;
+	} se;
+} __attribute__((preserve_access_index));
+
+static __always_inline void ex_block_ends(struct xp_ex_thread *t, __u64 now);
+
+/*
+ * When the kernel last put @p on a CPU, in bpf_ktime_get_ns()'s time as of
+ * @now, @p running now; 0: unknown.  sched_info.last_arrival is the run
+ * queue's clock at that switch in; the same clock now, less it, is how
+ * long @p has been on its CPU (the clock read at the last update on this
+ * CPU: late by the time since, so the arrival comes out that much later
+ * and the stale state keeps that much more).  Rare path: probe reads.
+ */
+static __always_inline __u64 ex_arrival(struct task_struct *p, __u64 now)
+{
+	struct task_struct___xp *t = (void *)p;
+	__u64 arr = BPF_CORE_READ(t, sched_info.last_arrival);
+	__u64 clk = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+
+	if (!arr || clk < arr || clk - arr > now)
+		return 0;
+	return now - (clk - arr);
+}
+
+/*
+ * @t's thread @p is seen running at @now (it hit a probe, or it is the
+ * task a switch takes off its CPU) while its slot says it waits or is
+ * blocked: a switch in went unreported (seen on a VM: the kernel's
+ * run_delay grew by an arrival no sched_switch tracepoint showed, ours or
+ * bpftrace's).  The stale state ends where the kernel dated the arrival
+ * (ex_arrival), else now; counted in ex_missed_in.
+ */
+static __always_inline void ex_seen_running(struct xp_ex_thread *t, struct task_struct *p,
+					    __u64 now)
+{
+	__u64 at;
+
+	if (t->state == XP_EX_ST_RUNNING)
+		return;
+	at = ex_arrival(p, now);
+	if (at < t->last_ts || at > now)
+		at = now;
+	if (t->state == XP_EX_ST_BLOCKED_S || t->state == XP_EX_ST_BLOCKED_D)
+		ex_block_ends(t, at);
+	else
+		ex_advance(t, at);
+	t->state = XP_EX_ST_RUNNING;
+	__sync_fetch_and_add(&ex_missed_in, 1);
+}
+
 /* A pair opens at frame @d at @now (the start's own timestamp). */
 static __always_inline void ex_start(__u32 d, __u64 now)
 {
@@ -302,6 +371,7 @@ static __always_inline void ex_start(__u32 d, __u64 now)
 			t->depth = d + 1;
 		return; /* its end counts it unexplained */
 	}
+	ex_seen_running(t, (struct task_struct *)bpf_get_current_task(), now);
 	ex_advance(t, now);
 	f = &t->f[d & (XP_EX_MAX_DEPTH - 1)];
 	for (i = 0; i < XP_EX_NCOMP; i++)
@@ -395,6 +465,7 @@ static __always_inline void ex_end(struct xp_lh_total *tot, struct xp_lh_hist *g
 		__sync_fetch_and_add(&tot->c.ex_unexplained, 1);
 		return;
 	}
+	ex_seen_running(t, (struct task_struct *)bpf_get_current_task(), now);
 	ex_advance(t, now);
 	f = &t->f[d & (XP_EX_MAX_DEPTH - 1)];
 	t->depth = d;
@@ -506,10 +577,7 @@ static __always_inline void ex_block_ends(struct xp_ex_thread *t, __u64 now)
  * arguments, so a load is one instruction where BPF_CORE_READ would be a
  * helper call, on every context switch of the machine.
  */
-struct task_struct___xp {
-	int pid;
-	int tgid;
-} __attribute__((preserve_access_index));
+
 
 static __always_inline int ex_target_task(struct task_struct *p, __u32 *gtid)
 {
@@ -553,6 +621,7 @@ int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_s
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (out && (t = bpf_map_lookup_elem(&xp_ex_thread, &gtid))) {
+		ex_seen_running(t, prev, now);
 		ex_advance(t, now);
 		if (preempt || !(prev_state & 0xff)) {
 			t->state = XP_EX_ST_RUNQ;

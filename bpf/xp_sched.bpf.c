@@ -33,6 +33,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "xp_sched.h"
 
@@ -69,10 +70,35 @@ struct {
 	__uint(value_size, XP_SCHED_STACK_DEPTH * sizeof(__u64));
 } xp_sched_stacks SEC(".maps");
 
+struct rq___xp {
+	__u64 clock;
+} __attribute__((preserve_access_index));
+
+struct cfs_rq___xp {
+	struct rq___xp *rq;
+} __attribute__((preserve_access_index));
+
 struct task_struct___xp {
 	int pid;
 	int tgid;
+	struct {
+		unsigned long long last_arrival;
+	} sched_info;
+	struct {
+		struct cfs_rq___xp *cfs_rq;
+	} se;
 } __attribute__((preserve_access_index));
+
+/* How long @p has been on its CPU by the run queue's clock (updated by
+ * the switch this runs in), 0 when unknown. */
+static __always_inline __u64 arrival_age(struct task_struct *p)
+{
+	struct task_struct___xp *t = (void *)p;
+	__u64 arr = BPF_CORE_READ(t, sched_info.last_arrival);
+	__u64 clk = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+
+	return arr && clk > arr ? clk - arr : 0;
+}
 
 static __always_inline int target_task(struct task_struct *p, __u32 *tid)
 {
@@ -145,6 +171,7 @@ int BPF_PROG(xp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 		now = bpf_ktime_get_ns();
 		r = rec_new(XP_SCHED_OUT, tid, now);
 		if (r) {
+			r->arrival_age_ns = arrival_age(prev);
 			if (preempt || !(prev_state & 0xff)) {
 				r->state = XP_SCHED_RUNNABLE;
 			} else {

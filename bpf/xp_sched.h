@@ -9,7 +9,8 @@
  *
  *   kind               when                          fields used
  *   XP_SCHED_OUT       the thread left its CPU       state, syscall, ustack,
- *                      (sched_switch, prev)          kstack (blocked only)
+ *                      (sched_switch, prev)          kstack (blocked only),
+ *                                                    arrival_age_ns
  *   XP_SCHED_IN        the thread got a CPU          -
  *                      (sched_switch, next)
  *   XP_SCHED_WAKEUP    a blocked thread became       waker_pid, waker_tid,
@@ -49,6 +50,9 @@
 
 struct xp_sched_rec {
 	__u64 ts_ns;     /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 arrival_age_ns; /* OUT: how long it had been on this CPU by the
+				 kernel's own clock (rq clock - sched_info.last_arrival),
+				 0 unknown: dates a switch in no tracepoint reported */
 	__u32 tid;       /* the target's thread (global id) */
 	__u32 cpu;       /* where the event ran */
 	__u16 kind;      /* XP_SCHED_* */
@@ -71,6 +75,6 @@ struct xp_sched_drops {
 	__u64 first_ts;
 };
 
-_Static_assert(sizeof(struct xp_sched_rec) == 64, "xp_sched_rec layout");
+_Static_assert(sizeof(struct xp_sched_rec) == 72, "xp_sched_rec layout");
 
 #endif /* XP_BPF_SCHED_H */

@@ -73,9 +73,6 @@ static int reasons(const struct xp_cli *cli, struct xp_usage *u)
 		return xp_usage_text(
 			u, "--histogram pairs in the kernel with --match exact or stack-nested, not '%s'",
 			cli->match);
-	if (cli->has_explain_top && !cli->explain)
-		return xp_usage_text(
-			u, "--explain-top bounds the slowest pairs of --explain; add --explain");
 	if (cli->has_max_depth && policy != XP_POLICY_STACK_NESTED)
 		return xp_usage_text(
 			u,

@@ -117,6 +117,7 @@ struct walk {
 	struct xp_ex_pair *p;
 	struct xp_ex_block longest; /* ns 0: none */
 	struct by_syscall *by;      /* NULL: do not add */
+	uint64_t missed_in;         /* switch-ins no record showed, repaired */
 	int rc;
 };
 
@@ -131,93 +132,130 @@ static void block_end(struct walk *w, const struct xp_ex_block *cur, uint64_t fr
 		w->rc = -ENOMEM;
 }
 
+/* The part a waiting or blocked @state adds to. */
+static int part_of(uint32_t state)
+{
+	switch (state) {
+	case XP_EX_ST_RUNQ:
+		return XP_EX_RUNQ;
+	case XP_EX_ST_BLOCKED_D:
+		return XP_EX_BLOCKED_D;
+	case XP_EX_ST_BLOCKED_S:
+		return XP_EX_BLOCKED_S;
+	default:
+		return XP_EX_ON_CPU;
+	}
+}
+
+/* A thread's state inside one pair's window, as the walk moves it. */
+struct cursor {
+	uint32_t state;
+	uint64_t t;          /* the last change */
+	uint64_t block_from; /* when the current block began */
+	struct xp_ex_block cur;
+};
+
+/* The state ends at @at (>= c->t): its time into its part, a block closed. */
+static void leave(struct walk *w, struct cursor *c, uint64_t at)
+{
+	w->p->comp[part_of(c->state)] += at - c->t;
+	if (c->state == XP_EX_ST_BLOCKED_S || c->state == XP_EX_ST_BLOCKED_D)
+		block_end(w, &c->cur, c->block_from, at);
+	c->t = at;
+}
+
+/*
+ * The thread is seen running at @ts (it leaves its CPU then) while the
+ * walk has it waiting or blocked: its switch in left no record.  The
+ * kernel's own arrival time (@age before @ts) ends the stale state; unknown
+ * or out of the window, @ts does.
+ */
+static void repair(struct walk *w, struct cursor *c, uint64_t ts, uint64_t age)
+{
+	uint64_t at = age && age <= ts - c->t ? ts - age : ts;
+
+	leave(w, c, at);
+	c->state = XP_EX_ST_RUNNING;
+	w->missed_in++;
+}
+
 static void walk_pair(const struct tl_index *ix, uint32_t tid, uint64_t start, uint64_t end,
 		      struct walk *w)
 {
-	uint32_t state = XP_EX_ST_RUNNING;
-	struct xp_ex_block cur;
-	uint64_t t = start, block_from = 0;
+	struct cursor c = { .state = XP_EX_ST_RUNNING, .t = start };
 	size_t k;
 
-	memset(&cur, 0, sizeof(cur));
 	for (k = index_after(ix, tid, start); k < ix->n; k++) {
 		const struct xp_sched_rec *r = &ix->tl->rec[ix->idx[k]];
-		bool blocked = state == XP_EX_ST_BLOCKED_S || state == XP_EX_ST_BLOCKED_D;
+		bool blocked = c.state == XP_EX_ST_BLOCKED_S || c.state == XP_EX_ST_BLOCKED_D;
 
 		if (r->tid != tid || r->ts_ns >= end)
 			break;
 		switch (r->kind) {
 		case XP_SCHED_OUT:
-			if (state != XP_EX_ST_RUNNING)
-				continue; /* not running: nothing to leave */
-			w->p->comp[XP_EX_ON_CPU] += r->ts_ns - t;
-			t = r->ts_ns;
+			if (c.state != XP_EX_ST_RUNNING)
+				repair(w, &c, r->ts_ns, r->arrival_age_ns);
+			leave(w, &c, r->ts_ns);
 			if (r->state == XP_SCHED_RUNNABLE) {
-				state = XP_EX_ST_RUNQ;
+				c.state = XP_EX_ST_RUNQ;
 				w->p->nivcsw++;
 				continue;
 			}
-			state = r->state == XP_SCHED_BLOCKED_D ? XP_EX_ST_BLOCKED_D :
-								 XP_EX_ST_BLOCKED_S;
+			c.state = r->state == XP_SCHED_BLOCKED_D ? XP_EX_ST_BLOCKED_D :
+								   XP_EX_ST_BLOCKED_S;
 			w->p->nvcsw++;
-			memset(&cur, 0, sizeof(cur));
-			cur.nr = r->syscall;
-			cur.state = state;
-			cur.ustack = r->ustack;
-			cur.kstack = r->kstack;
-			cur.waker_ustack = -1;
-			cur.waker_kstack = -1;
-			block_from = r->ts_ns;
+			memset(&c.cur, 0, sizeof(c.cur));
+			c.cur.nr = r->syscall;
+			c.cur.state = c.state;
+			c.cur.ustack = r->ustack;
+			c.cur.kstack = r->kstack;
+			c.cur.waker_ustack = -1;
+			c.cur.waker_kstack = -1;
+			c.block_from = r->ts_ns;
 			continue;
 		case XP_SCHED_WAKEUP:
 			if (!blocked)
 				continue; /* woken while running or runnable: no change */
-			w->p->comp[state == XP_EX_ST_BLOCKED_D ? XP_EX_BLOCKED_D : XP_EX_BLOCKED_S] +=
-				r->ts_ns - t;
-			t = r->ts_ns;
-			cur.waker_pid = r->waker_pid;
-			cur.waker_tid = r->waker_tid;
-			memcpy(cur.waker_comm, r->comm, sizeof(cur.waker_comm));
-			cur.waker_ustack = r->ustack;
-			cur.waker_kstack = r->kstack;
-			block_end(w, &cur, block_from, r->ts_ns);
-			state = XP_EX_ST_RUNQ;
+			c.cur.waker_pid = r->waker_pid;
+			c.cur.waker_tid = r->waker_tid;
+			memcpy(c.cur.waker_comm, r->comm, sizeof(c.cur.waker_comm));
+			c.cur.waker_ustack = r->ustack;
+			c.cur.waker_kstack = r->kstack;
+			leave(w, &c, r->ts_ns);
+			c.state = XP_EX_ST_RUNQ;
 			continue;
 		case XP_SCHED_IN:
-			if (state == XP_EX_ST_RUNNING)
+			if (c.state == XP_EX_ST_RUNNING)
 				continue;
-			if (blocked) {
-				/* no wakeup seen: the time was blocked */
-				w->p->comp[state == XP_EX_ST_BLOCKED_D ? XP_EX_BLOCKED_D :
-									 XP_EX_BLOCKED_S] +=
-					r->ts_ns - t;
-				block_end(w, &cur, block_from, r->ts_ns);
-			} else {
-				w->p->comp[XP_EX_RUNQ] += r->ts_ns - t;
-			}
-			t = r->ts_ns;
-			state = XP_EX_ST_RUNNING;
+			leave(w, &c, r->ts_ns); /* blocked, no wakeup seen: the time was blocked */
+			c.state = XP_EX_ST_RUNNING;
 			continue;
 		case XP_SCHED_MIGRATE:
 			w->p->nmigr++;
 			continue;
 		}
 	}
-	/* the rest of the window: the thread hit the end probe, so it runs
-	 * there; a record lost on the way leaves it in its last state */
-	switch (state) {
-	case XP_EX_ST_RUNNING:
-		w->p->comp[XP_EX_ON_CPU] += end - t;
-		break;
-	case XP_EX_ST_RUNQ:
-		w->p->comp[XP_EX_RUNQ] += end - t;
-		break;
-	default:
-		w->p->comp[state == XP_EX_ST_BLOCKED_D ? XP_EX_BLOCKED_D : XP_EX_BLOCKED_S] +=
-			end - t;
-		block_end(w, &cur, block_from, end);
-		break;
+	/* the thread hit the end probe, so it runs there: a state other than
+	 * running means its switch in left no record; the thread's next
+	 * switch out after the window dates it, when it has one */
+	if (c.state != XP_EX_ST_RUNNING) {
+		for (; k < ix->n; k++) {
+			const struct xp_sched_rec *r = &ix->tl->rec[ix->idx[k]];
+
+			if (r->tid != tid)
+				break;
+			if (r->kind != XP_SCHED_OUT)
+				continue;
+			if (r->arrival_age_ns && r->arrival_age_ns <= r->ts_ns - c.t &&
+			    r->ts_ns - r->arrival_age_ns < end) {
+				leave(w, &c, r->ts_ns - r->arrival_age_ns);
+				c.state = XP_EX_ST_RUNNING;
+				w->missed_in++;
+			}
+			break;
+		}
 	}
+	leave(w, &c, end);
 }
 
 static bool host_clock(const struct xp_event *e)
@@ -332,6 +370,7 @@ int xp_inv_explain_pairs(const struct xp_capture *c, const struct xp_correlation
 		}
 		walk_pair(&ix, s->tid, s->timestamp_ns, e->timestamp_ns, &w);
 		rc = w.rc;
+		out->missed_in += w.missed_in;
 		for (k = 0; k < XP_EX_NCOMP; k++)
 			out->total.comp[k] += p->comp[k];
 		out->total.nvcsw += p->nvcsw;

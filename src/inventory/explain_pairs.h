@@ -13,7 +13,11 @@
  * or called the NVTX push/pop); between them every switch out, wakeup and
  * switch in of the thread moves it between states, and the parts are the
  * time in each: they add up to the latency exactly, by construction.
- * Other pairs are counted by reason, never guessed.
+ * Other pairs are counted by reason, never guessed.  A thread seen
+ * running (it leaves its CPU, or the pair ends) while the walk has it
+ * waiting or blocked had a switch in that left no record: the kernel's own
+ * arrival time, carried by its next switch-out record, ends the stale
+ * state (missed_in counts them).
  */
 #ifndef XP_INVENTORY_EXPLAIN_PAIRS_H
 #define XP_INVENTORY_EXPLAIN_PAIRS_H
@@ -51,6 +55,7 @@ struct xp_explained {
 	struct xp_inv_ex_result ex;  /* blocked by syscall, the slowest, their stacks */
 	/* the timeline's own counters */
 	uint64_t records, lost, beyond, unknown;
+	uint64_t missed_in;          /* switch-ins no record showed, repaired */
 	uint64_t first_gap_ns;       /* 0: none */
 };
 

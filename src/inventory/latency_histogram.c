@@ -351,6 +351,8 @@ static int read_explain(struct latency_hist_bpf *skel, struct xp_inv_lh_result *
 	__u32 zero = 0;
 	int cpu, fd, c, rc = 0;
 
+	r->ex_missed_in = skel->bss->ex_missed_in;
+
 	vals = calloc((size_t)r->ncpus, vsize);
 	ex->buckets = calloc(XP_LH_BUCKETS, sizeof(*ex->buckets));
 	if (!vals || !ex->buckets)

@@ -150,6 +150,7 @@ struct xp_inv_lh_result {
 	int ncpus;
 	bool explain;
 	struct xp_inv_ex_result ex; /* with explain */
+	uint64_t ex_missed_in;      /* switch-ins no tracepoint reported (repaired) */
 	uint32_t target_pid;        /* global tgid (with explain) */
 };
 

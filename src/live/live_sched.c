@@ -143,6 +143,8 @@ static void sched_event(struct xpc_json *w, const struct xp_sched_rec *r, uint32
 	char comm[sizeof(r->comm) + 1];
 
 	xpc_json_obj_begin(w);
+	xpc_json_kopt_u64(w, "arrival_age_ns", r->kind == XP_SCHED_OUT && r->arrival_age_ns,
+			  r->arrival_age_ns);
 	xpc_json_kstr(w, "clock_domain", "host_monotonic");
 	xpc_json_ku64(w, "cpu", r->cpu);
 	xpc_json_kopt_u64(w, "dest_cpu", r->kind == XP_SCHED_MIGRATE, r->dest_cpu);

@@ -202,6 +202,7 @@ void xp_render_explain_json(struct xpc_json *w, const struct xp_inv_lh_result *r
 	xpc_json_ku64(w, "unexplained_pairs", r->c.ex_unexplained);
 	xpc_json_ku64(w, "clamped_pairs", r->c.ex_clamped);
 	xpc_json_ku64(w, "blocked_ns_without_syscall_slot", r->c.ex_block_overflow);
+	xpc_json_ku64(w, "missed_switch_ins", r->ex_missed_in);
 	xpc_json_obj_end(w);
 }
 
@@ -347,5 +348,9 @@ void xp_render_explain_human(FILE *out, const struct xp_inv_lh_result *r)
 	if (r->c.ex_unexplained)
 		fprintf(out, "unexplained: %" PRIu64 " pairs (no thread slot, or deeper than %u)\n",
 			(uint64_t)r->c.ex_unexplained, XP_EX_MAX_DEPTH);
+	if (r->ex_missed_in)
+		fprintf(out,
+			"repaired: %" PRIu64 " switch-ins no tracepoint reported (dated by the kernel's own arrival time)\n",
+			r->ex_missed_in);
 	xp_render_explain_slowest_human(out, &r->ex, r->armed_at_ns);
 }

@@ -59,6 +59,7 @@ void xp_render_explained_json(struct xpc_json *w, const struct xp_explained_view
 	xpc_json_ku64(w, "beyond_max_events", x->beyond);
 	xpc_json_ku64(w, "unknown", x->unknown);
 	xpc_json_kopt_u64(w, "first_gap_ns", x->first_gap_ns != 0, x->first_gap_ns);
+	xpc_json_ku64(w, "missed_switch_ins", x->missed_in);
 	xpc_json_obj_end(w);
 	xp_render_explain_parts_json(w, "total", &x->total);
 	xpc_json_kobj_begin(w, "unexplained_pairs");
@@ -93,8 +94,12 @@ void xp_render_explained_human(FILE *out, const struct xp_explained_view *v)
 			un, x->unexplained[XP_EXP_OTHER_THREAD], x->unexplained[XP_EXP_OTHER_CLOCK],
 			x->unexplained[XP_EXP_GAP]);
 	fprintf(out, "scheduler: %" PRIu64 " records of the target's threads, %" PRIu64 " lost, %" PRIu64
-		     " beyond --max-events\n",
+		     " beyond --max-events",
 		x->records, x->lost, x->beyond);
+	if (x->missed_in)
+		fprintf(out, ", %" PRIu64 " switch-ins no tracepoint reported (repaired)",
+			x->missed_in);
+	fprintf(out, "\n");
 	xp_render_explain_slowest_human(out, &x->ex, v->t0);
 }
 

@@ -200,9 +200,57 @@ static void test_unexplained(void)
 	xp_capture_free(&cap);
 }
 
+static void rec_age(uint16_t kind, uint32_t tid, uint64_t ts, uint8_t state, uint64_t age)
+{
+	rec(kind, tid, ts, state);
+	tl.rec[tl.n - 1].arrival_age_ns = age;
+}
+
+/* A switch in that left no record: the next switch out's arrival age
+ * (the kernel's own clock) dates it, inside the window or after it. */
+static void test_missed_switch_in(void)
+{
+	struct xp_explained x;
+	const struct xp_ex_pair *p;
+
+	reset();
+	/* [1000, 9000): preempted at 2000, back at 4000 unseen, blocks at
+	 * 5000 (on its CPU for 1000 by then), switched in at 6000 */
+	pair(TID, 1000, TID, 9000, XP_CLOCK_HOST_MONOTONIC);
+	rec(XP_SCHED_OUT, TID, 2000, XP_SCHED_RUNNABLE);
+	rec_age(XP_SCHED_OUT, TID, 5000, XP_SCHED_BLOCKED_S, 1000);
+	rec(XP_SCHED_IN, TID, 6000, 0);
+	/* [10000, 16000): preempted at 11000, back at 12000 unseen; its next
+	 * switch out, at 17000, has been on its CPU for 5000 */
+	pair(TID, 10000, TID, 16000, XP_CLOCK_HOST_MONOTONIC);
+	rec(XP_SCHED_OUT, TID, 11000, XP_SCHED_RUNNABLE);
+	rec_age(XP_SCHED_OUT, TID, 17000, XP_SCHED_RUNNABLE, 5000);
+	/* [20000, 22000): preempted at 20500, nothing after: stays waiting */
+	pair(TID, 20000, TID, 22000, XP_CLOCK_HOST_MONOTONIC);
+	rec(XP_SCHED_OUT, TID, 20500, XP_SCHED_RUNNABLE);
+	xp_sched_timeline_sort(&tl);
+
+	CHECK(xp_inv_explain_pairs(&cap, &corr, &tl, 5, &x) == 0);
+	p = &x.pairs[0];
+	CHECK_EQ_U64(p->comp[XP_EX_RUNQ], 2000);
+	CHECK_EQ_U64(p->comp[XP_EX_BLOCKED_S], 1000);
+	CHECK_EQ_U64(p->comp[XP_EX_ON_CPU], 1000 + 1000 + 3000);
+	CHECK_EQ_U64(sum(p), 8000);
+	p = &x.pairs[1];
+	CHECK_EQ_U64(p->comp[XP_EX_RUNQ], 1000);
+	CHECK_EQ_U64(p->comp[XP_EX_ON_CPU], 5000);
+	p = &x.pairs[2];
+	CHECK_EQ_U64(p->comp[XP_EX_RUNQ], 1500);
+	CHECK_EQ_U64(x.missed_in, 2);
+	xp_explained_free(&x);
+	xp_sched_timeline_free(&tl);
+	xp_capture_free(&cap);
+}
+
 int main(void)
 {
 	test_states();
+	test_missed_switch_in();
 	test_unexplained();
 	TEST_MAIN_END();
 }
