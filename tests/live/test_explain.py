@@ -144,22 +144,24 @@ def test_run_and_wait_agree_with_schedstat(xprobe):
     the fixture at the first and last instruction of every call and summed,
     against on CPU and run queue summed over the pairs: the same intervals
     but for the probes' own hits at each end (outside the pairs by
-    construction; a 10 ms spin makes those small).  The issue asks 1%; on
-    this kind of machine (a VM guest) the kernel's task clock leaves out the
-    time the hypervisor stole and interrupts took while the thread was the
-    one on its CPU, which xprobe's on CPU (the thread was current) counts:
-    the task clock is the smaller, by 0-3.4% over 200 ms on a quiet machine
-    and up to 9% with both CPUs busy (the suite's parallel stage), and the
-    run queue against schedstat's wait differed by up to 6.6% there (not
-    explained yet: docs/explain.md, Limits).  So: each within 10%, and on
-    CPU never below the task clock by more than 1%."""
+    construction; a 10 ms spin makes those small).  Measured here: run
+    queue +0.9 to +1.1% on a quiet machine, +0.1 to +0.2% with both CPUs
+    busy; on CPU -0.5 to -0.7%.  Not exactly 1% apart, by definition:
+    schedstat dates a wait by the run queue's clock at the kernel's own
+    sample points, and after a wakeup on an idle CPU that clock is not
+    updated between the enqueue and the arrival, so schedstat counts 0 for
+    a wait that took 35-650 us by the clock every tracing tool (xprobe,
+    perf sched, runqlat) reads at the events; and the task clock leaves out
+    the time a hypervisor steals while the thread is current, which on CPU
+    counts (up to 9% seen under load: docs/explain.md, Limits).  So: run
+    queue within 3% (+300 us), on CPU from 3% below to 10% above."""
     with explain_fixture("--spin-us", 10000) as fx:
         res, done, run = run_explain(xprobe, fx)
         assert res.rc == 0, res
         t = res.doc["histogram"]["explain"]["total"]
         run_ns, wait_ns = done["schedstat_in_calls"]
-        assert -0.01 * run_ns <= t["on_cpu_ns"] - run_ns <= 0.10 * run_ns, (t, run_ns)
-        assert abs(t["runqueue_ns"] - wait_ns) <= 0.10 * wait_ns + 200_000, (t, wait_ns)
+        assert -0.03 * run_ns <= t["on_cpu_ns"] - run_ns <= 0.10 * run_ns, (t, run_ns)
+        assert abs(t["runqueue_ns"] - wait_ns) <= 0.03 * wait_ns + 300_000, (t, wait_ns)
         fx.quit()
     assert_released(run.progs, run.links)
 

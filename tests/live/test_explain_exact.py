@@ -308,3 +308,22 @@ def test_html_report_plots_the_parts(xprobe, tmp_path):
     assert len(got["slow"]) == len(ex["slowest"]) == 3
     for text, p in zip(got["slow"], ex["slowest"]):
         assert ("in %s" % p["longest_block"]["syscall"]) in text, text
+
+
+def test_run_and_wait_agree_with_schedstat(xprobe):
+    """As tests/live/test_explain.py's (the bounds and why they are not
+    1%), for the exact mode's timeline: on CPU and run queue summed over
+    the evidence pairs against the main thread's schedstat deltas over the
+    same calls."""
+    with explain_fixture("--spin-us", 10000) as fx:
+        exe = fx.ready["exe"]
+        res, done, r = run(xprobe, fx, UPROBE_LINKS, "--from", call_sel(exe, "entry"),
+                           "--to", call_sel(exe, "return"), "--match", "stack-nested",
+                           "--samples", CALLS)
+        assert res.rc == 0, res
+        t = res.doc["explain"]["total"]
+        run_ns, wait_ns = done["schedstat_in_calls"]
+        assert t["pairs"] == CALLS
+        assert -0.03 * run_ns <= t["on_cpu_ns"] - run_ns <= 0.10 * run_ns, (t, run_ns)
+        assert abs(t["runqueue_ns"] - wait_ns) <= 0.03 * wait_ns + 300_000, (t, wait_ns)
+        fx.quit()
