@@ -9,12 +9,14 @@
 # figures of a run).
 #
 #   uprobe table   processCommand entry/return (one call per command):
-#     untraced; xprobe --histogram (stack-nested); xprobe exact
+#     untraced; xprobe --histogram (stack-nested); the same with --explain
+#     (issue 19: the scheduler's four programs on every switch too, and the
+#     pair's explain work); xprobe exact
 #     (--samples 95% of the calls, so the bound is reached near the end);
 #     bpftrace  uprobe { @s[tid] = nsecs } uretprobe { @h = hist(...) };
 #     bpftrace with empty actions on the same two probes (the floor)
 #   syscall table  write(2) entry/exit on redis:
-#     untraced; xprobe --histogram (exact); xprobe exact; bpftrace's
+#     untraced; xprobe --histogram (exact), with --explain; xprobe exact; bpftrace's
 #     tracepoint pair + hist(); bpftrace empty tracepoint programs (the
 #     floor); libbpf-tools `syscount -L -p`
 #
@@ -32,7 +34,7 @@
 # BENCH_LONG=1 runs the long mode instead: one --histogram capture of
 # BENCH_LONG_MS (default 600000: 10 minutes) on redis under continuous
 # load, xprobe's RSS sampled every BENCH_LONG_SAMPLE_S (default 30) seconds,
-# and whether it stayed flat.
+# and whether it stayed flat; BENCH_LONG_EXPLAIN=1 adds --explain.
 #
 # Run as root from a built tree (XPROBE_BUILD, default ./build).  Installs
 # redis-server, redis-tools, bpftrace and libbpf-tools when missing
@@ -72,6 +74,7 @@ CLIENTS = int(os.environ.get("CLIENTS", "50"))
 LONG = os.environ.get("BENCH_LONG") == "1"
 LONG_MS = int(os.environ.get("BENCH_LONG_MS", "600000"))
 LONG_SAMPLE_S = float(os.environ.get("BENCH_LONG_SAMPLE_S", "30"))
+LONG_EXPLAIN = os.environ.get("BENCH_LONG_EXPLAIN") == "1"
 PORT = int(os.environ.get("REDIS_PORT", "6390"))
 TMP = tempfile.mkdtemp(prefix="xp-bench-app-")
 NCPU = os.cpu_count() or 1
@@ -312,14 +315,17 @@ def run_mode(mode, table, pipe, n, rp, stats=False):
     programs' ns per run instead (kernel.bpf_stats_enabled)."""
     calls = 2 * n
     tool = None
-    if mode == "xprobe --histogram":
+    if mode.startswith("xprobe --histogram"):
         argv = [XPROBE, "measure", "--pid", str(rp), "--histogram", "--json"]
+        explain = mode.endswith("--explain")
+        if explain:
+            argv.append("--explain")
         argv += (["--from", up_sel(False), "--to", up_sel(True), "--match", "stack-nested"]
                  if table == "uprobe" else
                  ["--from", "syscall:write:entry", "--to", "syscall:write:exit", "--match",
                   "exact"])
         tool = Tool(argv)
-        tool.wait_fds(["bpf_link", "bpf-link"], 3)
+        tool.wait_fds(["bpf_link", "bpf-link"], 7 if explain else 3)
     elif mode.startswith("xprobe exact"):
         # every processCommand call is one pair; writes: about one per
         # request unpipelined, fewer pipelined (measured by --histogram)
@@ -357,7 +363,7 @@ def run_mode(mode, table, pipe, n, rp, stats=False):
     # its --samples bound (it may still be correlating: give it time)
     cpu, rss, out, err = tool.stop(grace=30 if mode == "xprobe exact" else 0)
     p50 = p99 = pairs = extra = None
-    if mode == "xprobe --histogram":
+    if mode.startswith("xprobe --histogram"):
         p50, p99, pairs = hist_pcts(json.loads(out))
     elif mode.startswith("xprobe exact"):
         m = re.search(r"latency: min \S+ \S+\s+p50 (\S+) (\S+)\s+mean \S+ \S+\s+p99 (\S+) (\S+)",
@@ -388,8 +394,8 @@ WRITES = {16: 1.0, 1: 1.0}  # write(2) calls per request, measured below
 
 def table(kind, pipe):
     n = REQ[pipe]
-    modes = ["untraced", "xprobe --histogram", "xprobe exact", "bpftrace hist()",
-             "bpftrace empty (floor)"]
+    modes = ["untraced", "xprobe --histogram", "xprobe --histogram --explain", "xprobe exact",
+             "bpftrace hist()", "bpftrace empty (floor)"]
     if kind == "syscall":
         modes.append("syscount -L")
     res = {m: [] for m in modes}
@@ -459,10 +465,10 @@ def report(kind, pipe, res):
     base = med([x[0] for x in res["untraced"]])
     base_cpu = med([x[7] for x in res["untraced"]])
     rows = {}
-    print("%-24s %9s %10s %10s %10s %8s %8s %8s %9s %9s %8s" % (
+    print("%-29s %9s %10s %10s %10s %8s %8s %8s %9s %9s %8s" % (
         "mode", "ops/s", "added ns", "redis CPU", "added CPU", "BPF ns", "CPU s", "RSS MiB",
         "p50", "p99", "pairs"))
-    print("%-24s %9s %10s %10s %10s %8s %8s %8s" % (
+    print("%-29s %9s %10s %10s %10s %8s %8s %8s" % (
         "", "", per, "ns/request", per, per if kind == "uprobe" else "per run", "collector",
         "collector"))
     for m, v in res.items():
@@ -482,7 +488,7 @@ def report(kind, pipe, res):
         if m == "xprobe exact":
             st = sorted(set(str(x[6]).split(":")[0] for x in v))
             note = "  (status %s)" % ",".join(st)
-        print("%-24s %9s %10s %10s %10s %8s %8s %8s %9s %9s %8s%s" % (
+        print("%-29s %9s %10s %10s %10s %8s %8s %8s %9s %9s %8s%s" % (
             m, fmt(ops, 0), fmt(added, 0), fmt(rcpu, 0), fmt(added_cpu, 0),
             fmt(BPF_NS.get((kind, pipe, m)), 1), fmt(cpu, 3), fmt(rss, 1), fmt_ns(p50),
             fmt_ns(p99), fmt(pairs, 0), note))
@@ -522,6 +528,17 @@ def report(kind, pipe, res):
                  fmt(trap), hb, fb, fmt(mh), mh / trap))
         goal("--histogram added cost <= 0.8x bpftrace's (programs)", mh <= 0.8 * mb,
              "(%s vs %s ns, %.2fx)" % (fmt(mh), fmt(mb), mh / mb))
+    # issue 19: what --explain adds on top of --histogram
+    ex = rows["xprobe --histogram --explain"]
+    for key, how in (("added", "throughput"), ("added_cpu", "redis CPU")):
+        goal("--histogram --explain added cost <= 1.3x --histogram's (%s)" % how,
+             le(ex[key], 1.3 * h[key]) if h[key] and h[key] > 0 else False,
+             "(%s vs %s ns, %s)" % (fmt(ex[key]), fmt(h[key]), x(ex[key], h[key])))
+    eb = BPF_NS.get((kind, pipe, "xprobe --histogram --explain"))
+    if None not in (eb, hb, bb, fb) and kind == "uprobe" and f["added_cpu"]:
+        me = f["added_cpu"] + (eb - fb)
+        goal("--histogram --explain added cost <= 1.3x --histogram's (programs)",
+             me <= 1.3 * mh, "(%s vs %s ns, %.2fx)" % (fmt(me), fmt(mh), me / mh))
     goal("collector CPU <= 0.2x bpftrace's", le(h["cpu"], 0.2 * (b["cpu"] or 0)),
          "(%s vs %s s, %.3fx)" % (fmt(h["cpu"], 3), fmt(b["cpu"], 3), h["cpu"] / b["cpu"]))
     goal("peak RSS <= 0.1x bpftrace's", le(h["rss"], 0.1 * (b["rss"] or 0)),
@@ -548,8 +565,8 @@ def long_mode():
     try:
         tool = Tool([XPROBE, "measure", "--pid", str(rp), "--histogram", "--json",
                      "--from", up_sel(False), "--to", up_sel(True), "--match", "stack-nested",
-                     "--duration-ms", str(LONG_MS)])
-        tool.wait_fds(["bpf_link", "bpf-link"], 3)
+                     "--duration-ms", str(LONG_MS)] + (["--explain"] if LONG_EXPLAIN else []))
+        tool.wait_fds(["bpf_link", "bpf-link"], 7 if LONG_EXPLAIN else 3)
         xp = tool.pid()
         load = subprocess.Popen(
             ["sh", "-c", "while :; do taskset -c %s redis-benchmark -p %d -n 1000000 -c %d "
@@ -557,8 +574,9 @@ def long_mode():
             start_new_session=True)
         t0 = time.monotonic()
         samples = []
-        print("\nlong --histogram capture on redis processCommand, %d s under continuous "
-              "redis-benchmark -P 16 load" % (LONG_MS // 1000))
+        print("\nlong --histogram%s capture on redis processCommand, %d s under continuous "
+              "redis-benchmark -P 16 load" % (" --explain" if LONG_EXPLAIN else "",
+                                              LONG_MS // 1000))
         print("%8s %12s %12s" % ("t (s)", "VmRSS KiB", "VmHWM KiB"))
         while tool.p.poll() is None:
             try:
