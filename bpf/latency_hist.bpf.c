@@ -53,6 +53,7 @@
 #include <bpf/usdt.bpf.h>
 
 #include "latency_hist.h"
+#include "sched_task.bpf.h"
 #include "syscall_restart.bpf.h"
 #include "target_filter.bpf.h"
 
@@ -290,44 +291,19 @@ static __always_inline struct xp_ex_thread *ex_slot(__u32 gtid, __u64 now)
 	return t;
 }
 
-struct rq___xp {
-	__u64 clock;
-} __attribute__((preserve_access_index));
-
-struct cfs_rq___xp {
-	struct rq___xp *rq;
-} __attribute__((preserve_access_index));
-
-struct task_struct___xp {
-	int pid;
-	int tgid;
-	struct {
-		unsigned long long last_arrival;
-	} sched_info;
-	struct {
-		struct cfs_rq___xp *cfs_rq;
-	} se;
-} __attribute__((preserve_access_index));
-
 static __always_inline void ex_block_ends(struct xp_ex_thread *t, __u64 now);
 
 /*
  * When the kernel last put @p on a CPU, in bpf_ktime_get_ns()'s time as of
- * @now, @p running now; 0: unknown.  sched_info.last_arrival is the run
- * queue's clock at that switch in; the same clock now, less it, is how
- * long @p has been on its CPU (the clock read at the last update on this
- * CPU: late by the time since, so the arrival comes out that much later
- * and the stale state keeps that much more).  Rare path: probe reads.
+ * @now, @p running now; 0: unknown (xp_sched_arrival_age: an age short by
+ * the run queue clock's staleness, so the stale state keeps that much
+ * more).  Rare path: probe reads.
  */
 static __always_inline __u64 ex_arrival(struct task_struct *p, __u64 now)
 {
-	struct task_struct___xp *t = (void *)p;
-	__u64 arr = BPF_CORE_READ(t, sched_info.last_arrival);
-	__u64 clk = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+	__u64 age = xp_sched_arrival_age(p);
 
-	if (!arr || clk < arr || clk - arr > now)
-		return 0;
-	return now - (clk - arr);
+	return age && age < now ? now - age : 0;
 }
 
 /*
@@ -571,35 +547,6 @@ static __always_inline void ex_block_ends(struct xp_ex_thread *t, __u64 now)
 	}
 }
 
-/*
- * The two task_struct fields the scheduler's programs read, as CO-RE
- * relocated plain loads: the pointers are the tracepoint's typed (BTF)
- * arguments, so a load is one instruction where BPF_CORE_READ would be a
- * helper call, on every context switch of the machine.
- */
-
-
-static __always_inline int ex_target_task(struct task_struct *p, __u32 *gtid)
-{
-	struct task_struct___xp *t = (void *)p;
-
-	if (t->tgid != (int)targ_tgid)
-		return 0;
-	*gtid = (__u32)t->pid;
-	return 1;
-}
-
-/* The syscall @p is in (orig_ax of its saved user registers), -1: none. */
-static __always_inline __s32 ex_syscall_of(struct task_struct *p)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
-	__s64 nr = -1;
-
-	if (!regs || bpf_probe_read_kernel(&nr, sizeof(nr), &regs->orig_ax))
-		return -1;
-	return nr < 0 ? -1 : (__s32)nr;
-}
-
 /* sched_switch(bool preempt, struct task_struct *prev, struct task_struct
  * *next, unsigned int prev_state); runs in prev's context. */
 SEC("tp_btf/sched_switch")
@@ -615,8 +562,8 @@ int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_s
 		return 0;
 	/* every switch of the machine: two loads and two compares when
 	 * neither task is the target's */
-	out = ex_target_task(prev, &gtid);
-	in = ex_target_task(next, &ngtid);
+	out = xp_sched_task_of(prev, targ_tgid, &gtid);
+	in = xp_sched_task_of(next, targ_tgid, &ngtid);
 	if (!out && !in)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -630,7 +577,7 @@ int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_s
 			t->state = (prev_state & 2) ? XP_EX_ST_BLOCKED_D : XP_EX_ST_BLOCKED_S;
 			t->nvcsw++;
 			if (t->depth && t->depth <= XP_EX_MAX_DEPTH) {
-				t->cur.nr = ex_syscall_of(prev);
+				t->cur.nr = xp_sched_syscall_of(prev);
 				t->cur.ustack = bpf_get_stackid(ctx, &xp_ex_stacks, BPF_F_USER_STACK);
 				t->cur.kstack = bpf_get_stackid(ctx, &xp_ex_stacks, 0);
 				t->cur.waker_pid = 0;
@@ -658,7 +605,7 @@ static __always_inline int ex_woken(void *ctx, struct task_struct *p)
 	__u64 now, id;
 	__u32 gtid;
 
-	if (!armed || !ex_target_task(p, &gtid))
+	if (!armed || !xp_sched_task_of(p, targ_tgid, &gtid))
 		return 0;
 	t = bpf_map_lookup_elem(&xp_ex_thread, &gtid);
 	if (!t || (t->state != XP_EX_ST_BLOCKED_S && t->state != XP_EX_ST_BLOCKED_D))
@@ -696,7 +643,7 @@ int BPF_PROG(xp_ex_migrate, struct task_struct *p, int dest_cpu)
 	struct xp_ex_thread *t;
 	__u32 gtid;
 
-	if (!armed || !ex_target_task(p, &gtid))
+	if (!armed || !xp_sched_task_of(p, targ_tgid, &gtid))
 		return 0;
 	t = bpf_map_lookup_elem(&xp_ex_thread, &gtid);
 	if (t)

@@ -25,8 +25,8 @@
  * allocation beyond the ring, never a user-memory read except the
  * stacks the kernel's helper walks.
  *
- * CO-RE.  The task's pid and tgid are CO-RE relocated plain loads (the
- * tracepoints' arguments are typed BTF pointers); unlike xp_live.bpf.c this
+ * CO-RE.  What the programs read of a task is sched_task.bpf.h's (shared
+ * with latency_hist.bpf.c's --explain); unlike xp_live.bpf.c this
  * object needs the running kernel's BTF, so it is its own object and
  * loaded only with --explain.
  */
@@ -35,6 +35,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 
+#include "sched_task.bpf.h"
 #include "xp_sched.h"
 
 /* The target's global tgid (rodata, set before load). */
@@ -70,46 +71,6 @@ struct {
 	__uint(value_size, XP_SCHED_STACK_DEPTH * sizeof(__u64));
 } xp_sched_stacks SEC(".maps");
 
-struct rq___xp {
-	__u64 clock;
-} __attribute__((preserve_access_index));
-
-struct cfs_rq___xp {
-	struct rq___xp *rq;
-} __attribute__((preserve_access_index));
-
-struct task_struct___xp {
-	int pid;
-	int tgid;
-	struct {
-		unsigned long long last_arrival;
-	} sched_info;
-	struct {
-		struct cfs_rq___xp *cfs_rq;
-	} se;
-} __attribute__((preserve_access_index));
-
-/* How long @p has been on its CPU by the run queue's clock (updated by
- * the switch this runs in), 0 when unknown. */
-static __always_inline __u64 arrival_age(struct task_struct *p)
-{
-	struct task_struct___xp *t = (void *)p;
-	__u64 arr = BPF_CORE_READ(t, sched_info.last_arrival);
-	__u64 clk = BPF_CORE_READ(t, se.cfs_rq, rq, clock);
-
-	return arr && clk > arr ? clk - arr : 0;
-}
-
-static __always_inline int target_task(struct task_struct *p, __u32 *tid)
-{
-	struct task_struct___xp *t = (void *)p;
-
-	if (t->tgid != (int)targ_tgid)
-		return 0;
-	*tid = (__u32)t->pid;
-	return 1;
-}
-
 static __always_inline void count_drop(__u64 ts)
 {
 	__u32 zero = 0;
@@ -142,17 +103,6 @@ static __always_inline struct xp_sched_rec *rec_new(__u16 kind, __u32 tid, __u64
 	return r;
 }
 
-/* The syscall @p is in (orig_ax of its saved user registers), -1: none. */
-static __always_inline __s32 syscall_of(struct task_struct *p)
-{
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(p);
-	__s64 nr = -1;
-
-	if (!regs || bpf_probe_read_kernel(&nr, sizeof(nr), &regs->orig_ax))
-		return -1;
-	return nr < 0 ? -1 : (__s32)nr;
-}
-
 /* sched_switch(bool preempt, struct task_struct *prev, struct task_struct
  * *next, unsigned int prev_state); runs in prev's context. */
 SEC("tp_btf/sched_switch")
@@ -167,16 +117,16 @@ int BPF_PROG(xp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (!armed)
 		return 0;
 	now = 0;
-	if (target_task(prev, &tid)) {
+	if (xp_sched_task_of(prev, targ_tgid, &tid)) {
 		now = bpf_ktime_get_ns();
 		r = rec_new(XP_SCHED_OUT, tid, now);
 		if (r) {
-			r->arrival_age_ns = arrival_age(prev);
+			r->arrival_age_ns = xp_sched_arrival_age(prev);
 			if (preempt || !(prev_state & 0xff)) {
 				r->state = XP_SCHED_RUNNABLE;
 			} else {
 				r->state = (prev_state & 2) ? XP_SCHED_BLOCKED_D : XP_SCHED_BLOCKED_S;
-				r->syscall = syscall_of(prev);
+				r->syscall = xp_sched_syscall_of(prev);
 				r->ustack = bpf_get_stackid(ctx, &xp_sched_stacks, BPF_F_USER_STACK);
 				r->kstack = bpf_get_stackid(ctx, &xp_sched_stacks, 0);
 				bpf_map_update_elem(&xp_sched_blocked, &tid, &one, BPF_ANY);
@@ -184,7 +134,7 @@ int BPF_PROG(xp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 		}
 	}
-	if (target_task(next, &tid)) {
+	if (xp_sched_task_of(next, targ_tgid, &tid)) {
 		if (!now)
 			now = bpf_ktime_get_ns();
 		/* switched in: whatever it waited for is over */
@@ -203,7 +153,7 @@ static __always_inline int woken(void *ctx, struct task_struct *p, __u8 flags)
 	__u64 id, now;
 	__u32 tid;
 
-	if (!armed || !target_task(p, &tid))
+	if (!armed || !xp_sched_task_of(p, targ_tgid, &tid))
 		return 0;
 	if (flags != XP_SCHED_F_NEW) {
 		if (!bpf_map_lookup_elem(&xp_sched_blocked, &tid))
@@ -244,7 +194,7 @@ int BPF_PROG(xp_sched_migrate, struct task_struct *p, int dest_cpu)
 	struct xp_sched_rec *r;
 	__u32 tid;
 
-	if (!armed || !target_task(p, &tid))
+	if (!armed || !xp_sched_task_of(p, targ_tgid, &tid))
 		return 0;
 	r = rec_new(XP_SCHED_MIGRATE, tid, bpf_ktime_get_ns());
 	if (!r)

@@ -399,6 +399,11 @@ void xpc_atomic_abort(struct xpc_atomic_file *f)
 
 int xpc_atomic_write(const char *path, const void *data, size_t len)
 {
+	return xpc_atomic_write_mode(path, data, len, 0600);
+}
+
+int xpc_atomic_write_mode(const char *path, const void *data, size_t len, unsigned mode)
+{
 	struct xpc_atomic_file f;
 	const char *p = data;
 	int err;
@@ -406,6 +411,11 @@ int xpc_atomic_write(const char *path, const void *data, size_t len)
 	err = xpc_atomic_open(&f, path);
 	if (err)
 		return err;
+	if (mode != 0600 && fchmod(f.fd, mode) < 0) {
+		err = -errno;
+		xpc_atomic_abort(&f);
+		return err;
+	}
 	while (len) {
 		ssize_t n = write(f.fd, p, len);
 

@@ -81,6 +81,9 @@ void xpc_atomic_unlink_inflight(void);
 int xpc_same_file(const char *a, const char *b);
 /* Convenience: whole buffer in one go. */
 int xpc_atomic_write(const char *path, const void *data, size_t len);
+/* The same with the file's mode @mode instead of 0600: a file another
+ * user's reader takes (a Prometheus textfile, 0644). */
+int xpc_atomic_write_mode(const char *path, const void *data, size_t len, unsigned mode);
 
 /* Test hook (sqlite3FaultSim style): when set, commit fails with this
  * -errno after writing, before the rename.  0 in production. */

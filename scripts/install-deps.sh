@@ -35,15 +35,18 @@ linux-libc-dev util-linux procps python3"
 # tests/cli/test_install.py), chromium-headless-shell (the HTML report's
 # tests load each page in a real browser: tests/pylib/browser.py),
 # bpftrace (tests/live/test_probe_cost.py reads the same pair with it),
+# linux-perf and libbpf-tools (perf sched and offcputime:
+# tests/live/test_explain_anchors.py checks --explain against them),
 # binutils (readelf and strip in the install and offset tests) and the
 # package that holds its x86-64 tools (nm: the layering test reads the
 # built objects' symbols).
 TEST="libclang-rt-14-dev python3-pytest python3-jsonschema jq man-db
-chromium-headless-shell bpftrace binutils binutils-x86-64-linux-gnu"
-# Benchmarks: the tools each bench/ script runs side by side.
+chromium-headless-shell bpftrace linux-perf libbpf-tools binutils
+binutils-x86-64-linux-gnu"
+# Benchmarks: the tools each bench/ script runs side by side (perf and
+# libbpf-tools come with the test set).
 # redis-server, redis-tools: bench/bench_app.sh's application.
-BENCH="libbpf-tools liblttng-ust-dev lttng-tools linux-perf hyperfine
-redis-server redis-tools gdb"
+BENCH="liblttng-ust-dev lttng-tools hyperfine redis-server redis-tools gdb"
 
 set_of() {
 	case "$1" in

@@ -59,6 +59,8 @@ enum opt_id {
 	O_LIST,
 	O_EXPLAIN,
 	O_EXPLAIN_TOP,
+	O_INTERVAL,
+	O_METRICS_OUT,
 };
 
 struct opt_def {
@@ -105,6 +107,8 @@ static const struct opt_def opt_defs[] = {
 	{ { "list", required_argument, NULL, O_LIST }, XP_OPT_LIST },
 	{ { "explain", no_argument, NULL, O_EXPLAIN }, XP_OPT_EXPLAIN },
 	{ { "explain-top", required_argument, NULL, O_EXPLAIN_TOP }, XP_OPT_EXPLAIN_TOP },
+	{ { "interval-ms", required_argument, NULL, O_INTERVAL }, XP_OPT_INTERVAL },
+	{ { "metrics-out", required_argument, NULL, O_METRICS_OUT }, XP_OPT_METRICS_OUT },
 };
 
 #define NOPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
@@ -448,6 +452,14 @@ int xp_args_parse(const struct xp_command *cmd, int argc, char **argv, struct xp
 			break;
 		case O_REPORT:
 			cli->report = optarg;
+			break;
+		case O_INTERVAL:
+			if ((rc = parse_ms(cmd, "interval-ms", optarg, &cli->interval_ms)))
+				return rc;
+			cli->has_interval_ms = true;
+			break;
+		case O_METRICS_OUT:
+			cli->metrics_out = optarg;
 			break;
 		case O_HIST:
 			if (!strcmp(optarg, "log2"))

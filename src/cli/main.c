@@ -138,6 +138,10 @@ static const struct xp_command commands[] = {
 		"      --max-inflight <N>     threads with open starts (1024)\n"
 		"      --max-depth <N>        stack-nested nesting depth kept (32, at most 32)\n"
 		"      --max-groups <N>       groups of --by (256)\n"
+		"      --interval-ms <N>      also print each N ms what the interval added (at\n"
+		"                             least 100; --json: one line each, JSON Lines)\n"
+		"      --metrics-out <PATH>   keep PATH.prom, Prometheus text format, rewritten\n"
+		"                             every interval and at the end (docs/fleet.md)\n"
 		"      --explain              split each pair's latency into on CPU, run queue and\n"
 		"                             blocked (on what, woken by whom) (docs/explain.md)\n"
 		"      --explain-top <N>      slowest pairs kept with their stacks (20, at most 64)\n\n" COMMON_HELP,
@@ -155,7 +159,7 @@ static const struct xp_command commands[] = {
 			XP_OPT_MAX_SAMPLES | XP_OPT_STACK_DEPTH | XP_OPT_MAX_THREADS |
 			XP_OPT_MAX_INFLIGHT | XP_OPT_UNSAFE_OFFSET | XP_OPT_HISTOGRAM | XP_OPT_BY |
 			XP_OPT_MAX_DEPTH | XP_OPT_REPORT | XP_OPT_HIST | XP_OPT_EXPLAIN |
-			XP_OPT_EXPLAIN_TOP,
+			XP_OPT_EXPLAIN_TOP | XP_OPT_INTERVAL | XP_OPT_METRICS_OUT,
 		cmd_measure,
 		xp_measure_usage,
 	},

@@ -59,6 +59,8 @@ enum xp_opt_bit {
 	XP_OPT_LIST = 1ul << 31,
 	XP_OPT_EXPLAIN = 1ul << 32,
 	XP_OPT_EXPLAIN_TOP = 1ul << 33,
+	XP_OPT_INTERVAL = 1ul << 34,
+	XP_OPT_METRICS_OUT = 1ul << 35,
 };
 
 /* Every flag of every command; has_* tells whether it was given. */
@@ -121,6 +123,9 @@ struct xp_cli {
 	bool explain;            /* --explain (docs/explain.md) */
 	bool has_explain_top;
 	uint64_t explain_top;    /* --explain-top N */
+	bool has_interval_ms;
+	uint64_t interval_ms;    /* --interval-ms N (--histogram) */
+	const char *metrics_out; /* --metrics-out PATH.prom (--histogram) */
 
 	const char *report;      /* measure --report PATH.html (src/report/html_report.h) */
 	int argc;                /* the command line, as given (the report shows it) */

@@ -23,10 +23,14 @@
  * object loaded (nothing attached): valid when it would run.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../../common/atomic_file.h"
+#include "../../common/buf.h"
 #include "../../common/cancel.h"
+#include "../../common/json.h"
 #include "../../common/monotonic.h"
 #include "../checks/validate_checks.h"
 #include "../inventory/latency_histogram.h"
@@ -35,6 +39,7 @@
 #include "../correlate/correlate.h"
 #include "../process/children.h"
 #include "../process/namespaces.h"
+#include "../process/procfs.h"
 #include "../report/render_histogram.h"
 #include "../selector/selector.h"
 #include "histogram.h"
@@ -227,11 +232,130 @@ static int children_warning(const struct xp_target *t, const struct hist_req *q,
 	return xp_warnings_add(ws, "NO_EVENTS_IN_TARGET", msg, json) ? -ENOMEM : 0;
 }
 
+/*
+ * --interval-ms and --metrics-out: what the window hands out while it
+ * runs.  Each interval is printed at once (a line of JSON Lines, or a block
+ * under a time header), and the metrics file rewritten from the cumulative
+ * read (atomically, mode 0644: node_exporter's textfile collector reads it
+ * as another user).  A metrics write that fails mid-capture is said once on
+ * stderr and tried again at the next interval; the final one decides
+ * (TRACE_EXPORT_FAILED, the result kept in details.result).
+ */
+struct continuous {
+	struct xp_measure_req *req;
+	struct xp_histogram_view view;   /* identity; result set at the end */
+	struct xp_prom_view prom;
+	struct hist_progress *prog;
+	uint64_t armed_at_ns;
+	bool explain, nested;
+	int group_by;
+	bool warned;
+};
+
+static int write_metrics(struct continuous *k, const struct xp_inv_lh_result *r,
+			 uint64_t window_ns, struct xp_error *err)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	int rc;
+
+	k->prom.result = r;
+	k->prom.window_ns = window_ns;
+	xp_render_prometheus(&b, &k->prom);
+	rc = b.failed ? -ENOMEM : xpc_atomic_write_mode(k->req->metrics_out, b.data, b.len, 0644);
+	xpc_buf_free(&b);
+	if (!rc)
+		return 0;
+	xp_error_detail_str(err, "path", k->req->metrics_out);
+	xp_error_hint(err, "check that the directory exists and is writable (--metrics-out)");
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to write %s: %s",
+			    k->req->metrics_out, strerror(-rc));
+}
+
+static int on_interval(void *ctx, const struct xp_inv_lh_interval *iv, struct xp_error *err)
+{
+	struct continuous *k = ctx;
+	struct xp_histogram_interval_view v = {
+		.capture = &k->view,
+		.iv = iv,
+		.armed_at_ns = k->armed_at_ns ? k->armed_at_ns : iv->start_ns,
+		.explain = k->explain,
+		.group_by = k->group_by,
+		.nested = k->nested,
+	};
+	struct xp_error merr = { 0 };
+
+	(void)err;
+	if (!k->armed_at_ns)
+		k->armed_at_ns = iv->start_ns; /* the first interval starts at arming */
+	v.armed_at_ns = k->armed_at_ns;
+	if (k->req->interval_ms) {
+		xp_out_progress_end(&k->prog->line);
+		if (xp_out_emit(&k->req->out, &xp_doc_histogram_interval, &v))
+			return xp_error_set(err, XPROBE_E_INTERNAL, false,
+					    "stdout could not be written");
+	}
+	if (k->req->metrics_out &&
+	    write_metrics(k, iv->cumulative, iv->end_ns - k->armed_at_ns, &merr) && !k->warned) {
+		k->warned = true;
+		xp_out_warning("%s (tried again every interval)", merr.message);
+	}
+	xp_error_clear(&merr);
+	return 0;
+}
+
+/* The result could not be saved as metrics: keep it with the error. */
+static void unsaved_histogram(struct xp_measure_req *req, const struct xp_histogram_view *view,
+			      struct xp_error *err)
+{
+	struct xpc_buf b = XPC_BUF_INIT;
+	struct xpc_json w;
+
+	xp_error_hint(err, "the measurement itself succeeded: its result is %s",
+		      req->out.json ? "in details.result" : "printed above");
+	if (!req->out.json) {
+		xp_doc_histogram.human(stdout, view);
+		fflush(stdout);
+		return;
+	}
+	xpc_json_init_buf(&w, &b, 0);
+	xp_doc_histogram.json(&w, view);
+	if (xpc_json_finish(&w) == 0 && b.data)
+		xp_error_detail_raw(err, "result", b.data);
+	xpc_buf_free(&b);
+}
+
+/* The target's comm and executable, for the metrics' labels. */
+static void target_names(uint32_t pid, char *comm, size_t size, char **exe)
+{
+	struct xp_proc_stat st;
+
+	comm[0] = '\0';
+	if (!xp_proc_stat_read(pid, 0, &st))
+		snprintf(comm, size, "%s", st.comm);
+	if (xp_proc_exe(pid, exe))
+		*exe = NULL;
+}
+
 /* The collector, as the window runs it. */
 struct lh_window {
 	const struct xp_inv_lh_opts *o;
 	struct xp_inv_lh_result *r;
 };
+
+/* --metrics-out is checked before anything attaches (as --events-out). */
+static int check_metrics_out(const char *path, struct xp_error *err)
+{
+	unsigned mode = 0;
+	int rc = xpc_atomic_check(path, &mode);
+
+	if (!rc)
+		return 0;
+	xp_error_detail_str(err, "path", path);
+	xp_error_detail_str(err, "checked", "before measuring");
+	xp_error_hint(err, "pass --metrics-out a file in a writable directory (PATH.prom)");
+	return xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false, "failed to write %s: %s",
+			    path, rc == -ELOOP ? "it is a symbolic link" : strerror(-rc));
+}
 
 static int lh_collect(void *ctx, struct xp_error *err)
 {
@@ -252,6 +376,8 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	struct xp_target_ns ns;
 	struct xp_target t;
 	struct hist_req q;
+	struct continuous k;
+	char comm[64], *exe = NULL;
 	uint64_t timeout_ms; /* 0: none given */
 	bool have_r = false;
 	int rc;
@@ -259,12 +385,20 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	memset(&q, 0, sizeof(q));
 	memset(&r, 0, sizeof(r));
 	memset(&t, 0, sizeof(t));
+	memset(&k, 0, sizeof(k));
 	q.from_text = req->from_text;
 	q.to_text = req->to_text;
 	q.match_text = req->match_text;
 	q.by = req->by;
 	q.unsafe_offset = req->unsafe_offset;
 	timeout_ms = req->given & XP_OPT_TIMEOUT ? req->timeout_ms : 0;
+	/* JSON Lines: every interval, then the result, one line each */
+	req->out.json_lines = req->interval_ms != 0;
+	if (req->metrics_out) {
+		rc = check_metrics_out(req->metrics_out, err);
+		if (rc)
+			return rc;
+	}
 	rc = bounds(req, &o.max_inflight, &o.max_groups, &o.max_depth, err);
 	if (rc)
 		return rc;
@@ -326,6 +460,40 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 		o.progress = on_progress;
 		o.progress_ctx = &prog;
 	}
+	target_names(t.pid, comm, sizeof(comm), &exe);
+	k.req = req;
+	k.prog = &prog;
+	k.explain = o.explain;
+	k.nested = o.nested;
+	k.group_by = o.group_by;
+	k.view = (struct xp_histogram_view){
+		.session_id = req->session_id,
+		.name = req->name,
+		.pid = t.pid,
+		.process_start_time = t.start_time,
+		.start_selector = req->from_text,
+		.end_selector = req->to_text,
+		.start = o.start,
+		.end = o.end,
+		.pid_namespace_filter = o.filter.use_pidns,
+		.color = xp_out_color(&req->out, STDOUT_FILENO),
+	};
+	k.prom = (struct xp_prom_view){
+		.name = req->name,
+		.pid = t.pid,
+		.process_start_time = t.start_time,
+		.comm = comm,
+		.exe = exe ? exe : "",
+		.start_selector = req->from_text,
+		.end_selector = req->to_text,
+		.start = o.start,
+	};
+	if (req->interval_ms || req->metrics_out) {
+		/* without --interval-ms, the metrics file every 10 s and at the end */
+		o.interval_ns = (req->interval_ms ? req->interval_ms : 10000) * 1000000ull;
+		o.on_interval = on_interval;
+		o.interval_ctx = &k;
+	}
 
 	rc = xp_inventory_window(lh_collect, &win, &prog.line, err);
 	if (rc)
@@ -385,9 +553,15 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 			.color = xp_out_color(&req->out, STDOUT_FILENO),
 		};
 
+		if (req->metrics_out && write_metrics(&k, &r, r.window_ns, err)) {
+			unsaved_histogram(req, &view, err);
+			rc = -err->code;
+			goto out;
+		}
 		rc = xp_emit_reported(req, XP_HTML_HISTOGRAM, &xp_doc_histogram, &view);
 	}
 out:
+	free(exe);
 	if (have_r)
 		xp_inv_lh_result_free(&r);
 	xp_warnings_free(&ws);

@@ -73,6 +73,12 @@ static int reasons(const struct xp_cli *cli, struct xp_usage *u)
 		return xp_usage_text(
 			u, "--histogram pairs in the kernel with --match exact or stack-nested, not '%s'",
 			cli->match);
+	if (cli->has_interval_ms && cli->interval_ms < 100)
+		return xp_usage_text(
+			u, "invalid value '%llu' for '--interval-ms': at least 100 milliseconds",
+			(unsigned long long)cli->interval_ms);
+	if (cli->metrics_out && !*cli->metrics_out)
+		return xp_usage_text(u, "--metrics-out needs a path (PATH.prom)");
 	if (cli->has_max_depth && policy != XP_POLICY_STACK_NESTED)
 		return xp_usage_text(
 			u,
@@ -120,6 +126,7 @@ static const unsigned long conflicts[] = {
 const struct xp_mode_rules xp_histogram_rules = {
 	.flag = XP_OPT_HISTOGRAM,
 	.conflicts = conflicts,
-	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH,
+	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH |
+		   XP_OPT_INTERVAL | XP_OPT_METRICS_OUT,
 	.usage = usage,
 };

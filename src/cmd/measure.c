@@ -1111,6 +1111,8 @@ static void req_init(struct xp_measure_req *req, const struct xp_cli *cli)
 	req->max_depth = cli->max_depth;
 	req->by = cli->by;
 	req->explain = cli->explain;
+	req->interval_ms = cli->has_interval_ms ? cli->interval_ms : 0;
+	req->metrics_out = cli->metrics_out;
 	req->explain_top = cli->explain_top;
 	req->name = cli->name;
 	req->from_text = cli->from;

@@ -49,6 +49,8 @@ struct xp_measure_req {
 	const char *by;            /* --by, as written */
 	bool explain;              /* --explain */
 	uint64_t explain_top;      /* --explain-top, as given */
+	uint64_t interval_ms;      /* --interval-ms (--histogram), 0: none */
+	const char *metrics_out;   /* --metrics-out PATH (--histogram), NULL: none */
 
 	/* the measurement (a spec's, or the command line's with defaults) */
 	const char *name;          /* measurement name or NULL */

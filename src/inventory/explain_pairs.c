@@ -34,12 +34,11 @@ struct tl_index {
 	size_t n;
 };
 
-static const struct xp_sched_timeline *sort_tl;
-
-static int by_tid_then_time(const void *a, const void *b)
+static int by_tid_then_time(const void *a, const void *b, void *ctx)
 {
+	const struct xp_sched_timeline *tl = ctx;
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	uint32_t ti = sort_tl->rec[i].tid, tj = sort_tl->rec[j].tid;
+	uint32_t ti = tl->rec[i].tid, tj = tl->rec[j].tid;
 
 	if (ti != tj)
 		return ti < tj ? -1 : 1;
@@ -57,9 +56,7 @@ static int index_build(struct tl_index *ix, const struct xp_sched_timeline *tl)
 		return -ENOMEM;
 	for (i = 0; i < tl->n; i++)
 		ix->idx[i] = (uint32_t)i;
-	sort_tl = tl;
-	qsort(ix->idx, ix->n, sizeof(*ix->idx), by_tid_then_time);
-	sort_tl = NULL;
+	qsort_r(ix->idx, ix->n, sizeof(*ix->idx), by_tid_then_time, (void *)tl);
 	return 0;
 }
 
@@ -263,12 +260,11 @@ static bool host_clock(const struct xp_event *e)
 	return e->clock_domain == XP_CLOCK_HOST_MONOTONIC;
 }
 
-static const struct xp_correlation *sort_corr;
-
-static int by_latency_desc(const void *a, const void *b)
+static int by_latency_desc(const void *a, const void *b, void *ctx)
 {
-	uint64_t x = sort_corr->pairs[*(const uint32_t *)a].latency_ns;
-	uint64_t y = sort_corr->pairs[*(const uint32_t *)b].latency_ns;
+	const struct xp_correlation *corr = ctx;
+	uint64_t x = corr->pairs[*(const uint32_t *)a].latency_ns;
+	uint64_t y = corr->pairs[*(const uint32_t *)b].latency_ns;
 
 	if (x != y)
 		return x > y ? -1 : 1;
@@ -297,9 +293,7 @@ static int keep_slowest(struct xp_explained *x, const struct xp_capture *c,
 	for (i = 0; i < corr->npairs; i++)
 		if (x->pairs[i].status == XP_EXP_EXPLAINED)
 			order[n++] = (uint32_t)i;
-	sort_corr = corr;
-	qsort(order, n, sizeof(*order), by_latency_desc);
-	sort_corr = NULL;
+	qsort_r(order, n, sizeof(*order), by_latency_desc, (void *)corr);
 	if (n > top)
 		n = top;
 	x->ex.slow = calloc(n ? n : 1, sizeof(*x->ex.slow));

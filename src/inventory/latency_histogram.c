@@ -206,15 +206,15 @@ static struct bpf_link *attach_endpoint(struct latency_hist_bpf *skel,
 	return l;
 }
 
-/* Fold the per-CPU total, read every group and the in-flight slots. */
-static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
-		     struct xp_error *err)
+/* Fold the per-CPU total and read every group into @r (cumulative). */
+static int read_totals(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
+		       struct xp_error *err)
 {
 	size_t vsize = (sizeof(struct xp_lh_total) + 7) & ~(size_t)7;
 	char *vals = NULL;
 	struct xp_lh_hist g;
 	__u64 gkey, gnext, *gprev = NULL;
-	__u32 key, next, *prev = NULL, zero = 0;
+	__u32 zero = 0;
 	int fd, i, rc = 0;
 
 	vals = calloc((size_t)r->ncpus, vsize);
@@ -261,6 +261,20 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
 			r->ngroups++;
 		}
 	}
+out:
+	free(vals);
+	return rc;
+}
+
+/* The totals, then the in-flight slots (what is open at the end). */
+static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
+		     struct xp_error *err)
+{
+	__u32 key, next, *prev = NULL;
+	int fd, rc = read_totals(skel, r, err);
+
+	if (rc)
+		return rc;
 	fd = bpf_map__fd(r->nested ? skel->maps.xp_lh_stack : skel->maps.xp_lh_open);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
@@ -281,9 +295,114 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
 			r->open_at_end += o.busy != 0;
 		}
 	}
-out:
-	free(vals);
+	return 0;
+}
+
+/* --- --interval-ms ------------------------------------------------------- */
+
+/* Two cumulative reads; each tick reads into @cur, reports @cur - @prev,
+ * then swaps them.  Memory: two group tables of at most --max-groups. */
+struct intervals {
+	struct xp_inv_lh_result a, b, *prev, *cur;
+	struct xp_inv_lh_group *delta; /* the interval's groups */
+	uint64_t index, last_ns, next_ns;
+};
+
+static int by_key(const void *x, const void *y)
+{
+	const struct xp_inv_lh_group *a = x, *b = y;
+
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static int by_count_desc(const void *x, const void *y)
+{
+	const struct xp_inv_lh_group *a = x, *b = y;
+
+	if (a->h.count != b->h.count)
+		return a->h.count > b->h.count ? -1 : 1;
+	return a->key < b->key ? -1 : a->key > b->key;
+}
+
+static void counters_delta(struct xp_lh_counters *d, const struct xp_lh_counters *now,
+			   const struct xp_lh_counters *before)
+{
+	const __u64 *n = (const __u64 *)now, *b = (const __u64 *)before;
+	__u64 *o = (__u64 *)d;
+	size_t i;
+
+	_Static_assert(sizeof(*d) % sizeof(__u64) == 0, "xp_lh_counters: u64 fields only");
+	for (i = 0; i < sizeof(*d) / sizeof(__u64); i++)
+		o[i] = n[i] - b[i];
+}
+
+static void reset_read(struct xp_inv_lh_result *r, const struct xp_inv_lh_result *like)
+{
+	struct xp_inv_lh_group *g = r->groups;
+
+	memset(&r->total, 0, sizeof(r->total));
+	memset(&r->c, 0, sizeof(r->c));
+	r->groups = g;
+	r->ngroups = 0;
+	r->ncpus = like->ncpus;
+	r->nested = like->nested;
+	r->group_by = like->group_by;
+}
+
+static int interval_tick(struct latency_hist_bpf *skel, const struct xp_inv_lh_opts *o,
+			 struct intervals *iv, uint64_t now, struct xp_error *err)
+{
+	struct xp_inv_lh_interval x;
+	struct xp_inv_lh_result *t;
+	size_t i, n = 0;
+	int rc;
+
+	reset_read(iv->cur, iv->prev);
+	rc = read_totals(skel, iv->cur, err);
+	if (rc)
+		return rc;
+	memset(&x, 0, sizeof(x));
+	x.index = iv->index++;
+	x.start_ns = iv->last_ns;
+	x.end_ns = now;
+	xp_inv_lh_dist_delta(&x.total, &iv->cur->total, &iv->prev->total);
+	counters_delta(&x.c, &iv->cur->c, &iv->prev->c);
+	if (iv->cur->ngroups) {
+		struct xp_inv_lh_group *d = realloc(iv->delta, iv->cur->ngroups * sizeof(*d));
+
+		if (!d)
+			return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		iv->delta = d;
+	}
+	for (i = 0; i < iv->cur->ngroups; i++) {
+		const struct xp_inv_lh_group *g = &iv->cur->groups[i], *p;
+		static const struct xp_inv_lh_dist none;
+
+		p = bsearch(g, iv->prev->groups, iv->prev->ngroups, sizeof(*g), by_key);
+		iv->delta[n].key = g->key;
+		xp_inv_lh_dist_delta(&iv->delta[n].h, &g->h, p ? &p->h : &none);
+		if (iv->delta[n].h.count)
+			n++;
+	}
+	qsort(iv->delta, n, sizeof(*iv->delta), by_count_desc);
+	x.groups = iv->delta;
+	x.ngroups = n;
+	/* the cumulative read, its groups by key for the next tick's search */
+	qsort(iv->cur->groups, iv->cur->ngroups, sizeof(*iv->cur->groups), by_key);
+	x.cumulative = iv->cur;
+	rc = o->on_interval(o->interval_ctx, &x, err);
+	t = iv->prev;
+	iv->prev = iv->cur;
+	iv->cur = t;
+	iv->last_ns = now;
 	return rc;
+}
+
+static void intervals_free(struct intervals *iv)
+{
+	free(iv->a.groups);
+	free(iv->b.groups);
+	free(iv->delta);
 }
 
 /* The four scheduler programs of --explain (tp_btf: typed arguments). */
@@ -425,11 +544,14 @@ out:
 	return rc;
 }
 
-/* Wait for the window's end; returns why it ended. */
-static enum xp_inv_lh_stop wait_window(const struct xp_inv_lh_opts *o, uint64_t armed_at, int pidfd)
+/* Wait for the window's end, reading every interval on the way; returns
+ * why it ended (negative: an interval's error, in @err). */
+static int wait_window(const struct xp_inv_lh_opts *o, uint64_t armed_at, int pidfd,
+		       struct latency_hist_bpf *skel, struct intervals *iv, struct xp_error *err)
 {
 	uint64_t end = o->duration_ms ? armed_at + o->duration_ms * 1000000ull : 0;
 	uint64_t last_verify = armed_at, last_progress = 0;
+	int rc;
 
 	for (;;) {
 		struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
@@ -443,6 +565,14 @@ static enum xp_inv_lh_stop wait_window(const struct xp_inv_lh_opts *o, uint64_t 
 			return XP_LH_STOP_DURATION;
 		if (o->deadline_ns && now >= o->deadline_ns)
 			return XP_LH_STOP_TIMEOUT;
+		if (iv && now >= iv->next_ns) {
+			rc = interval_tick(skel, o, iv, now, err);
+			if (rc)
+				return rc;
+			/* the next tick on the grid from arming: no drift */
+			while (iv->next_ns <= now)
+				iv->next_ns += o->interval_ns;
+		}
 		if (o->progress && (!last_progress || now - last_progress >= XP_LIVE_PROGRESS_NS)) {
 			last_progress = now;
 			o->progress(o->progress_ctx, now - armed_at);
@@ -460,6 +590,8 @@ static enum xp_inv_lh_stop wait_window(const struct xp_inv_lh_opts *o, uint64_t 
 			wake = end;
 		if (o->deadline_ns && o->deadline_ns < wake)
 			wake = o->deadline_ns;
+		if (iv && iv->next_ns < wake)
+			wake = iv->next_ns;
 		ts.tv_sec = (time_t)((wake - now) / 1000000000ull);
 		ts.tv_nsec = (long)((wake - now) % 1000000000ull);
 		/* a signal handler (no SA_RESTART) ends the wait with EINTR */
@@ -475,6 +607,7 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	struct latency_hist_bpf *skel = NULL;
 	struct bpf_link *links[XP_LH_LINKS_MAX] = { 0 };
 	const struct xp_live_endpoint *eps[2] = { o->start, o->end };
+	struct intervals iv = { 0 };
 	uint64_t t0 = xpc_mono_ns();
 	size_t nlinks = 0, i;
 	int pidfd = -1, rc, e = 0;
@@ -561,7 +694,19 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 				o->on_armed_ctx, err);
 	if (rc)
 		goto out;
-	r->stop = wait_window(o, r->armed_at_ns, pidfd);
+	if (o->interval_ns && o->on_interval) {
+		iv.prev = &iv.a;
+		iv.cur = &iv.b;
+		iv.a.ncpus = r->ncpus;
+		iv.a.nested = r->nested;
+		iv.a.group_by = r->group_by;
+		iv.last_ns = r->armed_at_ns;
+		iv.next_ns = r->armed_at_ns + o->interval_ns;
+	}
+	rc = wait_window(o, r->armed_at_ns, pidfd, skel, iv.prev ? &iv : NULL, err);
+	if (rc < 0)
+		goto out;
+	r->stop = (enum xp_inv_lh_stop)rc;
 	__atomic_store_n(&skel->bss->armed, 0u, __ATOMIC_SEQ_CST);
 	r->window_ns = xpc_mono_ns() - r->armed_at_ns;
 	while (nlinks)
@@ -569,10 +714,14 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	rc = read_maps(skel, r, err);
 	if (!rc && o->explain)
 		rc = read_explain(skel, r, err);
+	/* the last interval: from the last tick to the end of the window */
+	if (!rc && iv.prev && r->window_ns + r->armed_at_ns > iv.last_ns)
+		rc = interval_tick(skel, o, &iv, r->armed_at_ns + r->window_ns, err);
 	if (rc)
 		goto out;
 	xp_inv_lh_result_finish(r);
 out:
+	intervals_free(&iv);
 	while (nlinks)
 		bpf_link__destroy(links[--nlinks]);
 	if (own_pidfd)

@@ -123,7 +123,40 @@ struct xp_inv_lh_dist {
 	uint64_t sum_ns;
 	uint64_t min_ns;        /* valid when count > 0 */
 	uint64_t max_ns;
+	/* min_ns/max_ns are the bounds of the lowest and highest non-empty
+	 * buckets, not exact extremes (an interval's difference of two reads:
+	 * xp_inv_lh_dist_delta) */
+	bool bucket_extremes;
 	uint64_t buckets[XP_LH_BUCKETS];
+};
+
+/*
+ * @into = @now - @before, two cumulative reads of one distribution (the
+ * kernel's counters only grow): count, sum, buckets and --explain's parts
+ * exact; min/max the bounds of the extreme non-empty buckets
+ * (bucket_extremes).
+ */
+void xp_inv_lh_dist_delta(struct xp_inv_lh_dist *into, const struct xp_inv_lh_dist *now,
+			  const struct xp_inv_lh_dist *before);
+
+/*
+ * --interval-ms: what one interval of the window added.  The kernel's maps
+ * are read, never reset: each interval is the difference of two cumulative
+ * reads (xp_inv_lh_dist_delta), so no pair completing while the maps are
+ * read is lost or counted twice -- it falls in this interval or the next.
+ * (A pair's bucket and its sum are two additions: one read may see one of
+ * them, so an interval's sum may hold up to a pair in flight per CPU of
+ * its neighbour's; the counts are exact.)
+ */
+struct xp_inv_lh_interval {
+	uint64_t index;            /* 0, 1, ... */
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC of the two reads */
+	struct xp_inv_lh_dist total;
+	struct xp_inv_lh_group *groups; /* groups with pairs in the interval, count desc */
+	size_t ngroups;
+	struct xp_lh_counters c;   /* the counters' growth */
+	/* the whole window so far (cumulative), for an exposition of totals */
+	const struct xp_inv_lh_result *cumulative;
 };
 
 struct xp_inv_lh_group {
@@ -177,6 +210,13 @@ struct xp_inv_lh_opts {
 	 * block.  The pairs are in the kernel's maps until the window ends. */
 	void (*progress)(void *ctx, uint64_t elapsed_ns);
 	void *progress_ctx;
+	/* --interval-ms: every interval_ns after arming (0: none) the maps are
+	 * read and @on_interval called with what the interval added; a
+	 * non-zero return ends the window with its error.  The final result
+	 * covers the whole window as without intervals. */
+	uint64_t interval_ns;
+	int (*on_interval)(void *ctx, const struct xp_inv_lh_interval *iv, struct xp_error *err);
+	void *interval_ctx;
 };
 
 /*

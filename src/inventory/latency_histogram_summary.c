@@ -155,8 +155,10 @@ int xp_inv_lh_percentile(const struct xp_inv_lh_dist *h, uint32_t permille,
 		if (b < a) /* min/max outside the bucket: trust the bucket */
 			a = lo, b = hi - 1;
 	}
-	/* the extremes are known exactly */
-	if (rank == h->count)
+	/* the extremes are known exactly (unless they are bucket bounds) */
+	if (h->bucket_extremes)
+		;
+	else if (rank == h->count)
 		a = b = h->max_ns;
 	else if (rank == 1)
 		a = b = h->min_ns;
@@ -168,6 +170,36 @@ int xp_inv_lh_percentile(const struct xp_inv_lh_dist *h, uint32_t permille,
 	eb = b ? (double)(b - m) / (double)b : 0.0;
 	out->rel_error = ea > eb ? ea : eb;
 	return 0;
+}
+
+void xp_inv_lh_dist_delta(struct xp_inv_lh_dist *into, const struct xp_inv_lh_dist *now,
+			  const struct xp_inv_lh_dist *before)
+{
+	uint64_t lo, hi;
+	bool first = true;
+	uint32_t b;
+	int i;
+
+	memset(into, 0, sizeof(*into));
+	into->count = now->count - before->count;
+	into->sum_ns = now->sum_ns - before->sum_ns;
+	for (i = 0; i < XP_EX_NCOMP; i++)
+		into->ex.comp[i] = now->ex.comp[i] - before->ex.comp[i];
+	into->ex.nvcsw = now->ex.nvcsw - before->ex.nvcsw;
+	into->ex.nivcsw = now->ex.nivcsw - before->ex.nivcsw;
+	into->ex.nmigr = now->ex.nmigr - before->ex.nmigr;
+	into->ex.pairs = now->ex.pairs - before->ex.pairs;
+	into->bucket_extremes = true;
+	for (b = 0; b < XP_LH_BUCKETS; b++) {
+		into->buckets[b] = now->buckets[b] - before->buckets[b];
+		if (!into->buckets[b])
+			continue;
+		xp_inv_lh_bucket_bounds(b, &lo, &hi);
+		if (first)
+			into->min_ns = lo;
+		first = false;
+		into->max_ns = hi - 1;
+	}
 }
 
 static int group_cmp(const void *x, const void *y)

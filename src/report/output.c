@@ -172,7 +172,7 @@ int xp_out_fail(const struct xp_output *o, const struct xp_error *err)
 		int rc;
 
 		fflush(stdout);
-		xpc_json_init_fd(&w, STDOUT_FILENO, XPC_JSON_PRETTY);
+		xpc_json_init_fd(&w, STDOUT_FILENO, o->json_lines ? 0 : XPC_JSON_PRETTY);
 		xpc_json_obj_begin(&w);
 		xpc_json_kstr(&w, "schema_version", "2.0");
 		xpc_json_kbool(&w, "ok", false);
@@ -208,7 +208,7 @@ int xp_out_emit(const struct xp_output *o, const struct xp_doc_type *type, const
 		struct xpc_json w;
 
 		fflush(stdout);
-		xpc_json_init_fd(&w, STDOUT_FILENO, XPC_JSON_PRETTY);
+		xpc_json_init_fd(&w, STDOUT_FILENO, o->json_lines ? 0 : XPC_JSON_PRETTY);
 		type->json(&w, doc);
 		xpc_buf_putc(w.out, '\n');
 		if (xpc_json_finish(&w)) {

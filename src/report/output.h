@@ -33,6 +33,10 @@ struct xp_output {
 	bool json;            /* --json */
 	bool no_color;        /* --no-color (NO_COLOR too: xp_out_color) */
 	bool non_interactive; /* --non-interactive: also no progress line */
+	/* --json as JSON Lines: every document (intervals, the result, an
+	 * error) compact on one line, flushed (measure --histogram
+	 * --interval-ms) */
+	bool json_lines;
 };
 
 /*

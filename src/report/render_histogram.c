@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <time.h>
 #include <string.h>
 
 #include "../../common/json.h"
@@ -121,6 +122,12 @@ static void key_label(char *buf, size_t size, const char *kind, uint64_t key)
 		snprintf(buf, size, "generation %" PRId64, (int64_t)key);
 	else
 		snprintf(buf, size, "arg0 %" PRId64, (int64_t)key);
+}
+
+void xp_render_histogram_group_label(char *buf, size_t size, int by,
+				     const struct xp_live_endpoint *start, uint64_t key)
+{
+	key_label(buf, size, key_kind(by, start), key);
 }
 
 static void render_stats(struct xpc_json *w, const struct xp_inv_lh_dist *h)
@@ -474,6 +481,112 @@ void xp_render_histogram_check_human(FILE *out, const struct xp_histogram_check 
 }
 
 /* The document types the commands emit (output.h). */
+/* --- --interval-ms ------------------------------------------------------- */
+
+/* An interval's stats: exact count and sum; its extremes are known only to
+ * their buckets. */
+static void interval_stats(struct xpc_json *w, const struct xp_inv_lh_dist *h)
+{
+	bool any = h->count > 0;
+
+	xpc_json_kobj_begin(w, "stats");
+	xpc_json_ku64(w, "count", h->count);
+	xpc_json_ku64(w, "sum_ns", h->sum_ns);
+	xpc_json_key(w, "mean_ns");
+	if (any)
+		xpc_json_f64(w, (double)h->sum_ns / (double)h->count);
+	else
+		xpc_json_null(w);
+	xpc_json_kopt_u64(w, "min_bucket_lower_ns", any, h->min_ns);
+	xpc_json_kopt_u64(w, "max_bucket_upper_ns", any, h->max_ns + 1);
+	xpc_json_obj_end(w);
+}
+
+void xp_render_histogram_interval_json(struct xpc_json *w,
+				       const struct xp_histogram_interval_view *v)
+{
+	const struct xp_histogram_view *c = v->capture;
+	const struct xp_inv_lh_interval *iv = v->iv;
+	const char *kind = key_kind(v->group_by, c->start);
+	char label[64];
+	size_t i;
+
+	xp_render_result_begin(w, c->session_id, "interval");
+	xpc_json_kobj_begin(w, "interval");
+	xpc_json_ku64(w, "index", iv->index);
+	xpc_json_ku64(w, "start_ns", iv->start_ns);
+	xpc_json_ku64(w, "end_ns", iv->end_ns);
+	xpc_json_ku64(w, "start_offset_ns", iv->start_ns - v->armed_at_ns);
+	xpc_json_ku64(w, "duration_ns", iv->end_ns - iv->start_ns);
+	xpc_json_obj_end(w);
+	xpc_json_kobj_begin(w, "histogram");
+	xpc_json_kstr(w, "name", c->name);
+	xp_render_identity(w, "target", c->pid, c->process_start_time);
+	xpc_json_kstr(w, "start_selector", c->start_selector);
+	xpc_json_kstr(w, "end_selector", c->end_selector);
+	xpc_json_kstr(w, "group_by", xp_inv_lh_by_name(v->group_by));
+	interval_stats(w, &iv->total);
+	render_buckets(w, &iv->total);
+	render_percentiles(w, &iv->total);
+	xpc_json_karr_begin(w, "groups");
+	for (i = 0; i < iv->ngroups; i++) {
+		key_label(label, sizeof(label), kind, iv->groups[i].key);
+		xpc_json_obj_begin(w);
+		xpc_json_ku64(w, "key", iv->groups[i].key);
+		xpc_json_ki64(w, "key_signed", (int64_t)iv->groups[i].key);
+		xpc_json_kstr(w, "label", label);
+		interval_stats(w, &iv->groups[i].h);
+		render_percentiles(w, &iv->groups[i].h);
+		xpc_json_obj_end(w);
+	}
+	xpc_json_arr_end(w);
+	xpc_json_key(w, "explain");
+	if (v->explain)
+		xp_render_explain_parts_json(w, NULL, &iv->total.ex);
+	else
+		xpc_json_null(w);
+	xpc_json_obj_end(w);
+	xpc_json_kobj_begin(w, "counters");
+	xpc_json_ku64(w, "superseded", iv->c.superseded);
+	xpc_json_ku64(w, "unpaired_ends", iv->c.unpaired_ends);
+	xpc_json_ku64(w, "thread_exit_open", iv->c.thread_exit_open);
+	xpc_json_ku64(w, "inflight_overflow", iv->c.inflight_overflow);
+	xpc_json_ku64(w, "depth_overflow", iv->c.depth_overflow);
+	xpc_json_ku64(w, "group_overflow", iv->c.group_overflow);
+	xpc_json_ku64(w, "key_unreadable", iv->c.key_unreadable);
+	xpc_json_obj_end(w);
+	xpc_json_obj_end(w);
+}
+
+void xp_render_histogram_interval_human(FILE *out, const struct xp_histogram_interval_view *v)
+{
+	const struct xp_inv_lh_interval *iv = v->iv;
+	struct xp_inv_lh_percentile p;
+	char when[16], a[32], b[32], c[32];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&now, &tm));
+	fprintf(out, "%s  interval %" PRIu64 " (+%.3f s .. +%.3f s): %" PRIu64 " pairs\n", when,
+		iv->index, (double)(iv->start_ns - v->armed_at_ns) / 1e9,
+		(double)(iv->end_ns - v->armed_at_ns) / 1e9, (uint64_t)iv->total.count);
+	if (!iv->total.count) {
+		fprintf(out, "\n");
+		return;
+	}
+	human_bars(out, &iv->total, v->capture->color);
+	xp_inv_lh_percentile(&iv->total, 500, &p);
+	xp_report_fmt_ns(a, sizeof(a), (double)p.value_ns);
+	xp_inv_lh_percentile(&iv->total, 990, &p);
+	xp_report_fmt_ns(b, sizeof(b), (double)p.value_ns);
+	xp_report_fmt_ns(c, sizeof(c), (double)iv->total.sum_ns / (double)iv->total.count);
+	fprintf(out, "p50 %s  p99 %s  mean %s\n\n", a, b, c);
+}
+
+XP_DOC_TYPE(xp_doc_histogram_interval, "latency-histogram-interval",
+	    struct xp_histogram_interval_view, xp_render_histogram_interval_json,
+	    xp_render_histogram_interval_human);
+
 XP_DOC_TYPE(xp_doc_histogram, "latency-histogram-result", struct xp_histogram_view,
 	    xp_render_histogram_json, xp_render_histogram_human);
 XP_DOC_TYPE(xp_doc_histogram_check, "inventory-validation", struct xp_histogram_check,

@@ -47,6 +47,48 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v);
 extern const struct xp_doc_type xp_doc_histogram;
 
+/* A group's label as the documents print it ("tid 4242", "generation 2",
+ * "arg0 17"): @by the grouping, @start the start endpoint (its key kind). */
+void xp_render_histogram_group_label(char *buf, size_t size, int by,
+				     const struct xp_live_endpoint *start, uint64_t key);
+
+/*
+ * --interval-ms (render_histogram.c): what one interval of the window
+ * added, the LatencyHistogramInterval document
+ * (schemas/latency-histogram-interval.schema.json), one line of JSON Lines
+ * or a block of the terminal view under a time header.
+ */
+struct xp_histogram_interval_view {
+	const struct xp_histogram_view *capture; /* the capture's identity (result unused) */
+	const struct xp_inv_lh_interval *iv;
+	uint64_t armed_at_ns;
+	bool explain;
+	int group_by;
+	bool nested;
+};
+void xp_render_histogram_interval_json(struct xpc_json *w,
+				       const struct xp_histogram_interval_view *v);
+void xp_render_histogram_interval_human(FILE *out, const struct xp_histogram_interval_view *v);
+extern const struct xp_doc_type xp_doc_histogram_interval;
+
+/*
+ * --metrics-out (render_prometheus.c): the distribution so far in the
+ * Prometheus text exposition format.  @result is cumulative (a finished
+ * result, or an interval's cumulative read).
+ */
+struct xp_prom_view {
+	const char *name;            /* --name or NULL */
+	uint32_t pid;
+	uint64_t process_start_time;
+	const char *comm, *exe;      /* the target's, "" when unreadable */
+	const char *start_selector, *end_selector;
+	const struct xp_live_endpoint *start; /* the start's kind names --by arg0 keys */
+	const struct xp_inv_lh_result *result;
+	uint64_t window_ns;          /* armed so far */
+};
+struct xpc_buf;
+void xp_render_prometheus(struct xpc_buf *b, const struct xp_prom_view *v);
+
 /* Power-of-two bin of log-linear bucket @b (render_bars.h's bins). */
 unsigned xp_render_lh_pow2_bin(uint32_t b);
 

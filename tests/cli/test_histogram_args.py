@@ -142,3 +142,15 @@ def test_help_names_the_flags(xprobe):
         assert flag in r.stdout
     r = xprobe.run("validate", "--help", json_mode=False)
     assert "--histogram" in r.stdout
+
+
+def test_interval_and_metrics_rules(xprobe):
+    """--interval-ms (at least 100) and --metrics-out belong to --histogram."""
+    assert "at least 100 milliseconds" in usage(
+        xprobe, "measure", "--pid", "1", "--histogram", "--interval-ms", "99", *SYS)
+    assert "invalid value 'x' for '--interval-ms'" in usage(
+        xprobe, "measure", "--pid", "1", "--histogram", "--interval-ms", "x", *SYS)
+    assert "'--interval-ms' requires '--histogram'" in usage(
+        xprobe, "measure", "--pid", "1", "--interval-ms", "500", *SYS, "--samples", "1")
+    assert "'--metrics-out' requires '--histogram'" in usage(
+        xprobe, "measure", "--pid", "1", "--metrics-out", "/tmp/x.prom", *SYS, "--samples", "1")

@@ -232,7 +232,21 @@ def check_document(argv, rc, out, schema_name):
     newline; an error document is validated as "error" with exit 1, 3 or 4,
     anything else against @schema_name with exit 0; the --events-out
     artifact it reports is checked too.  Every way the tests run xprobe
-    (Xprobe.run, the live helpers' background runs) ends here."""
+    (Xprobe.run, the live helpers' background runs) ends here.  With
+    --interval-ms the output is JSON Lines: each line but the last a
+    latency-histogram-interval, the last the result (or error) as above;
+    the intervals are kept in doc["_intervals"] for the test to read."""
+    if "--interval-ms" in [str(a) for a in argv]:
+        lines = out.splitlines()
+        assert lines and out.endswith("}\n"), "JSON Lines and a newline: %r" % out[-200:]
+        intervals = [json.loads(line) for line in lines[:-1]]
+        for i, d in enumerate(intervals):
+            validate(d, "latency-histogram-interval")
+            assert d["interval"]["index"] == i, d["interval"]
+        doc = check_document([a for a in argv if str(a) != "--interval-ms"], rc, lines[-1] + "\n",
+                             schema_name)
+        doc["_intervals"] = intervals
+        return doc
     doc = json.loads(out)
     assert out.endswith("}\n"), "one document and a newline: %r" % out[-200:]
     if doc.get("ok") is False:
