@@ -37,12 +37,14 @@ linux-libc-dev util-linux procps python3"
 # bpftrace (tests/live/test_probe_cost.py reads the same pair with it),
 # linux-perf and libbpf-tools (perf sched and offcputime:
 # tests/live/test_explain_anchors.py checks --explain against them),
-# binutils (readelf and strip in the install and offset tests) and the
+# prometheus and prometheus-node-exporter (promtool checks every
+# --metrics-out file; tests/live/test_histogram_continuous.py starts both
+# servers on loopback ports and queries what they scraped), binutils (readelf and strip in the install and offset tests) and the
 # package that holds its x86-64 tools (nm: the layering test reads the
 # built objects' symbols).
 TEST="libclang-rt-14-dev python3-pytest python3-jsonschema jq man-db
-chromium-headless-shell bpftrace linux-perf libbpf-tools binutils
-binutils-x86-64-linux-gnu"
+chromium-headless-shell bpftrace linux-perf libbpf-tools prometheus
+prometheus-node-exporter binutils binutils-x86-64-linux-gnu"
 # Benchmarks: the tools each bench/ script runs side by side (perf and
 # libbpf-tools come with the test set).
 # redis-server, redis-tools: bench/bench_app.sh's application.

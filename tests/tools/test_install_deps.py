@@ -175,7 +175,7 @@ def test_the_build_set_is_smaller_and_bench_tools_stay_out_of_the_test_set():
     assert build < test < bench
     # make and make demo install no browser, no sanitizer runtime, no pytest
     for pkg in ("chromium-headless-shell", "libclang-rt-14-dev", "python3-pytest", "bpftrace",
-                "linux-perf", "libbpf-tools"):
+                "linux-perf", "libbpf-tools", "prometheus", "prometheus-node-exporter"):
         assert pkg in test and pkg not in build, pkg
     for pkg in ("redis-server", "hyperfine", "lttng-tools"):
         assert pkg in bench and pkg not in test, pkg
