@@ -9,22 +9,27 @@ each call of xp_explain_call on the main thread spins, is preempted by a
 SCHED_FIFO hog, sleeps in nanosleep and waits on a futex xp-waker
 releases.
 
-- perf sched: `perf sched record -k CLOCK_MONOTONIC` (system-wide, the
-  clock of xprobe's timestamp_ns: the main thread is running, by perf's
-  record, at every pair's start and end) records beside xprobe.  From
-  perf's sched_switch and sched_wakeup records alone, the main thread's
-  time inside each evidence pair is split the same way: run queue from a
-  switch out still runnable (R), or from the wakeup of a block, to the
-  next switch in; blocked from any other switch out to the wakeup.  Per
-  pair, the parts agree within max(50 us, 5%) of perf's and the switches
-  out are counted alike.  The bound: both tools' programs run on the same
-  tracepoints, so each stamps a switch a few us after the other
-  (3-14 us per pair here, idle or loaded; up to 47 us where the VM
-  stalled between the two programs); 5% covers a loaded machine's pairs
-  of many switches.  sched_wakeup is added to perf's events: perf
-  sched records sched_waking on this kernel, which comes earlier by the
-  time a remote wakeup takes to reach its CPU (about 30 us here), and
-  xprobe ends a block at the wakeup.
+- perf sched: `perf sched record -k CLOCK_MONOTONIC` (system-wide; the
+  clock of xprobe's timestamp_ns: by perf's record the main thread is
+  running at every pair's start and end) records beside xprobe.  From
+  perf's records alone, the main thread's time inside each evidence pair
+  is split the same way: run queue from a switch out still runnable (R),
+  or from the wakeup of a block, to the next switch in; blocked from any
+  other switch out to the wakeup.  Per pair, run queue and blocked agree
+  within max(250 us, 5%) of perf's (on CPU follows: both sides add up to
+  the pair's latency) and the switches out, voluntary and not, are
+  counted alike.  The bound: both tools' programs run on the same
+  tracepoints, perf's first, so xprobe stamps each switch and wakeup a
+  few us later (median -4 us run queue, +5 us blocked per pair here,
+  idle or loaded), and now and then 30-45 us later where the VM stalls
+  between the two (at most 42 us run queue, 71 us blocked per pair seen
+  in 300 pairs, and once a 150 us stall); 250 us keeps a margin for a
+  vCPU stolen between the two handlers under the suite's parallel load.  sched_wakeup is added to perf's events: perf sched records
+  sched_waking on this kernel, which comes earlier by the time a remote
+  wakeup takes to reach its CPU (about 30 us here), and xprobe ends a
+  block at the wakeup.  Rarely a switch in reaches neither tool (a switch
+  out follows a switch out): perf's sched_stat_runtime dates it, as
+  xprobe's repair does by the task's last arrival (see repaired()).
 - offcputime: `offcputime -t TID` (libbpf-tools has no folded output)
   on the main thread over the same round as an exact --explain.  The
   kernel frames of the slowest pairs' longest block (innermost first;
@@ -61,7 +66,7 @@ PERF_LINE = re.compile(r"\s*(\d+)\.(\d{9}):\s+sched:(\w+):\s(.*)")
 
 
 def tol(ns):
-    return max(50_000, 0.05 * ns)
+    return max(250_000, 0.05 * ns)
 
 
 def explain(xprobe, fx):
@@ -114,9 +119,10 @@ def wait_enabled(p, ctl, ack, timeout=30):
 
 
 def perf_timeline(data, tid):
-    """[(ns, what)] of @tid from perf's sched_switch and sched_wakeup records:
-    'run' (switched in), 'rq' (out, runnable), 'blocked' (out, any other
-    state), 'wake'; in time order."""
+    """[(ns, what)] of @tid from perf's records, in time order: 'run'
+    (switched in), 'rq' (out, runnable), 'blocked' (out, any other state),
+    'wake'; and 'arrive', where its CPU time last started by a
+    sched_stat_runtime (the record minus its runtime)."""
     r = subprocess.run(["perf", "script", "-i", data, "--ns", "-F", "trace:time,event,trace"],
                        capture_output=True, text=True, check=True)
     assert "lost" not in r.stderr.lower(), r.stderr
@@ -134,7 +140,33 @@ def perf_timeline(data, tid):
                 out.append((t, "run"))
         elif name == "sched_wakeup" and re.search(r" pid=%d prio=" % tid, rest):
             out.append((t, "wake"))
-    return sorted(out, key=lambda e: e[0])
+        elif name == "sched_stat_runtime":
+            m = re.search(r" pid=%d runtime=(\d+)" % tid, rest)
+            if m:
+                out.append((t - int(m.group(1)), "arrive"))
+    return repaired(sorted(out, key=lambda e: e[0]))
+
+
+def repaired(timeline):
+    """The timeline with the switches in that no record shows put back: a
+    switch out of a thread not switched in since its last switch out (rare:
+    neither perf nor xprobe saw that switch in).  The thread arrived where
+    its first sched_stat_runtime since dates the start of its CPU time
+    (xprobe dates it by the task's sched_info.last_arrival)."""
+    out, state, arrived = [], None, None
+    for t, what in timeline:
+        if what == "arrive":
+            if state in ("rq", "blocked") and arrived is None:
+                arrived = t
+            continue
+        if what in ("rq", "blocked") and state in ("rq", "blocked") and arrived is not None:
+            out.append((arrived, "run"))
+        out.append((t, what))
+        if what != "wake":
+            state, arrived = what, None
+        elif state == "blocked":
+            state = "rq"
+    return out
 
 
 def split(timeline, a, b):
@@ -187,7 +219,7 @@ def test_waits_agree_with_perf_sched(xprobe, tmp_path):
                                      e["end"]["timestamp_ns"])
         assert at_a == at_b == "run", (i, e, at_a, at_b)  # one clock
         q = pair["parts"]
-        for k, pk in (("runqueue_ns", "rq"), ("blocked_ns", "blocked"), ("on_cpu_ns", "run")):
+        for k, pk in (("runqueue_ns", "rq"), ("blocked_ns", "blocked")):
             assert abs(q[k] - ns[pk]) <= tol(ns[pk]), (i, k, q, ns)
         assert (q["involuntary_switches"], q["voluntary_switches"]) == \
             (outs["rq"], outs["blocked"]), (i, q, outs)
