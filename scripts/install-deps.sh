@@ -39,9 +39,10 @@ linux-libc-dev util-linux procps python3"
 # tests/live/test_explain_anchors.py checks --explain against them),
 # prometheus and prometheus-node-exporter (promtool checks every
 # --metrics-out file; tests/live/test_histogram_continuous.py starts both
-# servers on loopback ports and queries what they scraped), binutils (readelf and strip in the install and offset tests) and the
-# package that holds its x86-64 tools (nm: the layering test reads the
-# built objects' symbols).
+# servers on loopback ports and queries what they scraped), binutils
+# (readelf and strip in the install and offset tests) and the package that
+# holds its x86-64 tools (nm: the layering test reads the built objects'
+# symbols).
 TEST="libclang-rt-14-dev python3-pytest python3-jsonschema jq man-db
 chromium-headless-shell bpftrace linux-perf libbpf-tools prometheus
 prometheus-node-exporter binutils binutils-x86-64-linux-gnu"
