@@ -71,12 +71,14 @@ try:
             break
         time.sleep(0.02)
     prom = os.path.join(TMP, "xprobe.prom")
+    # its JSON Lines into a file: a pipe nobody reads would stop it once full
+    outf = open(os.path.join(TMP, "out.jsonl"), "w+")
     xp = subprocess.Popen([XPROBE, "measure", "--pid", str(redis.pid), "--histogram", "--json",
                            "--from", "uprobe:%s:processCommand:entry" % REDIS_BIN,
                            "--to", "uprobe:%s:processCommand:return" % REDIS_BIN,
                            "--match", "stack-nested", "--interval-ms", "1000",
                            "--metrics-out", prom, "--duration-ms", str(MS)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          stdout=outf, stderr=subprocess.DEVNULL, text=True)
     load = subprocess.Popen(
         ["sh", "-c", "while :; do taskset -c %s redis-benchmark -p %d -n 1000000 -c 4 -P 16 "
          "-t get,set -q >/dev/null 2>&1 || exit; done" % (BENCH_CPU, PORT)],
@@ -99,8 +101,10 @@ try:
             time.sleep(0.2)
     # its whole CPU time: the only child reaped so far (redis and the load
     # are reaped in the end)
-    out, err = xp.communicate()
+    xp.wait()
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    outf.seek(0)
+    out = outf.read()
     lines = out.splitlines()
     final = json.loads(lines[-1])
     window_s = final["collection"]["window_ns"] / 1e9
