@@ -112,8 +112,13 @@ def test_uprobe_pairs_match_the_fixture(xprobe):
             assert 0.9 * (SLEEP_US + FUTEX_US) * 1000 <= q["blocked_interruptible_ns"] <= \
                 sl + fu + tol(sl + fu), (i, q, sl, fu)
             assert q["blocked_uninterruptible_ns"] < 100_000
-            assert q["on_cpu_ns"] >= 0.9 * SPIN_US * 1000, (i, q)
             assert q["voluntary_switches"] >= 2 and q["involuntary_switches"] >= 1, q
+        # on CPU against the thread's own CPU time over each call, on the
+        # mean (a busy machine preempts the spin: both sides see it; the
+        # task clock leaves out a VM's stolen time, see test_explain.py)
+        cpu = sum(done["cpu_ns"]) / CALLS
+        on = ex["total"]["on_cpu_ns"] / CALLS
+        assert abs(on - cpu) <= max(50_000, 0.10 * cpu), (on, cpu)
         by = {(b["syscall"], b["state"]): b["ns"] for b in ex["blocked_by_syscall"]}
         assert by[("clock_nanosleep", "interruptible")] >= 0.9 * SLEEP_US * 1000 * CALLS
         assert by[("futex", "interruptible")] >= 0.9 * FUTEX_US * 1000 * CALLS
