@@ -378,17 +378,21 @@ static int interval_tick(struct latency_hist_bpf *skel, const struct xp_inv_lh_o
 		const struct xp_inv_lh_group *g = &iv->cur->groups[i], *p;
 		static const struct xp_inv_lh_dist none;
 
-		p = bsearch(g, iv->prev->groups, iv->prev->ngroups, sizeof(*g), by_key);
+		p = iv->prev->ngroups ? bsearch(g, iv->prev->groups, iv->prev->ngroups, sizeof(*g),
+						by_key) :
+					NULL;
 		iv->delta[n].key = g->key;
 		xp_inv_lh_dist_delta(&iv->delta[n].h, &g->h, p ? &p->h : &none);
 		if (iv->delta[n].h.count)
 			n++;
 	}
-	qsort(iv->delta, n, sizeof(*iv->delta), by_count_desc);
+	if (n > 1)
+		qsort(iv->delta, n, sizeof(*iv->delta), by_count_desc);
 	x.groups = iv->delta;
 	x.ngroups = n;
 	/* the cumulative read, its groups by key for the next tick's search */
-	qsort(iv->cur->groups, iv->cur->ngroups, sizeof(*iv->cur->groups), by_key);
+	if (iv->cur->ngroups > 1)
+		qsort(iv->cur->groups, iv->cur->ngroups, sizeof(*iv->cur->groups), by_key);
 	x.cumulative = iv->cur;
 	rc = o->on_interval(o->interval_ctx, &x, err);
 	t = iv->prev;

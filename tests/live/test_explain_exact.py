@@ -104,15 +104,21 @@ def test_uprobe_pairs_match_the_fixture(xprobe):
                                            "scheduler_records_lost": 0}
         # per call, against the fixture's own figures for that call (the
         # evidence is in start order, the fixture's calls in call order)
+        # (a thread preempted just as it goes to sleep stays runnable: if its
+        # timer fires before it gets its CPU back, that sleep was run queue,
+        # so per call only the sum is bounded below; blocked on the mean)
         for i, p in enumerate(ex["pairs"]):
             q = p["parts"]
             assert p["status"] == "explained" and p["tid"] == done["tid"]
             pre, sl, fu = done["preempt_ns"][i], done["sleep_ns"][i], done["futex_ns"][i]
             assert q["runqueue_ns"] >= pre - tol(pre), (i, q, pre)
-            assert 0.9 * (SLEEP_US + FUTEX_US) * 1000 <= q["blocked_interruptible_ns"] <= \
-                sl + fu + tol(sl + fu), (i, q, sl, fu)
+            assert q["blocked_interruptible_ns"] <= sl + fu + tol(sl + fu), (i, q, sl, fu)
+            assert q["runqueue_ns"] + q["blocked_ns"] >= \
+                0.9 * (SLEEP_US + FUTEX_US) * 1000 + pre - tol(pre), (i, q, pre)
             assert q["blocked_uninterruptible_ns"] < 100_000
-            assert q["voluntary_switches"] >= 2 and q["involuntary_switches"] >= 1, q
+            assert q["voluntary_switches"] >= 1 and q["involuntary_switches"] >= 1, q
+        blocked = sum(p["parts"]["blocked_interruptible_ns"] for p in ex["pairs"]) / CALLS
+        assert blocked >= 0.9 * (SLEEP_US + FUTEX_US) * 1000, blocked
         # on CPU against the thread's own CPU time over each call, on the
         # mean (a busy machine preempts the spin: both sides see it; the
         # task clock leaves out a VM's stolen time, see test_explain.py)
