@@ -91,11 +91,14 @@ def test_parts_match_the_fixture(xprobe):
         rq, bl = t["runqueue_ns"] / CALLS, t["blocked_ns"] / CALLS
         assert rq >= pre - tol(pre), (t, pre)
         assert 0.9 * (SLEEP_US + FUTEX_US) * 1000 <= bl <= blocked + tol(blocked), (t, blocked)
-        # on CPU within 10% of the thread's own CPU time over each call
-        # (the task clock leaves out a VM's steal and interrupt time: up to
-        # 9% under the suite's parallel load)
+        # on CPU against the thread's own CPU time over each call: never
+        # below it by more than 5%, and above it by what the task clock
+        # leaves out -- a VM's stolen and interrupt time while the thread
+        # was current: up to 19% seen with the suite's fuzzers beside it
+        # (a misfiled sleep would be +200%)
         cpu = mean(done["cpu_ns"])
-        assert abs(t["on_cpu_ns"] / CALLS - cpu) <= max(50_000, 0.10 * cpu), (t, cpu)
+        on = t["on_cpu_ns"] / CALLS
+        assert -max(50_000, 0.05 * cpu) <= on - cpu <= max(50_000, 0.30 * cpu), (t, cpu)
         assert t["blocked_uninterruptible_ns"] < 100_000 * CALLS
         assert t["voluntary_switches"] >= 2 * CALLS     # nanosleep, futex
         assert t["involuntary_switches"] >= CALLS       # the hog
@@ -153,14 +156,15 @@ def test_run_and_wait_agree_with_schedstat(xprobe):
     a wait that took 35-650 us by the clock every tracing tool (xprobe,
     perf sched, runqlat) reads at the events; and the task clock leaves out
     the time a hypervisor steals while the thread is current, which on CPU
-    counts (up to 9% seen under load: docs/explain.md, Limits).  So: run
-    queue within 3% (+300 us), on CPU from 3% below to 10% above."""
+    counts (up to 19% seen with the suite's fuzzers beside it:
+    docs/explain.md, Limits).  So: run queue within 3% (+300 us), on CPU
+    from 3% below to 30% above."""
     with explain_fixture("--spin-us", 10000) as fx:
         res, done, run = run_explain(xprobe, fx)
         assert res.rc == 0, res
         t = res.doc["histogram"]["explain"]["total"]
         run_ns, wait_ns = done["schedstat_in_calls"]
-        assert -0.03 * run_ns <= t["on_cpu_ns"] - run_ns <= 0.10 * run_ns, (t, run_ns)
+        assert -0.03 * run_ns <= t["on_cpu_ns"] - run_ns <= 0.30 * run_ns, (t, run_ns)
         assert abs(t["runqueue_ns"] - wait_ns) <= 0.03 * wait_ns + 300_000, (t, wait_ns)
         fx.quit()
     assert_released(run.progs, run.links)

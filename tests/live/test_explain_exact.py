@@ -124,7 +124,7 @@ def test_uprobe_pairs_match_the_fixture(xprobe):
         # task clock leaves out a VM's stolen time, see test_explain.py)
         cpu = sum(done["cpu_ns"]) / CALLS
         on = ex["total"]["on_cpu_ns"] / CALLS
-        assert abs(on - cpu) <= max(50_000, 0.10 * cpu), (on, cpu)
+        assert -max(50_000, 0.05 * cpu) <= on - cpu <= max(50_000, 0.30 * cpu), (on, cpu)
         by = {(b["syscall"], b["state"]): b["ns"] for b in ex["blocked_by_syscall"]}
         assert by[("clock_nanosleep", "interruptible")] >= 0.9 * SLEEP_US * 1000 * CALLS
         assert by[("futex", "interruptible")] >= 0.9 * FUTEX_US * 1000 * CALLS
@@ -335,6 +335,6 @@ def test_run_and_wait_agree_with_schedstat(xprobe):
         t = res.doc["explain"]["total"]
         run_ns, wait_ns = done["schedstat_in_calls"]
         assert t["pairs"] == CALLS
-        assert -0.03 * run_ns <= t["on_cpu_ns"] - run_ns <= 0.10 * run_ns, (t, run_ns)
+        assert -0.03 * run_ns <= t["on_cpu_ns"] - run_ns <= 0.30 * run_ns, (t, run_ns)
         assert abs(t["runqueue_ns"] - wait_ns) <= 0.03 * wait_ns + 300_000, (t, wait_ns)
         fx.quit()
