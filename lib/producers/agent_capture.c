@@ -18,6 +18,7 @@
 
 #include "../internal.h"
 #include "agent_group_table.h"
+#include "agent_hist_table.h"
 #include "agent_capture.h"
 
 struct xpl_agent_hot xpl_agent_hot;
@@ -133,6 +134,14 @@ int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **o
 		}
 		goto clock;
 	}
+	if (c->mode == XPROBE_AGENT_MODE_HISTOGRAM) {
+		/* histograms, no records; offset carries the in-flight bound */
+		if (xpl_hist_new(req->capacity, req->by, req->offset, &c->hist) != 0) {
+			free(c);
+			return -ENOMEM;
+		}
+		goto clock;
+	}
 	c->rec_max = c->device ? XPROBE_RECORD_MAX_SIZE : XPROBE_RECORD_NAMED_MAX_SIZE;
 	c->buf_bytes = req->capacity * c->rec_max;
 	c->buf = mmap(NULL, c->buf_bytes, PROT_READ | PROT_WRITE,
@@ -204,6 +213,7 @@ void xpl_capture_free(struct xpl_agent_cap *c)
 	if (c->buf)
 		munmap(c->buf, c->buf_bytes);
 	xpl_agg_free(c->agg);
+	xpl_hist_free(c->hist);
 	free(c);
 }
 
@@ -245,7 +255,12 @@ void xpl_capture_stats(const struct xpl_agent_cap *c, struct xpl_capture_stats *
 		return; /* IDLE */
 	st->capacity = c->capacity;
 	st->dropped = atomic_load(&c->dropped);
-	if (c->agg) {
+	if (c->hist) {
+		/* never full: a pair without a group is still in the total */
+		full = false;
+		st->retained = xpl_hist_count_all(c->hist) - 1;
+		st->observed = xpl_hist_pairs(c->hist);
+	} else if (c->agg) {
 		full = xpl_agg_full(c->agg);
 		st->retained = xpl_agg_groups(c->agg);
 		st->observed = xpl_agg_grouped(c->agg) + st->dropped;
@@ -319,6 +334,40 @@ static size_t agg_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t c
 	return n * sizeof(struct xprobe_agent_group);
 }
 
+/* Histograms per record packet of a HISTOGRAM capture. */
+static uint64_t hist_per_chunk(const struct xpl_capture_read *rd)
+{
+	return rd->chunk_max / sizeof(struct xprobe_agent_hist);
+}
+
+/* A HISTOGRAM capture's read: histograms [offset, 1 + groups now). */
+static int hist_read_begin(struct xpl_agent_cap *c, uint64_t offset, struct xpl_capture_read *rd)
+{
+	uint64_t all = xpl_hist_count_all(c->hist), per = hist_per_chunk(rd);
+
+	if (offset > all || NEVER(!per))
+		return -XPROBE_E_INVALID_ARGUMENT;
+	rd->idx = offset;
+	rd->end_idx = all;
+	rd->nrecords = all - offset;
+	rd->bytes = rd->nrecords * sizeof(struct xprobe_agent_hist);
+	rd->nchunks = (uint32_t)((rd->nrecords + per - 1) / per);
+	return 0;
+}
+
+static size_t hist_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t cap)
+{
+	uint64_t per = cap / sizeof(struct xprobe_agent_hist), n;
+
+	if (per > hist_per_chunk(rd))
+		per = hist_per_chunk(rd);
+	if (per > rd->end_idx - rd->idx)
+		per = rd->end_idx - rd->idx;
+	n = xpl_hist_copy(rd->c->hist, rd->idx, per, (struct xprobe_agent_hist *)(void *)out);
+	rd->idx += n;
+	return n * sizeof(struct xprobe_agent_hist);
+}
+
 /* Host records carry raw TSC while in the buffer; CUDA activity records
  * carry CLOCK_MONOTONIC ns from the backend already. */
 static bool raw_ts(uint16_t type)
@@ -342,6 +391,8 @@ int xpl_capture_read_begin(struct xpl_agent_cap *c, uint64_t offset, size_t chun
 	rd->chunk_max = chunk_max;
 	if (c->agg)
 		return agg_read_begin(c, offset, rd);
+	if (c->hist)
+		return hist_read_begin(c, offset, rd);
 	if (offset >= c->cur_idx) {
 		idx = c->cur_idx;
 		pos = c->cur_pos;
@@ -388,6 +439,8 @@ size_t xpl_capture_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t 
 		cap = rd->chunk_max;
 	if (rd->c->agg)
 		return agg_read_chunk(rd, out, cap);
+	if (rd->c->hist)
+		return hist_read_chunk(rd, out, cap);
 	while (rd->idx < rd->end_idx) {
 		const uint8_t *p = rd->c->buf + rd->pos;
 		uint32_t size = committed_size(rd->c, rd->pos);

@@ -44,7 +44,11 @@
  * and leaves like any producer).  Activity records carry CLOCK_MONOTONIC
  * ns already: the read path converts only host records' raw TSC.  An
  * AGGREGATE capture holds no records: its activities go to the group table
- * (agent_group_table.h), under its own lock, and replies read groups.
+ * (agent_group_table.h), under its own lock, and replies read groups.  A
+ * HISTOGRAM capture holds none either: producers pair starts and ends
+ * themselves and count each latency into agent_hist_table.h's histograms
+ * (entered and left like any record, so a disarm waits for them), and
+ * replies read histograms.
  *
  * The buffer.  capacity x rec_max bytes of anonymous memory (rec_max:
  * XPROBE_RECORD_NAMED_MAX_SIZE without a CUDA filter, XPROBE_RECORD_MAX_SIZE
@@ -92,6 +96,7 @@ struct xpl_agent_rule {
 };
 
 struct xpl_agent_agg;
+struct xpl_agent_hist;
 
 struct xpl_agent_cap {
 	/* fixed at ARM, read by producers */
@@ -113,6 +118,7 @@ struct xpl_agent_cap {
 	uint32_t nkrules; /* KERNEL name rules */
 	struct xpl_agent_rule krules[XPROBE_AGENT_MAX_FILTERS];
 	struct xpl_agent_agg *agg; /* AGGREGATE: the group table */
+	struct xpl_agent_hist *hist; /* HISTOGRAM: the histograms (agent_hist_table.h) */
 
 	/* producers */
 	_Atomic uint64_t resv __attribute__((aligned(64))); /* index << 32 | bytes */
