@@ -245,7 +245,9 @@ struct xprobe_agent_reply {
 	uint64_t nrecords; /* @112 records (groups) that follow */
 	uint64_t bytes; /* @120 bytes of the record packets that follow */
 	uint32_t nchunks; /* @128 record packets that follow */
-	uint32_t reserved; /* @132 zero */
+	uint32_t mode; /* @132 enum xprobe_agent_mode of the capture the counters
+			  describe (0 with none; was `reserved`, always 0
+			  before MODE_HISTOGRAM) */
 	char message[256]; /* @136 NUL-terminated; an error's reason, else empty */
 };
 
@@ -287,7 +289,10 @@ struct xprobe_agent_group {
  * groups in use): number 0 is the total (every pair, flag TOTAL, with the
  * capture's counters), then the groups in the order their first pair came,
  * each cumulative since ARM (nothing is reset by a read: an interval is
- * the difference of two reads).  The count of a histogram is the sum of
+ * the difference of two reads).  In the replies of such a capture
+ * `capacity` is 1 + the groups asked for and `retained` 1 + the groups in
+ * use (histograms, the total counted); `observed` the pairs counted.  The
+ * count of a histogram is the sum of
  * its buckets; sum_ns may hold a pair whose bucket the read missed (a
  * pair's bucket and sum are two additions), so sum_ns / count is exact
  * only once the capture is stopped.  Every byte not named here is zero.
@@ -307,6 +312,7 @@ enum xprobe_agent_hist_counter {
 					   same key took before an end */
 	XPROBE_AGENT_HC_OPEN = 4, /* starts stored and not yet ended, now */
 	XPROBE_AGENT_HC_CLOCK_BAD = 5, /* activity records whose end < start */
+	XPROBE_AGENT_HC_STACKS = 6, /* thread stacks handed out, now (<= in-flight slots) */
 	XPROBE_AGENT_HC__COUNT = 8
 };
 

@@ -546,6 +546,7 @@ static void reply_init(struct srv *s, struct xprobe_agent_reply *r, uint32_t op)
 	r->dropped = st.dropped;
 	r->unknown = st.unknown;
 	r->arm_ns = s->cap ? s->cap->arm_ns : 0;
+	r->mode = s->cap ? s->cap->mode : 0;
 }
 
 static void reply_err(struct xprobe_agent_reply *r, int status, const char *fmt, ...)

@@ -258,7 +258,8 @@ void xpl_capture_stats(const struct xpl_agent_cap *c, struct xpl_capture_stats *
 	if (c->hist) {
 		/* never full: a pair without a group is still in the total */
 		full = false;
-		st->retained = xpl_hist_count_all(c->hist) - 1;
+		st->capacity = c->capacity + 1; /* histograms: the total and the groups */
+		st->retained = xpl_hist_count_all(c->hist);
 		st->observed = xpl_hist_pairs(c->hist);
 	} else if (c->agg) {
 		full = xpl_agg_full(c->agg);

@@ -352,6 +352,10 @@ uint64_t xpl_hist_copy(const struct xpl_agent_hist *h, uint64_t from, uint64_t c
 				x->counters[c] =
 					atomic_load_explicit(&h->counters[c], memory_order_relaxed);
 			x->counters[XPROBE_AGENT_HC_OPEN] = open_now(h);
+			x->counters[XPROBE_AGENT_HC_STACKS] =
+				atomic_load_explicit(&h->stacks_used, memory_order_relaxed);
+			if (x->counters[XPROBE_AGENT_HC_STACKS] > h->nstacks)
+				x->counters[XPROBE_AGENT_HC_STACKS] = h->nstacks;
 			continue;
 		}
 		memcpy(x, &h->keys[k - 1], offsetof(struct xprobe_agent_hist, counters));

@@ -67,6 +67,12 @@ const char *xp_inv_lh_by_name(int by)
 		return "thread";
 	case XP_LH_BY_ARG0:
 		return "arg0";
+	case XP_LH_BY_NAME:
+		return "name";
+	case XP_LH_BY_STREAM:
+		return "stream";
+	case XP_LH_BY_DEVICE:
+		return "device";
 	default:
 		return "none";
 	}
@@ -206,9 +212,16 @@ static int group_cmp(const void *x, const void *y)
 {
 	const struct xp_inv_lh_group *a = x, *b = y;
 
+	int c;
+
 	if (a->h.count != b->h.count)
 		return a->h.count > b->h.count ? -1 : 1;
-	return a->key < b->key ? -1 : a->key > b->key;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	c = strcmp(a->name, b->name); /* "" unless named */
+	if (c)
+		return c;
+	return a->name_complete - b->name_complete;
 }
 
 void xp_inv_lh_result_finish(struct xp_inv_lh_result *r)

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: Apache-2.0
+"""`measure --histogram` with cuda: NVTX endpoints (issue 20, section 3):
+the Agent pairs the ranges inside the target and counts each latency into
+the log-linear buckets (include/xprobe/agent.h, MODE_HISTOGRAM); no record
+leaves the target.
+
+The target is tests/fixtures/live_nvtx under NVTX_INJECTION64_PATH (the
+Agent loaded by NVTX's own injection protocol).  Every figure checked
+comes from the fixture's own account (its done line): the "step" ranges it
+made, the other names it made (which must not be counted), the shortest
+and longest interval it timed around each range, its threads.  Every
+document is validated against schemas/ (the xprobe fixture and LiveRun
+do it).
+"""
+from agent_helpers import STEP, NvtxFixture, wait_state
+from measure_live_helpers import LiveRun
+
+US = 1000
+SCHEMA = "latency-histogram-result"
+
+
+def measure_armed(xprobe, fx, args, timeout=60):
+    """measure in the background, the fixture's work once the Agent is
+    armed; (Result, the fixture's done line)."""
+    run = LiveRun(xprobe, *args)
+    wait_state(fx.pid, "active", run=run)
+    fx.go()
+    done = fx.done()
+    return run.finish(timeout=timeout, schema_name=SCHEMA), done
+
+
+def args(fx, *extra):
+    return ["--pid", fx.pid, "--histogram"] + STEP + ["--match", "exact"] + [str(a)
+                                                                            for a in extra]
+
+
+def check_dist(h, done, work_us, count):
+    """count pairs, each inside the interval the fixture timed around it."""
+    st = h["stats"]
+    assert st["count"] == count, (st, done)
+    assert st["min_ns"] >= work_us * US, (st, done)
+    assert st["max_ns"] <= done["max_ns"], (st, done)
+    assert work_us * US * count <= st["sum_ns"] <= done["max_ns"] * count
+    assert sum(b["count"] for b in h["buckets"]) == count
+    lo, hi = h["buckets"][0], h["buckets"][-1]
+    assert lo["lower_ns"] <= st["min_ns"] < lo["upper_ns"]
+    assert hi["lower_ns"] <= st["max_ns"] < hi["upper_ns"]
+    p = {x["percentile"]: x for x in h["percentiles"]}
+    assert st["min_ns"] <= p[50.0]["value_ns"] <= st["max_ns"]
+
+
+def test_thread_ranges_by_name(xprobe):
+    """push/pop "step" on the main thread, with 150 ranges of other names
+    the name rule rejects in the target: the total and the one "step"
+    group hold exactly the fixture's ranges."""
+    with NvtxFixture("thread", iters=50) as fx:
+        res, done = measure_armed(xprobe, fx, args(fx, "--duration-ms", 1500, "--by", "name"))
+        assert res.rc == 0, res
+        assert done["ranges"] == 50 and done["rejected"] == 150
+        h = res.doc["histogram"]
+        assert h["pairing"] == "nvtx_range" and h["group_by"] == "name"
+        assert h["group_key"]["kind"] == "name"
+        assert [e["attachment"] for e in h["endpoints"]] == ["agent", "agent"]
+        check_dist(h, done, 200, 50)
+        assert len(h["groups"]) == 1
+        g = h["groups"][0]
+        assert g["name"] == "step" and g["name_complete"] is True and g["label"] == "step"
+        check_dist(g, done, 200, 50)
+        col = res.doc["collection"]
+        assert col["completeness"] == "complete" and col["pairs"] == 50
+        assert col["inflight_overflow"] == 0 and col["group_overflow"] == 0
+        assert col["inflight_occupied"] == 1  # one thread pushed
+        fx.quit()
+
+
+def test_nested_two_threads_by_thread(xprobe):
+    """"step" at level 1 inside "outer" on two threads at once: paired by
+    thread and level; --by thread gives each thread its 40 ranges."""
+    with NvtxFixture("nested", iters=40, work_us=300) as fx:
+        res, done = measure_armed(xprobe, fx, args(fx, "--duration-ms", 1500,
+                                                   "--by", "thread"))
+        assert res.rc == 0, res
+        assert done["ranges"] == 80 and done["levels_ok"] is True
+        h = res.doc["histogram"]
+        check_dist(h, done, 300, 80)
+        assert sorted(g["stats"]["count"] for g in h["groups"]) == [40, 40]
+        assert len({g["key"] for g in h["groups"]}) == 2
+        assert all(g["label"] == "tid %d" % g["key"] for g in h["groups"])
+        fx.quit()
+
+
+def test_process_ranges_across_threads(xprobe):
+    """Ranges started on thread B and ended on the main thread: paired by
+    range id; --by thread groups them under the starting thread."""
+    with NvtxFixture("process", iters=30, work_us=300) as fx:
+        res, done = measure_armed(xprobe, fx, args(fx, "--duration-ms", 1500,
+                                                   "--by", "thread"))
+        assert res.rc == 0, res
+        assert done["ranges"] == 30
+        h = res.doc["histogram"]
+        check_dist(h, done, 300, 30)
+        assert [g["key"] for g in h["groups"]] == [done["tid_b"]]
+        assert res.doc["collection"]["open_at_end"] == 0
+        fx.quit()
+
+
+def test_intervals_add_up(xprobe):
+    """--interval-ms: JSON Lines, one interval document per read, the
+    result last; the intervals' counts add up to the result's."""
+    with NvtxFixture("thread", iters=40, work_us=2000) as fx:
+        res, done = measure_armed(xprobe, fx, args(fx, "--duration-ms", 1600,
+                                                   "--interval-ms", 200))
+        assert res.rc == 0, res
+        ivs = res.doc["_intervals"]
+        assert len(ivs) >= 5, len(ivs)
+        assert all(x["status"] == "interval" for x in ivs)
+        assert res.doc["histogram"]["stats"]["count"] == done["ranges"] == 40
+        # the ranges after the last read are in the result only
+        assert 0 < sum(x["histogram"]["stats"]["count"] for x in ivs) <= 40
+        fx.quit()
