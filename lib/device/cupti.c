@@ -80,6 +80,7 @@
 
 #include "../internal.h"
 #include "../producers/agent_group_table.h"
+#include "../producers/agent_hist_table.h"
 #include "../producers/agent_capture.h"
 #include "backend.h"
 #include "cupti.h"
@@ -670,6 +671,40 @@ static uint64_t corr_find(uint32_t corr)
 	return atomic_load_explicit(&corr_tab[i].corr, memory_order_acquire) == corr ? ts : 0;
 }
 
+/*
+ * A HISTOGRAM capture's API call: the entry's CLOCK_MONOTONIC time goes
+ * into the call's correlationData (CUPTI's per-call word, the same for the
+ * entry and the exit of one call on its thread: the pair is exact with no
+ * table), the exit counts now - entry.  An entry taken before this capture
+ * was armed (an earlier capture's, or none) is older than arm_ns and not
+ * paired.  The group: the API name (stripped of _v<N>) or the thread.
+ */
+static void api_hist(struct xpl_tls *t, struct xpl_agent_cap *c, const struct cbname *nm,
+		     const xpl_CUpti_CallbackData *cd)
+{
+	uint64_t now = xpl_mono_ns(), ts;
+	int64_t g;
+
+	if (!cd->correlationData) { /* nowhere to keep the entry */
+		if (cd->callbackSite == XPL_CUPTI_API_ENTER)
+			xpl_hist_count(c->hist, XPROBE_AGENT_HC_INFLIGHT_OVERFLOW);
+		return;
+	}
+	if (cd->callbackSite == XPL_CUPTI_API_ENTER) {
+		*cd->correlationData = now | 1; /* never 0; 1 ns is below the bucket's width */
+		return;
+	}
+	if (cd->callbackSite != XPL_CUPTI_API_EXIT)
+		return;
+	ts = *cd->correlationData;
+	*cd->correlationData = 0;
+	if (!ts || ts < c->arm_ns || ts > now)
+		return;
+	g = xpl_hist_group(c->hist, XPROBE_AGENT_KIND_CUDA_API, t->tid, nm->s, nm->len,
+			   XPROBE_AGENT_HIST_F_NAME_COMPLETE);
+	xpl_hist_add(c->hist, g, now - ts);
+}
+
 static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 						 const xpl_CUpti_CallbackData *cd)
 {
@@ -684,6 +719,10 @@ static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 		return;
 	if (!c->api || !nm->s)
 		goto out;
+	if (c->hist) {
+		api_hist(t, c, nm, cd);
+		goto out;
+	}
 	if (cd->callbackSite == XPL_CUPTI_API_ENTER) {
 		if (cd->correlationData)
 			*cd->correlationData = 0;
@@ -842,6 +881,36 @@ static bool to_group(struct proc *p, struct xpl_agent_cap *c, int type,
 	return g >= 0;
 }
 
+/*
+ * Count one activity of a HISTOGRAM capture (no lock: the histograms are
+ * atomic counters; agent_hist_table.h).  One record is one pair: its
+ * latency is end - start.  The group is the table's `by` of the record:
+ * the kernel's name (cached per buffer by the name pointer, as to_group
+ * does), the stream or the device.
+ */
+static void to_hist(struct proc *p, struct xpl_agent_cap *c, int type,
+		    const struct xpl_cupti_act *a, uint64_t dur)
+{
+	struct xpl_agent_hist *h = c->hist;
+	bool kernel = type == XPROBE_EV_CUDA_KERNEL;
+	uint64_t key = h->by == XPROBE_AGENT_BY_STREAM ? a->stream : a->device;
+	int64_t g;
+
+	if (h->by == XPROBE_AGENT_BY_NAME && kernel && a->name && a->name == p->g_name &&
+	    p->g_idx >= 0) {
+		xpl_hist_add(h, p->g_idx, dur);
+		return;
+	}
+	g = xpl_hist_group(h, agent_kind((uint32_t)type), key, kernel && a->name ? a->name : "",
+			   kernel ? p->name_kept : 0,
+			   kernel && p->name_complete ? XPROBE_AGENT_HIST_F_NAME_COMPLETE : 0);
+	if (h->by == XPROBE_AGENT_BY_NAME && kernel && a->name) {
+		p->g_name = a->name;
+		p->g_idx = g;
+	}
+	xpl_hist_add(h, g, dur);
+}
+
 /* Write @a as a record of @c: reserved, filled in place (the buffer is
  * zero where nothing was written), committed. */
 static void to_record(struct proc *p, struct xpl_agent_cap *c, int type,
@@ -914,7 +983,9 @@ static void to_agent(struct proc *p, int type, const struct xpl_cupti_act *a, ui
 		if (raw && start + NSEC / 1000 < xpl_conv_ns(&p->conv, raw))
 			atomic_store_explicit(&c->clock_bad, 1, memory_order_relaxed);
 	}
-	if (!c->agg)
+	if (c->hist)
+		to_hist(p, c, type, a, end - start);
+	else if (!c->agg)
 		to_record(p, c, type, a, start, end);
 	else if (!to_group(p, c, type, a, end - start))
 		xpl_agent_drop(c);

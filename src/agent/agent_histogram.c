@@ -329,6 +329,7 @@ int xp_agent_hist_collect(const struct xp_agent_hist_opts *o, struct xp_inv_lh_r
 	}
 	if (xp_agent_hist_fill(r, s.dec.h, s.dec.n))
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+	r->agent_dropped = s.dec.st.dropped;
 out:
 	/* an injected Agent removes its socket at CLOSE; a capture an error
 	 * left armed is ended now rather than when the Agent sees the close */

@@ -481,7 +481,9 @@ static int measure_cuda(struct xp_measure_req *req, struct xp_error *err)
 	o.socket_path = req->cupti_socket;
 	o.arm = &ch.arm;
 	o.group_by = ch.group_by;
-	o.pairing = req->from.kind == XP_SEL_NVTX ? "nvtx_range" : "cuda_activity_record";
+	o.pairing = req->from.kind == XP_SEL_NVTX     ? "nvtx_range" :
+		    req->from.kind == XP_SEL_CUDA_API ? "cuda_api_call" :
+							"cuda_activity_record";
 	o.duration_ms = req->duration_ms;
 	o.deadline_ns = timeout_ms ? t0 + timeout_ms * 1000000ull : 0;
 	xp_out_progress_init(&prog.line, &req->out);

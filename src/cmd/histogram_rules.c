@@ -22,9 +22,11 @@
  *   cuda:memcpy_start[:kind=K]     -> cuda:memcpy_end[:kind=K]
  *   cuda:memset_start              -> cuda:memset_end
  *        one activity record each (end - start)
+ *   cuda:runtime_api:NAME:entry    -> cuda:runtime_api:NAME:exit (driver_api alike)
+ *        one call's entry and exit on its thread
  *
  * --by takes thread or arg0 for host pairs; name or thread for NVTX
- * ranges; name, stream or device for activities.
+ * ranges and API calls; name, stream or device for activities.
  *
  * The policy each pair takes is validate's to check (the command runs it
  * and answers INVALID_CORRELATION_POLICY with the recommended one, as
@@ -72,6 +74,9 @@ static bool same_cuda_filter(const struct xp_selector *a, const struct xp_select
 		       (!a->has_memcpy_kind || a->memcpy_kind == b->memcpy_kind);
 	case XP_SEL_MEMSET:
 		return true;
+	case XP_SEL_CUDA_API:
+		return xp_str_same(a->name, b->name) &&
+		       ((!a->category && !b->category) || xp_str_same(a->category, b->category));
 	default:
 		return false;
 	}
@@ -118,10 +123,10 @@ static int cuda_reasons(const struct xp_cli *cli, struct xp_usage *u, int policy
 		goto out;
 	activity = s.kind == XP_SEL_KERNEL || s.kind == XP_SEL_MEMCPY || s.kind == XP_SEL_MEMSET;
 	if (s.is_end || !e.is_end || s.kind != e.kind || !same_cuda_filter(&s, &e) ||
-	    (!activity && s.kind != XP_SEL_NVTX)) {
+	    (!activity && s.kind != XP_SEL_NVTX && s.kind != XP_SEL_CUDA_API)) {
 		rc = xp_usage_text(
 			u,
-			"--histogram pairs one cuda: lifecycle in the target with the same filter on both sides: cuda:nvtx_range_start -> cuda:nvtx_range_end, cuda:kernel_start -> cuda:kernel_end, cuda:memcpy_start -> cuda:memcpy_end or cuda:memset_start -> cuda:memset_end; '%s' -> '%s' is not one",
+			"--histogram pairs one cuda: lifecycle in the target with the same filter on both sides: cuda:nvtx_range_start -> cuda:nvtx_range_end, cuda:kernel_start -> cuda:kernel_end, cuda:memcpy_start -> cuda:memcpy_end, cuda:memset_start -> cuda:memset_end or cuda:runtime_api:NAME:entry -> cuda:runtime_api:NAME:exit (driver_api alike); '%s' -> '%s' is not one",
 			cli->from, cli->to);
 		goto out;
 	}
@@ -141,7 +146,7 @@ static int cuda_reasons(const struct xp_cli *cli, struct xp_usage *u, int policy
 			u, "--by %s groups device activity; NVTX ranges take --by name or thread",
 			cli->by);
 	else if (cli->by && !strcmp(cli->by, "name") && s.kind != XP_SEL_NVTX &&
-		 s.kind != XP_SEL_KERNEL)
+		 s.kind != XP_SEL_KERNEL && s.kind != XP_SEL_CUDA_API)
 		rc = xp_usage_text(u, "--by name groups NVTX ranges and kernels by name; %s",
 				   "copies and sets have no name: use --by stream or device");
 out:
@@ -234,6 +239,6 @@ const struct xp_mode_rules xp_histogram_rules = {
 	.flag = XP_OPT_HISTOGRAM,
 	.conflicts = conflicts,
 	.options = XP_OPT_MAX_GROUPS | XP_OPT_MAX_INFLIGHT | XP_OPT_BY | XP_OPT_MAX_DEPTH |
-		   XP_OPT_INTERVAL | XP_OPT_METRICS_OUT | XP_OPT_AGENT | XP_OPT_CUPTI_SOCKET,
+		   XP_OPT_INTERVAL | XP_OPT_METRICS_OUT,
 	.usage = usage,
 };

@@ -189,6 +189,10 @@ struct xp_inv_lh_result {
 	 * ("nvtx_range": push/pop and start/end, "cuda_api_call",
 	 * "cuda_activity_record"); NULL for the kernel's */
 	const char *agent_pairing;
+	/* the Agent's pairs lost in the target: CUPTI's dropped activity
+	 * records, records CUPTI never finished, starts of a signal handler
+	 * inside a record (reply.dropped); 0 for the kernel's */
+	uint64_t agent_dropped;
 	/* derived by xp_inv_lh_result_finish (accounting identities) */
 	uint64_t pairs, starts, ends, unpaired_starts;
 	enum xp_inv_lh_stop stop;

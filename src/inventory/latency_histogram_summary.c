@@ -239,7 +239,7 @@ void xp_inv_lh_result_finish(struct xp_inv_lh_result *r)
 bool xp_inv_lh_complete(const struct xp_inv_lh_result *r)
 {
 	return !r->c.inflight_overflow && !r->c.depth_overflow && !r->c.group_overflow &&
-	       !r->c.key_unreadable && !r->c.minmax_contended;
+	       !r->c.key_unreadable && !r->c.minmax_contended && !r->agent_dropped;
 }
 
 int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws)
@@ -267,6 +267,15 @@ int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws)
 		if ((rc = xp_warnings_add_u64(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity",
 					      r->inflight_capacity, "inflight_overflow",
 					      (uint64_t)c->inflight_overflow, NULL)))
+			return rc;
+	}
+	if (r->agent_dropped) {
+		snprintf(msg, sizeof(msg),
+			 "the Agent lost %" PRIu64
+			 " pairs in the target (CUPTI dropped activity records or never finished them): their latencies are missing",
+			 r->agent_dropped);
+		if ((rc = xp_warnings_add_u64(ws, "EVENTS_DROPPED", msg, "dropped",
+					      r->agent_dropped, NULL)))
 			return rc;
 	}
 	if (c->depth_overflow) {
