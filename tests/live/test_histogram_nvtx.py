@@ -118,3 +118,26 @@ def test_intervals_add_up(xprobe):
         # the ranges after the last read are in the result only
         assert 0 < sum(x["histogram"]["stats"]["count"] for x in ivs) <= 40
         fx.quit()
+
+
+def test_inflight_bound_and_metrics(xprobe, tmp_path):
+    """--max-inflight 1: the first thread to push gets the one stack, the
+    other thread's pushes are not stored (INFLIGHT_TABLE_FULL, partial);
+    --metrics-out writes the Prometheus file with the pairs counted."""
+    prom = tmp_path / "nvtx.prom"
+    with NvtxFixture("nested", iters=20, work_us=300) as fx:
+        res, done = measure_armed(xprobe, fx, args(fx, "--duration-ms", 1500,
+                                                   "--max-inflight", 1,
+                                                   "--metrics-out", prom))
+        assert res.rc == 0, res
+        assert done["ranges"] == 40
+        col = res.doc["collection"]
+        h = res.doc["histogram"]
+        assert h["stats"]["count"] == 20  # one thread's ranges
+        assert col["inflight_overflow"] >= 1 and col["completeness"] == "partial"
+        assert col["inflight_capacity"] == 1 and col["inflight_occupied"] == 1
+        assert "INFLIGHT_TABLE_FULL" in [w["code"] for w in res.doc["warnings"]]
+        text = prom.read_text()
+        assert 'xprobe_latency_seconds_count{pid="%d"' % fx.pid in text
+        assert "} 20\n" in text.split("xprobe_latency_seconds_count{")[1].split("\n")[0] + "\n"
+        fx.quit()
