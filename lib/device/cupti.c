@@ -768,6 +768,8 @@ static void api_cb(void *ud, xpl_CUpti_CallbackDomain dom, xpl_CUpti_CallbackId 
 
 /* --- completed buffers ------------------------------------------------------------------ */
 
+#define HCACHE 16
+
 struct proc {
 	struct xpl_tls *t;
 	struct xpl_agent_cap *c; /* entered, or NULL */
@@ -788,6 +790,11 @@ struct proc {
 	const char *g_name;
 	uint32_t g_dev;
 	int64_t g_idx;
+	/* a HISTOGRAM capture --by name: the groups of the last kernel-name
+	 * pointers seen in this buffer, direct-mapped by pointer (kernels of a
+	 * few names interleave; one entry would miss on every record) */
+	const char *h_name[HCACHE];
+	int64_t h_idx[HCACHE];
 };
 
 static uint32_t agent_kind(uint32_t type)
@@ -896,17 +903,23 @@ static void to_hist(struct proc *p, struct xpl_agent_cap *c, int type,
 	uint64_t key = h->by == XPROBE_AGENT_BY_STREAM ? a->stream : a->device;
 	int64_t g;
 
-	if (h->by == XPROBE_AGENT_BY_NAME && kernel && a->name && a->name == p->g_name &&
-	    p->g_idx >= 0) {
-		xpl_hist_add(h, p->g_idx, dur);
+	uint32_t k = (uint32_t)((uintptr_t)a->name >> 4) % HCACHE;
+
+	if (h->by == XPROBE_AGENT_BY_NONE) {
+		xpl_hist_add(h, XPL_HIST_NO_GROUP, dur);
+		return;
+	}
+	if (h->by == XPROBE_AGENT_BY_NAME && kernel && a->name && a->name == p->h_name[k] &&
+	    p->h_idx[k] >= 0) {
+		xpl_hist_add(h, p->h_idx[k], dur);
 		return;
 	}
 	g = xpl_hist_group(h, agent_kind((uint32_t)type), key, kernel && a->name ? a->name : "",
 			   kernel ? p->name_kept : 0,
 			   kernel && p->name_complete ? XPROBE_AGENT_HIST_F_NAME_COMPLETE : 0);
 	if (h->by == XPROBE_AGENT_BY_NAME && kernel && a->name) {
-		p->g_name = a->name;
-		p->g_idx = g;
+		p->h_name[k] = a->name;
+		p->h_idx[k] = g;
 	}
 	xpl_hist_add(h, g, dur);
 }
