@@ -138,7 +138,12 @@ static inline uint64_t hash_bytes(uint64_t h, const char *p, uint32_t n)
 	return h;
 }
 
-static bool same_key(const struct xprobe_agent_hist *x, uint32_t kind, uint64_t key,
+_Static_assert(sizeof(struct xpl_hist_key) ==
+		       offsetof(struct xprobe_agent_hist, counters) -
+			       offsetof(struct xprobe_agent_hist, key),
+	       "a group key is the wire histogram's key fields");
+
+static bool same_key(const struct xpl_hist_key *x, uint32_t kind, uint64_t key,
 		     const char *name, uint32_t n, uint16_t flags)
 {
 	return x->kind == kind && x->key == key && x->flags == flags && x->name_len == n &&
@@ -165,7 +170,7 @@ static uint64_t probe(struct xpl_agent_hist *h, uint64_t hash, uint32_t kind, ui
 int64_t xpl_hist_group(struct xpl_agent_hist *h, uint32_t kind, uint64_t key, const char *name,
 		       uint32_t n, uint16_t flags)
 {
-	struct xprobe_agent_hist *x;
+	struct xpl_hist_key *x;
 	uint64_t hash, i, ng;
 	uint32_t s;
 
@@ -358,7 +363,7 @@ uint64_t xpl_hist_copy(const struct xpl_agent_hist *h, uint64_t from, uint64_t c
 				x->counters[XPROBE_AGENT_HC_STACKS] = h->nstacks;
 			continue;
 		}
-		memcpy(x, &h->keys[k - 1], offsetof(struct xprobe_agent_hist, counters));
+		memcpy(&x->key, &h->keys[k - 1], sizeof(h->keys[k - 1]));
 		cell_copy(&h->cells[k - 1], x);
 	}
 	return count;

@@ -69,6 +69,15 @@ struct xpl_hist_stack {
 	uint32_t pad;
 };
 
+/* A group's key, as struct xprobe_agent_hist carries it (@32..@176). */
+struct xpl_hist_key {
+	uint64_t key;
+	uint32_t kind;
+	uint16_t flags;
+	uint16_t name_len;
+	char name[XPROBE_NAME_MAX + 1];
+};
+
 /* An open process range. */
 struct xpl_hist_open {
 	_Atomic uint64_t seq; /* 0 free; UINT64_MAX being written or taken */
@@ -82,7 +91,7 @@ struct xpl_agent_hist {
 	uint64_t mask; /* index slots - 1 */
 	_Atomic uint32_t *slots; /* group number + 1, 0 empty */
 	uint64_t *hashes; /* [capacity] */
-	struct xprobe_agent_hist *keys; /* [capacity]: key fields only (no counts) */
+	struct xpl_hist_key *keys; /* [capacity] */
 	struct xpl_hist_cell *total;
 	struct xpl_hist_cell *cells; /* [capacity] */
 	uint64_t nstacks; /* --max-inflight */
