@@ -787,7 +787,10 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	q.match_text = cli->match;
 	q.by = cli->by;
 	q.unsafe_offset = cli->unsafe_offset;
+	c.agent = !strncmp(cli->from, "cuda:", 5) || !strncmp(cli->to, "cuda:", 5);
 	rc = parse_pair(&q, err);
+	if (c.agent)
+		q.group_by = cuda_group_by(q.by);
 	if (rc)
 		goto out;
 	rc = check_pair(&q, t, err);
@@ -798,6 +801,12 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	c.warnings = &q.v.warnings;
 	for (i = 0; i < q.v.nissues; i++)
 		c.issues[c.nissues++] = q.v.issues[i];
+	if (c.agent) {
+		/* the Agent pairs them: validate's pair check (the Agent, NVTX
+		 * routing, CUDA) is the whole answer, no BPF object */
+		rc = xp_out_emit(&cli->out, &xp_doc_histogram_check, &c);
+		goto out;
+	}
 	rc = plan_pair(&q, err);
 	if (rc)
 		goto out;

@@ -482,7 +482,10 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 	xpc_json_kstr(w, "match_policy", xp_policy_snake(v->policy));
 	xpc_json_kstr(w, "recommended_policy", xp_policy_snake(v->recommended));
 	xpc_json_karr_begin(w, "endpoints");
-	if (c->start && c->end) {
+	if (c->agent) {
+		render_agent_endpoint(w, "start", v->start.sel->text);
+		render_agent_endpoint(w, "end", v->end.sel->text);
+	} else if (c->start && c->end) {
 		render_endpoint(w, "start", c->start);
 		render_endpoint(w, "end", c->end);
 	}
@@ -495,6 +498,7 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 		      c->object_load.tried ? errno_status(c->object_load.err) : "unknown");
 	xpc_json_kstr(w, "detail",
 		      c->object_load.tried ? c->object_load.detail :
+		      c->agent		   ? "not needed: the Agent pairs cuda: endpoints in the target" :
 					     "not tried: an earlier step failed");
 	xpc_json_obj_end(w);
 	xpc_json_obj_end(w);
@@ -502,7 +506,7 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 	xpc_json_ku64(w, "max_depth", XP_LH_DEFAULT_MAX_DEPTH);
 	xpc_json_obj_end(w);
 	xpc_json_kobj_begin(w, "requirements");
-	xpc_json_kbool(w, "needs_ebpf", true);
+	xpc_json_kbool(w, "needs_ebpf", !c->agent);
 	xpc_json_kbool(w, "needs_perf_events", false);
 	xpc_json_kbool(w, "target_mutation", false);
 	xpc_json_obj_end(w);

@@ -141,3 +141,19 @@ def test_inflight_bound_and_metrics(xprobe, tmp_path):
         assert 'xprobe_latency_seconds_count{pid="%d"' % fx.pid in text
         assert "} 20\n" in text.split("xprobe_latency_seconds_count{")[1].split("\n")[0] + "\n"
         fx.quit()
+
+
+def test_validate(xprobe):
+    """validate --histogram with cuda: endpoints: validate's pair check is
+    the answer (the Agent serves, NVTX is routed); no BPF object."""
+    with NvtxFixture("thread", iters=1) as fx:
+        r = xprobe.run("validate", "--pid", fx.pid, "--histogram", *STEP, "--match", "exact",
+                       "--by", "name")
+        assert r.rc == 0, r
+        d = r.doc
+        assert d["valid"] is True, d
+        inv = d["inventory"]
+        assert [e["attachment"] for e in inv["endpoints"]] == ["agent", "agent"]
+        assert inv["group_by"] == "name" and inv["group_key_kind"] == "name"
+        assert d["requirements"]["needs_ebpf"] is False
+        fx.quit()
