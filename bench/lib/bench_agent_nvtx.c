@@ -106,8 +106,7 @@ int main(int argc, char **argv)
 		printf("%.2f %llu\n", (t1 - t0) / n, (unsigned long long)r.h.dropped);
 		if (r.h.observed != (uint64_t)n + WARMUP || r.h.dropped) {
 			fprintf(stderr, "bench_agent_nvtx: %llu pairs counted, expected %llu\n",
-				(unsigned long long)r.h.observed,
-				(unsigned long long)n + WARMUP);
+				(unsigned long long)r.h.observed, (unsigned long long)n + WARMUP);
 			return 1;
 		}
 	} else if (mode != 3) {

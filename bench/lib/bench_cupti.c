@@ -281,12 +281,12 @@ int main(int argc, char **argv)
 		bool agg = argv[1][4] == 'a', hist = argv[1][4] == 'h';
 
 		load_cupti();
-		arm(fd, hist ? XPROBE_AGENT_MODE_HISTOGRAM :
-		    agg	     ? XPROBE_AGENT_MODE_AGGREGATE :
-			       XPROBE_AGENT_MODE_EXACT,
+		arm(fd,
+		    hist ? XPROBE_AGENT_MODE_HISTOGRAM :
+		    agg	 ? XPROBE_AGENT_MODE_AGGREGATE :
+			   XPROBE_AGENT_MODE_EXACT,
 		    agg || hist ? 64 : (uint64_t)n + BATCH, XPROBE_AGENT_KIND_KERNEL,
-		    XPROBE_AGENT_NAME_ANY,
-		    NULL, &r);
+		    XPROBE_AGENT_NAME_ANY, NULL, &r);
 		settle();
 		harvest(BATCH, 8); /* warm: the pool, the names */
 		t = harvest(n, 8);
@@ -296,9 +296,9 @@ int main(int argc, char **argv)
 		/* a histogram capture: observed = pairs counted, retained = the
 		 * total and the 8 name groups */
 		if (r.h.observed != (uint64_t)n + BATCH || r.h.dropped ||
-		    (hist  ? r.h.retained != 9 :
-		     agg   ? r.h.retained != 8 :
-			     r.h.retained != (uint64_t)n + BATCH))
+		    (hist ? r.h.retained != 9 :
+		     agg  ? r.h.retained != 8 :
+			    r.h.retained != (uint64_t)n + BATCH))
 			rc = 1;
 	} else if (!strcmp(argv[1], "arm")) {
 		double first, ms[64];

@@ -36,8 +36,7 @@
  * [1, 2^n), 0 for y == 0).  A branch per step would make 64 paths through
  * every BPF program for the verifier to walk.
  */
-static inline __attribute__((always_inline)) unsigned int
-xprobe_lh_bucket_of(unsigned long long v)
+static inline __attribute__((always_inline)) unsigned int xprobe_lh_bucket_of(unsigned long long v)
 {
 	unsigned long long x = v, t, k;
 

@@ -178,7 +178,8 @@ int xpl_agent_req_decode(const void *buf, size_t len, struct xprobe_agent_req *r
 	}
 	if (r.mode > XPROBE_AGENT_MODE_HISTOGRAM)
 		return refuse(why, whylen,
-			      "ARM: mode %u is not EXACT (0), AGGREGATE (1) or HISTOGRAM (2)", r.mode);
+			      "ARM: mode %u is not EXACT (0), AGGREGATE (1) or HISTOGRAM (2)",
+			      r.mode);
 	hist = r.mode == XPROBE_AGENT_MODE_HISTOGRAM;
 	if (r.capacity < 1 ||
 	    r.capacity > (hist ? XPROBE_AGENT_HIST_GROUPS_MAX : XPROBE_AGENT_CAPACITY_MAX))

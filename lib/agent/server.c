@@ -624,7 +624,8 @@ static void do_arm(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 				  "cannot allocate histograms for %llu groups (%llu bytes) and "
 				  "%llu in-flight slots",
 				  (unsigned long long)q->capacity,
-				  (unsigned long long)q->capacity * sizeof(struct xprobe_agent_hist),
+				  (unsigned long long)q->capacity *
+					  sizeof(struct xprobe_agent_hist),
 				  (unsigned long long)q->offset);
 		else
 			reply_err(r, -XPROBE_E_INTERNAL,

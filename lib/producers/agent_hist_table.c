@@ -41,8 +41,8 @@ int xpl_hist_new(uint64_t capacity, uint32_t by, uint64_t inflight, struct xpl_a
 	pthread_mutex_t *lock;
 
 	*out = NULL;
-	if (capacity < 1 || capacity > XPROBE_AGENT_HIST_GROUPS_MAX || by >= XPROBE_AGENT_BY__COUNT ||
-	    inflight < 1 || inflight > XPROBE_AGENT_INFLIGHT_MAX)
+	if (capacity < 1 || capacity > XPROBE_AGENT_HIST_GROUPS_MAX ||
+	    by >= XPROBE_AGENT_BY__COUNT || inflight < 1 || inflight > XPROBE_AGENT_INFLIGHT_MAX)
 		return -EINVAL;
 	while (nslots < 2 * capacity)
 		nslots <<= 1;
@@ -138,13 +138,12 @@ static inline uint64_t hash_bytes(uint64_t h, const char *p, uint32_t n)
 	return h;
 }
 
-_Static_assert(sizeof(struct xpl_hist_key) ==
-		       offsetof(struct xprobe_agent_hist, counters) -
-			       offsetof(struct xprobe_agent_hist, key),
+_Static_assert(sizeof(struct xpl_hist_key) == offsetof(struct xprobe_agent_hist, counters) -
+						      offsetof(struct xprobe_agent_hist, key),
 	       "a group key is the wire histogram's key fields");
 
-static bool same_key(const struct xpl_hist_key *x, uint32_t kind, uint64_t key,
-		     const char *name, uint32_t n, uint16_t flags)
+static bool same_key(const struct xpl_hist_key *x, uint32_t kind, uint64_t key, const char *name,
+		     uint32_t n, uint16_t flags)
 {
 	return x->kind == kind && x->key == key && x->flags == flags && x->name_len == n &&
 	       !memcmp(x->name, name, n);
@@ -224,14 +223,12 @@ static inline void cell_add(struct xpl_hist_cell *c, uint64_t ns)
 	atomic_fetch_add_explicit(&c->buckets[xprobe_lh_bucket_of(ns)], 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->sum_ns, ns, memory_order_relaxed);
 	v = atomic_load_explicit(&c->min_ns, memory_order_relaxed);
-	while (ns < v && !atomic_compare_exchange_weak_explicit(&c->min_ns, &v, ns,
-								memory_order_relaxed,
-								memory_order_relaxed))
+	while (ns < v && !atomic_compare_exchange_weak_explicit(
+				 &c->min_ns, &v, ns, memory_order_relaxed, memory_order_relaxed))
 		;
 	v = atomic_load_explicit(&c->max_ns, memory_order_relaxed);
-	while (ns > v && !atomic_compare_exchange_weak_explicit(&c->max_ns, &v, ns,
-								memory_order_relaxed,
-								memory_order_relaxed))
+	while (ns > v && !atomic_compare_exchange_weak_explicit(
+				 &c->max_ns, &v, ns, memory_order_relaxed, memory_order_relaxed))
 		;
 }
 

@@ -935,8 +935,10 @@ static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct xp_ca
 			xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
 			xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
 				     "the Agent sent a %s packet of %zu bytes (at most %u)",
-				     s->rec ? "record" : s->hist ? "histogram" : "group", len,
-				     XPROBE_AGENT_CHUNK_MAX);
+				     s->rec  ? "record" :
+				     s->hist ? "histogram" :
+					       "group",
+				     len, XPROBE_AGENT_CHUNK_MAX);
 			rc = violation(c, err, -XPROBE_E_TRACE_EXPORT_FAILED);
 			goto out;
 		}

@@ -217,8 +217,8 @@ static bool target_gone(const struct xp_target *t)
 static int window(struct reads *s, struct xp_inv_lh_result *r, struct xp_error *err)
 {
 	const struct xp_agent_hist_opts *o = s->o;
-	uint64_t armed = r->armed_at_ns, period = o->interval_ns ? o->interval_ns :
-								  XP_AGENT_HIST_READ_NS;
+	uint64_t armed = r->armed_at_ns,
+		 period = o->interval_ns ? o->interval_ns : XP_AGENT_HIST_READ_NS;
 	uint64_t end = o->duration_ms ? armed + o->duration_ms * 1000000ull : 0;
 	uint64_t next = armed + period;
 	int rc;

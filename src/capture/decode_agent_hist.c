@@ -24,8 +24,8 @@
 #define HINT_SKEW "rebuild xprobe and libxprobe from the same release"
 #define HIST_SIZE sizeof(struct xprobe_agent_hist)
 
-int xp_capture_hist_dec_vbad(struct xp_capture_hist_dec *d, struct xp_error *err,
-			     const char *field, const char *fmt, va_list ap)
+int xp_capture_hist_dec_vbad(struct xp_capture_hist_dec *d, struct xp_error *err, const char *field,
+			     const char *fmt, va_list ap)
 {
 	char where[80];
 
@@ -96,7 +96,8 @@ int xp_capture_hist_dec_reply(struct xp_capture_hist_dec *d, const struct xprobe
 	if (rep->capacity < 2 || rep->capacity > XPROBE_AGENT_HIST_GROUPS_MAX + 1ull ||
 	    (rep->op != XPROBE_AGENT_OP_ARM && !rep->retained))
 		return bad(d, err, "capacity",
-			   "%" PRIu64 " histograms in use of %" PRIu64 " (the total and 1..%u groups)",
+			   "%" PRIu64 " histograms in use of %" PRIu64
+			   " (the total and 1..%u groups)",
 			   rep->retained, rep->capacity, XPROBE_AGENT_HIST_GROUPS_MAX);
 	if (p->valid) {
 		if (rep->capacity != p->capacity)
@@ -167,8 +168,7 @@ static void bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
 	k = b / XPROBE_LH_SUB + XPROBE_LH_SUB_BITS - 1;
 	sub = b % XPROBE_LH_SUB;
 	*lo = (1ull << k) + ((uint64_t)sub << (k - XPROBE_LH_SUB_BITS));
-	*hi = b == XPROBE_LH_BUCKETS - 1 ? UINT64_MAX :
-					   *lo + (1ull << (k - XPROBE_LH_SUB_BITS));
+	*hi = b == XPROBE_LH_BUCKETS - 1 ? UINT64_MAX : *lo + (1ull << (k - XPROBE_LH_SUB_BITS));
 }
 
 /* One histogram on its own; 0 or the error. */
@@ -205,10 +205,10 @@ static int hist_check(struct xp_capture_hist_dec *d, const struct xprobe_agent_h
 			   "histogram %" PRIu64 ": count %" PRIu64 ", its buckets hold %" PRIu64,
 			   idx, x->count, n);
 	if (!n)
-		return x->min_ns || x->max_ns ? bad(d, err, "min_ns",
-						    "empty histogram %" PRIu64 " has extremes",
-						    idx) :
-						0;
+		return x->min_ns || x->max_ns ?
+			       bad(d, err, "min_ns", "empty histogram %" PRIu64 " has extremes",
+				   idx) :
+			       0;
 	bounds((uint32_t)b0, &lo, &hi);
 	if (x->min_ns > x->max_ns || x->min_ns >= hi)
 		return bad(d, err, "min_ns",

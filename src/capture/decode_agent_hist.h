@@ -69,8 +69,8 @@ int xp_capture_hist_dec_chunk(struct xp_capture_hist_dec *d, const void *buf, si
 /* Close the open reply: everything arrived. */
 int xp_capture_hist_dec_end(struct xp_capture_hist_dec *d, struct xp_error *err);
 
-int xp_capture_hist_dec_vbad(struct xp_capture_hist_dec *d, struct xp_error *err,
-			     const char *field, const char *fmt, va_list ap);
+int xp_capture_hist_dec_vbad(struct xp_capture_hist_dec *d, struct xp_error *err, const char *field,
+			     const char *fmt, va_list ap);
 
 /* Everything at once (tests): the layout xp_capture_agent_dec_buf() takes. */
 int xp_capture_hist_dec_buf(struct xp_capture_hist_dec *d, const void *buf, size_t len,

@@ -398,8 +398,8 @@ static int cuda_selection(void *ctx, struct xp_measure_req *req, struct xp_error
 {
 	struct cuda_hist *ch = ctx;
 	const struct xp_selector *sels[2] = { &req->from, &req->to };
-	int rc = xp_agent_arm_build(sels, 2, XPROBE_AGENT_MODE_HISTOGRAM, ch->groups, &ch->arm,
-				    err);
+	int rc =
+		xp_agent_arm_build(sels, 2, XPROBE_AGENT_MODE_HISTOGRAM, ch->groups, &ch->arm, err);
 
 	if (rc) {
 		if (rc == -XPROBE_E_INVALID_EVENT_SELECTOR) {

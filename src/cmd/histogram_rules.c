@@ -101,7 +101,8 @@ static int cuda_reasons(const struct xp_cli *cli, struct xp_usage *u, int policy
 			"--max-groups bounds the groups of --by; add --by name, thread, stream or device");
 	if (policy != XP_POLICY_EXACT)
 		return xp_usage_text(
-			u, "--histogram pairs cuda: endpoints exactly in the target: use --match exact, not '%s'",
+			u,
+			"--histogram pairs cuda: endpoints exactly in the target: use --match exact, not '%s'",
 			cli->match);
 	if (cli->has_interval_ms && cli->interval_ms < 100)
 		return xp_usage_text(
@@ -115,7 +116,8 @@ static int cuda_reasons(const struct xp_cli *cli, struct xp_usage *u, int policy
 			"--max-depth bounds the kernel's stack-nested pairing; the Agent pairs NVTX push/pop by level (64 levels) itself");
 	if (cli->explain)
 		return xp_usage_text(
-			u, "--explain follows host threads through the scheduler; it takes host endpoints, not cuda:");
+			u,
+			"--explain follows host threads through the scheduler; it takes host endpoints, not cuda:");
 	memset(&s, 0, sizeof(s));
 	memset(&e, 0, sizeof(e));
 	/* a selector that does not parse is the command's INVALID_EVENT_SELECTOR */
@@ -175,7 +177,8 @@ static int reasons(const struct xp_cli *cli, struct xp_usage *u)
 	cuda = !strncmp(cli->from, "cuda:", 5) || !strncmp(cli->to, "cuda:", 5);
 	if ((cli->agent || cli->cupti_socket) && !cuda)
 		return xp_usage_text(
-			u, "--%s reaches the Agent, which --histogram uses for cuda: endpoints only",
+			u,
+			"--%s reaches the Agent, which --histogram uses for cuda: endpoints only",
 			cli->agent ? "agent" : "cupti-socket");
 	if (cuda)
 		return cuda_reasons(cli, u, xp_policy_parse(cli->match));
@@ -231,7 +234,7 @@ static int usage(const struct xp_cli *cli, struct xp_usage *u)
 
 /* a live in-kernel distribution, no capture: no other mode, no artifact */
 static const unsigned long conflicts[] = {
-	XP_OPT_INPUT, XP_OPT_SPEC, XP_OPT_EVENTS_OUT, XP_OPT_FORMAT, XP_OPT_SAMPLES,
+	XP_OPT_INPUT,	   XP_OPT_SPEC,	      XP_OPT_EVENTS_OUT,  XP_OPT_FORMAT,    XP_OPT_SAMPLES,
 	XP_OPT_MAX_EVENTS, XP_OPT_CPU_SAMPLE, XP_OPT_SYSCALL_AGG, XP_OPT_AGGREGATE, 0,
 };
 

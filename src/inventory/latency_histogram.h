@@ -60,7 +60,7 @@ const char *xp_inv_lh_stop_name(enum xp_inv_lh_stop s);
 
 /* Groupings only the Agent's in-target histograms have (cuda: endpoints;
  * src/agent/agent_histogram.h), after bpf/latency_hist.h's XP_LH_BY_*. */
-#define XP_LH_BY_NAME 3   /* the range's or the kernel's name */
+#define XP_LH_BY_NAME 3 /* the range's or the kernel's name */
 #define XP_LH_BY_STREAM 4 /* the CUDA stream id */
 #define XP_LH_BY_DEVICE 5 /* the CUDA device id */
 
@@ -167,10 +167,10 @@ struct xp_inv_lh_interval {
 };
 
 struct xp_inv_lh_group {
-	uint64_t key;           /* thread id, the start's first argument, or
+	uint64_t key; /* thread id, the start's first argument, or
 				   (the Agent's) a stream or device id */
-	bool named;             /* XP_LH_BY_NAME: name is the key */
-	bool name_complete;     /* the whole name fit (else cut at 127 bytes) */
+	bool named; /* XP_LH_BY_NAME: name is the key */
+	bool name_complete; /* the whole name fit (else cut at 127 bytes) */
 	char name[XPROBE_NAME_MAX + 1]; /* NUL-terminated when named */
 	struct xp_inv_lh_dist h;
 };

@@ -270,10 +270,11 @@ int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws)
 			return rc;
 	}
 	if (r->agent_dropped) {
-		snprintf(msg, sizeof(msg),
-			 "the Agent lost %" PRIu64
-			 " pairs in the target (CUPTI dropped activity records or never finished them): their latencies are missing",
-			 r->agent_dropped);
+		snprintf(
+			msg, sizeof(msg),
+			"the Agent lost %" PRIu64
+			" pairs in the target (CUPTI dropped activity records or never finished them): their latencies are missing",
+			r->agent_dropped);
 		if ((rc = xp_warnings_add_u64(ws, "EVENTS_DROPPED", msg, "dropped",
 					      r->agent_dropped, NULL)))
 			return rc;

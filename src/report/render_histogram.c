@@ -498,8 +498,8 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 		      c->object_load.tried ? errno_status(c->object_load.err) : "unknown");
 	xpc_json_kstr(w, "detail",
 		      c->object_load.tried ? c->object_load.detail :
-		      c->agent		   ? "not needed: the Agent pairs cuda: endpoints in the target" :
-					     "not tried: an earlier step failed");
+		      c->agent ? "not needed: the Agent pairs cuda: endpoints in the target" :
+				 "not tried: an earlier step failed");
 	xpc_json_obj_end(w);
 	xpc_json_obj_end(w);
 	xpc_json_ku64(w, "inflight_map_entries", XP_LH_DEFAULT_MAX_INFLIGHT);

@@ -117,7 +117,7 @@ struct xp_histogram_check {
 	const struct xp_validation *v;   /* the pair check (policy, capabilities) */
 	const struct xp_live_endpoint *start, *end; /* resolved, NULL when unresolved */
 	int group_by;                   /* XP_LH_BY_* */
-	bool agent;                     /* cuda: endpoints: the Agent pairs them, no BPF */
+	bool agent; /* cuda: endpoints: the Agent pairs them, no BPF */
 	struct xp_bpf_step object_load; /* the real object loaded, nothing attached */
 	struct xp_issue issues[XP_MAX_ISSUES];
 	size_t nissues;

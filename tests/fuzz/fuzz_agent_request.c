@@ -41,8 +41,8 @@ static void check_accepted(const struct xprobe_agent_req *q)
 	char why[256];
 
 	if (memcmp(q->magic, XPROBE_AGENT_REQ_MAGIC, 8) ||
-	    q->version != XPROBE_AGENT_PROTO_VERSION || q->size != sizeof(*q) ||
-	    q->op < 1 || q->op > 5)
+	    q->version != XPROBE_AGENT_PROTO_VERSION || q->size != sizeof(*q) || q->op < 1 ||
+	    q->op > 5)
 		abort();
 	if (q->op != XPROBE_AGENT_OP_ARM) {
 		if (q->mode || q->capacity || q->nfilters || q->by ||
@@ -54,7 +54,8 @@ static void check_accepted(const struct xprobe_agent_req *q)
 		bool hist = q->mode == XPROBE_AGENT_MODE_HISTOGRAM;
 
 		if (q->mode > 2 || !q->capacity ||
-		    q->capacity > (hist ? XPROBE_AGENT_HIST_GROUPS_MAX : XPROBE_AGENT_CAPACITY_MAX) ||
+		    q->capacity >
+			    (hist ? XPROBE_AGENT_HIST_GROUPS_MAX : XPROBE_AGENT_CAPACITY_MAX) ||
 		    (!hist && (q->offset || q->by)) ||
 		    (hist && (!q->offset || q->offset > XPROBE_AGENT_INFLIGHT_MAX ||
 			      q->by >= XPROBE_AGENT_BY__COUNT)) ||

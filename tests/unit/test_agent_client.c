@@ -139,8 +139,8 @@ static void check_request(struct srv *s, const struct xprobe_agent_req *q, ssize
 {
 	bool ok = n == (ssize_t)sizeof(*q) && !memcmp(q->magic, XPROBE_AGENT_REQ_MAGIC, 8) &&
 		  q->version == XPROBE_AGENT_PROTO_VERSION && q->size == sizeof(*q) &&
-		  (q->by == 0 || q->mode == XPROBE_AGENT_MODE_HISTOGRAM) && q->op >= XPROBE_AGENT_OP_HELLO &&
-		  q->op <= XPROBE_AGENT_OP_CLOSE;
+		  (q->by == 0 || q->mode == XPROBE_AGENT_MODE_HISTOGRAM) &&
+		  q->op >= XPROBE_AGENT_OP_HELLO && q->op <= XPROBE_AGENT_OP_CLOSE;
 
 	if (ok && q->op == XPROBE_AGENT_OP_ARM)
 		ok = q->capacity >= 1 && q->nfilters >= 1 && q->nfilters <= 2 && q->offset == 0;

@@ -112,16 +112,46 @@ static void test_good(void)
 	xp_error_clear(&err);
 }
 
-static void m_count(struct xprobe_agent_hist *h) { h[1].count = 4; }
-static void m_total_flag(struct xprobe_agent_hist *h) { h[0].flags = 0; }
-static void m_group_total(struct xprobe_agent_hist *h) { h[1].flags |= XPROBE_AGENT_HIST_F_TOTAL; }
-static void m_kind(struct xprobe_agent_hist *h) { h[1].kind = 9; }
-static void m_total_kind(struct xprobe_agent_hist *h) { h[0].kind = XPROBE_AGENT_KIND_KERNEL; }
-static void m_counters(struct xprobe_agent_hist *h) { h[1].counters[0] = 1; }
-static void m_name_nul(struct xprobe_agent_hist *h) { h[1].name[1] = 0; }
-static void m_name_after(struct xprobe_agent_hist *h) { h[1].name[9] = 'x'; }
-static void m_name_len(struct xprobe_agent_hist *h) { h[1].name_len = 200; }
-static void m_min(struct xprobe_agent_hist *h) { h[1].min_ns = 5000; }
+static void m_count(struct xprobe_agent_hist *h)
+{
+	h[1].count = 4;
+}
+static void m_total_flag(struct xprobe_agent_hist *h)
+{
+	h[0].flags = 0;
+}
+static void m_group_total(struct xprobe_agent_hist *h)
+{
+	h[1].flags |= XPROBE_AGENT_HIST_F_TOTAL;
+}
+static void m_kind(struct xprobe_agent_hist *h)
+{
+	h[1].kind = 9;
+}
+static void m_total_kind(struct xprobe_agent_hist *h)
+{
+	h[0].kind = XPROBE_AGENT_KIND_KERNEL;
+}
+static void m_counters(struct xprobe_agent_hist *h)
+{
+	h[1].counters[0] = 1;
+}
+static void m_name_nul(struct xprobe_agent_hist *h)
+{
+	h[1].name[1] = 0;
+}
+static void m_name_after(struct xprobe_agent_hist *h)
+{
+	h[1].name[9] = 'x';
+}
+static void m_name_len(struct xprobe_agent_hist *h)
+{
+	h[1].name_len = 200;
+}
+static void m_min(struct xprobe_agent_hist *h)
+{
+	h[1].min_ns = 5000;
+}
 static void m_max(struct xprobe_agent_hist *h)
 {
 	h[1].buckets[xprobe_lh_bucket_of(5000)] = 1; /* a pair above max */
@@ -134,19 +164,28 @@ static void m_shrank(struct xprobe_agent_hist *h)
 	h[1].buckets[b] = 2;
 	h[1].count = 2;
 }
-static void m_key(struct xprobe_agent_hist *h) { h[1].name[0] = 'G'; }
+static void m_key(struct xprobe_agent_hist *h)
+{
+	h[1].name[0] = 'G';
+}
 
 static const struct {
 	const char *field;
 	void (*mutate)(struct xprobe_agent_hist *h);
 	bool second; /* in the second read (a change between reads) */
 } bad[] = {
-	{ "count", m_count, false },	   { "flags", m_total_flag, false },
-	{ "flags", m_group_total, false }, { "kind", m_kind, false },
-	{ "kind", m_total_kind, false },   { "counters", m_counters, false },
-	{ "name", m_name_nul, false },	   { "name", m_name_after, false },
-	{ "name", m_name_len, false },	   { "min_ns", m_min, false },
-	{ "max_ns", m_max, false },	   { "buckets", m_shrank, true },
+	{ "count", m_count, false },
+	{ "flags", m_total_flag, false },
+	{ "flags", m_group_total, false },
+	{ "kind", m_kind, false },
+	{ "kind", m_total_kind, false },
+	{ "counters", m_counters, false },
+	{ "name", m_name_nul, false },
+	{ "name", m_name_after, false },
+	{ "name", m_name_len, false },
+	{ "min_ns", m_min, false },
+	{ "max_ns", m_max, false },
+	{ "buckets", m_shrank, true },
 	{ "key", m_key, true },
 };
 
