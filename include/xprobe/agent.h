@@ -293,9 +293,12 @@ struct xprobe_agent_group {
  * `capacity` is 1 + the groups asked for and `retained` 1 + the groups in
  * use (histograms, the total counted); `observed` the pairs counted.  The
  * count of a histogram is the sum of
- * its buckets; sum_ns may hold a pair whose bucket the read missed (a
- * pair's bucket and sum are two additions), so sum_ns / count is exact
- * only once the capture is stopped.  Every byte not named here is zero.
+ * its buckets; sum_ns, min_ns and max_ns may include a pair whose bucket
+ * the read missed (the Agent updates them before the bucket), so min_ns
+ * and max_ns always cover the non-empty buckets read (min below the
+ * lowest one's upper bound, max at or above the highest one's lower
+ * bound), and sum_ns / count is
+ * exact once the capture is stopped.  Every byte not named here is zero.
  */
 #define XPROBE_AGENT_HIST_F_TOTAL 0x1u /* number 0: every pair */
 #define XPROBE_AGENT_HIST_F_NAME_COMPLETE 0x2u /* BY_NAME: the whole name fit */

@@ -216,20 +216,29 @@ int64_t xpl_hist_group(struct xpl_agent_hist *h, uint32_t kind, uint64_t key, co
 	return (int64_t)ng;
 }
 
+/*
+ * One pair into @c.  The extremes first, the sum, then the bucket with a
+ * release store: a reader that sees the bucket (acquire, cell_copy) sees
+ * extremes that include the pair, so min and max always lie within the
+ * buckets it read (the CLI's decoder checks exactly that).  On x86 the
+ * release costs nothing over the relaxed add.
+ */
 static inline void cell_add(struct xpl_hist_cell *c, uint64_t ns)
 {
 	uint64_t v;
 
-	atomic_fetch_add_explicit(&c->buckets[xprobe_lh_bucket_of(ns)], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->sum_ns, ns, memory_order_relaxed);
 	v = atomic_load_explicit(&c->min_ns, memory_order_relaxed);
-	while (ns < v && !atomic_compare_exchange_weak_explicit(
-				 &c->min_ns, &v, ns, memory_order_relaxed, memory_order_relaxed))
+	while (ns < v && !atomic_compare_exchange_weak_explicit(&c->min_ns, &v, ns,
+								memory_order_relaxed,
+								memory_order_relaxed))
 		;
 	v = atomic_load_explicit(&c->max_ns, memory_order_relaxed);
-	while (ns > v && !atomic_compare_exchange_weak_explicit(
-				 &c->max_ns, &v, ns, memory_order_relaxed, memory_order_relaxed))
+	while (ns > v && !atomic_compare_exchange_weak_explicit(&c->max_ns, &v, ns,
+								memory_order_relaxed,
+								memory_order_relaxed))
 		;
+	atomic_fetch_add_explicit(&c->sum_ns, ns, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->buckets[xprobe_lh_bucket_of(ns)], 1, memory_order_release);
 }
 
 void xpl_hist_add(struct xpl_agent_hist *h, int64_t g, uint64_t ns)
@@ -297,7 +306,7 @@ static uint64_t cell_copy(const struct xpl_hist_cell *c, struct xprobe_agent_his
 	uint64_t n = 0, v;
 
 	for (uint32_t b = 0; b < XPROBE_LH_BUCKETS; b++) {
-		v = atomic_load_explicit(&c->buckets[b], memory_order_relaxed);
+		v = atomic_load_explicit(&c->buckets[b], memory_order_acquire);
 		x->buckets[b] = v;
 		n += v;
 	}
@@ -306,8 +315,6 @@ static uint64_t cell_copy(const struct xpl_hist_cell *c, struct xprobe_agent_his
 	v = atomic_load_explicit(&c->min_ns, memory_order_relaxed);
 	x->min_ns = n ? v : 0;
 	x->max_ns = n ? atomic_load_explicit(&c->max_ns, memory_order_relaxed) : 0;
-	if (n && x->min_ns > x->max_ns) /* a pair's bucket seen before its extremes */
-		x->min_ns = x->max_ns;
 	return n;
 }
 

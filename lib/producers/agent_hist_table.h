@@ -25,12 +25,14 @@
  *     its own (the new start is then not stored: inflight_overflow).
  *
  * Hot path (no allocation, no I/O, no lock): a pair adds into its cells
- * with relaxed atomics (the bucket, the sum; min and max by compare-and-
- * swap, tried only when the value improves them).  Finding a group is a
+ * with atomics (min and max by compare-and-swap, tried only when the value
+ * improves them, then the sum, then the bucket with a release store, so a
+ * read that sees a bucket sees extremes that cover it).  Finding a group is a
  * lock-free probe; only a key seen for the first time takes `lock` to
  * insert it (and publishes the slot with a release store after the key).
  * Reads (xpl_hist_copy) are not atomic as a whole: each counter is, so a
- * read may see a pair's bucket without its sum (agent.h says so).
+ * read may see a pair's sum or extremes without its bucket (agent.h says
+ * so), never a bucket without its extremes.
  */
 #ifndef XPL_AGENT_HIST_TABLE_H
 #define XPL_AGENT_HIST_TABLE_H

@@ -17,7 +17,9 @@
  *               OPEN counter sees what is open;
  *   threads     four threads add 200k pairs each into one group and the
  *               total: every pair counted once (the atomics), min/max the
- *               extremes.
+ *               extremes; a reader copying meanwhile always finds min and
+ *               max covering the buckets it read (what the CLI's decoder
+ *               checks: the extremes are updated before the bucket).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -146,13 +148,58 @@ static void *adder(void *arg)
 	return NULL;
 }
 
+static _Atomic int writers_done;
+static long reader_bad, reader_reads;
+
+/* [lo, hi) of bucket @b (latency_buckets.h) */
+static void bounds(uint32_t b, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t k = b / XPROBE_LH_SUB + XPROBE_LH_SUB_BITS - 1;
+
+	if (b < XPROBE_LH_SUB) {
+		*lo = b;
+		*hi = b + 1;
+		return;
+	}
+	*lo = (1ull << k) + ((uint64_t)(b % XPROBE_LH_SUB) << (k - XPROBE_LH_SUB_BITS));
+	*hi = *lo + (1ull << (k - XPROBE_LH_SUB_BITS));
+}
+
+static void *reader(void *arg)
+{
+	static struct xprobe_agent_hist x[2];
+
+	(void)arg;
+	while (!atomic_load(&writers_done)) {
+		uint64_t lo, hi;
+		int b0 = -1, b1 = -1;
+
+		xpl_hist_copy(shared, 0, 2, x);
+		reader_reads++;
+		for (int b = 0; b < (int)XPROBE_LH_BUCKETS; b++)
+			if (x[1].buckets[b]) {
+				if (b0 < 0)
+					b0 = b;
+				b1 = b;
+			}
+		if (b0 < 0)
+			continue;
+		bounds((uint32_t)b0, &lo, &hi);
+		reader_bad += x[1].min_ns >= hi;
+		bounds((uint32_t)b1, &lo, &hi);
+		reader_bad += x[1].max_ns < lo;
+	}
+	return NULL;
+}
+
 static void test_threads(void)
 {
-	pthread_t th[NTHREADS];
+	pthread_t th[NTHREADS], rd;
 	uint64_t want_sum = 0;
 
 	CHECK(xpl_hist_new(4, XPROBE_AGENT_BY_THREAD, 8, &shared) == 0);
 	shared_g = xpl_hist_group(shared, XPROBE_AGENT_KIND_NVTX_RANGE, 1, "", 0, 0);
+	CHECK(pthread_create(&rd, NULL, reader, NULL) == 0);
 	for (int i = 0; i < NTHREADS; i++) {
 		CHECK(pthread_create(&th[i], NULL, adder, (void *)(uintptr_t)(100 + 5000 * i)) ==
 		      0);
@@ -160,6 +207,10 @@ static void test_threads(void)
 	}
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(th[i], NULL);
+	atomic_store(&writers_done, 1);
+	pthread_join(rd, NULL);
+	CHECK(reader_reads > 0);
+	CHECK_EQ_U64(reader_bad, 0);
 	CHECK_EQ_U64(xpl_hist_copy(shared, 0, 8, out), 2);
 	for (int k = 0; k < 2; k++) {
 		CHECK_EQ_U64(out[k].count, (uint64_t)NTHREADS * PER);
