@@ -5,9 +5,11 @@
  * (src/agent/agent_histogram.c, xp_agent_hist_fill): a well-formed ARM
  * and two SNAPSHOTs decode, and each malformed histogram or header is a
  * TRACE_EXPORT_FAILED naming its field, one mutation at a time (the peer
- * is another process: nothing it sends is trusted).
+ * is another process: nothing it sends is trusted); the fuzz target's
+ * seeds (Python's packing of the same layouts) decode as they should.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,8 +263,52 @@ static void test_bad_headers(void)
 	xp_capture_hist_dec_free(&d);
 }
 
+/* The fuzz seeds (tests/fuzz/gen_agent_hist_seeds.py, Python's packing of
+ * agent.h's layouts): the good ones decode, the bad ones do not. */
+static void test_seeds(void)
+{
+	static const struct {
+		const char *name;
+		bool ok;
+		size_t n;
+	} seeds[] = {
+		{ "table", true, 3 },	   { "grown", true, 3 },      { "empty", true, 1 },
+		{ "bad_count", false, 0 }, { "bad_shrunk", false, 0 }, { "bad_cut", false, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		char path[256];
+		struct xp_capture_hist_dec d;
+		struct xp_error err = { 0 };
+		static uint8_t buf[1 << 17];
+		size_t len;
+		FILE *f;
+		int rc;
+
+		snprintf(path, sizeof(path), "fuzz/corpus/fuzz_agent_histogram/%s", seeds[i].name);
+		f = fopen(path, "rb");
+		CHECK(f != NULL);
+		if (!f)
+			continue;
+		len = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		xp_capture_hist_dec_init(&d, PID, START);
+		rc = xp_capture_hist_dec_buf(&d, buf, len, &err);
+		if ((rc == 0) != seeds[i].ok)
+			fprintf(stderr, "seed %s: rc %d (%s)\n", seeds[i].name, rc, err.message);
+		CHECK((rc == 0) == seeds[i].ok);
+		if (seeds[i].ok)
+			CHECK_EQ_U64(d.n, seeds[i].n);
+		if (!seeds[i].ok)
+			CHECK(err.code == XPROBE_E_TRACE_EXPORT_FAILED);
+		xp_capture_hist_dec_free(&d);
+		xp_error_clear(&err);
+	}
+}
+
 int main(void)
 {
+	test_seeds();
 	test_good();
 	test_bad();
 	test_bad_headers();
