@@ -163,7 +163,7 @@ static void hist_push(struct xpl_tls *t, struct xpl_agent_cap *c, const char *me
 	g = xpl_hist_group(c->hist, XPROBE_AGENT_KIND_NVTX_RANGE, t->tid, message, kept,
 			   hist_name_flags(complete));
 	st->grp[level] = g;
-	st->ts[level] = xpl_mono_ns();
+	st->ts[level] = xpl_agent_hist_now(c);
 	t->agent_mask |= bit;
 }
 
@@ -214,7 +214,7 @@ static __attribute__((noinline)) void agent_pop(int level)
 
 	if (!(t->agent_mask & bit))
 		return;
-	now = xpl_mono_ns(); /* a histogram's end: before anything else */
+	now = xpl_rdtsc(); /* a histogram's end, before anything else (raw TSC) */
 	t->agent_mask &= ~bit;
 	if (t->agent_gen != atomic_load_explicit(&xpl_agent_hot.gen, memory_order_relaxed))
 		return; /* pushed in an earlier capture */
@@ -226,7 +226,10 @@ static __attribute__((noinline)) void agent_pop(int level)
 			/* the bit was set with the stack in hand */
 			const struct xpl_hist_stack *st = &c->hist->stacks[t->agent_hslot - 1];
 
-			xpl_hist_add(c->hist, st->grp[level], now - st->ts[level]);
+			if (!c->tsc)
+				now = xpl_mono_ns();
+			xpl_hist_add(c->hist, st->grp[level],
+				     xpl_agent_hist_ns(c, xpl_agent_hist_since(st->ts[level], now)));
 		} else if (nested)
 			xpl_agent_drop(c);
 		else
@@ -259,7 +262,7 @@ static __attribute__((noinline)) uint64_t agent_start(const char *message)
 		if (c->hist) {
 			g = xpl_hist_group(c->hist, XPROBE_AGENT_KIND_NVTX_RANGE, t->tid, message,
 					   kept, hist_name_flags(complete));
-			if (xpl_hist_open_put(c->hist, seq, xpl_mono_ns(), g))
+			if (xpl_hist_open_put(c->hist, seq, xpl_agent_hist_now(c), g))
 				id |= 1;
 		} else if (nested)
 			xpl_agent_drop(c);
@@ -283,14 +286,17 @@ static __attribute__((noinline)) void agent_end(uint64_t id)
 
 	if (!xpl_agent_armed())
 		return;
-	now = xpl_mono_ns();
+	now = xpl_rdtsc(); /* a histogram's end (raw TSC; the clock is the capture's) */
 	c = xpl_agent_enter(t, &nested);
 	if (!c)
 		return;
 	if ((id >> 1) > c->seq_at_arm) {
 		if (c->hist) {
+			if (!c->tsc)
+				now = xpl_mono_ns();
 			if (xpl_hist_open_take(c->hist, id >> 1, &ts, &g))
-				xpl_hist_add(c->hist, g, now - ts);
+				xpl_hist_add(c->hist, g,
+					     xpl_agent_hist_ns(c, xpl_agent_hist_since(ts, now)));
 		} else if (nested)
 			xpl_agent_drop(c);
 		else

@@ -114,6 +114,34 @@ static void filters_set(struct xpl_agent_cap *c, const struct xprobe_agent_req *
 	}
 }
 
+/*
+ * ns per TSC tick (32.32 fixed point), measured once per process at the
+ * first HISTOGRAM ARM: two calibration points (clock.h: TSC and
+ * CLOCK_MONOTONIC read together, the best of a few tries) 2 ms apart.
+ * Each point is good to tens of ns, so the ratio is good to about 1e-5,
+ * far inside a bucket's 1/16; the TSC's rate is invariant (xpl_tsc_usable
+ * decided that), so it never needs measuring again.  The ARM that measures
+ * it takes 2 ms longer.
+ */
+static uint64_t ns_per_tick(void)
+{
+	static _Atomic uint64_t cached;
+	struct xpl_calib a, b;
+	struct timespec ts = { 0, 2000000 };
+	uint64_t v = atomic_load(&cached);
+
+	if (v)
+		return v;
+	xpl_calib_now(&a, true);
+	nanosleep(&ts, NULL);
+	xpl_calib_now(&b, true);
+	if (NEVER(b.tsc <= a.tsc || b.ns <= a.ns))
+		return 1ull << 32; /* cannot happen with an invariant TSC */
+	v = (uint64_t)(((unsigned __int128)(b.ns - a.ns) << 32) / (b.tsc - a.tsc));
+	atomic_store(&cached, v);
+	return v;
+}
+
 int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **out)
 {
 	struct xpl_agent_cap *c;
@@ -154,6 +182,8 @@ clock:
 	if (!tsc_state)
 		tsc_state = xpl_tsc_usable() ? 1 : 2;
 	c->tsc = tsc_state == 1;
+	if (c->hist && c->tsc)
+		c->ns_per_tick = ns_per_tick();
 	c->prefaulted = c->buf_bytes < PREFAULT_FIRST ? c->buf_bytes : PREFAULT_FIRST;
 	prefault(c, 0, c->prefaulted);
 	*out = c;

@@ -119,6 +119,8 @@ struct xpl_agent_cap {
 	struct xpl_agent_rule krules[XPROBE_AGENT_MAX_FILTERS];
 	struct xpl_agent_agg *agg; /* AGGREGATE: the group table */
 	struct xpl_agent_hist *hist; /* HISTOGRAM: the histograms (agent_hist_table.h) */
+	uint64_t ns_per_tick; /* HISTOGRAM with tsc: ns per TSC tick, 32.32 fixed point
+				 (NVTX pairs are timed with rdtsc, xpl_agent_hist_now) */
 
 	/* producers */
 	_Atomic uint64_t resv __attribute__((aligned(64))); /* index << 32 | bytes */
@@ -342,6 +344,31 @@ xpl_agent_put(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const c
 	/* size, type, tid last: the record is committed */
 	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
 	return true;
+}
+
+/*
+ * A HISTOGRAM capture's clock for NVTX pairs: the raw TSC where the capture
+ * uses it (7 ns, where clock_gettime costs 23: clock.h), else
+ * CLOCK_MONOTONIC ns; xpl_agent_hist_ns turns a difference of two into ns.
+ */
+static inline __attribute__((always_inline)) uint64_t
+xpl_agent_hist_now(const struct xpl_agent_cap *c)
+{
+	return likely(c->tsc) ? xpl_rdtsc() : xpl_mono_ns();
+}
+
+/* @now - @start, 0 when the end's CPU read a TSC a few ticks behind the
+ * start's (a process range ended on another CPU) */
+static inline __attribute__((always_inline)) uint64_t xpl_agent_hist_since(uint64_t start,
+									   uint64_t now)
+{
+	return now > start ? now - start : 0;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+xpl_agent_hist_ns(const struct xpl_agent_cap *c, uint64_t d)
+{
+	return likely(c->tsc) ? (uint64_t)(((unsigned __int128)d * c->ns_per_tick) >> 32) : d;
 }
 
 /* The name's length (XPROBE_NAME_MAX + 1 when longer) and the bytes a

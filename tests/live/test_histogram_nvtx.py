@@ -12,7 +12,9 @@ and longest interval it timed around each range, its threads.  Every
 document is validated against schemas/ (the xprobe fixture and LiveRun
 do it).
 """
-from agent_helpers import STEP, NvtxFixture, wait_state
+import pytest
+
+from agent_helpers import STEP, NvtxFixture, nvtx_env, wait_state
 from measure_live_helpers import LiveRun
 
 US = 1000
@@ -49,11 +51,15 @@ def check_dist(h, done, work_us, count):
     assert st["min_ns"] <= p[50.0]["value_ns"] <= st["max_ns"]
 
 
-def test_thread_ranges_by_name(xprobe):
+@pytest.mark.parametrize("clock", ["tsc", "monotonic"])
+def test_thread_ranges_by_name(xprobe, clock):
     """push/pop "step" on the main thread, with 150 ranges of other names
     the name rule rejects in the target: the total and the one "step"
-    group hold exactly the fixture's ranges."""
-    with NvtxFixture("thread", iters=50) as fx:
+    group hold exactly the fixture's ranges.  Timed with the TSC (its rate
+    measured at ARM) or, with XPROBE_INSPECT_CLOCK=monotonic,
+    clock_gettime."""
+    env = nvtx_env({"XPROBE_INSPECT_CLOCK": clock})
+    with NvtxFixture("thread", iters=50, env=env) as fx:
         res, done = measure_armed(xprobe, fx, args(fx, "--duration-ms", 1500, "--by", "name"))
         assert res.rc == 0, res
         assert done["ranges"] == 50 and done["rejected"] == 150
