@@ -218,7 +218,7 @@ int64_t xpl_hist_group(struct xpl_agent_hist *h, uint32_t kind, uint64_t key, co
 
 /*
  * One pair into @c.  The extremes first, the sum, then the bucket with a
- * release store: a reader that sees the bucket (acquire, cell_copy) sees
+ * release store: a reader that sees the bucket (acquire, cell_merge) sees
  * extremes that include the pair, so min and max always lie within the
  * buckets it read (the CLI's decoder checks exactly that).  On x86 the
  * release costs nothing over the relaxed add.
@@ -243,13 +243,15 @@ static inline void cell_add(struct xpl_hist_cell *c, uint64_t ns)
 
 void xpl_hist_add(struct xpl_agent_hist *h, int64_t g, uint64_t ns)
 {
-	cell_add(h->total, ns);
-	if (g >= 0) {
-		if (ALWAYS((uint64_t)g < h->capacity))
-			cell_add(&h->cells[g], ns);
-	} else if (g == XPL_HIST_FULL) {
-		xpl_hist_count(h, XPROBE_AGENT_HC_GROUP_OVERFLOW);
+	/* a pair with a group is counted there only: the total is the groups'
+	 * merge plus this cell (xpl_hist_copy), half the atomics per pair */
+	if (g >= 0 && ALWAYS((uint64_t)g < h->capacity)) {
+		cell_add(&h->cells[g], ns);
+		return;
 	}
+	cell_add(h->total, ns);
+	if (g == XPL_HIST_FULL)
+		xpl_hist_count(h, XPROBE_AGENT_HC_GROUP_OVERFLOW);
 }
 
 uint32_t xpl_hist_stack_take(struct xpl_agent_hist *h)
@@ -301,29 +303,39 @@ uint64_t xpl_hist_count_all(const struct xpl_agent_hist *h)
 	return 1 + atomic_load_explicit(&h->ngroups, memory_order_acquire);
 }
 
-static uint64_t cell_copy(const struct xpl_hist_cell *c, struct xprobe_agent_hist *x)
+/*
+ * Add @c into @x (zeroed by the caller before the first cell): buckets
+ * first (acquire), then the extremes and the sum, so the extremes cover
+ * the buckets read (cell_add's order).  The count is the buckets' sum.
+ */
+static void cell_merge(const struct xpl_hist_cell *c, struct xprobe_agent_hist *x)
 {
-	uint64_t n = 0, v;
+	uint64_t n = 0, v, mn, mx;
 
 	for (uint32_t b = 0; b < XPROBE_LH_BUCKETS; b++) {
 		v = atomic_load_explicit(&c->buckets[b], memory_order_acquire);
-		x->buckets[b] = v;
+		x->buckets[b] += v;
 		n += v;
 	}
-	x->count = n;
-	x->sum_ns = atomic_load_explicit(&c->sum_ns, memory_order_relaxed);
-	v = atomic_load_explicit(&c->min_ns, memory_order_relaxed);
-	x->min_ns = n ? v : 0;
-	x->max_ns = n ? atomic_load_explicit(&c->max_ns, memory_order_relaxed) : 0;
-	return n;
+	x->sum_ns += atomic_load_explicit(&c->sum_ns, memory_order_relaxed);
+	if (!n)
+		return;
+	mn = atomic_load_explicit(&c->min_ns, memory_order_relaxed);
+	mx = atomic_load_explicit(&c->max_ns, memory_order_relaxed);
+	x->min_ns = x->count && x->min_ns < mn ? x->min_ns : mn;
+	x->max_ns = x->count && x->max_ns > mx ? x->max_ns : mx;
+	x->count += n;
 }
 
 uint64_t xpl_hist_pairs(const struct xpl_agent_hist *h)
 {
-	uint64_t n = 0;
+	uint64_t n = 0, ng = atomic_load_explicit(&h->ngroups, memory_order_acquire);
 
-	for (uint32_t b = 0; b < XPROBE_LH_BUCKETS; b++)
+	for (uint32_t b = 0; b < XPROBE_LH_BUCKETS; b++) {
 		n += atomic_load_explicit(&h->total->buckets[b], memory_order_relaxed);
+		for (uint64_t g = 0; g < ng; g++)
+			n += atomic_load_explicit(&h->cells[g].buckets[b], memory_order_relaxed);
+	}
 	return n;
 }
 
@@ -355,8 +367,13 @@ uint64_t xpl_hist_copy(const struct xpl_agent_hist *h, uint64_t from, uint64_t c
 
 		memset(x, 0, sizeof(*x));
 		if (k == 0) {
+			/* every pair: the ungrouped ones and each group's */
+			uint64_t ng = all - 1;
+
 			x->flags = XPROBE_AGENT_HIST_F_TOTAL;
-			cell_copy(h->total, x);
+			cell_merge(h->total, x);
+			for (uint64_t g = 0; g < ng; g++)
+				cell_merge(&h->cells[g], x);
 			for (int c = 0; c < XPROBE_AGENT_HC__COUNT; c++)
 				x->counters[c] =
 					atomic_load_explicit(&h->counters[c], memory_order_relaxed);
@@ -368,7 +385,7 @@ uint64_t xpl_hist_copy(const struct xpl_agent_hist *h, uint64_t from, uint64_t c
 			continue;
 		}
 		memcpy(&x->key, &h->keys[k - 1], sizeof(h->keys[k - 1]));
-		cell_copy(&h->cells[k - 1], x);
+		cell_merge(&h->cells[k - 1], x);
 	}
 	return count;
 }

@@ -12,7 +12,10 @@
  * What it owns, all allocated at ARM (anonymous, MAP_NORESERVE: pages are
  * touched as they are used) and never while pairs are added:
  *   - the total and up to `capacity` groups (--max-groups), each a struct
- *     xpl_hist_cell of atomic counters; the groups' keys, their hashes and
+ *     xpl_hist_cell of atomic counters: a pair with a group is counted in
+ *     its group only, one without (BY_NONE, a full table) in the total's
+ *     cell, and the total sent is the merge of that cell and every group
+ *     (one cell's atomics per pair, not two); the groups' keys, their hashes and
  *     an open-addressed index of 2^k >= 2 x capacity slots (group number +
  *     1, 0 empty, probed linearly; groups are never removed);
  *   - `inflight` thread stacks (--max-inflight): the open push of each
@@ -123,8 +126,9 @@ void xpl_hist_free(struct xpl_agent_hist *h);
 int64_t xpl_hist_group(struct xpl_agent_hist *h, uint32_t kind, uint64_t key, const char *name,
 		       uint32_t n, uint16_t flags);
 
-/* Count one pair of latency @ns into the total and group @g (a number
- * xpl_hist_group returned; XPL_HIST_FULL is counted in group_overflow). */
+/* Count one pair of latency @ns into group @g (a number xpl_hist_group
+ * returned), or, without one, the total's own cell (XPL_HIST_FULL is also
+ * counted in group_overflow). */
 void xpl_hist_add(struct xpl_agent_hist *h, int64_t g, uint64_t ns);
 
 static inline void xpl_hist_count(struct xpl_agent_hist *h, enum xprobe_agent_hist_counter i)
