@@ -795,6 +795,10 @@ struct proc {
 	 * few names interleave; one entry would miss on every record) */
 	const char *h_name[HCACHE];
 	int64_t h_idx[HCACHE];
+	/* kernel_name's cache of the names seen in this buffer */
+	const char *n_name[HCACHE];
+	uint32_t n_kept[HCACHE];
+	bool n_complete[HCACHE], n_pass[HCACHE];
 };
 
 static uint32_t agent_kind(uint32_t type)
@@ -853,13 +857,28 @@ static bool agent_wants(const struct xpl_agent_cap *c, int type, const struct xp
 }
 
 /* Kernel @name: its kept bytes and whether @c's rules pass it, from the
- * per-buffer cache when it is the last name seen. */
+ * per-buffer cache: the last name seen, then a 16-entry direct-mapped
+ * cache by pointer (kernels of a few names interleave in a buffer). */
 static bool kernel_name(struct proc *p, const struct xpl_agent_cap *c, const char *name)
 {
-	if (name != p->name || !name) {
-		p->name = name;
-		p->name_kept = xpl_cupti_name_kept(name, &p->name_complete);
-		p->name_pass = xpl_agent_rules_ok(c->krules, c->nkrules, name ? name : "");
+	uint32_t k = (uint32_t)((uintptr_t)name >> 4) % HCACHE;
+
+	if (name == p->name && name)
+		return p->name_pass;
+	p->name = name;
+	if (name && p->n_name[k] == name) {
+		p->name_kept = p->n_kept[k];
+		p->name_complete = p->n_complete[k];
+		p->name_pass = p->n_pass[k];
+		return p->name_pass;
+	}
+	p->name_kept = xpl_cupti_name_kept(name, &p->name_complete);
+	p->name_pass = xpl_agent_rules_ok(c->krules, c->nkrules, name ? name : "");
+	if (name) {
+		p->n_name[k] = name;
+		p->n_kept[k] = p->name_kept;
+		p->n_complete[k] = p->name_complete;
+		p->n_pass[k] = p->name_pass;
 	}
 	return p->name_pass;
 }
