@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# bench_continuous.sh - issue 20's bench for the in-target histograms
+# bench_continuous_cuda.sh - issue 20's bench for the in-target histograms
 # (`measure --histogram` with cuda: endpoints; include/xprobe/agent.h,
 # MODE_HISTOGRAM).  Two tables, medians of RUNS runs:
 #
@@ -23,15 +23,15 @@
 #              groups, and the double's own walk.  Goal: hist >= 20 M/s.
 #
 # The third part of the issue's bench (the collector's CPU and RSS over a
-# 10-minute interval capture on redis with --metrics-out) is the host
-# path's: bench/bench_app.sh.
+# 10-minute interval capture on redis with --metrics-out) is
+# bench/bench_continuous.sh's.
 #
 # A run whose capture does not hold what its loop did fails the row
 # (FAILED, exit 1 at the end): bench_agent_nvtx hist checks that the Agent
 # counted exactly the loop's pairs, bench_cupti that every record was
 # counted and none dropped.
 #
-# Usage: bench/bench_continuous.sh [BUILD_DIR] [RUNS]   (defaults: ./build, 5)
+# Usage: bench/bench_continuous_cuda.sh [BUILD_DIR] [RUNS]   (defaults: ./build, 5)
 # Env:   NPAIR (1000000), NACT (200000)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +44,7 @@ dd="$build/tests/cupti_double/13"
 nvtxinc=${XPL_NVTX_INCLUDE:-/usr/local/cuda/include}
 status=0
 
-[ -e "$lib" ] || { echo "bench_continuous: $lib missing; build libxprobe in $build" >&2; exit 1; }
+[ -e "$lib" ] || { echo "bench_continuous_cuda: $lib missing; build libxprobe in $build" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/xp-bench-cont.XXXXXX)
 session="xpcont$$"
 have_lttng=0
@@ -82,7 +82,7 @@ runs_of() {
 	i=0
 	while [ "$i" -lt "$runs" ]; do
 		if ! "$@" >>"$tmp/out" 2>"$tmp/err"; then
-			echo "bench_continuous: $name failed: $(cat "$tmp/err")" >&2
+			echo "bench_continuous_cuda: $name failed: $(cat "$tmp/err")" >&2
 			status=1
 			: >"$tmp/out"
 			return 0
@@ -132,7 +132,7 @@ if [ -e "$dd/libcupti.so.13" ]; then
 	a_agg=$(act act_agg)
 	a_base=$(act act_base)
 else
-	echo "bench_continuous: the CUPTI test double ($dd) is missing: build cupti_double" >&2
+	echo "bench_continuous_cuda: the CUPTI test double ($dd) is missing: build cupti_double" >&2
 	a_hist="- -" a_exact="- -" a_agg="- -" a_base="- -"
 	status=1
 fi
