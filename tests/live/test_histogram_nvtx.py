@@ -12,6 +12,10 @@ and longest interval it timed around each range, its threads.  Every
 document is validated against schemas/ (the xprobe fixture and LiveRun
 do it).
 """
+import json
+import os
+import subprocess
+
 import pytest
 
 from agent_helpers import STEP, NvtxFixture, nvtx_env, wait_state
@@ -163,3 +167,36 @@ def test_validate(xprobe):
         assert inv["group_by"] == "name" and inv["group_key_kind"] == "name"
         assert d["requirements"]["needs_ebpf"] is False
         fx.quit()
+
+
+NVTX3 = "/usr/local/cuda/include"
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(NVTX3, "nvtx3", "nvToolsExt.h")),
+                    reason="NVIDIA's nvtx3 headers are not installed (CUDA toolkit)")
+def test_nvidia_nvtx3_headers(xprobe, tmp_path):
+    """A program built with NVIDIA's own nvtx3 headers (their injection
+    loader, not ours): the Agent pairs its ranges in the target and the
+    histogram holds exactly its ranges, inside the times it measured."""
+    exe = str(tmp_path / "nvtx3_ranges")
+    src = os.path.join(os.path.dirname(__file__), "nvtx3_ranges.c")
+    subprocess.run(["cc", "-O2", "-isystem", NVTX3, "-o", exe, src, "-ldl"], check=True)
+    p = subprocess.Popen([exe, "25", "500"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env=nvtx_env())
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        run = LiveRun(xprobe, "--pid", p.pid, "--histogram", *STEP, "--match", "exact",
+                      "--duration-ms", 1500, "--by", "name")
+        wait_state(p.pid, "active", run=run)
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        done = json.loads(p.stdout.readline())
+        res = run.finish(schema_name=SCHEMA)
+        assert res.rc == 0, res
+        h = res.doc["histogram"]
+        assert h["stats"]["count"] == done["ranges"] == 25
+        assert 500 * US <= h["stats"]["min_ns"] and h["stats"]["max_ns"] <= done["max_ns"]
+        assert [g["label"] for g in h["groups"]] == ["step"]
+    finally:
+        p.kill()
+        p.wait()
