@@ -46,12 +46,11 @@
  * them.  An end whose start was not stored (it began before the window,
  * or a bound dropped it) is an unpaired end.
  *
- * Buckets (log-linear, HdrHistogram style with 16 sub-buckets): a value
- * v < 16 ns has its own bucket v; above, the power of two [2^k, 2^(k+1))
- * holding v is split into 16 equal sub-buckets of width 2^(k-4):
- *   bucket(v) = v                                   v < 16
- *             = (k - 3) * 16 + ((v >> (k - 4)) & 15)  k = floor(log2 v) >= 4
- * 61 x 16 = 976 buckets cover every __u64.  A bucket spans at most 1/16
+ * Buckets (log-linear, HdrHistogram style with 16 sub-buckets; the one
+ * definition is include/xprobe/latency_buckets.h, shared with libxprobe's
+ * in-target histograms): a value v < 16 ns has its own bucket v; above,
+ * the power of two [2^k, 2^(k+1)) holding v is split into 16 equal
+ * sub-buckets of width 2^(k-4).  976 buckets cover every __u64.  A bucket spans at most 1/16
  * (6.25%) of its lower bound; the midpoint of the part of a bucket that
  * lies within [min, max] is within 1/32 (3.125%) of any value in it
  * (docs/histograms.md, "Accuracy").
@@ -69,9 +68,13 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-#define XP_LH_SUB_BITS 4
-#define XP_LH_SUB (1u << XP_LH_SUB_BITS) /* 16 sub-buckets per power of two */
-#define XP_LH_BUCKETS ((64 - XP_LH_SUB_BITS + 1) * XP_LH_SUB) /* 976 */
+#include "../include/xprobe/latency_buckets.h"
+
+/* The bucket scheme is include/xprobe/latency_buckets.h's (one definition
+ * for BPF, libxprobe and the CLI); these are its names here. */
+#define XP_LH_SUB_BITS XPROBE_LH_SUB_BITS
+#define XP_LH_SUB XPROBE_LH_SUB /* 16 sub-buckets per power of two */
+#define XP_LH_BUCKETS XPROBE_LH_BUCKETS /* 976 */
 
 /* Compiled bound of --max-depth (a power of two: the index is masked). */
 #define XP_LH_MAX_DEPTH 32
@@ -170,38 +173,10 @@ struct xp_lh_zero {
 	struct xp_lh_stack s;
 };
 
-/*
- * The bucket of @v (see above).  No loop, no clz (BPF has neither cheap)
- * and no branch but the first: floor(log2 v) by six steps whose "is the
- * upper half non-zero" test is arithmetic ((y + 2^n - 1) >> n is 1 for
- * any y in [1, 2^n), 0 for y == 0).  A branch per step would make 64 paths
- * through every program for the verifier to walk.  Shared by the BPF
- * programs and the collector, so both sides agree by construction.
- */
+/* The bucket of @v (latency_buckets.h). */
 static __always_inline __u32 xp_lh_bucket_of(__u64 v)
 {
-	__u64 x = v, t, k;
-
-	if (v < XP_LH_SUB)
-		return (__u32)v;
-	t = ((x >> 32) + 0xffffffffull) >> 32; /* x >> 32 < 2^32 */
-	k = t << 5;
-	x >>= t << 5;
-	t = ((x >> 16) + 0xffffull) >> 16;     /* x < 2^32: x >> 16 < 2^16 */
-	k += t << 4;
-	x >>= t << 4;
-	t = ((x >> 8) + 0xffull) >> 8;
-	k += t << 3;
-	x >>= t << 3;
-	t = ((x >> 4) + 0xfull) >> 4;
-	k += t << 2;
-	x >>= t << 2;
-	t = ((x >> 2) + 0x3ull) >> 2;
-	k += t << 1;
-	x >>= t << 1;
-	k += x >> 1;                           /* x < 4 */
-	return (__u32)((k - (XP_LH_SUB_BITS - 1)) * XP_LH_SUB +
-		       ((v >> (k - XP_LH_SUB_BITS)) & (XP_LH_SUB - 1)));
+	return xprobe_lh_bucket_of(v);
 }
 
 /* --- --explain ---------------------------------------------------------- */

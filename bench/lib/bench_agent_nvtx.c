@@ -13,6 +13,9 @@
  *                                the hot-path filter
  *   bench_agent_nvtx off N       nothing armed (the injected library's
  *                                unarmed cost)
+ *   bench_agent_nvtx hist N      a HISTOGRAM capture (rule exact "bench"):
+ *                                each pair paired in the target and
+ *                                counted into the buckets, no record
  *
  * Prints "<ns per pair> <records dropped>".  Exits 1 when the capture does
  * not hold exactly what the loop did (match: 2 (N + warm-up) records, none
@@ -52,6 +55,7 @@ int main(int argc, char **argv)
 	mode = !strcmp(argv[1], "match")  ? 1 :
 	       !strcmp(argv[1], "reject") ? 2 :
 	       !strcmp(argv[1], "off")	  ? 3 :
+	       !strcmp(argv[1], "hist")	  ? 4 :
 					    0;
 	n = bench_count(argv[2]);
 	if (!mode || n < 0 || !lib)
@@ -71,9 +75,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (mode != 3) {
-		ap_arm(&q, 2 * ((uint64_t)n + WARMUP));
+		ap_arm(&q, mode == 4 ? 1 : 2 * ((uint64_t)n + WARMUP));
+		if (mode == 4) { /* the total only, 16 thread stacks */
+			q.mode = XPROBE_AGENT_MODE_HISTOGRAM;
+			q.offset = 16;
+		}
 		ap_filter(&q, XPROBE_AGENT_KIND_NVTX_RANGE, XPROBE_AGENT_NAME_EXACT,
-			  mode == 1 ? "bench" : "other");
+			  mode == 2 ? "other" : "bench");
 		if (ap_rpc(fd, &q, &r) != 0 || r.h.status != 0) {
 			fprintf(stderr, "bench_agent_nvtx: ARM failed: %s\n", r.h.message);
 			return 2;
@@ -89,7 +97,19 @@ int main(int argc, char **argv)
 		nvtxRangePop();
 	}
 	t1 = bench_now_ns();
-	if (mode != 3) {
+	if (mode == 4) {
+		/* STOP from offset 1: the counters, no histogram */
+		if (ap_simple(fd, XPROBE_AGENT_OP_STOP, 1, &r) != 0) {
+			fprintf(stderr, "bench_agent_nvtx: STOP failed: %s\n", r.h.message);
+			return 1;
+		}
+		printf("%.2f %llu\n", (t1 - t0) / n, (unsigned long long)r.h.dropped);
+		if (r.h.observed != (uint64_t)n + WARMUP || r.h.dropped) {
+			fprintf(stderr, "bench_agent_nvtx: %llu pairs counted, expected %llu\n",
+				(unsigned long long)r.h.observed, (unsigned long long)n + WARMUP);
+			return 1;
+		}
+	} else if (mode != 3) {
 		uint64_t want = mode == 1 ? 2 * ((uint64_t)n + WARMUP) : 0;
 
 		/* STOP from the end: only the counts come back */

@@ -24,6 +24,8 @@
  *   bench_cupti act_exact N     libxprobe: ARM KERNEL (any), N kernel
  *                               records harvested into the capture
  *   bench_cupti act_agg N       the same into an AGGREGATE capture (8 names)
+ *   bench_cupti act_hist N      the same folded into a HISTOGRAM capture's
+ *                               buckets, --by name (8 names)
  *   bench_cupti arm N           the first CUDA ARM (CUPTI loaded by it),
  *                               then N ARM/STOP cycles
  *
@@ -178,6 +180,10 @@ static void arm(int fd, uint32_t mode, uint64_t cap, uint32_t kind, uint32_t mat
 
 	ap_arm(&q, cap);
 	q.mode = mode;
+	if (mode == XPROBE_AGENT_MODE_HISTOGRAM) {
+		q.offset = 64; /* in-flight slots */
+		q.by = XPROBE_AGENT_BY_NAME;
+	}
 	ap_filter(&q, kind, match, name);
 	if (ap_rpc(fd, &q, r) != 0 || r->h.status != 0) {
 		fprintf(stderr, "bench_cupti: ARM failed: %s\n", r->h.message);
@@ -270,21 +276,29 @@ int main(int argc, char **argv)
 		if (keep ? r.h.retained != 2 * (uint64_t)n + 2000 || r.h.dropped :
 			   r.h.observed != 0)
 			rc = 1;
-	} else if (!strcmp(argv[1], "act_exact") || !strcmp(argv[1], "act_agg")) {
-		bool agg = argv[1][4] == 'a';
+	} else if (!strcmp(argv[1], "act_exact") || !strcmp(argv[1], "act_agg") ||
+		   !strcmp(argv[1], "act_hist")) {
+		bool agg = argv[1][4] == 'a', hist = argv[1][4] == 'h';
 
 		load_cupti();
-		arm(fd, agg ? XPROBE_AGENT_MODE_AGGREGATE : XPROBE_AGENT_MODE_EXACT,
-		    agg ? 64 : (uint64_t)n + BATCH, XPROBE_AGENT_KIND_KERNEL, XPROBE_AGENT_NAME_ANY,
-		    NULL, &r);
+		arm(fd,
+		    hist ? XPROBE_AGENT_MODE_HISTOGRAM :
+		    agg	 ? XPROBE_AGENT_MODE_AGGREGATE :
+			   XPROBE_AGENT_MODE_EXACT,
+		    agg || hist ? 64 : (uint64_t)n + BATCH, XPROBE_AGENT_KIND_KERNEL,
+		    XPROBE_AGENT_NAME_ANY, NULL, &r);
 		settle();
 		harvest(BATCH, 8); /* warm: the pool, the names */
 		t = harvest(n, 8);
 		if (ap_simple(fd, XPROBE_AGENT_OP_STOP, 0, &r) != 0)
 			return 2;
 		printf("%.2f %.0f\n", t / n, n / t * 1e9);
+		/* a histogram capture: observed = pairs counted, retained = the
+		 * total and the 8 name groups */
 		if (r.h.observed != (uint64_t)n + BATCH || r.h.dropped ||
-		    (agg ? r.h.retained != 8 : r.h.retained != (uint64_t)n + BATCH))
+		    (hist ? r.h.retained != 9 :
+		     agg  ? r.h.retained != 8 :
+			    r.h.retained != (uint64_t)n + BATCH))
 			rc = 1;
 	} else if (!strcmp(argv[1], "arm")) {
 		double first, ms[64];

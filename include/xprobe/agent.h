@@ -28,7 +28,8 @@
  * layout of include/xprobe/record.h, at most XPROBE_AGENT_CHUNK_MAX bytes
  * each, whole records only, timestamps in CLOCK_MONOTONIC ns).  In
  * MODE_AGGREGATE the packets hold groups instead (struct
- * xprobe_agent_group, fixed size, whole groups only).  A
+ * xprobe_agent_group, fixed size, whole groups only), and in
+ * MODE_HISTOGRAM histograms (struct xprobe_agent_hist, the total first).  A
  * malformed request gets a reply with status -XPROBE_E_INVALID_ARGUMENT
  * and changes nothing.  One connection drives one capture: if it closes
  * while armed, the Agent disarms (within 100 ms) and the capture is gone.
@@ -43,6 +44,7 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "latency_buckets.h"
 #include "record.h"
 
 #ifdef __cplusplus
@@ -78,7 +80,34 @@ enum xprobe_agent_mode {
 	XPROBE_AGENT_MODE_AGGREGATE = 1, /* device activity grouped (CUPTI backend):
 					    capacity = groups; replies carry
 					    struct xprobe_agent_group */
+	XPROBE_AGENT_MODE_HISTOGRAM = 2, /* pairs formed in the target, each latency
+					    counted into log-linear buckets:
+					    capacity = groups (--max-groups),
+					    req.by the grouping, req.offset at ARM
+					    the in-flight slots (--max-inflight);
+					    replies carry struct xprobe_agent_hist */
 };
+
+/*
+ * What a HISTOGRAM capture groups its pairs by (req.by at ARM).  NAME: the
+ * range's (push or start) or the kernel's name, kept bytes and
+ * completeness (the name_complete rule of AGGREGATE); THREAD: the thread
+ * id of the pair's start (as the target's PID namespace numbers it);
+ * STREAM: the CUDA stream id of an activity; DEVICE: its device id.
+ */
+enum xprobe_agent_hist_by {
+	XPROBE_AGENT_BY_NONE = 0, /* the total only */
+	XPROBE_AGENT_BY_NAME = 1,
+	XPROBE_AGENT_BY_THREAD = 2,
+	XPROBE_AGENT_BY_STREAM = 3, /* activity kinds only */
+	XPROBE_AGENT_BY_DEVICE = 4, /* activity kinds only */
+	XPROBE_AGENT_BY__COUNT
+};
+
+/* Largest in-flight table a HISTOGRAM ARM may ask for (req.offset). */
+#define XPROBE_AGENT_INFLIGHT_MAX 65536u
+/* Largest group table of a HISTOGRAM capture (8 KiB a group). */
+#define XPROBE_AGENT_HIST_GROUPS_MAX 16384u
 
 /*
  * What a filter admits.  NVTX ranges: push/pop (thread ranges) and
@@ -148,9 +177,12 @@ struct xprobe_agent_req {
 	uint32_t size; /* @16 sizeof(struct xprobe_agent_req) */
 	uint32_t mode; /* @20 ARM: enum xprobe_agent_mode; else 0 */
 	uint64_t capacity; /* @24 ARM: 1..XPROBE_AGENT_CAPACITY_MAX records (groups); else 0 */
-	uint64_t offset; /* @32 SNAPSHOT/STOP: first record wanted (index since ARM) */
+	uint64_t offset; /* @32 SNAPSHOT/STOP: first record wanted (index since ARM);
+			    ARM of MODE_HISTOGRAM: in-flight slots,
+			    1..XPROBE_AGENT_INFLIGHT_MAX; other ARMs 0 */
 	uint32_t nfilters; /* @40 ARM: 1..XPROBE_AGENT_MAX_FILTERS; else 0 */
-	uint32_t reserved; /* @44 zero */
+	uint32_t by; /* @44 ARM of MODE_HISTOGRAM: enum xprobe_agent_hist_by; else 0
+			(was `reserved`: every older request has 0 here) */
 	struct xprobe_agent_filter filters[XPROBE_AGENT_MAX_FILTERS]; /* @48 */
 };
 
@@ -213,7 +245,9 @@ struct xprobe_agent_reply {
 	uint64_t nrecords; /* @112 records (groups) that follow */
 	uint64_t bytes; /* @120 bytes of the record packets that follow */
 	uint32_t nchunks; /* @128 record packets that follow */
-	uint32_t reserved; /* @132 zero */
+	uint32_t mode; /* @132 enum xprobe_agent_mode of the capture the counters
+			  describe (0 with none; was `reserved`, always 0
+			  before MODE_HISTOGRAM) */
 	char message[256]; /* @136 NUL-terminated; an error's reason, else empty */
 };
 
@@ -245,6 +279,59 @@ struct xprobe_agent_group {
 			   boundary and lacks it); else 0 */
 	uint16_t name_len; /* @54 KERNEL: 0..127 name bytes (0: CUPTI gave no name); else 0 */
 	char name[XPROBE_NAME_MAX + 1]; /* @56 the kernel name, name_len bytes, then zeros */
+};
+
+/*
+ * One histogram of a HISTOGRAM capture (MODE_HISTOGRAM; docs/agent.md,
+ * "Histogram captures"): the pairs formed in the target while armed, each
+ * latency (end - start, ns) counted into the log-linear buckets of
+ * latency_buckets.h.  SNAPSHOT and STOP send histograms [offset, 1 +
+ * groups in use): number 0 is the total (every pair, flag TOTAL, with the
+ * capture's counters), then the groups in the order their first pair came,
+ * each cumulative since ARM (nothing is reset by a read: an interval is
+ * the difference of two reads).  In the replies of such a capture
+ * `capacity` is 1 + the groups asked for and `retained` 1 + the groups in
+ * use (histograms, the total counted); `observed` the pairs counted.  The
+ * count of a histogram is the sum of
+ * its buckets; sum_ns, min_ns and max_ns may include a pair whose bucket
+ * the read missed (the Agent updates them before the bucket), so min_ns
+ * and max_ns always cover the non-empty buckets read (min below the
+ * lowest one's upper bound, max at or above the highest one's lower
+ * bound), and sum_ns / count is
+ * exact once the capture is stopped.  Every byte not named here is zero.
+ */
+#define XPROBE_AGENT_HIST_F_TOTAL 0x1u /* number 0: every pair */
+#define XPROBE_AGENT_HIST_F_NAME_COMPLETE 0x2u /* BY_NAME: the whole name fit */
+
+/* The total's counters (xprobe_agent_hist.counters[]; 0 in a group). */
+enum xprobe_agent_hist_counter {
+	XPROBE_AGENT_HC_INFLIGHT_OVERFLOW = 0, /* starts not stored: no in-flight slot
+						  (thread stacks, open process ranges,
+						  open API calls) */
+	XPROBE_AGENT_HC_DEPTH_OVERFLOW = 1, /* pushes at level >= 64 */
+	XPROBE_AGENT_HC_GROUP_OVERFLOW = 2, /* pairs whose group found the table full
+					       (they are in the total) */
+	XPROBE_AGENT_HC_SUPERSEDED = 3, /* starts whose slot the next start of the
+					   same key took before an end */
+	XPROBE_AGENT_HC_OPEN = 4, /* starts stored and not yet ended, now */
+	XPROBE_AGENT_HC_CLOCK_BAD = 5, /* activity records whose end < start */
+	XPROBE_AGENT_HC_STACKS = 6, /* thread stacks handed out, now (<= in-flight slots) */
+	XPROBE_AGENT_HC__COUNT = 8
+};
+
+struct xprobe_agent_hist {
+	uint64_t count; /* @0 pairs: the sum of buckets[] as copied */
+	uint64_t sum_ns; /* @8 sum of their latencies */
+	uint64_t min_ns; /* @16 shortest latency (valid when count > 0) */
+	uint64_t max_ns; /* @24 longest */
+	uint64_t key; /* @32 BY_THREAD: thread id; BY_STREAM: stream id;
+			 BY_DEVICE: device id; else 0 */
+	uint32_t kind; /* @40 enum xprobe_agent_kind of the pairs (0 in the total) */
+	uint16_t flags; /* @44 XPROBE_AGENT_HIST_F_* */
+	uint16_t name_len; /* @46 BY_NAME: 0..127 name bytes; else 0 */
+	char name[XPROBE_NAME_MAX + 1]; /* @48 BY_NAME: the name, then zeros */
+	uint64_t counters[XPROBE_AGENT_HC__COUNT]; /* @176 the total's; 0 in a group */
+	uint64_t buckets[XPROBE_LH_BUCKETS]; /* @240 pairs per bucket */
 };
 
 /*
@@ -288,6 +375,7 @@ struct xprobe_agent_capfile {
 #ifndef __cplusplus
 _Static_assert(sizeof(struct xprobe_agent_capfile) == 424, "agent capture file header");
 _Static_assert(sizeof(struct xprobe_agent_group) == 184, "agent group");
+_Static_assert(sizeof(struct xprobe_agent_hist) == 240 + 8 * XPROBE_LH_BUCKETS, "agent hist");
 _Static_assert(sizeof(struct xprobe_agent_filter) == 152, "agent filter");
 _Static_assert(sizeof(struct xprobe_agent_req) == 352, "agent request");
 _Static_assert(sizeof(struct xprobe_agent_reply) == 392, "agent reply");

@@ -9,11 +9,16 @@
  *   length   exactly sizeof(struct xprobe_agent_req) (352)
  *   magic    "XPAGREQ\0", version XPROBE_AGENT_PROTO_VERSION, size 352
  *   op       HELLO .. CLOSE
- *   ARM      mode EXACT or AGGREGATE; capacity 1..XPROBE_AGENT_CAPACITY_MAX;
- *            offset 0; nfilters 1..2; aggregate only over device activity
- *            kinds (KERNEL, MEMCPY, MEMSET)
- *   others   mode, capacity, nfilters 0; offset 0 unless SNAPSHOT/STOP
- *   reserved 0, in the request and in every filter
+ *   ARM      mode EXACT, AGGREGATE or HISTOGRAM; capacity
+ *            1..XPROBE_AGENT_CAPACITY_MAX (HISTOGRAM: groups,
+ *            1..XPROBE_AGENT_HIST_GROUPS_MAX); offset 0 (HISTOGRAM: the
+ *            in-flight slots, 1..XPROBE_AGENT_INFLIGHT_MAX); by 0
+ *            (HISTOGRAM: NONE..DEVICE, STREAM and DEVICE only over
+ *            activity kinds); nfilters 1..2; aggregate only over device
+ *            activity kinds (KERNEL, MEMCPY, MEMSET); a histogram's
+ *            filters all of one kind (its pairs are one lifecycle)
+ *   others   mode, capacity, nfilters, by 0; offset 0 unless SNAPSHOT/STOP
+ *   reserved 0 in every filter
  *   filters  used slots: kind NVTX_RANGE .. MEMSET; api_domain only for
  *            CUDA_API, memcpy_kind only for MEMCPY (else 0), both in range;
  *            name_match in range, ANY only with name_len 0 and any other
@@ -133,6 +138,7 @@ int xpl_agent_req_decode(const void *buf, size_t len, struct xprobe_agent_req *r
 			 size_t whylen)
 {
 	struct xprobe_agent_req r;
+	bool hist;
 	int rc;
 
 	if (why && whylen)
@@ -151,8 +157,8 @@ int xpl_agent_req_decode(const void *buf, size_t len, struct xprobe_agent_req *r
 			      sizeof(r));
 	if (r.op < XPROBE_AGENT_OP_HELLO || r.op > XPROBE_AGENT_OP_CLOSE)
 		return refuse(why, whylen, "op %u is not one of 1..5", r.op);
-	if (r.reserved)
-		return refuse(why, whylen, "reserved is %u, not 0", r.reserved);
+	if (r.by && (r.op != XPROBE_AGENT_OP_ARM || r.mode != XPROBE_AGENT_MODE_HISTOGRAM))
+		return refuse(why, whylen, "by is %u, not 0 (only a HISTOGRAM ARM groups)", r.by);
 	if (r.op != XPROBE_AGENT_OP_ARM) {
 		if (r.mode || r.capacity || r.nfilters)
 			return refuse(why, whylen,
@@ -170,14 +176,24 @@ int xpl_agent_req_decode(const void *buf, size_t len, struct xprobe_agent_req *r
 				      op_name(r.op));
 		goto ok;
 	}
-	if (r.mode != XPROBE_AGENT_MODE_EXACT && r.mode != XPROBE_AGENT_MODE_AGGREGATE)
-		return refuse(why, whylen, "ARM: mode %u is not EXACT (0) or AGGREGATE (1)",
+	if (r.mode > XPROBE_AGENT_MODE_HISTOGRAM)
+		return refuse(why, whylen,
+			      "ARM: mode %u is not EXACT (0), AGGREGATE (1) or HISTOGRAM (2)",
 			      r.mode);
-	if (r.capacity < 1 || r.capacity > XPROBE_AGENT_CAPACITY_MAX)
+	hist = r.mode == XPROBE_AGENT_MODE_HISTOGRAM;
+	if (r.capacity < 1 ||
+	    r.capacity > (hist ? XPROBE_AGENT_HIST_GROUPS_MAX : XPROBE_AGENT_CAPACITY_MAX))
 		return refuse(why, whylen, "ARM: capacity %llu is not in 1..%u",
-			      (unsigned long long)r.capacity, XPROBE_AGENT_CAPACITY_MAX);
-	if (r.offset)
+			      (unsigned long long)r.capacity,
+			      hist ? XPROBE_AGENT_HIST_GROUPS_MAX : XPROBE_AGENT_CAPACITY_MAX);
+	if (!hist && r.offset)
 		return refuse(why, whylen, "ARM: offset %llu, not 0", (unsigned long long)r.offset);
+	if (hist && (r.offset < 1 || r.offset > XPROBE_AGENT_INFLIGHT_MAX))
+		return refuse(why, whylen, "ARM: in-flight slots (offset) %llu are not in 1..%u",
+			      (unsigned long long)r.offset, XPROBE_AGENT_INFLIGHT_MAX);
+	if (hist && r.by >= XPROBE_AGENT_BY__COUNT)
+		return refuse(why, whylen, "ARM: by %u is not one of 0..%u", r.by,
+			      XPROBE_AGENT_BY__COUNT - 1);
 	if (r.nfilters < 1 || r.nfilters > XPROBE_AGENT_MAX_FILTERS)
 		return refuse(why, whylen, "ARM: nfilters %u is not in 1..%u", r.nfilters,
 			      XPROBE_AGENT_MAX_FILTERS);
@@ -197,6 +213,17 @@ int xpl_agent_req_decode(const void *buf, size_t len, struct xprobe_agent_req *r
 				      "ARM: aggregate mode groups device activity "
 				      "(KERNEL, MEMCPY, MEMSET); filter %u is kind %u",
 				      i, r.filters[i].kind);
+		if (hist && r.filters[i].kind != r.filters[0].kind)
+			return refuse(why, whylen,
+				      "ARM: a histogram pairs one lifecycle; filter %u is kind %u, "
+				      "filter 0 kind %u",
+				      i, r.filters[i].kind, r.filters[0].kind);
+		if (hist && (r.by == XPROBE_AGENT_BY_STREAM || r.by == XPROBE_AGENT_BY_DEVICE) &&
+		    !device_kind(r.filters[i].kind))
+			return refuse(why, whylen,
+				      "ARM: by %u (stream, device) groups device activity; filter "
+				      "%u is kind %u",
+				      r.by, i, r.filters[i].kind);
 	}
 ok:
 	if (req)

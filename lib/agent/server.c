@@ -546,6 +546,7 @@ static void reply_init(struct srv *s, struct xprobe_agent_reply *r, uint32_t op)
 	r->dropped = st.dropped;
 	r->unknown = st.unknown;
 	r->arm_ns = s->cap ? s->cap->arm_ns : 0;
+	r->mode = s->cap ? s->cap->mode : 0;
 }
 
 static void reply_err(struct xprobe_agent_reply *r, int status, const char *fmt, ...)
@@ -618,10 +619,19 @@ static void do_arm(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 		return;
 	}
 	if (xpl_capture_new(q, &c) != 0) {
-		reply_err(r, -XPROBE_E_INTERNAL,
-			  "cannot allocate a capture of %llu records (%llu bytes)",
-			  (unsigned long long)q->capacity,
-			  (unsigned long long)q->capacity * XPROBE_RECORD_MAX_SIZE);
+		if (q->mode == XPROBE_AGENT_MODE_HISTOGRAM)
+			reply_err(r, -XPROBE_E_INTERNAL,
+				  "cannot allocate histograms for %llu groups (%llu bytes) and "
+				  "%llu in-flight slots",
+				  (unsigned long long)q->capacity,
+				  (unsigned long long)q->capacity *
+					  sizeof(struct xprobe_agent_hist),
+				  (unsigned long long)q->offset);
+		else
+			reply_err(r, -XPROBE_E_INTERNAL,
+				  "cannot allocate a capture of %llu records (%llu bytes)",
+				  (unsigned long long)q->capacity,
+				  (unsigned long long)q->capacity * XPROBE_RECORD_MAX_SIZE);
 		r->state = XPROBE_AGENT_FAILED;
 		return;
 	}
@@ -661,7 +671,7 @@ static void do_arm(struct srv *s, struct conn *cn, const struct xprobe_agent_req
 	reply_init(s, r, q->op);
 	pr_info("agent: armed by pid %d: %llu %s, %u NVTX rule(s)%s", (int)cn->pid,
 		(unsigned long long)c->capacity,
-		c->mode == XPROBE_AGENT_MODE_AGGREGATE ? "groups" : "records", c->nrules,
+		c->mode == XPROBE_AGENT_MODE_EXACT ? "records" : "groups", c->nrules,
 		c->device ? ", CUDA filters" : "");
 }
 

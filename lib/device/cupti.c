@@ -80,6 +80,7 @@
 
 #include "../internal.h"
 #include "../producers/agent_group_table.h"
+#include "../producers/agent_hist_table.h"
 #include "../producers/agent_capture.h"
 #include "backend.h"
 #include "cupti.h"
@@ -670,6 +671,40 @@ static uint64_t corr_find(uint32_t corr)
 	return atomic_load_explicit(&corr_tab[i].corr, memory_order_acquire) == corr ? ts : 0;
 }
 
+/*
+ * A HISTOGRAM capture's API call: the entry's CLOCK_MONOTONIC time goes
+ * into the call's correlationData (CUPTI's per-call word, the same for the
+ * entry and the exit of one call on its thread: the pair is exact with no
+ * table), the exit counts now - entry.  An entry taken before this capture
+ * was armed (an earlier capture's, or none) is older than arm_ns and not
+ * paired.  The group: the API name (stripped of _v<N>) or the thread.
+ */
+static void api_hist(struct xpl_tls *t, struct xpl_agent_cap *c, const struct cbname *nm,
+		     const xpl_CUpti_CallbackData *cd)
+{
+	uint64_t now = xpl_mono_ns(), ts;
+	int64_t g;
+
+	if (!cd->correlationData) { /* nowhere to keep the entry */
+		if (cd->callbackSite == XPL_CUPTI_API_ENTER)
+			xpl_hist_count(c->hist, XPROBE_AGENT_HC_INFLIGHT_OVERFLOW);
+		return;
+	}
+	if (cd->callbackSite == XPL_CUPTI_API_ENTER) {
+		*cd->correlationData = now | 1; /* never 0; 1 ns is below the bucket's width */
+		return;
+	}
+	if (cd->callbackSite != XPL_CUPTI_API_EXIT)
+		return;
+	ts = *cd->correlationData;
+	*cd->correlationData = 0;
+	if (!ts || ts < c->arm_ns || ts > now)
+		return;
+	g = xpl_hist_group(c->hist, XPROBE_AGENT_KIND_CUDA_API, t->tid, nm->s, nm->len,
+			   XPROBE_AGENT_HIST_F_NAME_COMPLETE);
+	xpl_hist_add(c->hist, g, now - ts);
+}
+
 static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 						 const xpl_CUpti_CallbackData *cd)
 {
@@ -684,6 +719,10 @@ static __attribute__((noinline)) void api_record(uint32_t d, uint32_t cbid,
 		return;
 	if (!c->api || !nm->s)
 		goto out;
+	if (c->hist) {
+		api_hist(t, c, nm, cd);
+		goto out;
+	}
 	if (cd->callbackSite == XPL_CUPTI_API_ENTER) {
 		if (cd->correlationData)
 			*cd->correlationData = 0;
@@ -729,6 +768,8 @@ static void api_cb(void *ud, xpl_CUpti_CallbackDomain dom, xpl_CUpti_CallbackId 
 
 /* --- completed buffers ------------------------------------------------------------------ */
 
+#define HCACHE 16
+
 struct proc {
 	struct xpl_tls *t;
 	struct xpl_agent_cap *c; /* entered, or NULL */
@@ -749,6 +790,15 @@ struct proc {
 	const char *g_name;
 	uint32_t g_dev;
 	int64_t g_idx;
+	/* a HISTOGRAM capture --by name: the groups of the last kernel-name
+	 * pointers seen in this buffer, direct-mapped by pointer (kernels of a
+	 * few names interleave; one entry would miss on every record) */
+	const char *h_name[HCACHE];
+	int64_t h_idx[HCACHE];
+	/* kernel_name's cache of the names seen in this buffer */
+	const char *n_name[HCACHE];
+	uint32_t n_kept[HCACHE];
+	bool n_complete[HCACHE], n_pass[HCACHE];
 };
 
 static uint32_t agent_kind(uint32_t type)
@@ -807,13 +857,28 @@ static bool agent_wants(const struct xpl_agent_cap *c, int type, const struct xp
 }
 
 /* Kernel @name: its kept bytes and whether @c's rules pass it, from the
- * per-buffer cache when it is the last name seen. */
+ * per-buffer cache: the last name seen, then a 16-entry direct-mapped
+ * cache by pointer (kernels of a few names interleave in a buffer). */
 static bool kernel_name(struct proc *p, const struct xpl_agent_cap *c, const char *name)
 {
-	if (name != p->name || !name) {
-		p->name = name;
-		p->name_kept = xpl_cupti_name_kept(name, &p->name_complete);
-		p->name_pass = xpl_agent_rules_ok(c->krules, c->nkrules, name ? name : "");
+	uint32_t k = (uint32_t)((uintptr_t)name >> 4) % HCACHE;
+
+	if (name == p->name && name)
+		return p->name_pass;
+	p->name = name;
+	if (name && p->n_name[k] == name) {
+		p->name_kept = p->n_kept[k];
+		p->name_complete = p->n_complete[k];
+		p->name_pass = p->n_pass[k];
+		return p->name_pass;
+	}
+	p->name_kept = xpl_cupti_name_kept(name, &p->name_complete);
+	p->name_pass = xpl_agent_rules_ok(c->krules, c->nkrules, name ? name : "");
+	if (name) {
+		p->n_name[k] = name;
+		p->n_kept[k] = p->name_kept;
+		p->n_complete[k] = p->name_complete;
+		p->n_pass[k] = p->name_pass;
 	}
 	return p->name_pass;
 }
@@ -840,6 +905,42 @@ static bool to_group(struct proc *p, struct xpl_agent_cap *c, int type,
 		p->g_idx = g;
 	}
 	return g >= 0;
+}
+
+/*
+ * Count one activity of a HISTOGRAM capture (no lock: the histograms are
+ * atomic counters; agent_hist_table.h).  One record is one pair: its
+ * latency is end - start.  The group is the table's `by` of the record:
+ * the kernel's name (cached per buffer by the name pointer, as to_group
+ * does), the stream or the device.
+ */
+static void to_hist(struct proc *p, struct xpl_agent_cap *c, int type,
+		    const struct xpl_cupti_act *a, uint64_t dur)
+{
+	struct xpl_agent_hist *h = c->hist;
+	bool kernel = type == XPROBE_EV_CUDA_KERNEL;
+	uint64_t key = h->by == XPROBE_AGENT_BY_STREAM ? a->stream : a->device;
+	int64_t g;
+
+	uint32_t k = (uint32_t)((uintptr_t)a->name >> 4) % HCACHE;
+
+	if (h->by == XPROBE_AGENT_BY_NONE) {
+		xpl_hist_add(h, XPL_HIST_NO_GROUP, dur);
+		return;
+	}
+	if (h->by == XPROBE_AGENT_BY_NAME && kernel && a->name && a->name == p->h_name[k] &&
+	    p->h_idx[k] >= 0) {
+		xpl_hist_add(h, p->h_idx[k], dur);
+		return;
+	}
+	g = xpl_hist_group(h, agent_kind((uint32_t)type), key, kernel && a->name ? a->name : "",
+			   kernel ? p->name_kept : 0,
+			   kernel && p->name_complete ? XPROBE_AGENT_HIST_F_NAME_COMPLETE : 0);
+	if (h->by == XPROBE_AGENT_BY_NAME && kernel && a->name) {
+		p->h_name[k] = a->name;
+		p->h_idx[k] = g;
+	}
+	xpl_hist_add(h, g, dur);
 }
 
 /* Write @a as a record of @c: reserved, filled in place (the buffer is
@@ -914,7 +1015,9 @@ static void to_agent(struct proc *p, int type, const struct xpl_cupti_act *a, ui
 		if (raw && start + NSEC / 1000 < xpl_conv_ns(&p->conv, raw))
 			atomic_store_explicit(&c->clock_bad, 1, memory_order_relaxed);
 	}
-	if (!c->agg)
+	if (c->hist)
+		to_hist(p, c, type, a, end - start);
+	else if (!c->agg)
 		to_record(p, c, type, a, start, end);
 	else if (!to_group(p, c, type, a, end - start))
 		xpl_agent_drop(c);

@@ -28,6 +28,13 @@
  * recorded the range's start (lib/producers/agent_capture.h), so
  * nvtxRangeEnd knows whether to admit the end without a table.
  *
+ * A HISTOGRAM capture (agent.h, MODE_HISTOGRAM) keeps no records: the
+ * same admission decides, then a push stores its time and group in the
+ * thread's stack (agent_hist_table.h) and its pop counts the latency; a
+ * range start stores them in the in-flight table under its sequence
+ * number and its end, on any thread, takes them back and counts.  No
+ * allocation, no I/O, no lock but the first sight of a new group key.
+ *
  * Two sinks, one call: an inspect session's host rings (the XPROBE_INSPECT_*
  * door, sys_trace.h) and the Agent's capture while `xprobe measure` has one
  * armed (the control socket, lib/agent/).  Each is checked on its own, so
@@ -50,6 +57,7 @@
 
 #include "../internal.h"
 #include "../producers/agent_capture.h"
+#include "../producers/agent_hist_table.h"
 #include "../producers/sys_trace.h"
 #include "nvtx_abi.h"
 
@@ -113,6 +121,52 @@ static bool ex_malformed(const xpl_nvtxEventAttributes_t *a)
 	return !a || a->size < offsetof(xpl_nvtxEventAttributes_t, message) + sizeof(void *);
 }
 
+/* HISTOGRAM: this thread's stack in the armed capture @c (taken at its
+ * first use), or NULL when --max-inflight stacks are taken. */
+static struct xpl_hist_stack *hist_stack(struct xpl_tls *t, struct xpl_agent_cap *c)
+{
+	if (!t->agent_hslot) {
+		uint32_t k = xpl_hist_stack_take(c->hist);
+
+		t->agent_hslot = k ? k : UINT32_MAX;
+	}
+	if (t->agent_hslot == UINT32_MAX)
+		return NULL;
+	return &c->hist->stacks[t->agent_hslot - 1];
+}
+
+/* The flags a histogram group keeps of a name. */
+static inline uint16_t hist_name_flags(bool complete)
+{
+	return complete ? XPROBE_AGENT_HIST_F_NAME_COMPLETE : 0;
+}
+
+/* HISTOGRAM push at @level (admitted): its time and group on the thread's
+ * stack, the level's bit set for the pop.  A signal handler's push inside
+ * a push of its thread is fine here: it has a level of its own. */
+static void hist_push(struct xpl_tls *t, struct xpl_agent_cap *c, const char *message, int level,
+		      uint64_t bit)
+{
+	struct xpl_hist_stack *st;
+	uint32_t kept;
+	bool complete;
+	int64_t g;
+
+	if (!bit) {
+		xpl_hist_count(c->hist, XPROBE_AGENT_HC_DEPTH_OVERFLOW);
+		return;
+	}
+	st = hist_stack(t, c);
+	if (!st)
+		return;
+	xpl_agent_name_len(message, &kept, &complete);
+	g = xpl_hist_group(c->hist, XPROBE_AGENT_KIND_NVTX_RANGE, t->tid, message, kept,
+			   hist_name_flags(complete));
+	st->grp[level] = g;
+	st->ts[level] = xpl_agent_hist_now(c);
+	t->agent_mask |= bit;
+}
+
 /* A push at @level: recorded when its name passes the rules; the level's
  * bit says so for the pop. */
 static __attribute__((noinline)) void agent_push(const char *message, int level)
@@ -128,9 +182,13 @@ static __attribute__((noinline)) void agent_push(const char *message, int level)
 	if (t->agent_gen != c->gen) {
 		t->agent_mask = 0;
 		t->agent_gen = c->gen;
+		t->agent_hslot = 0;
 	}
 	t->agent_mask &= ~bit;
-	if (message && xpl_agent_name_ok(c, message)) {
+	if (c->hist) {
+		if (message && xpl_agent_name_ok(c, message))
+			hist_push(t, c, message, level, bit);
+	} else if (message && xpl_agent_name_ok(c, message)) {
 		uint32_t kept;
 		bool complete;
 
@@ -151,10 +209,12 @@ static __attribute__((noinline)) void agent_pop(int level)
 	struct xpl_tls *t = &xpl_tls;
 	struct xpl_agent_cap *c;
 	uint64_t bit = (uint32_t)level < XPL_AGENT_LEVELS ? 1ull << level : 0;
+	uint64_t now;
 	bool nested;
 
 	if (!(t->agent_mask & bit))
 		return;
+	now = xpl_rdtsc(); /* a histogram's end, before anything else (raw TSC) */
 	t->agent_mask &= ~bit;
 	if (t->agent_gen != atomic_load_explicit(&xpl_agent_hot.gen, memory_order_relaxed))
 		return; /* pushed in an earlier capture */
@@ -162,7 +222,15 @@ static __attribute__((noinline)) void agent_pop(int level)
 	if (!c)
 		return;
 	if (c->gen == t->agent_gen) {
-		if (nested)
+		if (c->hist) {
+			/* the bit was set with the stack in hand */
+			const struct xpl_hist_stack *st = &c->hist->stacks[t->agent_hslot - 1];
+
+			if (!c->tsc)
+				now = xpl_mono_ns();
+			xpl_hist_add(c->hist, st->grp[level],
+				     xpl_agent_hist_ns(c, xpl_agent_hist_since(st->ts[level], now)));
+		} else if (nested)
 			xpl_agent_drop(c);
 		else
 			xpl_agent_put(t, c, XPROBE_EV_NVTX_POP, NULL, 0, 0, (uint32_t)level, 0);
@@ -188,9 +256,15 @@ static __attribute__((noinline)) uint64_t agent_start(const char *message)
 	if (message && seq > c->seq_at_arm && xpl_agent_name_ok(c, message)) {
 		uint32_t kept;
 		bool complete;
+		int64_t g;
 
 		xpl_agent_name_len(message, &kept, &complete);
-		if (nested)
+		if (c->hist) {
+			g = xpl_hist_group(c->hist, XPROBE_AGENT_KIND_NVTX_RANGE, t->tid, message,
+					   kept, hist_name_flags(complete));
+			if (xpl_hist_open_put(c->hist, seq, xpl_agent_hist_now(c), g))
+				id |= 1;
+		} else if (nested)
 			xpl_agent_drop(c);
 		else if (xpl_agent_put(t, c, XPROBE_EV_NVTX_START, message, kept,
 				       complete ? XPROBE_RECF_NAME_COMPLETE : 0, 0, id | 1))
@@ -206,15 +280,24 @@ static __attribute__((noinline)) void agent_end(uint64_t id)
 {
 	struct xpl_tls *t = &xpl_tls;
 	struct xpl_agent_cap *c;
+	uint64_t now, ts;
+	int64_t g;
 	bool nested;
 
 	if (!xpl_agent_armed())
 		return;
+	now = xpl_rdtsc(); /* a histogram's end (raw TSC; the clock is the capture's) */
 	c = xpl_agent_enter(t, &nested);
 	if (!c)
 		return;
 	if ((id >> 1) > c->seq_at_arm) {
-		if (nested)
+		if (c->hist) {
+			if (!c->tsc)
+				now = xpl_mono_ns();
+			if (xpl_hist_open_take(c->hist, id >> 1, &ts, &g))
+				xpl_hist_add(c->hist, g,
+					     xpl_agent_hist_ns(c, xpl_agent_hist_since(ts, now)));
+		} else if (nested)
 			xpl_agent_drop(c);
 		else
 			xpl_agent_put(t, c, XPROBE_EV_NVTX_END, NULL, 0, 0, 0, id);

@@ -18,6 +18,7 @@
 
 #include "../internal.h"
 #include "agent_group_table.h"
+#include "agent_hist_table.h"
 #include "agent_capture.h"
 
 struct xpl_agent_hot xpl_agent_hot;
@@ -113,6 +114,34 @@ static void filters_set(struct xpl_agent_cap *c, const struct xprobe_agent_req *
 	}
 }
 
+/*
+ * ns per TSC tick (32.32 fixed point), measured once per process at the
+ * first HISTOGRAM ARM: two calibration points (clock.h: TSC and
+ * CLOCK_MONOTONIC read together, the best of a few tries) 2 ms apart.
+ * Each point is good to tens of ns, so the ratio is good to about 1e-5,
+ * far inside a bucket's 1/16; the TSC's rate is invariant (xpl_tsc_usable
+ * decided that), so it never needs measuring again.  The ARM that measures
+ * it takes 2 ms longer.
+ */
+static uint64_t ns_per_tick(void)
+{
+	static _Atomic uint64_t cached;
+	struct xpl_calib a, b;
+	struct timespec ts = { 0, 2000000 };
+	uint64_t v = atomic_load(&cached);
+
+	if (v)
+		return v;
+	xpl_calib_now(&a, true);
+	nanosleep(&ts, NULL);
+	xpl_calib_now(&b, true);
+	if (NEVER(b.tsc <= a.tsc || b.ns <= a.ns))
+		return 1ull << 32; /* cannot happen with an invariant TSC */
+	v = (uint64_t)(((unsigned __int128)(b.ns - a.ns) << 32) / (b.tsc - a.tsc));
+	atomic_store(&cached, v);
+	return v;
+}
+
 int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **out)
 {
 	struct xpl_agent_cap *c;
@@ -133,6 +162,14 @@ int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **o
 		}
 		goto clock;
 	}
+	if (c->mode == XPROBE_AGENT_MODE_HISTOGRAM) {
+		/* histograms, no records; offset carries the in-flight bound */
+		if (xpl_hist_new(req->capacity, req->by, req->offset, &c->hist) != 0) {
+			free(c);
+			return -ENOMEM;
+		}
+		goto clock;
+	}
 	c->rec_max = c->device ? XPROBE_RECORD_MAX_SIZE : XPROBE_RECORD_NAMED_MAX_SIZE;
 	c->buf_bytes = req->capacity * c->rec_max;
 	c->buf = mmap(NULL, c->buf_bytes, PROT_READ | PROT_WRITE,
@@ -145,6 +182,8 @@ clock:
 	if (!tsc_state)
 		tsc_state = xpl_tsc_usable() ? 1 : 2;
 	c->tsc = tsc_state == 1;
+	if (c->hist && c->tsc)
+		c->ns_per_tick = ns_per_tick();
 	c->prefaulted = c->buf_bytes < PREFAULT_FIRST ? c->buf_bytes : PREFAULT_FIRST;
 	prefault(c, 0, c->prefaulted);
 	*out = c;
@@ -204,6 +243,7 @@ void xpl_capture_free(struct xpl_agent_cap *c)
 	if (c->buf)
 		munmap(c->buf, c->buf_bytes);
 	xpl_agg_free(c->agg);
+	xpl_hist_free(c->hist);
 	free(c);
 }
 
@@ -245,7 +285,13 @@ void xpl_capture_stats(const struct xpl_agent_cap *c, struct xpl_capture_stats *
 		return; /* IDLE */
 	st->capacity = c->capacity;
 	st->dropped = atomic_load(&c->dropped);
-	if (c->agg) {
+	if (c->hist) {
+		/* never full: a pair without a group is still in the total */
+		full = false;
+		st->capacity = c->capacity + 1; /* histograms: the total and the groups */
+		st->retained = xpl_hist_count_all(c->hist);
+		st->observed = xpl_hist_pairs(c->hist);
+	} else if (c->agg) {
 		full = xpl_agg_full(c->agg);
 		st->retained = xpl_agg_groups(c->agg);
 		st->observed = xpl_agg_grouped(c->agg) + st->dropped;
@@ -319,6 +365,40 @@ static size_t agg_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t c
 	return n * sizeof(struct xprobe_agent_group);
 }
 
+/* Histograms per record packet of a HISTOGRAM capture. */
+static uint64_t hist_per_chunk(const struct xpl_capture_read *rd)
+{
+	return rd->chunk_max / sizeof(struct xprobe_agent_hist);
+}
+
+/* A HISTOGRAM capture's read: histograms [offset, 1 + groups now). */
+static int hist_read_begin(struct xpl_agent_cap *c, uint64_t offset, struct xpl_capture_read *rd)
+{
+	uint64_t all = xpl_hist_count_all(c->hist), per = hist_per_chunk(rd);
+
+	if (offset > all || NEVER(!per))
+		return -XPROBE_E_INVALID_ARGUMENT;
+	rd->idx = offset;
+	rd->end_idx = all;
+	rd->nrecords = all - offset;
+	rd->bytes = rd->nrecords * sizeof(struct xprobe_agent_hist);
+	rd->nchunks = (uint32_t)((rd->nrecords + per - 1) / per);
+	return 0;
+}
+
+static size_t hist_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t cap)
+{
+	uint64_t per = cap / sizeof(struct xprobe_agent_hist), n;
+
+	if (per > hist_per_chunk(rd))
+		per = hist_per_chunk(rd);
+	if (per > rd->end_idx - rd->idx)
+		per = rd->end_idx - rd->idx;
+	n = xpl_hist_copy(rd->c->hist, rd->idx, per, (struct xprobe_agent_hist *)(void *)out);
+	rd->idx += n;
+	return n * sizeof(struct xprobe_agent_hist);
+}
+
 /* Host records carry raw TSC while in the buffer; CUDA activity records
  * carry CLOCK_MONOTONIC ns from the backend already. */
 static bool raw_ts(uint16_t type)
@@ -342,6 +422,8 @@ int xpl_capture_read_begin(struct xpl_agent_cap *c, uint64_t offset, size_t chun
 	rd->chunk_max = chunk_max;
 	if (c->agg)
 		return agg_read_begin(c, offset, rd);
+	if (c->hist)
+		return hist_read_begin(c, offset, rd);
 	if (offset >= c->cur_idx) {
 		idx = c->cur_idx;
 		pos = c->cur_pos;
@@ -388,6 +470,8 @@ size_t xpl_capture_read_chunk(struct xpl_capture_read *rd, uint8_t *out, size_t 
 		cap = rd->chunk_max;
 	if (rd->c->agg)
 		return agg_read_chunk(rd, out, cap);
+	if (rd->c->hist)
+		return hist_read_chunk(rd, out, cap);
 	while (rd->idx < rd->end_idx) {
 		const uint8_t *p = rd->c->buf + rd->pos;
 		uint32_t size = committed_size(rd->c, rd->pos);

@@ -44,7 +44,11 @@
  * and leaves like any producer).  Activity records carry CLOCK_MONOTONIC
  * ns already: the read path converts only host records' raw TSC.  An
  * AGGREGATE capture holds no records: its activities go to the group table
- * (agent_group_table.h), under its own lock, and replies read groups.
+ * (agent_group_table.h), under its own lock, and replies read groups.  A
+ * HISTOGRAM capture holds none either: producers pair starts and ends
+ * themselves and count each latency into agent_hist_table.h's histograms
+ * (entered and left like any record, so a disarm waits for them), and
+ * replies read histograms.
  *
  * The buffer.  capacity x rec_max bytes of anonymous memory (rec_max:
  * XPROBE_RECORD_NAMED_MAX_SIZE without a CUDA filter, XPROBE_RECORD_MAX_SIZE
@@ -92,6 +96,7 @@ struct xpl_agent_rule {
 };
 
 struct xpl_agent_agg;
+struct xpl_agent_hist;
 
 struct xpl_agent_cap {
 	/* fixed at ARM, read by producers */
@@ -113,6 +118,9 @@ struct xpl_agent_cap {
 	uint32_t nkrules; /* KERNEL name rules */
 	struct xpl_agent_rule krules[XPROBE_AGENT_MAX_FILTERS];
 	struct xpl_agent_agg *agg; /* AGGREGATE: the group table */
+	struct xpl_agent_hist *hist; /* HISTOGRAM: the histograms (agent_hist_table.h) */
+	uint64_t ns_per_tick; /* HISTOGRAM with tsc: ns per TSC tick, 32.32 fixed point
+				 (NVTX pairs are timed with rdtsc, xpl_agent_hist_now) */
 
 	/* producers */
 	_Atomic uint64_t resv __attribute__((aligned(64))); /* index << 32 | bytes */
@@ -336,6 +344,31 @@ xpl_agent_put(struct xpl_tls *t, struct xpl_agent_cap *c, uint32_t type, const c
 	/* size, type, tid last: the record is committed */
 	__atomic_store_n((uint64_t *)r, xpl_rec_word0(t, type, size), __ATOMIC_RELEASE);
 	return true;
+}
+
+/*
+ * A HISTOGRAM capture's clock for NVTX pairs: the raw TSC where the capture
+ * uses it (7 ns, where clock_gettime costs 23: clock.h), else
+ * CLOCK_MONOTONIC ns; xpl_agent_hist_ns turns a difference of two into ns.
+ */
+static inline __attribute__((always_inline)) uint64_t
+xpl_agent_hist_now(const struct xpl_agent_cap *c)
+{
+	return likely(c->tsc) ? xpl_rdtsc() : xpl_mono_ns();
+}
+
+/* @now - @start, 0 when the end's CPU read a TSC a few ticks behind the
+ * start's (a process range ended on another CPU) */
+static inline __attribute__((always_inline)) uint64_t xpl_agent_hist_since(uint64_t start,
+									   uint64_t now)
+{
+	return now > start ? now - start : 0;
+}
+
+static inline __attribute__((always_inline)) uint64_t
+xpl_agent_hist_ns(const struct xpl_agent_cap *c, uint64_t d)
+{
+	return likely(c->tsc) ? (uint64_t)(((unsigned __int128)d * c->ns_per_tick) >> 32) : d;
 }
 
 /* The name's length (XPROBE_NAME_MAX + 1 when longer) and the bytes a

@@ -115,6 +115,10 @@ struct xpl_tls {
 	 * level L (< 64) was recorded in capture generation agent_gen */
 	uint64_t agent_mask;
 	uint32_t agent_gen;
+	/* a HISTOGRAM capture (agent_hist_table.h): this thread's stack
+	 * number + 1 in capture agent_gen; 0 none yet, UINT32_MAX none to be
+	 * had (--max-inflight) */
+	uint32_t agent_hslot;
 };
 
 extern struct xpl_hot xpl_hot;

@@ -860,7 +860,9 @@ int xp_agent_arm(struct xp_agent_conn *conn, const struct xprobe_agent_req *req,
 		return unavailable(conn, err, "did not arm the capture (state %s): %s",
 				   xp_capture_agent_state_name(r.state), r.message);
 	}
-	if (r.capacity != req->capacity || r.offset || r.retained > r.capacity) {
+	/* a histogram capture counts its total among the histograms it holds */
+	if (r.capacity != req->capacity + (req->mode == XPROBE_AGENT_MODE_HISTOGRAM) || r.offset ||
+	    r.retained > r.capacity) {
 		xp_error_detail_str(err, "field", "capacity");
 		xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
 		xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
@@ -883,7 +885,7 @@ static int sink_end(struct xp_agent_conn *c, const struct xp_capture_agent_sink 
 {
 	int rc = xp_capture_agent_sink_end(s, err);
 
-	if (rc == -XPROBE_E_TRACE_EXPORT_FAILED || (rc && s->agg))
+	if (rc == -XPROBE_E_TRACE_EXPORT_FAILED || (rc && !s->rec))
 		return violation(c, err, rc);
 	return rc;
 }
@@ -933,7 +935,10 @@ static int read_packets(struct xp_agent_conn *c, uint32_t op, const struct xp_ca
 			xp_error_hint(err, "rebuild xprobe and libxprobe from the same release");
 			xp_error_set(err, XPROBE_E_TRACE_EXPORT_FAILED, false,
 				     "the Agent sent a %s packet of %zu bytes (at most %u)",
-				     s->rec ? "record" : "group", len, XPROBE_AGENT_CHUNK_MAX);
+				     s->rec  ? "record" :
+				     s->hist ? "histogram" :
+					       "group",
+				     len, XPROBE_AGENT_CHUNK_MAX);
 			rc = violation(c, err, -XPROBE_E_TRACE_EXPORT_FAILED);
 			goto out;
 		}
@@ -980,6 +985,22 @@ int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_capture_agg_dec *
 	int rc = read_packets(conn, XPROBE_AGENT_OP_STOP, &s, rep, err);
 
 	if (!rc)
+		conn->armed = false;
+	return rc;
+}
+
+int xp_agent_read_hist(struct xp_agent_conn *conn, enum xprobe_agent_op op,
+		       struct xp_capture_hist_dec *dec, struct xprobe_agent_reply *rep,
+		       struct xp_error *err)
+{
+	struct xp_capture_agent_sink s = { .hist = dec };
+	int rc;
+
+	if (op != XPROBE_AGENT_OP_SNAPSHOT && op != XPROBE_AGENT_OP_STOP)
+		return xp_error_set(err, XPROBE_E_INTERNAL, false, "xp_agent_read_hist: op %d",
+				    (int)op);
+	rc = read_packets(conn, op, &s, rep, err);
+	if (!rc && op == XPROBE_AGENT_OP_STOP)
 		conn->armed = false;
 	return rc;
 }
@@ -1114,7 +1135,8 @@ int xp_agent_arm_build(const struct xp_selector *const *sels, size_t n, enum xpr
 {
 	xp_agent_req_init(req, XPROBE_AGENT_OP_ARM);
 	req->mode = mode;
-	if (mode != XPROBE_AGENT_MODE_EXACT && mode != XPROBE_AGENT_MODE_AGGREGATE)
+	if (mode != XPROBE_AGENT_MODE_EXACT && mode != XPROBE_AGENT_MODE_AGGREGATE &&
+	    mode != XPROBE_AGENT_MODE_HISTOGRAM)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "Agent mode %d", (int)mode);
 	if (capacity == 0 || capacity > XPROBE_AGENT_CAPACITY_MAX) {
 		const char *flag = mode == XPROBE_AGENT_MODE_EXACT ? "max-events" : "max-groups";

@@ -104,6 +104,7 @@
 
 struct xp_capture_agent_dec; /* src/capture/decode_agent.h */
 struct xp_capture_agg_dec; /* src/capture/decode_agent_agg.h */
+struct xp_capture_hist_dec; /* src/capture/decode_agent_hist.h */
 
 /* Default bound of each wait on the socket (header comment, Timeouts). */
 #define XP_AGENT_TIMEOUT_MS 2000
@@ -236,6 +237,16 @@ int xp_agent_stop(struct xp_agent_conn *conn, struct xp_capture_agent_dec *dec,
  */
 int xp_agent_stop_groups(struct xp_agent_conn *conn, struct xp_capture_agg_dec *dec,
 			 struct xprobe_agent_reply *rep, struct xp_error *err);
+
+/*
+ * SNAPSHOT (the capture goes on) or STOP of a HISTOGRAM capture, from
+ * offset 0: every histogram comes cumulative since ARM and replaces what
+ * @dec held (src/capture/decode_agent_hist.h).  Checks and errors as for
+ * records.
+ */
+int xp_agent_read_hist(struct xp_agent_conn *conn, enum xprobe_agent_op op,
+		       struct xp_capture_hist_dec *dec, struct xprobe_agent_reply *rep,
+		       struct xp_error *err);
 
 /*
  * CLOSE: STOP if armed (its records are not sent: STOP first to keep

@@ -14,6 +14,8 @@
 int xp_capture_agent_sink_reply(const struct xp_capture_agent_sink *s,
 				const struct xprobe_agent_reply *rep, struct xp_error *err)
 {
+	if (s->hist)
+		return xp_capture_hist_dec_reply(s->hist, rep, err);
 	return s->rec ? xp_capture_agent_dec_reply(s->rec, rep, err) :
 			xp_capture_agg_dec_reply(s->agg, rep, err);
 }
@@ -21,17 +23,23 @@ int xp_capture_agent_sink_reply(const struct xp_capture_agent_sink *s,
 int xp_capture_agent_sink_chunk(const struct xp_capture_agent_sink *s, const void *buf, size_t len,
 				struct xp_error *err)
 {
+	if (s->hist)
+		return xp_capture_hist_dec_chunk(s->hist, buf, len, err);
 	return s->rec ? xp_capture_agent_dec_chunk(s->rec, buf, len, err) :
 			xp_capture_agg_dec_chunk(s->agg, buf, len, err);
 }
 
 int xp_capture_agent_sink_end(const struct xp_capture_agent_sink *s, struct xp_error *err)
 {
+	if (s->hist)
+		return xp_capture_hist_dec_end(s->hist, err);
 	return s->rec ? xp_capture_agent_dec_end(s->rec, err) : xp_capture_agg_dec_end(s->agg, err);
 }
 
 bool *xp_capture_agent_sink_in_reply(const struct xp_capture_agent_sink *s)
 {
+	if (s->hist)
+		return &s->hist->in_reply;
 	return s->rec ? &s->rec->in_reply : &s->agg->in_reply;
 }
 
@@ -44,8 +52,11 @@ bad(const struct xp_capture_agent_sink *s, struct xp_error *err, const char *fie
 	int rc;
 
 	va_start(ap, fmt);
-	rc = s->rec ? xp_capture_agent_dec_vbad(s->rec, err, field, fmt, ap) :
-		      xp_capture_agg_dec_vbad(s->agg, err, field, fmt, ap);
+	if (s->hist)
+		rc = xp_capture_hist_dec_vbad(s->hist, err, field, fmt, ap);
+	else
+		rc = s->rec ? xp_capture_agent_dec_vbad(s->rec, err, field, fmt, ap) :
+			      xp_capture_agg_dec_vbad(s->agg, err, field, fmt, ap);
 	va_end(ap);
 	return rc;
 }

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * agent_sink.h - one of the Agent's two decoders behind one handle: the
- * records of an exact capture (decode_agent.h) or the groups of an
- * aggregate one (decode_agent_agg.h).  Their replies arrive the same way,
+ * records of an exact capture (decode_agent.h), the groups of an
+ * aggregate one (decode_agent_agg.h) or the histograms of a histogram one
+ * (decode_agent_hist.h).  Their replies arrive the same way,
  * a SNAPSHOT/STOP header followed by its packets, so what reads them is
  * written once against this: the CLI's socket client
  * (src/agent/agent_client.c) and the all-at-once buffer readers
  * xp_capture_agent_dec_buf() and xp_capture_agg_dec_buf() (fuzz targets, tests).
  *
- * Invariant: exactly one of rec and agg is set; every function dispatches
- * on rec != NULL.
+ * Invariant: exactly one of rec, agg and hist is set; every function
+ * dispatches on which.
  */
 #ifndef XP_CAPTURE_AGENT_SINK_H
 #define XP_CAPTURE_AGENT_SINK_H
@@ -22,10 +23,12 @@
 #include "../model/error_record.h"
 #include "decode_agent.h"
 #include "decode_agent_agg.h"
+#include "decode_agent_hist.h"
 
 struct xp_capture_agent_sink {
 	struct xp_capture_agent_dec *rec;
 	struct xp_capture_agg_dec *agg;
+	struct xp_capture_hist_dec *hist; /* a HISTOGRAM capture's histograms */
 };
 
 /* The decoder's xp_capture_agent_dec_reply / xp_capture_agg_dec_reply, _chunk, _end. */

@@ -100,6 +100,7 @@ int xp_capture_agent_reply_check(const void *buf, size_t len, uint32_t op, struc
 {
 	struct xprobe_agent_reply r;
 	uint64_t min_chunks;
+	bool hist;
 
 	if (len != sizeof(r))
 		return reply_bad(err, op, "size", "%zu bytes, expected %zu", len, sizeof(r));
@@ -126,8 +127,9 @@ int xp_capture_agent_reply_check(const void *buf, size_t len, uint32_t op, struc
 		return reply_bad(err, op, "state", "capture state %" PRIu32, r.state);
 	if (r.stop_reason > XPROBE_AGENT_STOP_BACKEND_ERROR)
 		return reply_bad(err, op, "stop_reason", "stop reason %" PRIu32, r.stop_reason);
-	if (r.reserved)
-		return reply_bad(err, op, "reserved", "reserved field is %" PRIu32, r.reserved);
+	if (r.mode > XPROBE_AGENT_MODE_HISTOGRAM)
+		return reply_bad(err, op, "mode", "mode %" PRIu32, r.mode);
+	hist = r.mode == XPROBE_AGENT_MODE_HISTOGRAM;
 	if (!memchr(r.message, '\0', sizeof(r.message)))
 		return reply_bad(err, op, "message", "message is not NUL-terminated");
 	if ((r.state == XPROBE_AGENT_ACTIVE || r.state == XPROBE_AGENT_LIMIT_REACHED) &&
@@ -148,7 +150,8 @@ int xp_capture_agent_reply_check(const void *buf, size_t len, uint32_t op, struc
 		return reply_bad(err, op, "retained",
 				 "%" PRIu64 " records retained in a capacity of %" PRIu64,
 				 r.retained, r.capacity);
-	if (r.retained > r.observed)
+	/* a histogram capture holds its total from ARM on, observed counts pairs */
+	if (!hist && r.retained > r.observed)
 		return reply_bad(err, op, "observed",
 				 "%" PRIu64 " records retained but %" PRIu64 " observed",
 				 r.retained, r.observed);
@@ -160,8 +163,9 @@ int xp_capture_agent_reply_check(const void *buf, size_t len, uint32_t op, struc
 		return reply_bad(err, op, "nrecords", "%s carries records",
 				 r.status ? "an error reply" : "a reply of this op");
 	/* nrecords <= retained <= 2^24, so neither product wraps */
-	if (r.bytes < r.nrecords * XPROBE_RECORD_HDR_SIZE ||
-	    r.bytes > r.nrecords * XPROBE_RECORD_MAX_SIZE)
+	if (hist ? r.bytes != r.nrecords * sizeof(struct xprobe_agent_hist) :
+		   (r.bytes < r.nrecords * XPROBE_RECORD_HDR_SIZE ||
+		    r.bytes > r.nrecords * XPROBE_RECORD_MAX_SIZE))
 		return reply_bad(err, op, "bytes",
 				 "%" PRIu64 " bytes cannot hold %" PRIu64 " records", r.bytes,
 				 r.nrecords);

@@ -23,7 +23,7 @@
  * release"):
  *   the header alone (xp_capture_agent_reply_check): size, magic, version, op
  *   echo, state and stop_reason in range, features within
- *   XPROBE_AGENT_F__ALL, reserved zero, message NUL-terminated, status 0
+ *   XPROBE_AGENT_F__ALL, mode 0..2, message NUL-terminated, status 0
  *   or a negative code; retained <= capacity <= XPROBE_AGENT_CAPACITY_MAX,
  *   retained <= observed, offset + nrecords <= retained; records only
  *   behind a successful SNAPSHOT/STOP; bytes within

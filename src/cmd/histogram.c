@@ -19,6 +19,14 @@
  * when given (the 30 s default of the exact modes would cut a capture
  * that is meant to run for minutes; docs/histograms.md, "The window").
  *
+ * cuda: endpoints (measure_cuda): the Agent pairs them inside the target
+ * (src/agent/agent_histogram.h; include/xprobe/agent.h, MODE_HISTOGRAM):
+ * bounds -> the selectors -> the target -> validate and the Agent's
+ * activation (measure_live.c's xp_measure_agent_ready: online injection
+ * when validate says so) -> ARM with --max-groups / --max-inflight / --by
+ * -> the window, read by SNAPSHOT every interval -> STOP -> the same
+ * result, renderers, intervals and metrics file as the kernel's path.
+ *
  * validate: the same pair check, the endpoints resolved, and the real
  * object loaded (nothing attached): valid when it would run.
  */
@@ -32,6 +40,8 @@
 #include "../../common/cancel.h"
 #include "../../common/json.h"
 #include "../../common/monotonic.h"
+#include "../agent/agent_client.h"
+#include "../agent/agent_histogram.h"
 #include "../checks/validate_checks.h"
 #include "../inventory/latency_histogram.h"
 #include "../live/live.h"
@@ -364,6 +374,197 @@ static int lh_collect(void *ctx, struct xp_error *err)
 	return xp_inv_lh_collect(w->o, w->r, err);
 }
 
+/* --- cuda: endpoints, paired by the Agent -------------------------------- */
+
+struct cuda_hist {
+	struct xprobe_agent_req arm;
+	uint64_t groups, inflight;
+	int group_by;
+};
+
+static int cuda_group_by(const char *by)
+{
+	if (!by)
+		return XP_LH_BY_NONE;
+	if (!strcmp(by, "name"))
+		return XP_LH_BY_NAME;
+	if (!strcmp(by, "thread"))
+		return XP_LH_BY_THREAD;
+	return !strcmp(by, "stream") ? XP_LH_BY_STREAM : XP_LH_BY_DEVICE;
+}
+
+/* After validate, before the target is touched: the ARM request. */
+static int cuda_selection(void *ctx, struct xp_measure_req *req, struct xp_error *err)
+{
+	struct cuda_hist *ch = ctx;
+	const struct xp_selector *sels[2] = { &req->from, &req->to };
+	int rc =
+		xp_agent_arm_build(sels, 2, XPROBE_AGENT_MODE_HISTOGRAM, ch->groups, &ch->arm, err);
+
+	if (rc) {
+		if (rc == -XPROBE_E_INVALID_EVENT_SELECTOR) {
+			xp_error_detail_str(err, "start_selector", req->from_text);
+			xp_error_detail_str(err, "end_selector", req->to_text);
+		}
+		return rc;
+	}
+	ch->arm.offset = ch->inflight;
+	ch->arm.by = xp_agent_hist_by(ch->group_by);
+	return 0;
+}
+
+struct cuda_window {
+	const struct xp_agent_hist_opts *o;
+	struct xp_inv_lh_result *r;
+	uint32_t features;
+	struct xp_measure_req *req;
+};
+
+static int cuda_collect(void *ctx, struct xp_error *err)
+{
+	struct cuda_window *w = ctx;
+	int rc = xp_agent_hist_collect(w->o, w->r, &w->features, err);
+
+	return xp_measure_target_gone(w->req, rc, err);
+}
+
+static int measure_cuda(struct xp_measure_req *req, struct xp_error *err)
+{
+	uint64_t t0 = xpc_mono_ns(), depth, timeout_ms;
+	struct xp_agent_hist_opts o = { .stop = &xp_inventory_stop };
+	struct xp_warnings ws = { 0 };
+	struct xp_inv_lh_result r;
+	struct cuda_window win = { &o, &r, 0, req };
+	struct hist_progress prog;
+	struct continuous k;
+	struct cuda_hist ch;
+	struct hist_req q;
+	char comm[64], *exe = NULL;
+	bool injected = false, have_r = false;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	memset(&k, 0, sizeof(k));
+	memset(&ch, 0, sizeof(ch));
+	memset(&q, 0, sizeof(q));
+	q.from_text = req->from_text;
+	q.to_text = req->to_text;
+	timeout_ms = req->given & XP_OPT_TIMEOUT ? req->timeout_ms : 0;
+	req->out.json_lines = req->interval_ms != 0;
+	if (req->metrics_out) {
+		rc = check_metrics_out(req->metrics_out, err);
+		if (rc)
+			return rc;
+	}
+	rc = bounds(req, &ch.inflight, &ch.groups, &depth, err);
+	if (rc)
+		return rc;
+	ch.group_by = cuda_group_by(req->by);
+	req->policy = XP_POLICY_EXACT; /* histogram_rules.c allowed no other */
+	rc = xp_selector_parse(req->from_text, &req->from, err);
+	if (!rc)
+		rc = xp_selector_parse(req->to_text, &req->to, err);
+	if (rc) {
+		xp_error_hint(err, "run xprobe validate with the exact selector text");
+		return rc;
+	}
+	if (!req->has_target) {
+		rc = xp_target_identify(req->pid, &req->target, err);
+		if (rc)
+			return rc;
+		req->has_target = true;
+	}
+	rc = xp_measure_agent_ready(req, cuda_selection, &ch, &ws, &injected, err);
+	if (rc)
+		goto out;
+	o.target = &req->target;
+	o.socket_path = req->cupti_socket;
+	o.arm = &ch.arm;
+	o.group_by = ch.group_by;
+	o.pairing = req->from.kind == XP_SEL_NVTX     ? "nvtx_range" :
+		    req->from.kind == XP_SEL_CUDA_API ? "cuda_api_call" :
+							"cuda_activity_record";
+	o.duration_ms = req->duration_ms;
+	o.deadline_ns = timeout_ms ? t0 + timeout_ms * 1000000ull : 0;
+	xp_out_progress_init(&prog.line, &req->out);
+	prog.q = &q;
+	prog.pid = req->target.pid;
+	prog.duration_ns = o.duration_ms * 1000000ull;
+	prog.timeout_ns = timeout_ms * 1000000ull;
+	if (prog.line.on) {
+		o.progress = on_progress;
+		o.progress_ctx = &prog;
+	}
+	target_names(req->target.pid, comm, sizeof(comm), &exe);
+	k.req = req;
+	k.prog = &prog;
+	k.group_by = ch.group_by;
+	k.view = (struct xp_histogram_view){
+		.session_id = req->session_id,
+		.name = req->name,
+		.pid = req->target.pid,
+		.process_start_time = req->target.start_time,
+		.start_selector = req->from_text,
+		.end_selector = req->to_text,
+		.color = xp_out_color(&req->out, STDOUT_FILENO),
+	};
+	k.prom = (struct xp_prom_view){
+		.name = req->name,
+		.pid = req->target.pid,
+		.process_start_time = req->target.start_time,
+		.comm = comm,
+		.exe = exe ? exe : "",
+		.start_selector = req->from_text,
+		.end_selector = req->to_text,
+	};
+	if (req->interval_ms || req->metrics_out) {
+		o.interval_ns = (req->interval_ms ? req->interval_ms : 10000) * 1000000ull;
+		o.on_interval = on_interval;
+		o.interval_ctx = &k;
+	}
+	rc = xp_inventory_window(cuda_collect, &win, &prog.line, err);
+	if (rc)
+		goto out;
+	have_r = true;
+	if (!req->target.has_pidfd && r.stop != XP_LH_STOP_TARGET_EXITED) {
+		struct xp_error verr = { 0 };
+
+		if (xp_target_verify(&req->target, &verr) == -XPROBE_E_TARGET_REUSED) {
+			xp_error_move(err, &verr);
+			xp_error_prefix(err, "during the histogram window");
+			rc = -XPROBE_E_TARGET_REUSED;
+			goto out;
+		}
+		xp_error_clear(&verr);
+	}
+	if (xp_inv_lh_warnings(&r, &ws)) {
+		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
+		goto out;
+	}
+	{
+		struct xp_histogram_view view = k.view;
+
+		view.duration_ms = o.duration_ms;
+		view.timeout_ms = timeout_ms;
+		view.result = &r;
+		view.warnings = &ws;
+		if (req->metrics_out && write_metrics(&k, &r, r.window_ns, err)) {
+			unsaved_histogram(req, &view, err);
+			rc = -err->code;
+			goto out;
+		}
+		rc = xp_emit_reported(req, XP_HTML_HISTOGRAM, &xp_doc_histogram, &view);
+	}
+out:
+	if (rc < 0 && injected)
+		xp_error_detail_bool(err, "agent_injected", true);
+	free(exe);
+	if (have_r)
+		xp_inv_lh_result_free(&r);
+	xp_warnings_free(&ws);
+	return rc;
+}
+
 int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 {
 	uint64_t t0 = xpc_mono_ns();
@@ -382,6 +583,8 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 	bool have_r = false;
 	int rc;
 
+	if (!strncmp(req->from_text, "cuda:", 5) || !strncmp(req->to_text, "cuda:", 5))
+		return measure_cuda(req, err);
 	memset(&q, 0, sizeof(q));
 	memset(&r, 0, sizeof(r));
 	memset(&t, 0, sizeof(t));
@@ -584,7 +787,10 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	q.match_text = cli->match;
 	q.by = cli->by;
 	q.unsafe_offset = cli->unsafe_offset;
+	c.agent = !strncmp(cli->from, "cuda:", 5) || !strncmp(cli->to, "cuda:", 5);
 	rc = parse_pair(&q, err);
+	if (c.agent)
+		q.group_by = cuda_group_by(q.by);
 	if (rc)
 		goto out;
 	rc = check_pair(&q, t, err);
@@ -595,6 +801,12 @@ int xp_validate_histogram(const struct xp_cli *cli, const struct xp_target *t, s
 	c.warnings = &q.v.warnings;
 	for (i = 0; i < q.v.nissues; i++)
 		c.issues[c.nissues++] = q.v.issues[i];
+	if (c.agent) {
+		/* the Agent pairs them: validate's pair check (the Agent, NVTX
+		 * routing, CUDA) is the whole answer, no BPF object */
+		rc = xp_out_emit(&cli->out, &xp_doc_histogram_check, &c);
+		goto out;
+	}
 	rc = plan_pair(&q, err);
 	if (rc)
 		goto out;

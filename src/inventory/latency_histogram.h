@@ -27,6 +27,7 @@
 #include <linux/types.h>
 
 #include "../../bpf/latency_hist.h" /* XP_LH_*, struct xp_lh_hist, xp_lh_bucket_of */
+#include "xprobe/record.h" /* XPROBE_NAME_MAX */
 #include "../model/error_record.h"
 #include "../process/identity.h"
 #include "../live/live.h"
@@ -57,7 +58,13 @@ enum xp_inv_lh_stop {
 };
 const char *xp_inv_lh_stop_name(enum xp_inv_lh_stop s);
 
-/* "none", "thread", "arg0" for XP_LH_BY_*. */
+/* Groupings only the Agent's in-target histograms have (cuda: endpoints;
+ * src/agent/agent_histogram.h), after bpf/latency_hist.h's XP_LH_BY_*. */
+#define XP_LH_BY_NAME 3 /* the range's or the kernel's name */
+#define XP_LH_BY_STREAM 4 /* the CUDA stream id */
+#define XP_LH_BY_DEVICE 5 /* the CUDA device id */
+
+/* "none", "thread", "arg0", "name", "stream", "device" for XP_LH_BY_*. */
 const char *xp_inv_lh_by_name(int by);
 
 /* --explain (bpf/latency_hist.h, "--explain"; docs/explain.md) */
@@ -160,7 +167,11 @@ struct xp_inv_lh_interval {
 };
 
 struct xp_inv_lh_group {
-	uint64_t key;           /* thread id, or the start's first argument */
+	uint64_t key; /* thread id, the start's first argument, or
+				   (the Agent's) a stream or device id */
+	bool named; /* XP_LH_BY_NAME: name is the key */
+	bool name_complete; /* the whole name fit (else cut at 127 bytes) */
+	char name[XPROBE_NAME_MAX + 1]; /* NUL-terminated when named */
 	struct xp_inv_lh_dist h;
 };
 
@@ -174,6 +185,14 @@ struct xp_inv_lh_result {
 	uint64_t inflight_capacity, group_capacity, max_depth;
 	bool nested;
 	int group_by;              /* XP_LH_BY_* */
+	/* the Agent's histograms (cuda: endpoints): how its pairs were formed
+	 * ("nvtx_range": push/pop and start/end, "cuda_api_call",
+	 * "cuda_activity_record"); NULL for the kernel's */
+	const char *agent_pairing;
+	/* the Agent's pairs lost in the target: CUPTI's dropped activity
+	 * records, records CUPTI never finished, starts of a signal handler
+	 * inside a record (reply.dropped); 0 for the kernel's */
+	uint64_t agent_dropped;
 	/* derived by xp_inv_lh_result_finish (accounting identities) */
 	uint64_t pairs, starts, ends, unpaired_starts;
 	enum xp_inv_lh_stop stop;

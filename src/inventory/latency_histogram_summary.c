@@ -67,6 +67,12 @@ const char *xp_inv_lh_by_name(int by)
 		return "thread";
 	case XP_LH_BY_ARG0:
 		return "arg0";
+	case XP_LH_BY_NAME:
+		return "name";
+	case XP_LH_BY_STREAM:
+		return "stream";
+	case XP_LH_BY_DEVICE:
+		return "device";
 	default:
 		return "none";
 	}
@@ -206,9 +212,16 @@ static int group_cmp(const void *x, const void *y)
 {
 	const struct xp_inv_lh_group *a = x, *b = y;
 
+	int c;
+
 	if (a->h.count != b->h.count)
 		return a->h.count > b->h.count ? -1 : 1;
-	return a->key < b->key ? -1 : a->key > b->key;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	c = strcmp(a->name, b->name); /* "" unless named */
+	if (c)
+		return c;
+	return a->name_complete - b->name_complete;
 }
 
 void xp_inv_lh_result_finish(struct xp_inv_lh_result *r)
@@ -226,7 +239,7 @@ void xp_inv_lh_result_finish(struct xp_inv_lh_result *r)
 bool xp_inv_lh_complete(const struct xp_inv_lh_result *r)
 {
 	return !r->c.inflight_overflow && !r->c.depth_overflow && !r->c.group_overflow &&
-	       !r->c.key_unreadable && !r->c.minmax_contended;
+	       !r->c.key_unreadable && !r->c.minmax_contended && !r->agent_dropped;
 }
 
 int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws)
@@ -254,6 +267,16 @@ int xp_inv_lh_warnings(const struct xp_inv_lh_result *r, struct xp_warnings *ws)
 		if ((rc = xp_warnings_add_u64(ws, "INFLIGHT_TABLE_FULL", msg, "inflight_capacity",
 					      r->inflight_capacity, "inflight_overflow",
 					      (uint64_t)c->inflight_overflow, NULL)))
+			return rc;
+	}
+	if (r->agent_dropped) {
+		snprintf(
+			msg, sizeof(msg),
+			"the Agent lost %" PRIu64
+			" pairs in the target (CUPTI dropped activity records or never finished them): their latencies are missing",
+			r->agent_dropped);
+		if ((rc = xp_warnings_add_u64(ws, "EVENTS_DROPPED", msg, "dropped",
+					      r->agent_dropped, NULL)))
 			return rc;
 	}
 	if (c->depth_overflow) {

@@ -66,6 +66,21 @@ static const char *attachment_name(const struct xp_live_endpoint *ep)
 	return "unknown";
 }
 
+/* An endpoint the Agent serves inside the target (a cuda: selector): no
+ * kernel attachment, the selector says the rest. */
+static void render_agent_endpoint(struct xpc_json *w, const char *role, const char *selector)
+{
+	xpc_json_obj_begin(w);
+	xpc_json_kstr(w, "role", role);
+	xpc_json_kstr(w, "selector", selector);
+	xpc_json_kstr(w, "attachment", "agent");
+	xpc_json_kstr(w, "binary_path", NULL);
+	xpc_json_kstr(w, "symbol", NULL);
+	xpc_json_kopt_u64(w, "file_offset", false, 0);
+	xpc_json_kopt_i64(w, "syscall_nr", false, 0);
+	xpc_json_obj_end(w);
+}
+
 static void render_endpoint(struct xpc_json *w, const char *role, const struct xp_live_endpoint *ep)
 {
 	bool sys = ep->kind == XP_LIVE_SYS_ENTER || ep->kind == XP_LIVE_SYS_EXIT;
@@ -86,6 +101,12 @@ static const char *key_kind(int by, const struct xp_live_endpoint *start)
 {
 	if (by == XP_LH_BY_THREAD)
 		return "thread_id";
+	if (by == XP_LH_BY_NAME)
+		return "name";
+	if (by == XP_LH_BY_STREAM)
+		return "stream_id";
+	if (by == XP_LH_BY_DEVICE)
+		return "device_id";
 	if (by != XP_LH_BY_ARG0 || !start)
 		return NULL;
 	switch (start->kind) {
@@ -106,6 +127,12 @@ static const char *key_description(const char *kind)
 		return NULL;
 	if (!strcmp(kind, "thread_id"))
 		return "the thread id of the pair (as the target's PID namespace numbers it)";
+	if (!strcmp(kind, "name"))
+		return "the NVTX range's or the kernel's name, kept by the Agent (at most 127 bytes: a longer one is cut and name_complete is false)";
+	if (!strcmp(kind, "stream_id"))
+		return "the CUDA stream id of the activity (CUPTI's)";
+	if (!strcmp(kind, "device_id"))
+		return "the CUDA device id of the activity (CUPTI's)";
 	if (!strcmp(kind, "syscall_arg0"))
 		return "the syscall's first argument register (rdi) at entry";
 	if (!strcmp(kind, "uprobe_arg0"))
@@ -113,10 +140,19 @@ static const char *key_description(const char *kind)
 	return "USDT argument 1 of the start marker (python:gc__start: the generation)";
 }
 
-/* A group's label: "tid 4242", "generation 2", "arg0 1". */
-static void key_label(char *buf, size_t size, const char *kind, uint64_t key)
+/* A group's label: "tid 4242", "generation 2", "arg0 1", "stream 7",
+ * "device 0", or the group's name. */
+static void key_label(char *buf, size_t size, const char *kind, const struct xp_inv_lh_group *g)
 {
-	if (kind && !strcmp(kind, "thread_id"))
+	uint64_t key = g->key;
+
+	if (g->named)
+		snprintf(buf, size, "%s%s", g->name, g->name_complete ? "" : "...");
+	else if (kind && !strcmp(kind, "stream_id"))
+		snprintf(buf, size, "stream %" PRIu64, key);
+	else if (kind && !strcmp(kind, "device_id"))
+		snprintf(buf, size, "device %" PRIu64, key);
+	else if (kind && !strcmp(kind, "thread_id"))
 		snprintf(buf, size, "tid %" PRIu64, key);
 	else if (kind && !strcmp(kind, "usdt_arg1"))
 		snprintf(buf, size, "generation %" PRId64, (int64_t)key);
@@ -125,9 +161,19 @@ static void key_label(char *buf, size_t size, const char *kind, uint64_t key)
 }
 
 void xp_render_histogram_group_label(char *buf, size_t size, int by,
-				     const struct xp_live_endpoint *start, uint64_t key)
+				     const struct xp_live_endpoint *start,
+				     const struct xp_inv_lh_group *g)
 {
-	key_label(buf, size, key_kind(by, start), key);
+	key_label(buf, size, key_kind(by, start), g);
+}
+
+/* A named group's name (the Agent's --by name). */
+static void render_group_name(struct xpc_json *w, const struct xp_inv_lh_group *g)
+{
+	if (!g->named)
+		return;
+	xpc_json_kstr(w, "name", g->name);
+	xpc_json_kbool(w, "name_complete", g->name_complete);
 }
 
 static void render_stats(struct xpc_json *w, const struct xp_inv_lh_dist *h)
@@ -191,7 +237,7 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 {
 	const struct xp_inv_lh_result *r = v->result;
 	const char *kind = key_kind(r->group_by, v->start);
-	char label[64];
+	char label[160];
 	size_t i;
 
 	xp_render_result_begin(w, v->session_id, xp_histogram_status(r));
@@ -202,10 +248,18 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 	xpc_json_kstr(w, "end_selector", v->end_selector);
 	xpc_json_kstr(w, "match_policy",
 		      xp_policy_snake(r->nested ? XP_POLICY_STACK_NESTED : XP_POLICY_EXACT));
-	xpc_json_kstr(w, "pairing", r->nested ? "per_thread_stack" : "per_thread_lifecycle");
+	xpc_json_kstr(w, "pairing",
+		      r->agent_pairing ? r->agent_pairing :
+		      r->nested	       ? "per_thread_stack" :
+					 "per_thread_lifecycle");
 	xpc_json_karr_begin(w, "endpoints");
-	render_endpoint(w, "start", v->start);
-	render_endpoint(w, "end", v->end);
+	if (v->start && v->end) {
+		render_endpoint(w, "start", v->start);
+		render_endpoint(w, "end", v->end);
+	} else {
+		render_agent_endpoint(w, "start", v->start_selector);
+		render_agent_endpoint(w, "end", v->end_selector);
+	}
 	xpc_json_arr_end(w);
 	xpc_json_kstr(w, "group_by", xp_inv_lh_by_name(r->group_by));
 	xpc_json_key(w, "group_key");
@@ -233,11 +287,12 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 	for (i = 0; i < r->ngroups; i++) {
 		const struct xp_inv_lh_group *g = &r->groups[i];
 
-		key_label(label, sizeof(label), kind, g->key);
+		key_label(label, sizeof(label), kind, g);
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "key", g->key);
 		xpc_json_ki64(w, "key_signed", (int64_t)g->key);
 		xpc_json_kstr(w, "label", label);
+		render_group_name(w, g);
 		render_stats(w, &g->h);
 		render_buckets(w, &g->h);
 		render_percentiles(w, &g->h);
@@ -361,7 +416,7 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 	const struct xp_inv_lh_result *r = v->result;
 	const char *kind = key_kind(r->group_by, v->start);
 	size_t i, n = r->ngroups < XP_HUMAN_GROUPS ? r->ngroups : XP_HUMAN_GROUPS;
-	char label[64];
+	char label[160];
 
 	fprintf(out, "latency histogram of pid %u: %s -> %s (%s)\n", v->pid, v->start_selector,
 		v->end_selector, r->nested ? "stack-nested" : "exact");
@@ -388,7 +443,7 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v)
 			r->group_capacity);
 	fprintf(out, "\n");
 	for (i = 0; i < n; i++) {
-		key_label(label, sizeof(label), kind, r->groups[i].key);
+		key_label(label, sizeof(label), kind, &r->groups[i]);
 		fprintf(out, "\n%s:\n", label);
 		human_summary(out, &r->groups[i].h, "", v->color, NULL);
 		if (r->explain) {
@@ -427,7 +482,10 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 	xpc_json_kstr(w, "match_policy", xp_policy_snake(v->policy));
 	xpc_json_kstr(w, "recommended_policy", xp_policy_snake(v->recommended));
 	xpc_json_karr_begin(w, "endpoints");
-	if (c->start && c->end) {
+	if (c->agent) {
+		render_agent_endpoint(w, "start", v->start.sel->text);
+		render_agent_endpoint(w, "end", v->end.sel->text);
+	} else if (c->start && c->end) {
 		render_endpoint(w, "start", c->start);
 		render_endpoint(w, "end", c->end);
 	}
@@ -440,14 +498,15 @@ void xp_render_histogram_check_json(struct xpc_json *w, const struct xp_histogra
 		      c->object_load.tried ? errno_status(c->object_load.err) : "unknown");
 	xpc_json_kstr(w, "detail",
 		      c->object_load.tried ? c->object_load.detail :
-					     "not tried: an earlier step failed");
+		      c->agent ? "not needed: the Agent pairs cuda: endpoints in the target" :
+				 "not tried: an earlier step failed");
 	xpc_json_obj_end(w);
 	xpc_json_obj_end(w);
 	xpc_json_ku64(w, "inflight_map_entries", XP_LH_DEFAULT_MAX_INFLIGHT);
 	xpc_json_ku64(w, "max_depth", XP_LH_DEFAULT_MAX_DEPTH);
 	xpc_json_obj_end(w);
 	xpc_json_kobj_begin(w, "requirements");
-	xpc_json_kbool(w, "needs_ebpf", true);
+	xpc_json_kbool(w, "needs_ebpf", !c->agent);
 	xpc_json_kbool(w, "needs_perf_events", false);
 	xpc_json_kbool(w, "target_mutation", false);
 	xpc_json_obj_end(w);
@@ -508,7 +567,7 @@ void xp_render_histogram_interval_json(struct xpc_json *w,
 	const struct xp_histogram_view *c = v->capture;
 	const struct xp_inv_lh_interval *iv = v->iv;
 	const char *kind = key_kind(v->group_by, c->start);
-	char label[64];
+	char label[160];
 	size_t i;
 
 	xp_render_result_begin(w, c->session_id, "interval");
@@ -530,11 +589,12 @@ void xp_render_histogram_interval_json(struct xpc_json *w,
 	render_percentiles(w, &iv->total);
 	xpc_json_karr_begin(w, "groups");
 	for (i = 0; i < iv->ngroups; i++) {
-		key_label(label, sizeof(label), kind, iv->groups[i].key);
+		key_label(label, sizeof(label), kind, &iv->groups[i]);
 		xpc_json_obj_begin(w);
 		xpc_json_ku64(w, "key", iv->groups[i].key);
 		xpc_json_ki64(w, "key_signed", (int64_t)iv->groups[i].key);
 		xpc_json_kstr(w, "label", label);
+		render_group_name(w, &iv->groups[i]);
 		interval_stats(w, &iv->groups[i].h);
 		render_percentiles(w, &iv->groups[i].h);
 		xpc_json_obj_end(w);

@@ -31,7 +31,8 @@ struct xp_histogram_view {
 	uint64_t process_start_time;
 	const char *start_selector;
 	const char *end_selector;
-	const struct xp_live_endpoint *start, *end; /* resolved (the live plan) */
+	const struct xp_live_endpoint *start, *end; /* resolved (the live plan); NULL
+						       both for the Agent's cuda: pairs */
 	bool pid_namespace_filter;
 	uint64_t duration_ms;        /* 0 = none given (null) */
 	uint64_t timeout_ms;         /* 0 = none given (null) */
@@ -48,9 +49,11 @@ void xp_render_histogram_human(FILE *out, const struct xp_histogram_view *v);
 extern const struct xp_doc_type xp_doc_histogram;
 
 /* A group's label as the documents print it ("tid 4242", "generation 2",
- * "arg0 17"): @by the grouping, @start the start endpoint (its key kind). */
+ * "arg0 17", "stream 7", or a name): @by the grouping, @start the start
+ * endpoint (its key kind; NULL for the Agent's), @g the group. */
 void xp_render_histogram_group_label(char *buf, size_t size, int by,
-				     const struct xp_live_endpoint *start, uint64_t key);
+				     const struct xp_live_endpoint *start,
+				     const struct xp_inv_lh_group *g);
 
 /*
  * --interval-ms (render_histogram.c): what one interval of the window
@@ -114,6 +117,7 @@ struct xp_histogram_check {
 	const struct xp_validation *v;   /* the pair check (policy, capabilities) */
 	const struct xp_live_endpoint *start, *end; /* resolved, NULL when unresolved */
 	int group_by;                   /* XP_LH_BY_* */
+	bool agent; /* cuda: endpoints: the Agent pairs them, no BPF */
 	struct xp_bpf_step object_load; /* the real object loaded, nothing attached */
 	struct xp_issue issues[XP_MAX_ISSUES];
 	size_t nissues;

@@ -113,7 +113,7 @@ static void counter(struct xpc_buf *b, const struct xp_prom_view *v, const char 
 void xp_render_prometheus(struct xpc_buf *b, const struct xp_prom_view *v)
 {
 	const struct xp_inv_lh_result *r = v->result;
-	char group[64];
+	char group[160];
 	size_t i;
 
 	xpc_buf_puts(b, "# HELP xprobe_latency_seconds Latency of the pairs xprobe measure "
@@ -127,7 +127,7 @@ void xp_render_prometheus(struct xpc_buf *b, const struct xp_prom_view *v)
 			       xp_inv_lh_by_name(r->group_by));
 		for (i = 0; i < r->ngroups; i++) {
 			xp_render_histogram_group_label(group, sizeof(group), r->group_by, v->start,
-							r->groups[i].key);
+							&r->groups[i]);
 			series(b, "xprobe_latency_by_group_seconds", v, group, &r->groups[i].h);
 		}
 	}

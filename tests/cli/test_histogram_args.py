@@ -34,7 +34,6 @@ def usage(xprobe, *argv):
     (["--cpu-sample"], "--cpu-sample"),
     (["--syscall-aggregate"], "--syscall-aggregate"),
     (["--aggregate"], "--aggregate"),
-    (["--agent", "/tmp/libxprobe.so"], "--agent"),
 ])
 def test_capture_and_inventory_flags_are_refused(xprobe, extra, flag):
     argv = ["measure", "--histogram"] + extra
@@ -52,14 +51,41 @@ def test_other_policies_are_refused(xprobe, policy):
     assert "--match exact or stack-nested, not '%s'" % policy in err
 
 
-@pytest.mark.parametrize("start,end", [
-    ("cuda:kernel_start", "cuda:kernel_end"),
-    ("syscall:write:entry", "cuda:runtime_api:cudaMalloc:exit"),
+def test_agent_flags_need_cuda_endpoints(xprobe):
+    err = usage(xprobe, "measure", "--pid", "1", "--histogram", "--agent", "/tmp/libxprobe.so",
+                *SYS)
+    assert "--agent reaches the Agent, which --histogram uses for cuda: endpoints only" in err
+
+
+NVTX = ["--from", "cuda:nvtx_range_start:name~^step$", "--to", "cuda:nvtx_range_end:name~^step$"]
+KERNEL = ["--from", "cuda:kernel_start", "--to", "cuda:kernel_end"]
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["--from", "syscall:write:entry", "--to", "cuda:runtime_api:cudaMalloc:exit",
+      "--match", "exact"], "mixes them"),
+    (NVTX + ["--match", "first-after"], "use --match exact, not 'first-after'"),
+    (NVTX + ["--match", "exact", "--max-depth", "4"], "--max-depth bounds the kernel's"),
+    (NVTX + ["--match", "exact", "--explain"], "--explain follows host threads"),
+    (NVTX + ["--match", "exact", "--max-groups", "8"], "add --by name, thread, stream or device"),
+    (NVTX + ["--match", "exact", "--by", "stream"], "--by stream groups device activity"),
+    (NVTX + ["--match", "exact", "--by", "arg0"], "expected name, thread, stream or device"),
+    (KERNEL + ["--match", "exact", "--by", "thread"], "--by thread groups NVTX ranges"),
+    (["--from", "cuda:memset_start", "--to", "cuda:memset_end", "--match", "exact", "--by",
+      "name"], "copies and sets have no name"),
+    (["--from", "cuda:nvtx_range_start:name~^a$", "--to", "cuda:nvtx_range_end:name~^b$",
+      "--match", "exact"], "is not one"),
+    (["--from", "cuda:kernel_start", "--to", "cuda:memcpy_end", "--match", "exact"],
+     "is not one"),
+    (["--from", "cuda:kernel_end", "--to", "cuda:kernel_start", "--match", "exact"],
+     "is not one"),
+    (NVTX + ["--match", "exact", "--interval-ms", "50"], "at least 100 milliseconds"),
 ])
-def test_cuda_endpoints_are_refused(xprobe, start, end):
-    err = usage(xprobe, "measure", "--pid", "1", "--histogram", "--from", start, "--to", end,
-                "--match", "exact")
-    assert "cuda: endpoints are collected by the Agent" in err
+def test_cuda_pairs_the_agent_cannot_serve(xprobe, argv, why):
+    """cuda: endpoints are paired by the Agent in the target (exact, one
+    lifecycle, the same filter); what it cannot serve is a usage error."""
+    err = usage(xprobe, "measure", "--pid", "1", "--histogram", *argv)
+    assert why in err, err
 
 
 @pytest.mark.parametrize("start,end", [

@@ -41,17 +41,25 @@ static void check_accepted(const struct xprobe_agent_req *q)
 	char why[256];
 
 	if (memcmp(q->magic, XPROBE_AGENT_REQ_MAGIC, 8) ||
-	    q->version != XPROBE_AGENT_PROTO_VERSION || q->size != sizeof(*q) || q->reserved ||
-	    q->op < 1 || q->op > 5)
+	    q->version != XPROBE_AGENT_PROTO_VERSION || q->size != sizeof(*q) || q->op < 1 ||
+	    q->op > 5)
 		abort();
 	if (q->op != XPROBE_AGENT_OP_ARM) {
-		if (q->mode || q->capacity || q->nfilters || !zero(q->filters, sizeof(q->filters)))
+		if (q->mode || q->capacity || q->nfilters || q->by ||
+		    !zero(q->filters, sizeof(q->filters)))
 			abort();
 		if (q->offset && q->op != XPROBE_AGENT_OP_SNAPSHOT && q->op != XPROBE_AGENT_OP_STOP)
 			abort();
 	} else {
-		if (q->mode > 1 || !q->capacity || q->capacity > XPROBE_AGENT_CAPACITY_MAX ||
-		    q->offset || !q->nfilters || q->nfilters > XPROBE_AGENT_MAX_FILTERS)
+		bool hist = q->mode == XPROBE_AGENT_MODE_HISTOGRAM;
+
+		if (q->mode > 2 || !q->capacity ||
+		    q->capacity >
+			    (hist ? XPROBE_AGENT_HIST_GROUPS_MAX : XPROBE_AGENT_CAPACITY_MAX) ||
+		    (!hist && (q->offset || q->by)) ||
+		    (hist && (!q->offset || q->offset > XPROBE_AGENT_INFLIGHT_MAX ||
+			      q->by >= XPROBE_AGENT_BY__COUNT)) ||
+		    !q->nfilters || q->nfilters > XPROBE_AGENT_MAX_FILTERS)
 			abort();
 		for (uint32_t i = 0; i < XPROBE_AGENT_MAX_FILTERS; i++) {
 			const struct xprobe_agent_filter *f = &q->filters[i];

@@ -850,6 +850,69 @@ def paced_str(p):
         p["achieved_per_s"], p["lat_p50_us"], p["lat_p99_us"], p["cpu_s"])
 
 
+def nearest_rank(values, permille):
+    v = sorted(values)
+    k = max(1, -(-len(v) * permille // 1000))
+    return v[k - 1]
+
+
+def hist_vs(what, run, truth_ns, tol_abs_ns=10000, tol_rel=0.01):
+    """A row: the in-target histogram of @run against the fixture's own
+    times @truth_ns (cudaEvent elapsed times, or CLOCK_MONOTONIC around the
+    NVTX calls): the count exactly; min, max and the mean within max(10 us,
+    1%); p50 and p99 within that plus the percentile error bound (1/32)."""
+    exp = ("count=%d; min/max/mean within max(10 us, 1%%); p50/p99 within that + 3.125%%"
+           % len(truth_ns))
+    why = run.why()
+    if why:
+        return TABLE.add(what, exp, why, False)
+    h = run.doc["histogram"]
+    st = h["stats"]
+    if not truth_ns or st["count"] != len(truth_ns):
+        return TABLE.add(what, exp, "count=%d for %d timed" % (st["count"], len(truth_ns)),
+                         False)
+
+    def near(x, t, extra=0.0):
+        return abs(x - t) <= max(tol_abs_ns, (tol_rel + extra) * t)
+
+    pct = {round(p["percentile"] * 10): p["value_ns"] for p in h["percentiles"]}
+    mean = st["sum_ns"] / st["count"]
+    tmean = sum(truth_ns) / len(truth_ns)
+    checks = [("min", st["min_ns"], min(truth_ns), 0.0), ("max", st["max_ns"], max(truth_ns), 0.0),
+              ("mean", mean, tmean, 0.0),
+              ("p50", pct.get(500, -1), nearest_rank(truth_ns, 500), 1.0 / 32),
+              ("p99", pct.get(990, -1), nearest_rank(truth_ns, 990), 1.0 / 32)]
+    bad = [n for n, x, t, e in checks if not near(x, t, e)]
+    got = "count=%d %s; %s" % (st["count"], " ".join(
+        "%s %.1f/%.1f us" % (n, x / 1000.0, t / 1000.0) for n, x, t, _ in checks),
+        "outside: " + ",".join(bad) if bad else "all within")
+    col = run.doc["collection"]
+    return TABLE.add(what, exp, got + "; completeness=%s" % col["completeness"],
+                     not bad and col["completeness"] == "complete")
+
+
+def check_histogram(c):
+    """--histogram with cuda: endpoints: the Agent pairs in the target and
+    only histograms leave it (issue 20, section 3)."""
+    spin = "cuda:kernel_start:" + kernel_sel("xpgpu_spin")
+    run = Live(c.a, ["--from", spin, "--to", spin.replace("kernel_start", "kernel_end"),
+                     "--match", "exact", "--histogram", "--by", "name"],
+               "kernels 20,100,500,2000 10", 2500, schema="latency-histogram-result")
+    truth = [int(ln["event_ms"] * 1e6) for ln in run.lines]
+    hist_vs("--histogram kernel distribution (40 kernels, 20-2000 us) vs cudaEventElapsedTime",
+            run, truth)
+    if run.doc:
+        names = [g["label"] for g in run.doc["histogram"]["groups"]]
+        TABLE.add("--histogram --by name kernel group", "one group xpgpu_spin",
+                  ",".join(names), names == ["xpgpu_spin"])
+    sel = "name~^xpgpu_step$"
+    run = Live(c.a, ["--from", "cuda:nvtx_range_start:" + sel, "--to",
+                     "cuda:nvtx_range_end:" + sel, "--match", "exact", "--histogram"],
+               "nvtx 30 100", 2000, schema="latency-histogram-result")
+    hist_vs("--histogram NVTX range distribution vs the fixture's CLOCK_MONOTONIC", run,
+            [ln["host_ns"] for ln in run.lines])
+
+
 def check_injection_and_overhead(c):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("XPROBE_") and k not in ("NVTX_INJECTION64_PATH", "LD_PRELOAD",
@@ -964,6 +1027,7 @@ def main():
         ("uprobe first-after", check_uprobe, 40, True),
         ("NVTX", check_nvtx, 30, True),
         ("aggregate", check_aggregate, 70, True),
+        ("histogram", check_histogram, 40, True),
         ("injection and overhead", check_injection_and_overhead, 120, False),
     ]
     env_a = dict(os.environ)

@@ -139,8 +139,8 @@ static void check_request(struct srv *s, const struct xprobe_agent_req *q, ssize
 {
 	bool ok = n == (ssize_t)sizeof(*q) && !memcmp(q->magic, XPROBE_AGENT_REQ_MAGIC, 8) &&
 		  q->version == XPROBE_AGENT_PROTO_VERSION && q->size == sizeof(*q) &&
-		  q->reserved == 0 && q->op >= XPROBE_AGENT_OP_HELLO &&
-		  q->op <= XPROBE_AGENT_OP_CLOSE;
+		  (q->by == 0 || q->mode == XPROBE_AGENT_MODE_HISTOGRAM) &&
+		  q->op >= XPROBE_AGENT_OP_HELLO && q->op <= XPROBE_AGENT_OP_CLOSE;
 
 	if (ok && q->op == XPROBE_AGENT_OP_ARM)
 		ok = q->capacity >= 1 && q->nfilters >= 1 && q->nfilters <= 2 && q->offset == 0;
@@ -1051,7 +1051,7 @@ static void test_filters(void)
 	CHECK(!memcmp(q.magic, XPROBE_AGENT_REQ_MAGIC, 8));
 	CHECK_EQ_U64(q.size, sizeof(q));
 	CHECK_EQ_U64(q.offset, 0);
-	CHECK_EQ_U64(q.reserved, 0);
+	CHECK_EQ_U64(q.by, 0);
 	CHECK_EQ_U64(q.filters[1].reserved, 0);
 }
 

@@ -358,7 +358,7 @@ M(m_status_low, r->status = -XPROBE_E__LAST)
 M(m_features, r->features |= 0x10)
 M(m_state, r->state = 5)
 M(m_stop, r->stop_reason = 4)
-M(m_reserved, r->reserved = 1)
+M(m_reserved, r->mode = 3)
 M(m_message, memset(r->message, 'x', sizeof(r->message)))
 M(m_active_no_arm, r->arm_ns = 0)
 M(m_active_no_cap, {
@@ -395,7 +395,7 @@ static const struct hdr_case hdr_cases[] = {
 	{ "features", m_features },
 	{ "state", m_state },
 	{ "stop_reason", m_stop },
-	{ "reserved", m_reserved },
+	{ "mode", m_reserved },
 	{ "message", m_message },
 	{ "arm_ns", m_active_no_arm },
 	{ "arm_ns", m_active_no_cap },

@@ -360,7 +360,7 @@ static void m_nchunks0(struct xprobe_agent_capfile *h)
 }
 static void m_reserved(struct xprobe_agent_capfile *h)
 {
-	h->reply.reserved = 1;
+	h->reply.mode = 3;
 }
 static void m_features(struct xprobe_agent_capfile *h)
 {
@@ -403,7 +403,7 @@ static const struct hcase hcases[] = {
 	{ "retained above capacity", "retained", m_capacity },
 	{ "bytes short of the file", "bytes", m_bytes },
 	{ "records without packets", "nchunks", m_nchunks0 },
-	{ "reserved", "reserved", m_reserved },
+	{ "mode", "mode", m_reserved },
 	{ "unknown feature", "features", m_features },
 	{ "message not terminated", "message", m_message },
 	{ "a record more than the stream's bytes hold", "bytes", m_nrecords },

@@ -242,7 +242,7 @@ BAD(version, XPROBE_AGENT_OP_HELLO, { q->version = 2; });
 BAD(size, XPROBE_AGENT_OP_HELLO, { q->size = 351; });
 BAD(op0, XPROBE_AGENT_OP_HELLO, { q->op = 0; });
 BAD(op6, XPROBE_AGENT_OP_HELLO, { q->op = 6; });
-BAD(reserved, XPROBE_AGENT_OP_HELLO, { q->reserved = 1; });
+BAD(reserved, XPROBE_AGENT_OP_HELLO, { q->by = 1; });
 BAD(hello_mode, XPROBE_AGENT_OP_HELLO, { q->mode = 1; });
 BAD(hello_cap, XPROBE_AGENT_OP_HELLO, { q->capacity = 5; });
 BAD(hello_nf, XPROBE_AGENT_OP_HELLO, { q->nfilters = 1; });
@@ -250,7 +250,34 @@ BAD(hello_off, XPROBE_AGENT_OP_HELLO, { q->offset = 3; });
 BAD(hello_filter, XPROBE_AGENT_OP_HELLO, { q->filters[1].name[5] = 'x'; });
 BAD(close_off, XPROBE_AGENT_OP_CLOSE, { q->offset = 1; });
 BAD(stop_mode, XPROBE_AGENT_OP_STOP, { q->mode = 1; });
-BAD(mode, XPROBE_AGENT_OP_ARM, { q->mode = 2; });
+BAD(mode, XPROBE_AGENT_OP_ARM, { q->mode = 3; });
+BAD(exact_by, XPROBE_AGENT_OP_ARM, { q->by = XPROBE_AGENT_BY_NAME; });
+BAD(hist_inflight0, XPROBE_AGENT_OP_ARM, { q->mode = XPROBE_AGENT_MODE_HISTOGRAM; });
+BAD(hist_inflight_big, XPROBE_AGENT_OP_ARM, {
+	q->mode = XPROBE_AGENT_MODE_HISTOGRAM;
+	q->offset = XPROBE_AGENT_INFLIGHT_MAX + 1ull;
+});
+BAD(hist_capbig, XPROBE_AGENT_OP_ARM, {
+	q->mode = XPROBE_AGENT_MODE_HISTOGRAM;
+	q->offset = 8;
+	q->capacity = XPROBE_AGENT_HIST_GROUPS_MAX + 1ull;
+});
+BAD(hist_by5, XPROBE_AGENT_OP_ARM, {
+	q->mode = XPROBE_AGENT_MODE_HISTOGRAM;
+	q->offset = 8;
+	q->by = 5;
+});
+BAD(hist_stream_nvtx, XPROBE_AGENT_OP_ARM, {
+	q->mode = XPROBE_AGENT_MODE_HISTOGRAM;
+	q->offset = 8;
+	q->by = XPROBE_AGENT_BY_STREAM;
+});
+BAD(hist_two_kinds, XPROBE_AGENT_OP_ARM, {
+	q->mode = XPROBE_AGENT_MODE_HISTOGRAM;
+	q->offset = 8;
+	q->nfilters = 2;
+	q->filters[1].kind = XPROBE_AGENT_KIND_MEMSET;
+});
 BAD(cap0, XPROBE_AGENT_OP_ARM, { q->capacity = 0; });
 BAD(capbig, XPROBE_AGENT_OP_ARM, { q->capacity = XPROBE_AGENT_CAPACITY_MAX + 1ull; });
 BAD(arm_off, XPROBE_AGENT_OP_ARM, { q->offset = 1; });
@@ -301,7 +328,7 @@ static const struct bad bads[] = {
 	B(size, "size"),
 	B(op0, "op 0"),
 	B(op6, "op 6"),
-	B(reserved, "reserved"),
+	B(reserved, "by is 1"),
 	B(hello_mode, "no mode"),
 	B(hello_cap, "no mode"),
 	B(hello_nf, "no mode"),
@@ -309,7 +336,14 @@ static const struct bad bads[] = {
 	B(hello_filter, "no filters"),
 	B(close_off, "offset"),
 	B(stop_mode, "no mode"),
-	B(mode, "mode 2"),
+	B(mode, "mode 3"),
+	B(exact_by, "only a HISTOGRAM ARM"),
+	B(hist_inflight0, "in-flight slots (offset) 0"),
+	B(hist_inflight_big, "in-flight slots (offset) 65537"),
+	B(hist_capbig, "capacity 16385"),
+	B(hist_by5, "by 5"),
+	B(hist_stream_nvtx, "stream, device"),
+	B(hist_two_kinds, "one lifecycle"),
 	B(cap0, "capacity 0"),
 	B(capbig, "capacity 16777217"),
 	B(arm_off, "offset 1"),
