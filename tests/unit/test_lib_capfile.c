@@ -156,16 +156,46 @@ struct capfile {
 	uint8_t *recs;
 	size_t len; /* bytes of records */
 	uint64_t pushes, pops, names[6]; /* step stepper prestep other long(127) ? */
-	bool ts_ordered;
+	bool ts_ordered; /* each thread's records in its time order, none before ARM */
 };
+
+/* Each thread's last timestamp seen (the fixtures record from a few). */
+struct last_ts {
+	uint32_t tid[16];
+	uint64_t ts[16];
+	int n;
+};
+
+/* Record @ts of @tid; false when it goes back in that thread's time.
+ * Threads are not ordered among themselves: a producer reserves its slot,
+ * then reads the clock, so two recording threads may land in the buffer
+ * in the other order (the reader sorts the capture). */
+static bool thread_in_order(struct last_ts *l, uint32_t tid, uint64_t ts)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		if (l->tid[i] != tid)
+			continue;
+		if (ts < l->ts[i])
+			return false;
+		l->ts[i] = ts;
+		return true;
+	}
+	if (l->n < 16) {
+		l->tid[l->n] = tid;
+		l->ts[l->n++] = ts;
+	}
+	return true;
+}
 
 static const char *const fixture_names[] = { "step", "stepper", "prestep", "other" };
 
 /* Read and walk @path; 0 or -1 (missing, short, inconsistent). */
 static int cap_read(const char *path, struct capfile *cf)
 {
+	struct last_ts last = { .n = 0 };
 	struct stat st;
-	uint64_t last = 0;
 	size_t off = 0;
 	int fd;
 
@@ -192,9 +222,8 @@ static int cap_read(const char *path, struct capfile *cf)
 		memcpy(&r, cf->recs + off, sizeof(r));
 		if (r.size < XPROBE_RECORD_HDR_SIZE || off + r.size > cf->len)
 			return -1;
-		if (r.ts < last || r.ts < cf->h.reply.arm_ns)
+		if (!thread_in_order(&last, r.tid, r.ts) || r.ts < cf->h.reply.arm_ns)
 			cf->ts_ordered = false;
-		last = r.ts;
 		if (r.type == XPROBE_EV_NVTX_PUSH) {
 			cf->pushes++;
 			memcpy(name, cf->recs + off + XPROBE_RECORD_HDR_SIZE, r.name_len);
