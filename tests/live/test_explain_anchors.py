@@ -32,7 +32,8 @@ releases.
   xprobe's repair does by the task's last arrival (see repaired()).
 - offcputime: `offcputime -t TID` (libbpf-tools has no folded output)
   on the main thread over the same round as an exact --explain.  The
-  kernel frames of the slowest pairs' longest block (innermost first;
+  kernel frames of the slowest pairs' longest blocks (at least one: under
+  load offcputime's own stack map drops some) (innermost first;
   xprobe drops the tracing's own frames above __schedule) are a run of
   frames of a stack offcputime printed for that thread, with the same
   caller, for the futex wait (futex_wait; xp_explain_call) and, in a round
@@ -269,12 +270,17 @@ def test_blocked_stacks_agree_with_offcputime(xprobe, syscall, args, kernel, cal
         frames = b["kernel_stack"]
         assert frames and all(f in frames for f in kernel), b
         assert caller in (b["user_stack"] or []), b
-        assert any(runs_in(frames, s) and caller in s for s, _ in stacks), \
-            (frames, out)
+    # offcputime's own stack map drops some stacks under load (a collision
+    # without BPF_F_REUSE_STACKID), so each of ours need not be there: at
+    # least one is, and the time on the ones found is bounded by ours
+    found = [b for b in blocks if any(runs_in(b["kernel_stack"], s) and caller in s
+                                      for s, _ in stacks)]
+    assert found, ([b["kernel_stack"] for b in blocks], out)
     # the same interval: the time offcputime counts on those stacks
-    kstacks = {tuple(b["kernel_stack"]) for b in blocks}
+    kstacks = {tuple(b["kernel_stack"]) for b in found}
     off_ns = 1000 * sum(us for s, us in stacks if any(runs_in(list(k), s) for k in kstacks))
     blocked, = [x["ns"] for x in ex["blocked_by_syscall"] if x["syscall"] == syscall]
     rq = ex["total"]["runqueue_ns"]
-    assert blocked - tol(blocked) <= off_ns <= blocked + rq + tol(blocked), \
-        (off_ns, blocked, rq, out)
+    assert off_ns <= blocked + rq + tol(blocked), (off_ns, blocked, rq, out)
+    if len(found) == len(blocks):
+        assert blocked - tol(blocked) <= off_ns, (off_ns, blocked, rq, out)
