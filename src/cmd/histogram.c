@@ -346,6 +346,48 @@ static void target_names(uint32_t pid, char *comm, size_t size, char **exe)
 		*exe = NULL;
 }
 
+/*
+ * The identity the intervals and the metrics file carry (@start, @end:
+ * the resolved host endpoints, NULL for the Agent's); the interval the
+ * window reads at, 0 when neither --interval-ms nor --metrics-out asks
+ * (without --interval-ms, the metrics file every 10 s and at the end).
+ */
+static uint64_t continuous_init(struct continuous *k, struct xp_measure_req *req,
+				struct hist_progress *prog, const struct xp_target *t,
+				const struct xp_live_endpoint *start,
+				const struct xp_live_endpoint *end, bool pidns, char *comm,
+				size_t size, char **exe)
+{
+	target_names(t->pid, comm, size, exe);
+	k->req = req;
+	k->prog = prog;
+	k->view = (struct xp_histogram_view){
+		.session_id = req->session_id,
+		.name = req->name,
+		.pid = t->pid,
+		.process_start_time = t->start_time,
+		.start_selector = req->from_text,
+		.end_selector = req->to_text,
+		.start = start,
+		.end = end,
+		.pid_namespace_filter = pidns,
+		.color = xp_out_color(&req->out, STDOUT_FILENO),
+	};
+	k->prom = (struct xp_prom_view){
+		.name = req->name,
+		.pid = t->pid,
+		.process_start_time = t->start_time,
+		.comm = comm,
+		.exe = *exe ? *exe : "",
+		.start_selector = req->from_text,
+		.end_selector = req->to_text,
+		.start = start,
+	};
+	if (!req->interval_ms && !req->metrics_out)
+		return 0;
+	return (req->interval_ms ? req->interval_ms : 10000) * 1000000ull;
+}
+
 /* The collector, as the window runs it. */
 struct lh_window {
 	const struct xp_inv_lh_opts *o;
@@ -495,30 +537,10 @@ static int measure_cuda(struct xp_measure_req *req, struct xp_error *err)
 		o.progress = on_progress;
 		o.progress_ctx = &prog;
 	}
-	target_names(req->target.pid, comm, sizeof(comm), &exe);
-	k.req = req;
-	k.prog = &prog;
 	k.group_by = ch.group_by;
-	k.view = (struct xp_histogram_view){
-		.session_id = req->session_id,
-		.name = req->name,
-		.pid = req->target.pid,
-		.process_start_time = req->target.start_time,
-		.start_selector = req->from_text,
-		.end_selector = req->to_text,
-		.color = xp_out_color(&req->out, STDOUT_FILENO),
-	};
-	k.prom = (struct xp_prom_view){
-		.name = req->name,
-		.pid = req->target.pid,
-		.process_start_time = req->target.start_time,
-		.comm = comm,
-		.exe = exe ? exe : "",
-		.start_selector = req->from_text,
-		.end_selector = req->to_text,
-	};
-	if (req->interval_ms || req->metrics_out) {
-		o.interval_ns = (req->interval_ms ? req->interval_ms : 10000) * 1000000ull;
+	o.interval_ns = continuous_init(&k, req, &prog, &req->target, NULL, NULL, false, comm,
+					sizeof(comm), &exe);
+	if (o.interval_ns) {
 		o.on_interval = on_interval;
 		o.interval_ctx = &k;
 	}
@@ -663,37 +685,12 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 		o.progress = on_progress;
 		o.progress_ctx = &prog;
 	}
-	target_names(t.pid, comm, sizeof(comm), &exe);
-	k.req = req;
-	k.prog = &prog;
 	k.explain = o.explain;
 	k.nested = o.nested;
 	k.group_by = o.group_by;
-	k.view = (struct xp_histogram_view){
-		.session_id = req->session_id,
-		.name = req->name,
-		.pid = t.pid,
-		.process_start_time = t.start_time,
-		.start_selector = req->from_text,
-		.end_selector = req->to_text,
-		.start = o.start,
-		.end = o.end,
-		.pid_namespace_filter = o.filter.use_pidns,
-		.color = xp_out_color(&req->out, STDOUT_FILENO),
-	};
-	k.prom = (struct xp_prom_view){
-		.name = req->name,
-		.pid = t.pid,
-		.process_start_time = t.start_time,
-		.comm = comm,
-		.exe = exe ? exe : "",
-		.start_selector = req->from_text,
-		.end_selector = req->to_text,
-		.start = o.start,
-	};
-	if (req->interval_ms || req->metrics_out) {
-		/* without --interval-ms, the metrics file every 10 s and at the end */
-		o.interval_ns = (req->interval_ms ? req->interval_ms : 10000) * 1000000ull;
+	o.interval_ns = continuous_init(&k, req, &prog, &t, o.start, o.end, o.filter.use_pidns,
+					comm, sizeof(comm), &exe);
+	if (o.interval_ns) {
 		o.on_interval = on_interval;
 		o.interval_ctx = &k;
 	}
