@@ -142,6 +142,26 @@ static uint64_t ns_per_tick(void)
 	return v;
 }
 
+/* A thread exits (xpl_slot_exit_hook): the histogram stack it holds in the
+ * armed capture is free for another thread.  Entered as a producer, so a
+ * disarm waits for it and the table outlives the give. */
+static void hist_thread_exit(struct xpl_tls *t)
+{
+	struct xpl_agent_cap *c;
+	uint32_t k = t->agent_hslot;
+	bool nested;
+
+	t->agent_hslot = 0;
+	if (!k || k == UINT32_MAX)
+		return;
+	c = xpl_agent_enter(t, &nested);
+	if (!c)
+		return;
+	if (!nested && c->hist && c->gen == t->agent_gen)
+		xpl_hist_stack_give(c->hist, k);
+	xpl_agent_leave(t, nested);
+}
+
 int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **out)
 {
 	struct xpl_agent_cap *c;
@@ -168,6 +188,7 @@ int xpl_capture_new(const struct xprobe_agent_req *req, struct xpl_agent_cap **o
 			free(c);
 			return -ENOMEM;
 		}
+		atomic_store_explicit(&xpl_slot_exit_hook, hist_thread_exit, memory_order_release);
 		goto clock;
 	}
 	c->rec_max = c->device ? XPROBE_RECORD_MAX_SIZE : XPROBE_RECORD_NAMED_MAX_SIZE;

@@ -9,8 +9,9 @@
  *     half full (a probe always ends at an empty slot);
  *   - a slot is published (release) only after its key and hash are
  *     written, so a lock-free probe that sees the slot sees the key;
- *   - stacks_used may pass nstacks (failed takes); stacks [0, nstacks)
- *     are each handed to at most one thread;
+ *   - a stack is held by at most one thread: its `owned` flag goes 0 -> 1
+ *     by compare-and-swap in take and back to 0 in give (the holder's
+ *     exit); stacks_used counts the held ones, never more than nstacks;
  *   - nothing is allocated after xpl_hist_new().
  */
 #include <pthread.h>
@@ -256,16 +257,38 @@ void xpl_hist_add(struct xpl_agent_hist *h, int64_t g, uint64_t ns)
 
 uint32_t xpl_hist_stack_take(struct xpl_agent_hist *h)
 {
-	uint64_t i;
+	uint64_t start;
 
 	if (atomic_load_explicit(&h->stacks_used, memory_order_relaxed) >= h->nstacks)
 		goto full;
-	i = atomic_fetch_add_explicit(&h->stacks_used, 1, memory_order_relaxed);
-	if (i < h->nstacks)
+	/* a thread's first push only: a scan from a moving start finds a
+	 * free stack at once unless nearly all are held */
+	start = atomic_fetch_add_explicit(&h->stacks_next, 1, memory_order_relaxed);
+	for (uint64_t n = 0; n < h->nstacks; n++) {
+		uint64_t i = (start + n) % h->nstacks;
+		uint32_t free_flag = 0;
+
+		if (atomic_load_explicit(&h->stacks[i].owned, memory_order_relaxed))
+			continue;
+		if (!atomic_compare_exchange_strong_explicit(&h->stacks[i].owned, &free_flag, 1,
+							     memory_order_acquire,
+							     memory_order_relaxed))
+			continue;
+		atomic_fetch_add_explicit(&h->stacks_used, 1, memory_order_relaxed);
+		h->stacks[i].api_depth = 0;
 		return (uint32_t)i + 1;
+	}
 full:
 	xpl_hist_count(h, XPROBE_AGENT_HC_INFLIGHT_OVERFLOW);
 	return 0;
+}
+
+void xpl_hist_stack_give(struct xpl_agent_hist *h, uint32_t k)
+{
+	if (!ALWAYS(k >= 1 && k <= h->nstacks))
+		return;
+	atomic_store_explicit(&h->stacks[k - 1].owned, 0, memory_order_release);
+	atomic_fetch_sub_explicit(&h->stacks_used, 1, memory_order_relaxed);
 }
 
 bool xpl_hist_open_put(struct xpl_agent_hist *h, uint64_t seq, uint64_t ts, int64_t g)
@@ -380,8 +403,6 @@ uint64_t xpl_hist_copy(const struct xpl_agent_hist *h, uint64_t from, uint64_t c
 			x->counters[XPROBE_AGENT_HC_OPEN] = open_now(h);
 			x->counters[XPROBE_AGENT_HC_STACKS] =
 				atomic_load_explicit(&h->stacks_used, memory_order_relaxed);
-			if (x->counters[XPROBE_AGENT_HC_STACKS] > h->nstacks)
-				x->counters[XPROBE_AGENT_HC_STACKS] = h->nstacks;
 			continue;
 		}
 		memcpy(&x->key, &h->keys[k - 1], sizeof(h->keys[k - 1]));

@@ -71,7 +71,7 @@ struct xpl_hist_stack {
 	uint64_t api_ts[XPL_HIST_API_LEVELS]; /* the open API calls, innermost last */
 	int64_t api_grp[XPL_HIST_API_LEVELS];
 	uint32_t api_depth; /* API calls open (may exceed XPL_HIST_API_LEVELS) */
-	uint32_t pad;
+	_Atomic uint32_t owned; /* 1 while a thread holds it (xpl_hist_stack_take) */
 };
 
 /* A group's key, as struct xprobe_agent_hist carries it (@32..@176). */
@@ -107,7 +107,8 @@ struct xpl_agent_hist {
 		open_bytes;
 	void *lock; /* pthread_mutex_t, inserts only (agent_hist_table.c) */
 	_Atomic uint64_t ngroups __attribute__((aligned(64)));
-	_Atomic uint64_t stacks_used;
+	_Atomic uint64_t stacks_used; /* held now */
+	_Atomic uint64_t stacks_next; /* where the next take starts looking */
 	_Atomic uint64_t counters[XPROBE_AGENT_HC__COUNT] __attribute__((aligned(64)));
 };
 
@@ -136,9 +137,13 @@ static inline void xpl_hist_count(struct xpl_agent_hist *h, enum xprobe_agent_hi
 	atomic_fetch_add_explicit(&h->counters[i], 1, memory_order_relaxed);
 }
 
-/* A thread's stack: a new one (its number + 1), or 0 when all
- * `nstacks` are taken (inflight_overflow counted). */
+/* A thread's stack: a free one (its number + 1), or 0 when all
+ * `nstacks` are held (inflight_overflow counted).  The thread gives it
+ * back when it exits (xpl_hist_stack_give), so threads that come and go
+ * hold at most as many stacks as are alive at once. */
 uint32_t xpl_hist_stack_take(struct xpl_agent_hist *h);
+/* Stack @k (a number xpl_hist_stack_take returned) is free again. */
+void xpl_hist_stack_give(struct xpl_agent_hist *h, uint32_t k);
 
 /* A process range's start (@seq >= 1) at @ts in group @g: true when
  * stored; false when its entry is held (inflight_overflow counted). */

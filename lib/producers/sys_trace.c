@@ -45,13 +45,18 @@ static _Atomic uint32_t slot_hwm; /* slots ever handed out: quiesce scans [0, hw
 static pthread_key_t slot_key;
 static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
 static _Atomic int membarrier_ready; /* 1 registered, -1 unavailable, 0 not tried */
+void (*_Atomic xpl_slot_exit_hook)(struct xpl_tls *t);
 
 /* --- slots ----------------------------------------------------------------- */
 
 static void slot_release(void *p)
 {
 	struct xpl_slot *s = p;
+	void (*on_exit)(struct xpl_tls *t) =
+		atomic_load_explicit(&xpl_slot_exit_hook, memory_order_acquire);
 
+	if (on_exit && xpl_tls.slot == s)
+		on_exit(&xpl_tls);
 	/* The thread is gone: nobody can be inside a record on this slot. */
 	atomic_store_explicit(&s->busy, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->state, 0, memory_order_release);

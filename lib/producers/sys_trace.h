@@ -415,6 +415,11 @@ void xpl_trace_atfork_child(void);
  */
 struct xpl_slot *xpl_slot_attach(struct xpl_tls *t);
 void xpl_trace_fences(void);
+/* Run on a thread's exit while it still holds its slot (so it may enter
+ * the Agent's capture as a producer): what the thread holds in a capture
+ * goes back (the Agent's histogram stacks, agent_capture.c).  Set once by
+ * the Agent, never cleared. */
+extern void (*_Atomic xpl_slot_exit_hook)(struct xpl_tls *t);
 unsigned xpl_slots_quiesce(uint64_t max_wait_ns);
 
 #endif /* XPL_SYS_TRACE_H */

@@ -153,6 +153,23 @@ def test_inflight_bound_and_metrics(xprobe, tmp_path):
         fx.quit()
 
 
+def test_thread_churn_reuses_stacks(xprobe):
+    """Threads that come and go give their stack back when they exit:
+    with --max-inflight 2, 30 threads one after another (each pushes,
+    pops and exits before the next starts) are all counted, none
+    overflows, and at most the live threads hold a stack at the end."""
+    with NvtxFixture("churn", iters=30, work_us=300) as fx:
+        res, done = measure_armed(xprobe, fx, args(fx, "--duration-ms", 1500,
+                                                   "--max-inflight", 2))
+        assert res.rc == 0, res
+        assert done["ranges"] == 30
+        col = res.doc["collection"]
+        check_dist(res.doc["histogram"], done, 300, 30)
+        assert col["inflight_overflow"] == 0 and col["completeness"] == "complete", col
+        assert col["inflight_occupied"] <= 1, col  # every worker has exited
+        fx.quit()
+
+
 def test_validate(xprobe):
     """validate --histogram with cuda: endpoints: validate's pair check is
     the answer (the Agent serves, NVTX is routed); no BPF object."""

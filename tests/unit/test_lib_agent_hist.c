@@ -130,6 +130,15 @@ static void test_stacks_and_open(void)
 	CHECK(xpl_hist_open_take(h, 2, &ts, &g) && ts == 1100 && g == XPL_HIST_NO_GROUP);
 	CHECK_EQ_U64(xpl_hist_copy(h, 0, 1, out), 1);
 	CHECK_EQ_U64(out[0].counters[XPROBE_AGENT_HC_OPEN], 1);
+	/* a thread's exit gives its stack back: the next thread takes it */
+	xpl_hist_stack_give(h, 2);
+	CHECK_EQ_U64(xpl_hist_copy(h, 0, 1, out), 1);
+	CHECK_EQ_U64(out[0].counters[XPROBE_AGENT_HC_STACKS], 2);
+	CHECK_EQ_U64(xpl_hist_stack_take(h), 2);
+	CHECK_EQ_U64(xpl_hist_stack_take(h), 0);
+	CHECK_EQ_U64(xpl_hist_copy(h, 0, 1, out), 1);
+	CHECK_EQ_U64(out[0].counters[XPROBE_AGENT_HC_STACKS], 3);
+	CHECK_EQ_U64(out[0].counters[XPROBE_AGENT_HC_INFLIGHT_OVERFLOW], 4);
 	xpl_hist_free(h);
 }
 
