@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 
 #include "../internal.h"
+#include "agent_table_key.h"
 #include "agent_group_table.h"
 
 struct xpl_agent_agg {
@@ -32,14 +33,6 @@ struct xpl_agent_agg {
 	_Atomic uint64_t grouped;
 	_Atomic bool full;
 };
-
-static void *map(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
 
 int xpl_agg_new(uint64_t capacity, struct xpl_agent_agg **out)
 {
@@ -60,9 +53,9 @@ int xpl_agg_new(uint64_t capacity, struct xpl_agent_agg **out)
 	g->slots_bytes = nslots * sizeof(*g->slots);
 	g->hashes_bytes = capacity * sizeof(*g->hashes);
 	g->groups_bytes = capacity * sizeof(*g->groups);
-	g->slots = map(g->slots_bytes);
-	g->hashes = map(g->hashes_bytes);
-	g->groups = map(g->groups_bytes);
+	g->slots = xpl_table_map(g->slots_bytes);
+	g->hashes = xpl_table_map(g->hashes_bytes);
+	g->groups = xpl_table_map(g->groups_bytes);
 	if (!g->slots || !g->hashes || !g->groups) {
 		xpl_agg_free(g);
 		return -ENOMEM;
@@ -93,35 +86,6 @@ void xpl_agg_lock(struct xpl_agent_agg *g)
 void xpl_agg_unlock(struct xpl_agent_agg *g)
 {
 	pthread_mutex_unlock(&g->lock);
-}
-
-/* A 64-bit mix of one word into @h (the table wants spread, not a
- * cryptographic hash: keys are the process's own kernel names). */
-static inline uint64_t mix(uint64_t h, uint64_t w)
-{
-	h ^= w * 0x9e3779b97f4a7c15ull;
-	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
-/* @n bytes of @p, 8 at a time (the tail zero-padded). */
-static inline uint64_t hash_bytes(uint64_t h, const char *p, uint32_t n)
-{
-	uint32_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, p + i, 8);
-		h = mix(h, w);
-	}
-	if (i < n) {
-		uint64_t w = 0;
-
-		memcpy(&w, p + i, n - i);
-		h = mix(h, w);
-	}
-	return h;
 }
 
 static bool same_key(const struct xprobe_agent_group *x, uint32_t kind, uint32_t device,
@@ -164,9 +128,9 @@ int64_t xpl_agg_add(struct xpl_agent_agg *g, uint32_t kind, uint32_t device, uin
 
 	if (NEVER(n > XPROBE_NAME_MAX))
 		n = XPROBE_NAME_MAX;
-	h = mix(mix(0, (uint64_t)kind << 32 | device),
+	h = xpl_key_mix(xpl_key_mix(0, (uint64_t)kind << 32 | device),
 		(uint64_t)memcpy_kind << 32 | (uint64_t)flags << 16 | n);
-	h = hash_bytes(h, name, n);
+	h = xpl_key_hash_bytes(h, name, n);
 	for (i = h & g->mask;; i = (i + 1) & g->mask) {
 		uint32_t s = g->slots[i];
 

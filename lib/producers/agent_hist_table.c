@@ -20,15 +20,8 @@
 #include <sys/mman.h>
 
 #include "../internal.h"
+#include "agent_table_key.h"
 #include "agent_hist_table.h"
-
-static void *map(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
 
 static void cell_init(struct xpl_hist_cell *c)
 {
@@ -70,13 +63,13 @@ int xpl_hist_new(uint64_t capacity, uint32_t by, uint64_t inflight, struct xpl_a
 	h->cells_bytes = capacity * sizeof(*h->cells);
 	h->stacks_bytes = inflight * sizeof(*h->stacks);
 	h->open_bytes = nopen * sizeof(*h->open);
-	h->slots = map(h->slots_bytes);
-	h->hashes = map(h->hashes_bytes);
-	h->keys = map(h->keys_bytes);
-	h->total = map(h->total_bytes);
-	h->cells = map(h->cells_bytes);
-	h->stacks = map(h->stacks_bytes);
-	h->open = map(h->open_bytes);
+	h->slots = xpl_table_map(h->slots_bytes);
+	h->hashes = xpl_table_map(h->hashes_bytes);
+	h->keys = xpl_table_map(h->keys_bytes);
+	h->total = xpl_table_map(h->total_bytes);
+	h->cells = xpl_table_map(h->cells_bytes);
+	h->stacks = xpl_table_map(h->stacks_bytes);
+	h->open = xpl_table_map(h->open_bytes);
 	if (!h->slots || !h->hashes || !h->keys || !h->total || !h->cells || !h->stacks ||
 	    !h->open) {
 		xpl_hist_free(h);
@@ -110,33 +103,6 @@ void xpl_hist_free(struct xpl_agent_hist *h)
 		free(h->lock);
 	}
 	free(h);
-}
-
-/* A 64-bit mix of one word into @h (agent_group_table.c's). */
-static inline uint64_t mix(uint64_t h, uint64_t w)
-{
-	h ^= w * 0x9e3779b97f4a7c15ull;
-	h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
-static inline uint64_t hash_bytes(uint64_t h, const char *p, uint32_t n)
-{
-	uint32_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, p + i, 8);
-		h = mix(h, w);
-	}
-	if (i < n) {
-		uint64_t w = 0;
-
-		memcpy(&w, p + i, n - i);
-		h = mix(h, w);
-	}
-	return h;
 }
 
 _Static_assert(sizeof(struct xpl_hist_key) == offsetof(struct xprobe_agent_hist, counters) -
@@ -188,7 +154,8 @@ int64_t xpl_hist_group(struct xpl_agent_hist *h, uint32_t kind, uint64_t key, co
 		flags = 0;
 		break;
 	}
-	hash = hash_bytes(mix(mix(0, kind), key ^ ((uint64_t)flags << 48 | n)), name, n);
+	hash = xpl_key_mix(xpl_key_mix(0, kind), key ^ ((uint64_t)flags << 48 | n));
+	hash = xpl_key_hash_bytes(hash, name, n);
 	i = probe(h, hash, kind, key, name, n, flags, &s);
 	if (likely(s))
 		return s - 1;
