@@ -161,8 +161,8 @@ static int group_cmp(const void *pa, const void *pb)
 
 void xp_agent_aggregate_sort(struct xp_agent_agg_result *res)
 {
-	if (res->dec.n > 1)
-		qsort(res->dec.groups, res->dec.n, sizeof(*res->dec.groups), group_cmp);
+	if (res->dec.rx.n > 1)
+		qsort(res->dec.groups, res->dec.rx.n, sizeof(*res->dec.groups), group_cmp);
 }
 
 const char *xp_agent_aggregate_hint(const struct xp_capture_agg_group *g, bool end, char *buf,

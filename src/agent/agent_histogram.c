@@ -129,7 +129,7 @@ static int interval(struct reads *s, uint64_t now, struct xp_error *err)
 	struct xp_inv_lh_interval iv;
 	struct xp_inv_lh_dist a, b;
 	struct xp_lh_counters cn, cb;
-	size_t n = s->dec.n;
+	size_t n = s->dec.rx.n;
 	int rc;
 
 	memset(&iv, 0, sizeof(iv));
@@ -189,17 +189,17 @@ static int snapshot(struct reads *s, struct xp_error *err)
 	if (!s->o->interval_ns || !s->o->on_interval)
 		return 0;
 	s->cur.window_ns = now - s->cur.armed_at_ns;
-	if (xp_agent_hist_fill(&s->cur, s->dec.h, s->dec.n))
+	if (xp_agent_hist_fill(&s->cur, s->dec.h, s->dec.rx.n))
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	rc = interval(s, now, err);
 	if (rc)
 		return rc;
-	p = realloc(s->prev, (s->dec.n ? s->dec.n : 1) * sizeof(*s->prev));
+	p = realloc(s->prev, (s->dec.rx.n ? s->dec.rx.n : 1) * sizeof(*s->prev));
 	if (!p)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
 	s->prev = p;
-	memcpy(s->prev, s->dec.h, s->dec.n * sizeof(*s->prev));
-	s->nprev = s->dec.n;
+	memcpy(s->prev, s->dec.h, s->dec.rx.n * sizeof(*s->prev));
+	s->nprev = s->dec.rx.n;
 	s->prev_ns = now;
 	return 0;
 }
@@ -327,9 +327,9 @@ int xp_agent_hist_collect(const struct xp_agent_hist_opts *o, struct xp_inv_lh_r
 		if (rc)
 			goto out;
 	}
-	if (xp_agent_hist_fill(r, s.dec.h, s.dec.n))
+	if (xp_agent_hist_fill(r, s.dec.h, s.dec.rx.n))
 		rc = xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-	r->agent_dropped = s.dec.st.dropped;
+	r->agent_dropped = s.dec.rx.st.dropped;
 out:
 	/* an injected Agent removes its socket at CLOSE; a capture an error
 	 * left armed is ended now rather than when the Agent sees the close */

@@ -39,8 +39,8 @@ int xp_capture_agent_sink_end(const struct xp_capture_agent_sink *s, struct xp_e
 bool *xp_capture_agent_sink_in_reply(const struct xp_capture_agent_sink *s)
 {
 	if (s->hist)
-		return &s->hist->in_reply;
-	return s->rec ? &s->rec->in_reply : &s->agg->in_reply;
+		return &s->hist->rx.in_reply;
+	return s->rec ? &s->rec->in_reply : &s->agg->rx.in_reply;
 }
 
 /* A broken buffer: the decoder's own TRACE_EXPORT_FAILED. */
@@ -52,11 +52,11 @@ bad(const struct xp_capture_agent_sink *s, struct xp_error *err, const char *fie
 	int rc;
 
 	va_start(ap, fmt);
-	if (s->hist)
-		rc = xp_capture_hist_dec_vbad(s->hist, err, field, fmt, ap);
+	if (s->rec)
+		rc = xp_capture_agent_dec_vbad(s->rec, err, field, fmt, ap);
 	else
-		rc = s->rec ? xp_capture_agent_dec_vbad(s->rec, err, field, fmt, ap) :
-			      xp_capture_agg_dec_vbad(s->agg, err, field, fmt, ap);
+		rc = xp_capture_table_rx_vbad(s->hist ? &s->hist->rx : &s->agg->rx, err, field,
+					      fmt, ap);
 	va_end(ap);
 	return rc;
 }

@@ -21,20 +21,9 @@
 
 #include "agent_sink.h"
 #include "decode_agent_agg.h"
+#include "decode_agent_table.h"
 
-#define HINT_SKEW "rebuild xprobe and libxprobe from the same release"
 #define GROUP_SIZE sizeof(struct xprobe_agent_group)
-
-int xp_capture_agg_dec_vbad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field,
-			    const char *fmt, va_list ap)
-{
-	char where[80];
-
-	snprintf(where, sizeof(where),
-		 "failed to decode the Agent's aggregate capture of PID %" PRIu32, d->pid);
-	xp_error_detail_u64(err, "pid", d->pid);
-	return xp_capture_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
-}
 
 static int __attribute__((format(printf, 4, 5)))
 bad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
@@ -43,7 +32,7 @@ bad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field, const
 	int rc;
 
 	va_start(ap, fmt);
-	rc = xp_capture_agg_dec_vbad(d, err, field, fmt, ap);
+	rc = xp_capture_table_rx_vbad(&d->rx, err, field, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -51,99 +40,27 @@ bad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field, const
 void xp_capture_agg_dec_init(struct xp_capture_agg_dec *d, uint32_t pid, uint64_t start_time)
 {
 	memset(d, 0, sizeof(*d));
-	d->pid = pid;
-	d->start_time = start_time;
+	xp_capture_table_rx_init(&d->rx, "aggregate", "group", GROUP_SIZE, pid, start_time);
 }
 
 void xp_capture_agg_dec_free(struct xp_capture_agg_dec *d)
 {
 	free(d->groups);
 	d->groups = NULL;
-	d->n = d->cap = 0;
-}
-
-static bool has_groups(uint32_t op)
-{
-	return op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP;
+	d->rx.n = d->rx.cap = 0;
 }
 
 int xp_capture_agg_dec_reply(struct xp_capture_agg_dec *d, const struct xprobe_agent_reply *rep,
 			     struct xp_error *err)
 {
-	const struct xp_capture_agent_stats *p = &d->st;
+	int rc = xp_capture_table_rx_header(&d->rx, rep, err);
 
-	if (d->in_reply)
-		return bad(d, err, "op", "a %s reply before the last one's groups ended",
-			   xp_capture_agent_op_name(rep->op));
-	if (rep->status)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "aggregate decoder given an error reply (status %" PRId32 ")",
-				    rep->status);
-	if (rep->op != XPROBE_AGENT_OP_ARM && !has_groups(rep->op))
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "aggregate decoder given a %s reply",
-				    xp_capture_agent_op_name(rep->op));
-	if ((rep->op == XPROBE_AGENT_OP_ARM) == p->valid)
-		return bad(d, err, "op",
-			   p->valid ? "a second ARM reply in one capture" :
-				      "groups before the ARM reply");
-	if (rep->pid != d->pid)
-		return bad(d, err, "pid", "the reply comes from PID %" PRIu32, rep->pid);
-	if (d->start_time && rep->start_time != d->start_time)
-		return bad(d, err, "start_time",
-			   "the reply comes from a process started at %" PRIu64 ", not %" PRIu64,
-			   rep->start_time, d->start_time);
+	if (rc)
+		return rc;
 	if (rep->op == XPROBE_AGENT_OP_ARM && (rep->offset || rep->retained || rep->observed))
 		return bad(d, err, "retained", "an ARM reply with groups");
-	if (p->valid) {
-		if (rep->capacity != p->capacity)
-			return bad(d, err, "capacity",
-				   "capacity changed from %" PRIu64 " to %" PRIu64, p->capacity,
-				   rep->capacity);
-		if (rep->arm_ns != p->arm_ns)
-			return bad(d, err, "arm_ns", "the capture was armed again");
-		if (rep->observed < p->observed || rep->retained < p->retained ||
-		    rep->dropped < p->dropped || rep->unknown < p->unknown)
-			return bad(d, err, "counters",
-				   "a counter went down (observed %" PRIu64 " -> %" PRIu64
-				   ", groups %" PRIu64 " -> %" PRIu64 ", dropped %" PRIu64
-				   " -> %" PRIu64 ", unknown %" PRIu64 " -> %" PRIu64 ")",
-				   p->observed, rep->observed, p->retained, rep->retained,
-				   p->dropped, rep->dropped, p->unknown, rep->unknown);
-	}
-	if (has_groups(rep->op)) {
-		if (rep->offset > d->n)
-			return bad(d, err, "offset",
-				   "groups from %" PRIu64 " follow, %zu were received", rep->offset,
-				   d->n);
-		if (rep->nrecords != rep->retained - rep->offset)
-			return bad(d, err, "nrecords",
-				   "%" PRIu64 " groups from %" PRIu64 " of the %" PRIu64
-				   " in use follow",
-				   rep->nrecords, rep->offset, rep->retained);
-		if (rep->bytes != rep->nrecords * GROUP_SIZE)
-			return bad(d, err, "bytes", "%" PRIu64 " bytes for %" PRIu64 " groups",
-				   rep->bytes, rep->nrecords);
-		/* retained <= capacity <= XPROBE_AGENT_CAPACITY_MAX: bounded */
-		if (rep->retained > d->cap) {
-			void *q = realloc(d->groups, rep->retained * sizeof(*d->groups));
-
-			if (!q)
-				return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-			d->groups = q;
-			d->cap = rep->retained;
-		}
-	}
-	xp_capture_agent_stats_take(&d->st, rep);
-	if (!has_groups(rep->op))
-		return 0;
-	d->in_reply = true;
-	d->op = rep->op;
-	d->next = rep->offset;
-	d->rec_left = rep->nrecords;
-	d->bytes_left = rep->bytes;
-	d->chunks_left = rep->nchunks;
-	return 0;
+	return xp_capture_table_rx_accept(&d->rx, rep, (void **)&d->groups, sizeof(*d->groups),
+					  err);
 }
 
 static bool name_has_nul(const struct xprobe_agent_group *g)
@@ -218,28 +135,24 @@ static int regrown_check(struct xp_capture_agg_dec *d, const struct xp_capture_a
 int xp_capture_agg_dec_chunk(struct xp_capture_agg_dec *d, const void *buf, size_t len,
 			     struct xp_error *err)
 {
+	int64_t count = xp_capture_table_rx_chunk(&d->rx, len, err);
 	const uint8_t *p = buf;
 
-	if (!d->in_reply || !d->chunks_left)
-		return bad(d, err, "nchunks", "a group packet beyond those announced");
-	if (!len || len > XPROBE_AGENT_CHUNK_MAX || len > d->bytes_left || len % GROUP_SIZE)
-		return bad(d, err, "bytes",
-			   "a %zu-byte group packet (whole %zu-byte groups, at most %u bytes, "
-			   "%" PRIu64 " left)",
-			   len, GROUP_SIZE, XPROBE_AGENT_CHUNK_MAX, d->bytes_left);
-	for (size_t off = 0; off < len; off += GROUP_SIZE) {
+	if (count < 0)
+		return (int)count;
+	for (int64_t i = 0; i < count; i++) {
 		struct xprobe_agent_group g;
 		struct xp_capture_agg_group *x;
-		uint64_t idx = d->next;
+		uint64_t idx = d->rx.next;
 		int rc;
 
-		memcpy(&g, p + off, sizeof(g));
+		memcpy(&g, p + i * GROUP_SIZE, sizeof(g));
 		rc = group_check(d, &g, idx, err);
 		if (rc)
 			return rc;
 		/* next < retained <= cap: announced, so room was made */
 		x = &d->groups[idx];
-		if (idx < d->n) {
+		if (idx < d->rx.n) {
 			rc = regrown_check(d, x, &g, idx, err);
 			if (rc)
 				return rc;
@@ -256,11 +169,9 @@ int xp_capture_agg_dec_chunk(struct xp_capture_agg_dec *d, const void *buf, size
 		x->name_len = g.name_len;
 		memcpy(x->name, g.name, g.name_len);
 		x->name[g.name_len] = '\0';
-		d->next++;
-		d->rec_left--;
+		xp_capture_table_rx_took(&d->rx);
 	}
-	d->bytes_left -= len;
-	d->chunks_left--;
+	xp_capture_table_rx_chunk_done(&d->rx, len);
 	return 0;
 }
 
@@ -288,35 +199,30 @@ int xp_capture_agg_dec_end(struct xp_capture_agg_dec *d, struct xp_error *err)
 	uint64_t sum = 0;
 	int rc = 0;
 
-	if (!d->in_reply)
-		return 0;
-	if (d->rec_left || d->bytes_left || d->chunks_left)
-		return bad(d, err, "nchunks",
-			   "%" PRIu64 " groups, %" PRIu64 " bytes in %" PRIu32
-			   " packets announced did not arrive",
-			   d->rec_left, d->bytes_left, d->chunks_left);
-	d->in_reply = false;
-	d->n = d->next;
-	for (size_t i = 0; i < d->n; i++) {
+	rc = xp_capture_table_rx_end(&d->rx, err);
+	if (rc <= 0)
+		return rc;
+	rc = 0;
+	for (size_t i = 0; i < d->rx.n; i++) {
 		if (sum + d->groups[i].count < sum)
 			return bad(d, err, "count", "the groups' counts overflow");
 		sum += d->groups[i].count;
 	}
-	if (sum > d->st.observed)
+	if (sum > d->rx.st.observed)
 		return bad(d, err, "observed",
 			   "aggregate activity counters are inconsistent: grouped=%" PRIu64
 			   ", observed=%" PRIu64,
-			   sum, d->st.observed);
+			   sum, d->rx.st.observed);
 	d->grouped = sum;
-	if (d->n < 2)
+	if (d->rx.n < 2)
 		return 0;
-	v = malloc(d->n * sizeof(*v));
+	v = malloc(d->rx.n * sizeof(*v));
 	if (!v)
 		return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-	for (size_t i = 0; i < d->n; i++)
+	for (size_t i = 0; i < d->rx.n; i++)
 		v[i] = &d->groups[i];
-	qsort(v, d->n, sizeof(*v), key_cmp);
-	for (size_t i = 1; i < d->n && !rc; i++)
+	qsort(v, d->rx.n, sizeof(*v), key_cmp);
+	for (size_t i = 1; i < d->rx.n && !rc; i++)
 		if (!key_cmp(&v[i - 1], &v[i]))
 			rc = bad(d, err, "key", "groups %td and %td share a key",
 				 v[i - 1] - d->groups, v[i] - d->groups);

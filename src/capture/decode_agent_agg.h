@@ -12,7 +12,8 @@
  * (agent.h: "a group sent before may have grown since"), so a read from
  * offset k replaces the groups from k on instead of appending events.
  *
- * Checks (every one TRACE_EXPORT_FAILED, not recoverable, details
+ * Checks (the reply sequence and packet framing are decode_agent_table.c's,
+ * shared with the other table capture; every one TRACE_EXPORT_FAILED, not recoverable, details
  * {"field", "pid"}, hint "rebuild xprobe and libxprobe from the same
  * release"):
  *   the header: xp_capture_agent_reply_check (decode_agent.h) first, then for
@@ -45,6 +46,7 @@
 
 #include "../model/error_record.h"
 #include "decode_agent.h"
+#include "decode_agent_table.h"
 
 /* One group as the CLI keeps it (a checked struct xprobe_agent_group). */
 struct xp_capture_agg_group {
@@ -60,18 +62,9 @@ struct xp_capture_agg_group {
 };
 
 struct xp_capture_agg_dec {
-	uint32_t pid; /* the target as it sees itself (reply.pid) */
-	uint64_t start_time; /* its start time (0: unchecked) */
-	struct xp_capture_agent_stats st; /* the last reply's counters */
-	struct xp_capture_agg_group *groups; /* [0, n): the table as last read */
-	size_t n, cap;
+	struct xp_capture_table_rx rx; /* the replies; rx.n groups held */
+	struct xp_capture_agg_group *groups; /* [0, rx.n): the table as last read */
 	uint64_t grouped; /* sum of the groups' counts */
-	/* the reply being received */
-	bool in_reply;
-	uint32_t op;
-	uint64_t next; /* index of the next group expected */
-	uint64_t rec_left, bytes_left;
-	uint32_t chunks_left;
 };
 
 void xp_capture_agg_dec_init(struct xp_capture_agg_dec *d, uint32_t pid, uint64_t start_time);
@@ -89,11 +82,6 @@ int xp_capture_agg_dec_chunk(struct xp_capture_agg_dec *d, const void *buf, size
 			     struct xp_error *err);
 /* Close the open reply: everything arrived, no duplicate key, the sum. */
 int xp_capture_agg_dec_end(struct xp_capture_agg_dec *d, struct xp_error *err);
-
-/* A broken stream of @d: xp_capture_agent_vfail with detail pid, "failed to
- * decode the Agent's aggregate capture of PID <pid>". */
-int xp_capture_agg_dec_vbad(struct xp_capture_agg_dec *d, struct xp_error *err, const char *field,
-			    const char *fmt, va_list ap);
 
 /*
  * Everything at once (fuzz target, tests): replies each followed by their

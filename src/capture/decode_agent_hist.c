@@ -20,20 +20,9 @@
 
 #include "agent_sink.h"
 #include "decode_agent_hist.h"
+#include "decode_agent_table.h"
 
-#define HINT_SKEW "rebuild xprobe and libxprobe from the same release"
 #define HIST_SIZE sizeof(struct xprobe_agent_hist)
-
-int xp_capture_hist_dec_vbad(struct xp_capture_hist_dec *d, struct xp_error *err, const char *field,
-			     const char *fmt, va_list ap)
-{
-	char where[80];
-
-	snprintf(where, sizeof(where),
-		 "failed to decode the Agent's histogram capture of PID %" PRIu32, d->pid);
-	xp_error_detail_u64(err, "pid", d->pid);
-	return xp_capture_agent_vfail(err, field, HINT_SKEW, where, fmt, ap);
-}
 
 static int __attribute__((format(printf, 4, 5)))
 bad(struct xp_capture_hist_dec *d, struct xp_error *err, const char *field, const char *fmt, ...)
@@ -42,7 +31,7 @@ bad(struct xp_capture_hist_dec *d, struct xp_error *err, const char *field, cons
 	int rc;
 
 	va_start(ap, fmt);
-	rc = xp_capture_hist_dec_vbad(d, err, field, fmt, ap);
+	rc = xp_capture_table_rx_vbad(&d->rx, err, field, fmt, ap);
 	va_end(ap);
 	return rc;
 }
@@ -50,99 +39,31 @@ bad(struct xp_capture_hist_dec *d, struct xp_error *err, const char *field, cons
 void xp_capture_hist_dec_init(struct xp_capture_hist_dec *d, uint32_t pid, uint64_t start_time)
 {
 	memset(d, 0, sizeof(*d));
-	d->pid = pid;
-	d->start_time = start_time;
+	xp_capture_table_rx_init(&d->rx, "histogram", "histogram", HIST_SIZE, pid, start_time);
 }
 
 void xp_capture_hist_dec_free(struct xp_capture_hist_dec *d)
 {
 	free(d->h);
 	d->h = NULL;
-	d->n = d->cap = 0;
-}
-
-static bool has_packets(uint32_t op)
-{
-	return op == XPROBE_AGENT_OP_SNAPSHOT || op == XPROBE_AGENT_OP_STOP;
+	d->rx.n = d->rx.cap = 0;
 }
 
 int xp_capture_hist_dec_reply(struct xp_capture_hist_dec *d, const struct xprobe_agent_reply *rep,
 			      struct xp_error *err)
 {
-	const struct xp_capture_agent_stats *p = &d->st;
-	uint64_t all;
+	int rc = xp_capture_table_rx_header(&d->rx, rep, err);
 
-	if (d->in_reply)
-		return bad(d, err, "op", "a %s reply before the last one's histograms ended",
-			   xp_capture_agent_op_name(rep->op));
-	if (rep->status)
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "histogram decoder given an error reply (status %" PRId32 ")",
-				    rep->status);
-	if (rep->op != XPROBE_AGENT_OP_ARM && !has_packets(rep->op))
-		return xp_error_set(err, XPROBE_E_INTERNAL, false,
-				    "histogram decoder given a %s reply",
-				    xp_capture_agent_op_name(rep->op));
-	if ((rep->op == XPROBE_AGENT_OP_ARM) == p->valid)
-		return bad(d, err, "op",
-			   p->valid ? "a second ARM reply in one capture" :
-				      "histograms before the ARM reply");
-	if (rep->pid != d->pid)
-		return bad(d, err, "pid", "the reply comes from PID %" PRIu32, rep->pid);
-	if (d->start_time && rep->start_time != d->start_time)
-		return bad(d, err, "start_time",
-			   "the reply comes from a process started at %" PRIu64 ", not %" PRIu64,
-			   rep->start_time, d->start_time);
+	if (rc)
+		return rc;
+	/* retained counts the total: 1 + groups */
 	if (rep->capacity < 2 || rep->capacity > XPROBE_AGENT_HIST_GROUPS_MAX + 1ull ||
 	    (rep->op != XPROBE_AGENT_OP_ARM && !rep->retained))
 		return bad(d, err, "capacity",
 			   "%" PRIu64 " histograms in use of %" PRIu64
 			   " (the total and 1..%u groups)",
 			   rep->retained, rep->capacity, XPROBE_AGENT_HIST_GROUPS_MAX);
-	if (p->valid) {
-		if (rep->capacity != p->capacity)
-			return bad(d, err, "capacity",
-				   "capacity changed from %" PRIu64 " to %" PRIu64, p->capacity,
-				   rep->capacity);
-		if (rep->arm_ns != p->arm_ns)
-			return bad(d, err, "arm_ns", "the capture was armed again");
-		if (rep->observed < p->observed || rep->retained < p->retained ||
-		    rep->dropped < p->dropped || rep->unknown < p->unknown)
-			return bad(d, err, "counters", "a counter went down");
-	}
-	if (has_packets(rep->op)) {
-		all = rep->retained; /* the total and the groups */
-		if (rep->offset > d->n)
-			return bad(d, err, "offset",
-				   "histograms from %" PRIu64 " follow, %zu were received",
-				   rep->offset, d->n);
-		if (rep->nrecords != all - rep->offset)
-			return bad(d, err, "nrecords",
-				   "%" PRIu64 " histograms from %" PRIu64 " of the %" PRIu64
-				   " in use follow",
-				   rep->nrecords, rep->offset, all);
-		if (rep->bytes != rep->nrecords * HIST_SIZE)
-			return bad(d, err, "bytes", "%" PRIu64 " bytes for %" PRIu64 " histograms",
-				   rep->bytes, rep->nrecords);
-		if (all > d->cap) {
-			void *q = realloc(d->h, all * sizeof(*d->h));
-
-			if (!q)
-				return xp_error_set(err, XPROBE_E_INTERNAL, false, "out of memory");
-			d->h = q;
-			d->cap = all;
-		}
-	}
-	xp_capture_agent_stats_take(&d->st, rep);
-	if (!has_packets(rep->op))
-		return 0;
-	d->in_reply = true;
-	d->op = rep->op;
-	d->next = rep->offset;
-	d->rec_left = rep->nrecords;
-	d->bytes_left = rep->bytes;
-	d->chunks_left = rep->nchunks;
-	return 0;
+	return xp_capture_table_rx_accept(&d->rx, rep, (void **)&d->h, sizeof(*d->h), err);
 }
 
 static bool nonzero(const void *p, size_t from, size_t to)
@@ -240,26 +161,22 @@ static int regrown_check(struct xp_capture_hist_dec *d, const struct xprobe_agen
 int xp_capture_hist_dec_chunk(struct xp_capture_hist_dec *d, const void *buf, size_t len,
 			      struct xp_error *err)
 {
+	int64_t count = xp_capture_table_rx_chunk(&d->rx, len, err);
 	const uint8_t *p = buf;
 
-	if (!d->in_reply || !d->chunks_left)
-		return bad(d, err, "nchunks", "a histogram packet beyond those announced");
-	if (!len || len > XPROBE_AGENT_CHUNK_MAX || len > d->bytes_left || len % HIST_SIZE)
-		return bad(d, err, "bytes",
-			   "a %zu-byte histogram packet (whole %zu-byte histograms, at most %u "
-			   "bytes, %" PRIu64 " left)",
-			   len, HIST_SIZE, XPROBE_AGENT_CHUNK_MAX, d->bytes_left);
-	for (size_t off = 0; off < len; off += HIST_SIZE) {
-		uint64_t idx = d->next;
+	if (count < 0)
+		return (int)count;
+	for (int64_t i = 0; i < count; i++) {
+		uint64_t idx = d->rx.next;
 		struct xprobe_agent_hist *x;
 		int rc;
 
-		/* next < 1 + retained <= cap: announced, so room was made */
+		/* next < retained <= cap: announced, so room was made */
 		x = &d->h[idx];
-		if (idx < d->n) {
+		if (idx < d->rx.n) {
 			struct xprobe_agent_hist now;
 
-			memcpy(&now, p + off, sizeof(now));
+			memcpy(&now, p + i * HIST_SIZE, sizeof(now));
 			rc = hist_check(d, &now, idx, err);
 			if (!rc)
 				rc = regrown_check(d, x, &now, idx, err);
@@ -267,32 +184,22 @@ int xp_capture_hist_dec_chunk(struct xp_capture_hist_dec *d, const void *buf, si
 				return rc;
 			*x = now;
 		} else {
-			memcpy(x, p + off, sizeof(*x));
+			memcpy(x, p + i * HIST_SIZE, sizeof(*x));
 			rc = hist_check(d, x, idx, err);
 			if (rc)
 				return rc;
 		}
-		d->next++;
-		d->rec_left--;
+		xp_capture_table_rx_took(&d->rx);
 	}
-	d->bytes_left -= len;
-	d->chunks_left--;
+	xp_capture_table_rx_chunk_done(&d->rx, len);
 	return 0;
 }
 
 int xp_capture_hist_dec_end(struct xp_capture_hist_dec *d, struct xp_error *err)
 {
-	if (!d->in_reply)
-		return 0;
-	if (d->rec_left || d->bytes_left || d->chunks_left)
-		return bad(d, err, "nchunks",
-			   "%" PRIu64 " histograms, %" PRIu64 " bytes in %" PRIu32
-			   " packets announced did not arrive",
-			   d->rec_left, d->bytes_left, d->chunks_left);
-	d->in_reply = false;
-	if (d->next > d->n)
-		d->n = d->next;
-	return 0;
+	int rc = xp_capture_table_rx_end(&d->rx, err);
+
+	return rc < 0 ? rc : 0;
 }
 
 int xp_capture_hist_dec_buf(struct xp_capture_hist_dec *d, const void *buf, size_t len,

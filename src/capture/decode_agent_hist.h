@@ -10,7 +10,8 @@
  * every read is cumulative since ARM, so a read from offset k replaces the
  * histograms from k on (as the aggregate decoder does with its groups).
  *
- * Checks (every one TRACE_EXPORT_FAILED, not recoverable, details
+ * Checks (the reply sequence and packet framing are decode_agent_table.c's,
+ * shared with the other table capture; every one TRACE_EXPORT_FAILED, not recoverable, details
  * {"field", "pid"}, hint "rebuild xprobe and libxprobe from the same
  * release"):
  *   the header: xp_capture_agent_reply_check (decode_agent.h) first; then
@@ -41,19 +42,11 @@
 
 #include "../model/error_record.h"
 #include "decode_agent.h"
+#include "decode_agent_table.h"
 
 struct xp_capture_hist_dec {
-	uint32_t pid; /* the target as it sees itself (reply.pid) */
-	uint64_t start_time; /* its start time (0: unchecked) */
-	struct xp_capture_agent_stats st; /* the last reply's counters */
-	struct xprobe_agent_hist *h; /* [0, n): the total, then the groups, as last read */
-	size_t n, cap;
-	/* the reply being received */
-	bool in_reply;
-	uint32_t op;
-	uint64_t next; /* index of the next histogram expected */
-	uint64_t rec_left, bytes_left;
-	uint32_t chunks_left;
+	struct xp_capture_table_rx rx; /* the replies; rx.n histograms held */
+	struct xprobe_agent_hist *h; /* [0, rx.n): the total, then the groups, as last read */
 };
 
 void xp_capture_hist_dec_init(struct xp_capture_hist_dec *d, uint32_t pid, uint64_t start_time);
@@ -68,9 +61,6 @@ int xp_capture_hist_dec_chunk(struct xp_capture_hist_dec *d, const void *buf, si
 			      struct xp_error *err);
 /* Close the open reply: everything arrived. */
 int xp_capture_hist_dec_end(struct xp_capture_hist_dec *d, struct xp_error *err);
-
-int xp_capture_hist_dec_vbad(struct xp_capture_hist_dec *d, struct xp_error *err, const char *field,
-			     const char *fmt, va_list ap);
 
 /* Everything at once (tests): the layout xp_capture_agent_dec_buf() takes. */
 int xp_capture_hist_dec_buf(struct xp_capture_hist_dec *d, const void *buf, size_t len,

@@ -161,13 +161,13 @@ static int selection_check(void *ctx, struct xp_measure_req *req, struct xp_erro
 static int verdict(const struct xp_measure_req *req, const struct xp_capture_agg_dec *d,
 		   struct xp_error *err)
 {
-	const struct xp_capture_agent_stats *st = &d->st;
+	const struct xp_capture_agent_stats *st = &d->rx.st;
 
 	if (st->state == XPROBE_AGENT_LIMIT_REACHED ||
 	    st->stop_reason == XPROBE_AGENT_STOP_RECORD_LIMIT) {
 		selector_details(req, err);
 		xp_error_detail_u64(err, "group_capacity", st->capacity);
-		xp_error_detail_u64(err, "groups", d->n);
+		xp_error_detail_u64(err, "groups", d->rx.n);
 		xp_error_detail_u64(err, "observed_activities", st->observed);
 		xp_error_detail_u64(err, "dropped_activities", st->dropped);
 		xp_error_hint(err, "narrow the selector or explicitly increase max-groups");

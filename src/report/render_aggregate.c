@@ -68,21 +68,21 @@ void xp_render_aggregate_json(struct xpc_json *w, const struct xp_aggregate_view
 	xpc_json_kstr(w, "start_selector", v->start_selector);
 	xpc_json_kstr(w, "end_selector", v->end_selector);
 	xpc_json_karr_begin(w, "groups");
-	for (i = 0; i < d->n; i++)
+	for (i = 0; i < d->rx.n; i++)
 		render_group(w, &d->groups[i]);
 	xpc_json_arr_end(w);
 	xpc_json_obj_end(w);
 
 	xpc_json_kobj_begin(w, "collection");
 	xpc_json_kstr(w, "completeness", "complete");
-	xpc_json_ku64(w, "observed_activities", d->st.observed);
+	xpc_json_ku64(w, "observed_activities", d->rx.st.observed);
 	xpc_json_ku64(w, "grouped_activities", d->grouped);
-	xpc_json_ku64(w, "dropped_activities", d->st.dropped);
-	xpc_json_ku64(w, "group_capacity", d->st.capacity);
-	xpc_json_ku64(w, "groups", d->n);
-	xpc_json_ku64(w, "occupied_slots", d->st.retained);
+	xpc_json_ku64(w, "dropped_activities", d->rx.st.dropped);
+	xpc_json_ku64(w, "group_capacity", d->rx.st.capacity);
+	xpc_json_ku64(w, "groups", d->rx.n);
+	xpc_json_ku64(w, "occupied_slots", d->rx.st.retained);
 	xpc_json_kf64(w, "table_utilization",
-		      d->st.capacity ? (double)d->st.retained / (double)d->st.capacity : 0.0);
+		      d->rx.st.capacity ? (double)d->rx.st.retained / (double)d->rx.st.capacity : 0.0);
 	xpc_json_obj_end(w);
 	xpc_json_key(w, "warnings");
 	xp_warnings_render(v->warnings, w);
@@ -107,7 +107,7 @@ static size_t human_top(const struct xp_capture_agg_dec *d, size_t top[XP_HUMAN_
 {
 	size_t i, j, n = 0;
 
-	for (i = 0; i < d->n; i++) {
+	for (i = 0; i < d->rx.n; i++) {
 		for (j = n;
 		     j > 0 && human_before(&d->groups[i], i, &d->groups[top[j - 1]], top[j - 1]);
 		     j--)
@@ -130,9 +130,9 @@ void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v)
 	fprintf(out,
 		"GPU activity inventory of pid %u (%s -> %s): %" PRIu64 " activities in %zu "
 		"groups of %" PRIu64 ", %.3f s\n",
-		v->pid, v->start_selector, v->end_selector, d->grouped, d->n, d->st.capacity,
+		v->pid, v->start_selector, v->end_selector, d->grouped, d->rx.n, d->rx.st.capacity,
 		(double)v->result->window_ns / 1e9);
-	for (i = 0; i < d->n; i++)
+	for (i = 0; i < d->rx.n; i++)
 		all_ns += d->groups[i].total_ns;
 	n = human_top(d, top);
 	if (n)
@@ -149,8 +149,8 @@ void xp_render_aggregate_human(FILE *out, const struct xp_aggregate_view *v)
 			all_ns ? 100.0 * (double)g->total_ns / (double)all_ns : 0.0, total, mean,
 			g->count, h ? h : "?");
 	}
-	if (d->n > n)
-		fprintf(out, "... %zu more in --json\n", d->n - n);
+	if (d->rx.n > n)
+		fprintf(out, "... %zu more in --json\n", d->rx.n - n);
 	xp_render_warnings_human(out, v->warnings);
 }
 

@@ -66,13 +66,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!rc) {
 		const struct xp_capture_agg_dec *d = &res.dec;
 
-		if (d->in_reply || d->n > d->st.retained || d->st.retained > d->st.capacity)
+		if (d->rx.in_reply || d->rx.n > d->rx.st.retained || d->rx.st.retained > d->rx.st.capacity)
 			abort();
-		for (size_t i = 0; i < d->n; i++) {
+		for (size_t i = 0; i < d->rx.n; i++) {
 			check_group(&d->groups[i]);
 			sum += d->groups[i].count;
 		}
-		if (sum != d->grouped || sum > d->st.observed)
+		if (sum != d->grouped || sum > d->rx.st.observed)
 			abort();
 		xp_agent_aggregate_sort(&res);
 		{

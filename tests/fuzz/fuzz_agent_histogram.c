@@ -55,14 +55,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc && !err.code)
 		abort();
 	if (!rc) {
-		if (d.in_reply || d.n > d.st.retained || d.st.retained > d.st.capacity)
+		if (d.rx.in_reply || d.rx.n > d.rx.st.retained || d.rx.st.retained > d.rx.st.capacity)
 			abort();
-		for (size_t i = 0; i < d.n; i++)
+		for (size_t i = 0; i < d.rx.n; i++)
 			check_hist(&d.h[i], i);
 		memset(&r, 0, sizeof(r));
 		r.group_by = XP_LH_BY_NAME;
 		r.agent_pairing = "cuda_activity_record";
-		if (xp_agent_hist_fill(&r, d.h, d.n) == 0 && xp_inv_lh_warnings(&r, &ws) == 0) {
+		if (xp_agent_hist_fill(&r, d.h, d.rx.n) == 0 && xp_inv_lh_warnings(&r, &ws) == 0) {
 			struct xpc_buf b = XPC_BUF_INIT;
 			struct xpc_json w;
 			struct xp_histogram_view v = {

@@ -94,10 +94,10 @@ static void test_good(void)
 	CHECK(decode(&d, h, 0, &err) == 0);
 	hists(h, 2); /* grown: cumulative */
 	CHECK(decode(&d, h, 2, &err) == 0);
-	CHECK_EQ_U64(d.n, 2);
+	CHECK_EQ_U64(d.rx.n, 2);
 	memset(&r, 0, sizeof(r));
 	r.group_by = XP_LH_BY_NAME;
-	CHECK(xp_agent_hist_fill(&r, d.h, d.n) == 0);
+	CHECK(xp_agent_hist_fill(&r, d.h, d.rx.n) == 0);
 	CHECK_EQ_U64(r.total.count, 5);
 	CHECK_EQ_U64(r.pairs, 5);
 	CHECK_EQ_U64(r.ngroups, 1);
@@ -298,7 +298,7 @@ static void test_seeds(void)
 			fprintf(stderr, "seed %s: rc %d (%s)\n", seeds[i].name, rc, err.message);
 		CHECK((rc == 0) == seeds[i].ok);
 		if (seeds[i].ok)
-			CHECK_EQ_U64(d.n, seeds[i].n);
+			CHECK_EQ_U64(d.rx.n, seeds[i].n);
 		if (!seeds[i].ok)
 			CHECK(err.code == XPROBE_E_TRACE_EXPORT_FAILED);
 		xp_capture_hist_dec_free(&d);

@@ -85,9 +85,9 @@ static void test_good(void)
 	agg_reply(&r, XPROBE_AGENT_OP_SNAPSHOT, 16, &pkt, 0, 8);
 	CHECK(feed(&d, &r, &pkt, &err) == 0);
 	CHECK_STR(err.message, "");
-	CHECK_EQ_U64(d.n, 3);
+	CHECK_EQ_U64(d.rx.n, 3);
 	CHECK_EQ_U64(d.grouped, 8);
-	if (d.n == 3) {
+	if (d.rx.n == 3) {
 		CHECK_STR(d.groups[0].name, "gemm");
 		CHECK(d.groups[0].name_complete && d.groups[0].kind == K);
 		CHECK(d.groups[1].memcpy_kind == XPROBE_AGENT_MEMCPY_HTOD &&
@@ -105,11 +105,11 @@ static void test_good(void)
 	r.dropped = 1;
 	CHECK(feed(&d, &r, &pkt, &err) == 0);
 	CHECK_STR(err.message, "");
-	CHECK_EQ_U64(d.n, 4);
+	CHECK_EQ_U64(d.rx.n, 4);
 	CHECK_EQ_U64(d.grouped, 11);
 	CHECK_EQ_U64(d.groups[0].count, 7);
-	CHECK_EQ_U64(d.st.dropped, 1);
-	CHECK_EQ_U64(d.st.state, XPROBE_AGENT_STOPPED);
+	CHECK_EQ_U64(d.rx.st.dropped, 1);
+	CHECK_EQ_U64(d.rx.st.state, XPROBE_AGENT_STOPPED);
 	xp_capture_agg_dec_free(&d);
 
 	/* a read from an offset keeps the groups before it */
@@ -122,7 +122,7 @@ static void test_good(void)
 	xpt_group(&pkt, S, XPROBE_CUDA_UNKNOWN, 0, NULL, 0, 3, 9, 10, 28, 192);
 	agg_reply(&r, XPROBE_AGENT_OP_STOP, 16, &pkt, 2, 10);
 	CHECK(feed(&d, &r, &pkt, &err) == 0);
-	CHECK_EQ_U64(d.n, 3);
+	CHECK_EQ_U64(d.rx.n, 3);
 	CHECK_EQ_U64(d.grouped, 10);
 	CHECK_STR(d.groups[0].name, "gemm");
 	xp_capture_agg_dec_free(&d);
@@ -326,7 +326,7 @@ static void test_seeds(void)
 			fprintf(stderr, "seed %s: rc %d %s\n", seeds[i].name, rc, err.message);
 		CHECK((rc == 0) == seeds[i].ok);
 		if (seeds[i].ok) {
-			CHECK_EQ_U64(d.n, seeds[i].groups);
+			CHECK_EQ_U64(d.rx.n, seeds[i].groups);
 			CHECK_EQ_U64(d.grouped, seeds[i].grouped);
 		}
 		xp_error_clear(&err);
