@@ -44,7 +44,6 @@
  */
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <pthread.h>
 #include <linux/types.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,42 +414,6 @@ int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_
 	return 0;
 }
 
-static void *close_link(void *arg)
-{
-	int *fd = arg;
-
-	*fd = close(*fd) ? -errno : 0;
-	return NULL;
-}
-
-/*
- * Close the uprobe_multi links: each waits a grace period in the kernel,
- * so with several, one thread each and the waits overlap.  A thread that
- * cannot start leaves its link to this one.  Returns 0 or the first
- * -errno of a close.
- */
-static int close_multi(struct xp_live_obj *b)
-{
-	pthread_t th[XP_LIVE_LINKS_MAX];
-	bool started[XP_LIVE_LINKS_MAX] = { false };
-	int rc = 0;
-	size_t i;
-
-	for (i = 1; i < b->nmlinks; i++)
-		started[i] = !pthread_create(&th[i], NULL, close_link, &b->mlinks[i]);
-	for (i = 0; i < b->nmlinks; i++)
-		if (!started[i])
-			close_link(&b->mlinks[i]);
-	for (i = 0; i < b->nmlinks; i++) {
-		if (started[i])
-			pthread_join(th[i], NULL);
-		if (!rc && b->mlinks[i] < 0)
-			rc = b->mlinks[i];
-	}
-	b->nmlinks = 0;
-	return rc;
-}
-
 int xp_live_bpf_detach(struct xp_live_obj *b)
 {
 	int rc = 0, e;
@@ -460,7 +423,8 @@ int xp_live_bpf_detach(struct xp_live_obj *b)
 	if (b->skel && b->skel->bss)
 		xp_live_bpf_arm(b, false);
 	if (b->nmlinks)
-		rc = close_multi(b);
+		rc = xp_uprobe_links_close(b->mlinks, b->nmlinks);
+	b->nmlinks = 0;
 	while (b->nlinks) {
 		e = bpf_link__destroy(b->links[--b->nlinks]);
 		if (e && !rc)

@@ -25,6 +25,7 @@
  * lacking the link.  Nothing is attached anywhere by the probe.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -177,4 +178,36 @@ int xp_uprobe_multi_attach(int prog_fd, const struct xp_uprobe_multi *m)
 			   m->session ? XP_BPF_TRACE_UPROBE_SESSION : XP_BPF_TRACE_UPROBE_MULTI,
 			   m->path, m->offsets, m->ref_ctr_offsets, m->cookies, m->cnt,
 			   !m->session && m->retprobe ? XP_BPF_F_UPROBE_MULTI_RETURN : 0, m->pid);
+}
+
+static void *close_link(void *arg)
+{
+	int *fd = arg;
+
+	*fd = close(*fd) ? -errno : 0;
+	return NULL;
+}
+
+int xp_uprobe_links_close(int *fds, size_t n)
+{
+	pthread_t th[XP_UPROBE_CLOSE_MAX];
+	bool started[XP_UPROBE_CLOSE_MAX] = { false };
+	int rc = 0;
+	size_t i;
+
+	/* the first on this thread, the others one thread each (up to the
+	 * bound; a thread that cannot start leaves its link to this one) */
+	for (i = 1; i < n && i < XP_UPROBE_CLOSE_MAX; i++)
+		started[i] = !pthread_create(&th[i], NULL, close_link, &fds[i]);
+	for (i = 0; i < n; i++)
+		if (i >= XP_UPROBE_CLOSE_MAX || !started[i])
+			close_link(&fds[i]);
+	for (i = 0; i < n; i++) {
+		if (i < XP_UPROBE_CLOSE_MAX && started[i])
+			pthread_join(th[i], NULL);
+		if (!rc && fds[i] < 0)
+			rc = fds[i];
+		fds[i] = -1;
+	}
+	return rc;
 }
