@@ -143,3 +143,34 @@ def test_result_written_before_teardown(xprobe):
     assert doc is not None and doc["status"] == "completed", buf
     assert run.p.returncode == 0
     assert alive, "xprobe exited before its document was complete on stdout"
+
+
+def hist_pair(xprobe, kind, expect):
+    """--histogram: its uprobe endpoints take the same link kinds."""
+    with Fixture([fixture_path("live_hist"), "--plan", "1000:20"]) as fx:
+        exe = fx.ready["exe"]
+        run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
+                      "uprobe:%s:xp_hist_call:entry" % exe, "--to",
+                      "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
+                      "--duration-ms", 1500, env=hook_env(kind))
+        run.wait_armed(3)  # start, end, the thread-exit raw tracepoint
+        links = link_info(run.p.pid)
+        fx.go()
+        done = fx.done()
+        res = run.finish(schema_name="latency-histogram-result")
+        assert res.rc == 0, res
+        fx.quit()
+    assert done["calls"] == 20
+    c = res.doc["collection"]
+    assert (c["starts"], c["ends"], c["pairs"]) == (20, 20, 20)
+    types = sorted(l.get("link_type") for l in links)
+    assert types == expect, links
+    assert_released(run.progs, run.links)
+
+
+def test_histogram_uprobe_multi_links(xprobe):
+    hist_pair(xprobe, None, ["raw_tracepoint", "uprobe_multi", "uretprobe_multi"])
+
+
+def test_histogram_perf_event_fallback(xprobe):
+    hist_pair(xprobe, "perf", ["perf", "perf", "raw_tracepoint"])
