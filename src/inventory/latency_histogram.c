@@ -86,9 +86,9 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
  * has them (the two close at once, uprobe_link.h), else perf-event links.
  * The session kind is not used: its kfuncs would make libbpf parse the
  * kernel's BTF at load. */
-static enum xp_uprobe_kind lh_ukind(void)
+static enum xp_uprobe_kind lh_ukind(const struct xp_live_filter *f)
 {
-	enum xp_uprobe_kind k = xp_uprobe_kind();
+	enum xp_uprobe_kind k = xp_uprobe_kind_for(f ? f->global_tgid : 0);
 
 	return k == XP_UPROBE_SESSION ? XP_UPROBE_MULTI : k;
 }
@@ -118,7 +118,7 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 	}
 	bpf_program__set_autoload(skel->progs.xp_lh_up_start, up);
 	bpf_program__set_autoload(skel->progs.xp_lh_up_end, up);
-	if (up && lh_ukind() != XP_UPROBE_PERF) {
+	if (up && lh_ukind(f) != XP_UPROBE_PERF) {
 		int t = xp_uprobe_attach_type(XP_UPROBE_MULTI);
 
 		bpf_program__set_expected_attach_type(skel->progs.xp_lh_up_start,
@@ -691,7 +691,7 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 			goto out;
 	}
 	for (i = 0; i < 2; i++) {
-		if (eps[i]->kind == XP_LIVE_UPROBE && lh_ukind() != XP_UPROBE_PERF) {
+		if (eps[i]->kind == XP_LIVE_UPROBE && lh_ukind(&o->filter) != XP_UPROBE_PERF) {
 			uint64_t off = eps[i]->file_offset;
 			struct xp_uprobe_multi m = {
 				.path = eps[i]->access_path,

@@ -180,7 +180,7 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 		/* the session kind's entry/return kfuncs would make libbpf parse
 		 * the kernel's BTF at load: the collector takes plain
 		 * uprobe_multi links, which close at once as fast */
-		b->ukind = xp_uprobe_kind();
+		b->ukind = xp_uprobe_kind_for(f->global_tgid);
 		if (b->ukind == XP_UPROBE_SESSION)
 			b->ukind = XP_UPROBE_MULTI;
 		if (b->ukind != XP_UPROBE_PERF)

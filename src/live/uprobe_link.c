@@ -35,6 +35,7 @@
 
 #include "../../common/env_hooks.h"
 #include "uprobe_link.h"
+#include "../process/procfs.h"
 
 #define XP_BPF_TRACE_UPROBE_MULTI 48
 #define XP_BPF_TRACE_UPROBE_SESSION 57
@@ -142,6 +143,13 @@ enum xp_uprobe_kind xp_uprobe_kind(void)
 	if (v && !strcmp(v, "multi") && k > XP_UPROBE_MULTI)
 		return XP_UPROBE_MULTI;
 	return k;
+}
+
+enum xp_uprobe_kind xp_uprobe_kind_for(uint32_t pid)
+{
+	if (pid && xp_proc_attach_pid(pid) != pid)
+		return XP_UPROBE_PERF;
+	return xp_uprobe_kind();
 }
 
 const char *xp_uprobe_kind_name(enum xp_uprobe_kind k)

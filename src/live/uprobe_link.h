@@ -47,6 +47,14 @@ enum xp_uprobe_kind xp_uprobe_kernel_kind(void);
 /* The kind to use: the kernel's, lowered by XPROBE_TEST_UPROBE_LINK. */
 enum xp_uprobe_kind xp_uprobe_kind(void);
 
+/*
+ * The kind for target @pid (0: any): xp_uprobe_kind(), but perf-event
+ * links when the target's thread-group leader is a zombie -- a
+ * uprobe_multi link's pid must be a live process's, while a perf-event
+ * uprobe takes one of its live threads (xp_proc_attach_pid).
+ */
+enum xp_uprobe_kind xp_uprobe_kind_for(uint32_t pid);
+
 /* "perf_event", "uprobe_multi", "uprobe_session" */
 const char *xp_uprobe_kind_name(enum xp_uprobe_kind k);
 
