@@ -767,6 +767,8 @@ out:
 	}
 	req->report_capture = NULL;
 	req->live = NULL; /* lo is ours */
+	/* the result (or the failure page) is out: the probes go now */
+	xp_measure_live_teardown(&lo);
 	xp_live_sched_free(lo.sched);
 	xp_capture_free(&c);
 	xp_warnings_free(&ws);

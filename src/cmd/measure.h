@@ -98,6 +98,10 @@ struct xp_live_outcome {
 	/* --explain: the scheduler timeline beside the capture (its stacks
 	 * stay readable until the caller frees it: xp_live_sched_free) */
 	struct xp_live_sched *sched;
+	/* the host collector's BPF object, stopped but still attached: the
+	 * caller tears it down after writing the result (detaching waits for
+	 * the kernel), xp_measure_live_teardown */
+	struct xp_live_obj *bpf;
 };
 
 /*
@@ -107,6 +111,12 @@ struct xp_live_outcome {
  * (out->res.collected: @c holds what came before the failure).  @ws gets
  * the warnings that reach the result (--unsafe-offset's).  Never emits.
  */
+/*
+ * Detach and free @out's BPF object (after the result is written).  A
+ * link that refuses to go is a warning on stderr, never a changed result.
+ */
+void xp_measure_live_teardown(struct xp_live_outcome *out);
+
 int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 			    struct xp_live_outcome *out, struct xp_warnings *ws,
 			    struct xp_error *err);

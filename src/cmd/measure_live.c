@@ -663,6 +663,7 @@ int xp_measure_live_collect(struct xp_measure_req *req, struct xp_capture *c,
 		if (src[i]->kind == XP_LIVE_SRC_EBPF) {
 			out->has_host = true;
 			out->host = src[i]->st;
+			out->bpf = xp_live_ebpf_take_obj(src[i]);
 		} else {
 			out->has_agent = true;
 			out->agent = src[i]->st;
@@ -678,6 +679,16 @@ out:
 	xp_live_plan_free(&plan);
 	xp_validation_free(&v);
 	return rc;
+}
+
+void xp_measure_live_teardown(struct xp_live_outcome *out)
+{
+	int rc = xp_live_bpf_destroy(out->bpf);
+
+	out->bpf = NULL;
+	if (rc)
+		xp_out_warning("detaching the probes failed: %s (the result stands)",
+			       strerror(-rc));
 }
 
 int xp_measure_agent_ready(struct xp_measure_req *req,

@@ -45,6 +45,7 @@
 #include "latency_hist.skel.h"
 #include "latency_histogram.h"
 #include "../live/libbpf_msg.h"
+#include "../live/uprobe_link.h"
 #include "window.h"
 
 #ifndef SYS_pidfd_open
@@ -81,6 +82,17 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
  * rodata, which programs load, map sizes.  Returns 0 or -errno (errno of
  * libbpf), *out set on success.
  */
+/* How the uprobe endpoints attach: uprobe_multi links where the kernel
+ * has them (the two close at once, uprobe_link.h), else perf-event links.
+ * The session kind is not used: its kfuncs would make libbpf parse the
+ * kernel's BTF at load. */
+static enum xp_uprobe_kind lh_ukind(const struct xp_live_filter *f)
+{
+	enum xp_uprobe_kind k = xp_uprobe_kind_for(f ? f->global_tgid : 0);
+
+	return k == XP_UPROBE_SESSION ? XP_UPROBE_MULTI : k;
+}
+
 static int configure(struct latency_hist_bpf **out, const struct xp_live_filter *f,
 		     const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
 		     bool nested, int group_by, uint64_t max_groups, uint64_t max_inflight,
@@ -106,6 +118,14 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 	}
 	bpf_program__set_autoload(skel->progs.xp_lh_up_start, up);
 	bpf_program__set_autoload(skel->progs.xp_lh_up_end, up);
+	if (up && lh_ukind(f) != XP_UPROBE_PERF) {
+		int t = xp_uprobe_attach_type(XP_UPROBE_MULTI);
+
+		bpf_program__set_expected_attach_type(skel->progs.xp_lh_up_start,
+						      (enum bpf_attach_type)t);
+		bpf_program__set_expected_attach_type(skel->progs.xp_lh_up_end,
+						      (enum bpf_attach_type)t);
+	}
 	bpf_program__set_autoload(skel->progs.xp_lh_usdt_start, usdt);
 	bpf_program__set_autoload(skel->progs.xp_lh_usdt_end, usdt);
 	bpf_program__set_autoload(skel->progs.xp_lh_sys_enter, sys);
@@ -613,7 +633,8 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	const struct xp_live_endpoint *eps[2] = { o->start, o->end };
 	struct intervals iv = { 0 };
 	uint64_t t0 = xpc_mono_ns();
-	size_t nlinks = 0, i;
+	int mlinks[2]; /* the uprobe endpoints' uprobe_multi links */
+	size_t nlinks = 0, nmlinks = 0, i;
 	int pidfd = -1, rc, e = 0;
 	bool own_pidfd = false;
 
@@ -670,9 +691,28 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 			goto out;
 	}
 	for (i = 0; i < 2; i++) {
-		links[nlinks] = attach_endpoint(skel, eps[i], xp_proc_attach_pid(o->target->pid),
-						i == 1, &e);
-		if (!links[nlinks]) {
+		if (eps[i]->kind == XP_LIVE_UPROBE && lh_ukind(&o->filter) != XP_UPROBE_PERF) {
+			uint64_t off = eps[i]->file_offset;
+			struct xp_uprobe_multi m = {
+				.path = eps[i]->access_path,
+				.offsets = &off,
+				.cnt = 1,
+				.retprobe = eps[i]->retprobe,
+				.pid = xp_proc_attach_pid(o->target->pid),
+			};
+
+			e = xp_uprobe_multi_attach(bpf_program__fd(i == 1 ? skel->progs.xp_lh_up_end
+									  : skel->progs.xp_lh_up_start),
+						   &m);
+			if (e >= 0) {
+				mlinks[nmlinks++] = e;
+				continue;
+			}
+		} else {
+			links[nlinks] = attach_endpoint(
+				skel, eps[i], xp_proc_attach_pid(o->target->pid), i == 1, &e);
+		}
+		if (e < 0 || !links[nlinks]) {
 			struct xp_error verr = { 0 };
 
 			rc = bpf_fail(err, e, eps[i], "attach");
@@ -713,6 +753,8 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	r->stop = (enum xp_inv_lh_stop)rc;
 	__atomic_store_n(&skel->bss->armed, 0u, __ATOMIC_SEQ_CST);
 	r->window_ns = xpc_mono_ns() - r->armed_at_ns;
+	xp_uprobe_links_close(mlinks, nmlinks);
+	nmlinks = 0;
 	while (nlinks)
 		bpf_link__destroy(links[--nlinks]);
 	rc = read_maps(skel, r, err);
@@ -726,6 +768,7 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	xp_inv_lh_result_finish(r);
 out:
 	intervals_free(&iv);
+	xp_uprobe_links_close(mlinks, nmlinks);
 	while (nlinks)
 		bpf_link__destroy(links[--nlinks]);
 	if (own_pidfd)

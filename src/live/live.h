@@ -220,10 +220,13 @@ int xp_live_bpf_consume(struct xp_live_obj *b);
 /* Records lost (sum of the per-CPU counters) and the earliest loss's
  * timestamp (0 when none). */
 int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_ts);
-/* Detach every link (the ring and maps stay readable). */
-void xp_live_bpf_detach(struct xp_live_obj *b);
-/* Detach and free everything; NULL is fine. */
-void xp_live_bpf_destroy(struct xp_live_obj *b);
+/* Disarm and detach every link (the ring and maps stay readable).
+ * Returns 0, or the first -errno of a link that refused to go. */
+int xp_live_bpf_detach(struct xp_live_obj *b);
+/* Detach and free everything; NULL is fine.  Returns what detach did. */
+int xp_live_bpf_destroy(struct xp_live_obj *b);
+/* How the uprobe endpoints were attached: xp_uprobe_kind_name's words. */
+const char *xp_live_bpf_link_kind(const struct xp_live_obj *b);
 
 /* --- the eBPF source (live_ebpf.c) ---------------------------------- */
 
@@ -245,6 +248,10 @@ struct xp_live_ebpf_opts {
  */
 int xp_live_ebpf_source_new(const struct xp_live_ebpf_opts *o, struct xp_live_source **out,
 			    struct xp_error *err);
+/* The BPF object of a stopped source, for the caller to destroy
+ * (xp_live_bpf_destroy) once the result is written; NULL when none.  The
+ * source forgets it. */
+struct xp_live_obj *xp_live_ebpf_take_obj(struct xp_live_source *s);
 /* The ring's size in bytes. */
 uint64_t xp_live_ebpf_ring_bytes(const struct xp_live_source *s);
 /* Well-formed records endpoint @i produced (final once stopped). */

@@ -6,15 +6,27 @@
  * release everything.
  *
  * Sequence (libbpf-tools' fixed order): open -> rodata filters -> autoload
- * only what is used -> resize the ring -> load -> attach every link with
- * armed == 0 -> (the caller verifies the target) -> arm.  Destroy detaches
- * the links first, then frees the ring consumer and the object; every step
- * accepts a half-built object, so one function serves every exit path.
+ * only what is used -> the uprobe program's expected attach type (the link
+ * kind, uprobe_link.h) -> resize the ring -> load -> attach every link
+ * with armed == 0 -> (the caller verifies the target) -> arm.  Stopping is
+ * disarm + the final read (the capture is final there); destroy detaches
+ * the links, then frees the ring consumer and the object, and may come
+ * after the result is written (xp_live_bpf_destroy's return says whether
+ * a link refused to go).  Every step accepts a half-built object, so one
+ * function serves every exit path.
  * Links and maps are file descriptors of this process and nothing is
  * pinned: if xprobe is killed outright, the kernel releases them all.
  *
  * Attachments:
- *   uprobe/uretprobe  bpf_program__attach_uprobe_opts(access_path,
+ *   uprobe/uretprobe  where the kernel has uprobe_multi links: one link per
+ *                     binary and direction, every offset of it with its
+ *                     endpoint as cookie (xp_uprobe_multi_attach); their
+ *                     teardown closes them all at once, one thread each,
+ *                     so the kernel's grace periods overlap (measured on
+ *                     6.18: two perf-event uprobes 200 ms, two multi
+ *                     links one after the other 81 ms, at once 40 ms;
+ *                     docs/live-measurement.md, "Attaching").  Elsewhere
+ *                     bpf_program__attach_uprobe_opts(access_path,
  *                     file_offset, retprobe, bpf_cookie = endpoint)
  *   USDT              bpf_program__attach_usdt(access_path, provider,
  *                     name, usdt_cookie = endpoint); libbpf handles the
@@ -46,6 +58,7 @@
 #include "xp_live.skel.h"
 #include "libbpf_msg.h"
 #include "live.h"
+#include "uprobe_link.h"
 #include "../process/procfs.h"
 #include "../resolve/tracefs.h"
 
@@ -58,6 +71,9 @@ struct xp_live_obj {
 	size_t nep;
 	struct bpf_link *links[XP_LIVE_LINKS_MAX];
 	size_t nlinks;
+	enum xp_uprobe_kind ukind; /* how uprobe endpoints attach */
+	int mlinks[XP_LIVE_LINKS_MAX]; /* uprobe_multi link descriptors */
+	size_t nmlinks;
 	struct ring_buffer *rb;
 	int ncpus;
 	struct xp_live_drops *percpu; /* ncpus values of xp_drops */
@@ -159,6 +175,19 @@ int xp_live_bpf_open(const struct xp_live_filter *f, const struct xp_live_endpoi
 	bpf_program__set_autoload(b->skel->progs.xp_tracepoint, need[XP_LIVE_TRACEPOINT]);
 	bpf_program__set_autoload(b->skel->progs.xp_sys_enter, need[XP_LIVE_SYS_ENTER]);
 	bpf_program__set_autoload(b->skel->progs.xp_sys_exit, need[XP_LIVE_SYS_EXIT]);
+	b->ukind = XP_UPROBE_PERF;
+	if (need[XP_LIVE_UPROBE]) {
+		/* the session kind's entry/return kfuncs would make libbpf parse
+		 * the kernel's BTF at load: the collector takes plain
+		 * uprobe_multi links, which close at once as fast */
+		b->ukind = xp_uprobe_kind_for(f->global_tgid);
+		if (b->ukind == XP_UPROBE_SESSION)
+			b->ukind = XP_UPROBE_MULTI;
+		if (b->ukind != XP_UPROBE_PERF)
+			bpf_program__set_expected_attach_type(
+				b->skel->progs.xp_uprobe,
+				(enum bpf_attach_type)xp_uprobe_attach_type(b->ukind));
+	}
 
 	/* ring from --max-events; libbpf's USDT tables at their minimum
 	 * when no USDT endpoint exists (the IP table is unused on kernels
@@ -269,6 +298,43 @@ static struct bpf_link *attach_one(struct xp_live_obj *b, size_t i, uint32_t pid
 	return l;
 }
 
+/*
+ * The uprobe endpoints as uprobe_multi links: one per binary (access path)
+ * and direction, each offset with its endpoint as cookie.  Endpoint @i's
+ * link is made when it is the first of its group.
+ */
+static int attach_multi(struct xp_live_obj *b, size_t i, uint32_t pid, struct xp_error *err)
+{
+	const struct xp_live_endpoint *ep = &b->ep[i];
+	uint64_t offsets[XP_LIVE_MAX_ENDPOINTS], cookies[XP_LIVE_MAX_ENDPOINTS];
+	struct xp_uprobe_multi m = {
+		.path = ep->access_path,
+		.offsets = offsets,
+		.cookies = cookies,
+		.retprobe = ep->retprobe,
+		.pid = pid,
+	};
+	size_t j;
+	int fd;
+
+	for (j = 0; j < b->nep; j++) {
+		const struct xp_live_endpoint *o = &b->ep[j];
+
+		if (o->kind != XP_LIVE_UPROBE || o->retprobe != ep->retprobe ||
+		    strcmp(o->access_path, ep->access_path))
+			continue;
+		if (j < i)
+			return 0; /* attached with the group's first */
+		offsets[m.cnt] = o->file_offset;
+		cookies[m.cnt++] = j;
+	}
+	fd = xp_uprobe_multi_attach(bpf_program__fd(b->skel->progs.xp_uprobe), &m);
+	if (fd < 0)
+		return bpf_fail(err, fd, ep, "attach");
+	b->mlinks[b->nmlinks++] = fd;
+	return 0;
+}
+
 int xp_live_bpf_attach(struct xp_live_obj *b, uint32_t pid, struct xp_error *err)
 {
 	bool enter = false, exit_ = false;
@@ -280,6 +346,13 @@ int xp_live_bpf_attach(struct xp_live_obj *b, uint32_t pid, struct xp_error *err
 	for (i = 0; i < b->nep; i++) {
 		struct bpf_link *l;
 
+		if (b->ep[i].kind == XP_LIVE_UPROBE && b->ukind != XP_UPROBE_PERF) {
+			int rc = attach_multi(b, i, pid, err);
+
+			if (rc)
+				return rc;
+			continue;
+		}
 		if (b->ep[i].kind == XP_LIVE_SYS_ENTER) {
 			enter = true;
 			continue;
@@ -341,23 +414,40 @@ int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_
 	return 0;
 }
 
-void xp_live_bpf_detach(struct xp_live_obj *b)
+int xp_live_bpf_detach(struct xp_live_obj *b)
 {
+	int rc = 0, e;
+
 	if (!b)
-		return;
+		return 0;
 	if (b->skel && b->skel->bss)
 		xp_live_bpf_arm(b, false);
-	while (b->nlinks)
-		bpf_link__destroy(b->links[--b->nlinks]);
+	if (b->nmlinks)
+		rc = xp_uprobe_links_close(b->mlinks, b->nmlinks);
+	b->nmlinks = 0;
+	while (b->nlinks) {
+		e = bpf_link__destroy(b->links[--b->nlinks]);
+		if (e && !rc)
+			rc = e < 0 ? e : -e;
+	}
+	return rc;
 }
 
-void xp_live_bpf_destroy(struct xp_live_obj *b)
+int xp_live_bpf_destroy(struct xp_live_obj *b)
 {
+	int rc;
+
 	if (!b)
-		return;
-	xp_live_bpf_detach(b);
+		return 0;
+	rc = xp_live_bpf_detach(b);
 	ring_buffer__free(b->rb);
 	xp_live_bpf__destroy(b->skel);
 	free(b->percpu);
 	free(b);
+	return rc;
+}
+
+const char *xp_live_bpf_link_kind(const struct xp_live_obj *b)
+{
+	return xp_uprobe_kind_name(b->ukind);
 }

@@ -14,11 +14,17 @@
  *            a progress line shows losses as they happen (stop reads
  *            them again: the final count and earliest timestamp)
  *   flush    staged records -> events
- *   stop     detach every link (the kernel waits out programs in flight),
- *            then, when the records are wanted, consume what is left and
- *            read the drop counters (count and earliest timestamp); free
- *            the object; staged records become events even after a
- *            failure, so the artifact gets what was captured
+ *   stop     disarm (the capture is final there), then, when the records
+ *            are wanted, consume what is left and read the drop counters
+ *            (count and earliest timestamp); staged records become events
+ *            even after a failure, so the artifact gets what was captured.
+ *            The links stay: detaching waits for the kernel (a grace
+ *            period per link), so it comes after the result is written --
+ *            the caller takes the object (xp_live_ebpf_take_obj) and
+ *            destroys it then, or the source's destroy does.  A program
+ *            that passed the armed test just before the flip may commit
+ *            its record after the final read: it fired at the stop, and
+ *            no capture has it
  *
  * Why a timer and not epoll on the ring: records are submitted with
  * BPF_RB_NO_WAKEUP, which never signals the ring's epoll
@@ -179,7 +185,7 @@ static int ebpf_stop(struct xp_live_source *s, bool collected, struct xp_error *
 	if (e->b) {
 		uint64_t dropped = 0, first_ts = 0;
 
-		xp_live_bpf_detach(e->b);
+		xp_live_bpf_arm(e->b, false);
 		if (collected) {
 			if (xp_live_bpf_consume(e->b) < 0)
 				rc = xp_error_set(err, XPROBE_E_INTERNAL, false,
@@ -190,8 +196,6 @@ static int ebpf_stop(struct xp_live_source *s, bool collected, struct xp_error *
 			s->st.dropped = dropped;
 			s->st.first_drop_ts = first_ts;
 		}
-		xp_live_bpf_destroy(e->b);
-		e->b = NULL;
 	}
 	if (!e->dec_ready)
 		return rc;
@@ -258,6 +262,15 @@ int xp_live_ebpf_source_new(const struct xp_live_ebpf_opts *o, struct xp_live_so
 	e->s.st.capacity = o->max_events;
 	*out = &e->s;
 	return 0;
+}
+
+struct xp_live_obj *xp_live_ebpf_take_obj(struct xp_live_source *s)
+{
+	struct ebpf_source *e = of(s);
+	struct xp_live_obj *b = e->b;
+
+	e->b = NULL;
+	return b;
 }
 
 uint64_t xp_live_ebpf_ring_bytes(const struct xp_live_source *s)

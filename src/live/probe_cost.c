@@ -442,8 +442,9 @@ static int calibrate_here(struct xp_probe_cost *out)
 	traced[0] = loop(xp_calib_step, XP_PROBE_COST_CALLS);
 	traced[1] = loop(xp_calib_emul, XP_PROBE_COST_CALLS);
 	for (i = 0; i < 2; i++) {
+		/* disarmed, the loops done: every record is in; the links go
+		 * with the objects at the end */
 		xp_live_bpf_arm(obj[i], false);
-		xp_live_bpf_detach(obj[i]);
 		xp_live_bpf_consume(obj[i]);
 		if (lat[i].n < XP_PROBE_COST_CALLS / 2) {
 			snprintf(out->reason, sizeof(out->reason),
