@@ -683,7 +683,7 @@ out:
 
 void xp_measure_live_teardown(struct xp_live_outcome *out)
 {
-	int rc = xp_live_bpf_destroy(out->bpf);
+	int rc = xp_live_bpf_release(out->bpf);
 
 	out->bpf = NULL;
 	if (rc)

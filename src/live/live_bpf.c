@@ -414,7 +414,7 @@ int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_
 	return 0;
 }
 
-int xp_live_bpf_detach(struct xp_live_obj *b)
+static int detach(struct xp_live_obj *b, bool wait)
 {
 	int rc = 0, e;
 
@@ -423,7 +423,8 @@ int xp_live_bpf_detach(struct xp_live_obj *b)
 	if (b->skel && b->skel->bss)
 		xp_live_bpf_arm(b, false);
 	if (b->nmlinks)
-		rc = xp_uprobe_links_close(b->mlinks, b->nmlinks);
+		rc = wait ? xp_uprobe_links_close(b->mlinks, b->nmlinks) :
+			    xp_uprobe_links_release(b->mlinks, b->nmlinks);
 	b->nmlinks = 0;
 	while (b->nlinks) {
 		e = bpf_link__destroy(b->links[--b->nlinks]);
@@ -433,18 +434,33 @@ int xp_live_bpf_detach(struct xp_live_obj *b)
 	return rc;
 }
 
-int xp_live_bpf_destroy(struct xp_live_obj *b)
+int xp_live_bpf_detach(struct xp_live_obj *b)
+{
+	return detach(b, true);
+}
+
+static int destroy(struct xp_live_obj *b, bool wait)
 {
 	int rc;
 
 	if (!b)
 		return 0;
-	rc = xp_live_bpf_detach(b);
+	rc = detach(b, wait);
 	ring_buffer__free(b->rb);
 	xp_live_bpf__destroy(b->skel);
 	free(b->percpu);
 	free(b);
 	return rc;
+}
+
+int xp_live_bpf_destroy(struct xp_live_obj *b)
+{
+	return destroy(b, true);
+}
+
+int xp_live_bpf_release(struct xp_live_obj *b)
+{
+	return destroy(b, false);
 }
 
 const char *xp_live_bpf_link_kind(const struct xp_live_obj *b)

@@ -25,7 +25,10 @@
  * lacking the link.  Nothing is attached anywhere by the probe.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -35,6 +38,9 @@
 
 #include "../../common/env_hooks.h"
 #include "uprobe_link.h"
+
+/* links one release hands to its child at most (more: closed here) */
+#define XP_LIVE_RELEASE_MAX 64
 #include "../process/procfs.h"
 
 #define XP_BPF_TRACE_UPROBE_MULTI 48
@@ -218,4 +224,67 @@ int xp_uprobe_links_close(int *fds, size_t n)
 		fds[i] = -1;
 	}
 	return rc;
+}
+
+static int fd_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The child: every inherited descriptor but the links closed, the
+ * standard streams on /dev/null, then the links (only async-signal-safe
+ * calls: the parent may have threads). */
+static __attribute__((noreturn)) void release_child(int *fds, size_t n)
+{
+	int null = open("/dev/null", O_RDWR);
+	unsigned int from = 3;
+
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	/* fds sorted: close the gaps [3, fds[0]), (fds[i], fds[i+1]), (last, ~0] */
+	for (size_t i = 0; i <= n; i++) {
+		unsigned int to = i < n ? (unsigned int)fds[i] : ~0u;
+
+		if (to > from)
+			syscall(SYS_close_range, from, to - 1, 0);
+		from = to + 1;
+		if (i == n)
+			break;
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	_exit(0);
+}
+
+int xp_uprobe_links_release(int *fds, size_t n)
+{
+	int sorted[XP_LIVE_RELEASE_MAX];
+	pid_t pid;
+	size_t i;
+
+	if (!n)
+		return 0;
+	if (n > XP_LIVE_RELEASE_MAX)
+		return xp_uprobe_links_close(fds, n);
+	for (i = 0; i < n; i++)
+		if (fds[i] < 3)
+			return xp_uprobe_links_close(fds, n);
+	memcpy(sorted, fds, n * sizeof(*fds));
+	qsort(sorted, n, sizeof(*sorted), fd_cmp);
+	fflush(NULL); /* nothing buffered is written twice */
+	pid = fork();
+	if (pid < 0)
+		return xp_uprobe_links_close(fds, n);
+	if (pid == 0)
+		release_child(sorted, n);
+	for (i = 0; i < n; i++) {
+		close(fds[i]);
+		fds[i] = -1;
+	}
+	return 0;
 }
