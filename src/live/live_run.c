@@ -389,6 +389,7 @@ out:
 					  "cutting the capture at its stopping point failed (%d)",
 					  cut);
 	}
+	xp_live_samples_rule_free(o->samples);
 	count_retained(c, src, n);
 	return rc;
 }
