@@ -201,8 +201,9 @@ const char *xp_live_stop_name(enum xp_live_stop s);
 
 #define XP_LIVE_POLL_US_DEFAULT 2000 /* poll period */
 #define XP_LIVE_POLL_US_BUSY 250    /* ... after a round a source found busy */
-/* A capture without a samples rule turns staged records into events once
- * this many are staged (bounds the staging memory). */
+/* A source turns staged records into events once this many are staged
+ * (bounds the staging memory; a samples capture too, whose rule now
+ * counts what each flush adds instead of waiting for --samples ends). */
 #define XP_LIVE_FLUSH_RECORDS 65536u
 
 /*
