@@ -86,3 +86,18 @@ uint32_t xp_keymap_get(const struct xp_keymap *m, const struct xp_key *k)
 			return g - 1;
 	}
 }
+
+int xp_keymap_grow(struct xp_keymap *m)
+{
+	struct xp_keymap n;
+	uint32_t g;
+
+	if (xp_keymap_init(&n, m->max ? (size_t)m->max * 2 : 16))
+		return -ENOMEM;
+	/* the same keys in the same order: the same groups */
+	for (g = 0; g < m->count; g++)
+		xp_keymap_put(&n, &m->keys[g]);
+	xp_keymap_free(m);
+	*m = n;
+	return 0;
+}

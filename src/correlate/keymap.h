@@ -30,6 +30,9 @@ int xp_keymap_init(struct xp_keymap *m, size_t max);
 void xp_keymap_free(struct xp_keymap *m);
 /* Group of @k, inserting it when new (XP_KEYMAP_NONE when full). */
 uint32_t xp_keymap_put(struct xp_keymap *m, const struct xp_key *k);
+/* Room for twice as many keys, groups kept (a map that grows with a
+ * stream: pair_count.c).  0 or -ENOMEM (the map unchanged). */
+int xp_keymap_grow(struct xp_keymap *m);
 /* Group of @k, or XP_KEYMAP_NONE. */
 uint32_t xp_keymap_get(const struct xp_keymap *m, const struct xp_key *k);
 

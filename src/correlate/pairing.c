@@ -166,7 +166,7 @@ out:
  * result says (a warning): a key with and without the context could never
  * meet.
  */
-static bool cupti_key_common(const struct xp_event *e, struct xp_key *k, bool context)
+bool xp_pair_key_cupti(const struct xp_event *e, struct xp_key *k, bool context)
 {
 	if (e->flags & XP_EVF_NVTX) {
 		k->a = e->pid;
@@ -185,25 +185,26 @@ static bool cupti_key_common(const struct xp_event *e, struct xp_key *k, bool co
 
 static bool cupti_key(const struct xp_event *e, struct xp_key *k)
 {
-	return cupti_key_common(e, k, true);
+	return xp_pair_key_cupti(e, k, true);
 }
 
 static bool cupti_key_no_context(const struct xp_event *e, struct xp_key *k)
 {
-	return cupti_key_common(e, k, false);
+	return xp_pair_key_cupti(e, k, false);
+}
+
+bool xp_pair_without_context(const struct xp_event *e)
+{
+	return !(e->flags & XP_EVF_NVTX) && (e->flags & XP_EVF_CUDA) &&
+	       (e->cuda.flags & XP_CUDAF_CORRELATION_ID) && !(e->cuda.flags & XP_CUDAF_CONTEXT_ID);
 }
 
 static uint64_t count_without_context(const struct xp_pairing *p, const struct xp_side *sd)
 {
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < sd->n; i++) {
-		const struct xp_event *e = ev(p, sd, i);
-
-		n += !(e->flags & XP_EVF_NVTX) && (e->flags & XP_EVF_CUDA) &&
-		     (e->cuda.flags & XP_CUDAF_CORRELATION_ID) &&
-		     !(e->cuda.flags & XP_CUDAF_CONTEXT_ID);
-	}
+	for (size_t i = 0; i < sd->n; i++)
+		n += xp_pair_without_context(ev(p, sd, i));
 	return n;
 }
 
@@ -216,7 +217,7 @@ static uint64_t count_without_context(const struct xp_pairing *p, const struct x
  * on one stream they run one after another, so zipping a key's starts and
  * ends in timestamp order pairs each activity's start with its own end.
  */
-static bool activity_key(const struct xp_event *e, struct xp_key *k)
+bool xp_pair_key_activity(const struct xp_event *e, struct xp_key *k)
 {
 	const struct xp_cuda_part *c = &e->cuda;
 	uint64_t have = c->flags & (XP_CUDAF_DEVICE_ID | XP_CUDAF_CONTEXT_ID | XP_CUDAF_STREAM_ID);
@@ -243,7 +244,7 @@ int xp_pair_exact_key(struct xp_pairing *p)
 	uint32_t i, k;
 
 	if (p->activity_key) {
-		key = activity_key;
+		key = xp_pair_key_activity;
 	} else {
 		p->without_context = count_without_context(p, &p->s) +
 				     count_without_context(p, &p->e);
@@ -284,7 +285,7 @@ int xp_pair_exact_key(struct xp_pairing *p)
 
 /* --- exact: per-key lifecycle (syscalls, CPython GC, NVTX ranges) -------- */
 
-static bool life_key(const struct xp_event *e, enum xp_lifecycle_key kind, struct xp_key *k)
+bool xp_pair_key_life(const struct xp_event *e, enum xp_lifecycle_key kind, struct xp_key *k)
 {
 	if (kind == XP_LIFE_TID) {
 		bool has = e->flags & XP_EVF_START_TIME;
@@ -325,7 +326,7 @@ int xp_pair_lifecycle(struct xp_pairing *p, enum xp_lifecycle_key kind)
 		struct xp_key k;
 
 		if (next_is_start(p, i, j)) {
-			if (life_key(ev(p, &p->s, i), kind, &k)) {
+			if (xp_pair_key_life(ev(p, &p->s, i), kind, &k)) {
 				uint32_t before = map.count, grp = xp_keymap_put(&map, &k);
 
 				if (grp == before)
@@ -339,7 +340,7 @@ int xp_pair_lifecycle(struct xp_pairing *p, enum xp_lifecycle_key kind)
 			i++;
 			continue;
 		}
-		if (life_key(ev(p, &p->e, j), kind, &k)) {
+		if (xp_pair_key_life(ev(p, &p->e, j), kind, &k)) {
 			uint32_t grp = xp_keymap_get(&map, &k);
 
 			if (grp == XP_KEYMAP_NONE || pending[grp] == NO_INDEX) {
@@ -585,7 +586,7 @@ int xp_pair_stack_nested(struct xp_pairing *p)
 /* --- stream-order ---------------------------------------------------------- */
 
 /* (pid, device_id, context_id, stream_id); all three ids required. */
-static bool stream_key(const struct xp_event *e, struct xp_key *k)
+bool xp_pair_key_stream(const struct xp_event *e, struct xp_key *k)
 {
 	const uint16_t need = XP_CUDAF_DEVICE_ID | XP_CUDAF_CONTEXT_ID | XP_CUDAF_STREAM_ID;
 
@@ -607,7 +608,7 @@ int xp_pair_stream_order(struct xp_pairing *p)
 	struct groups g;
 	uint32_t i;
 
-	if (group_by_key(p, stream_key, &g))
+	if (group_by_key(p, xp_pair_key_stream, &g))
 		return -ENOMEM;
 	for (i = 0; i < g.n; i++) {
 		uint32_t a = g.soff[i], a_end = g.soff[i + 1];

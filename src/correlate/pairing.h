@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "../model/event.h"
+#include "keymap.h"
 
 /* One side's selected events, sorted by (timestamp_ns, capture index). */
 struct xp_side {
@@ -48,6 +49,21 @@ enum xp_lifecycle_key {
 	XP_LIFE_TID = 0, /* (pid, tid, process_start_time): syscalls, GC */
 	XP_LIFE_NVTX,    /* (pid, range_kind, range_id) */
 };
+
+/*
+ * The keys the rules group by, shared with the incremental counter
+ * (pair_count.c): false when @e has none (it is then unmatched).
+ * life: the lifecycle key; cupti: the exact key, (pid, context_id,
+ * correlation_id) or without the context; activity: the exact key of two
+ * GPU activity endpoints; stream: (pid, device, context, stream).
+ */
+bool xp_pair_key_life(const struct xp_event *e, enum xp_lifecycle_key kind, struct xp_key *k);
+bool xp_pair_key_cupti(const struct xp_event *e, struct xp_key *k, bool context);
+bool xp_pair_key_activity(const struct xp_event *e, struct xp_key *k);
+bool xp_pair_key_stream(const struct xp_event *e, struct xp_key *k);
+/* A CUDA event with a correlation id and no context id: the exact key
+ * then drops the context for the whole capture. */
+bool xp_pair_without_context(const struct xp_event *e);
 
 /* All return 0 or -ENOMEM. */
 int xp_pair_exact_key(struct xp_pairing *p);

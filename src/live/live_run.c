@@ -308,7 +308,7 @@ int xp_live_run(const struct xp_live_run_opts *o, struct xp_live_source **src, s
 			res->stop = XP_LIVE_STOP_FULL;
 			break;
 		}
-		for (i = 0; !o->samples && i < n; i++) {
+		for (i = 0; i < n; i++) {
 			if (src[i]->staged < XP_LIVE_FLUSH_RECORDS)
 				continue;
 			rc = src[i]->ops->flush(src[i], err);
@@ -389,6 +389,7 @@ out:
 					  "cutting the capture at its stopping point failed (%d)",
 					  cut);
 	}
+	xp_live_samples_rule_free(o->samples);
 	count_retained(c, src, n);
 	return rc;
 }

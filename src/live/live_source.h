@@ -22,9 +22,12 @@
  *
  * The rules (live_rules.c, unit-tested in tests/unit/test_live_rules.c):
  *   - stop: in this order each round -- a signal; the samples rule (once
- *     the end selector's records reach --samples, the correlator counts
- *     pairs of the merged capture, at most every 1/8 growth or 20 ms once
- *     the capture is large); the capture full (max_events held); the
+ *     the end selector's records reach --samples, the pairs of the merged
+ *     capture are counted as its events arrive, pair_count.h; a count
+ *     that must walk the whole capture again -- records out of timeline
+ *     order -- or the correlator's own count runs at most every 1/8
+ *     growth or 20 ms once the capture is large); the capture full
+ *     (max_events held); the
  *     target exited; the duration elapsed since arming; the deadline.
  *   - cut: a samples capture is cut at the event that completed its N-th
  *     pair (the shortest timestamp-ordered prefix that pairs N times), so
@@ -43,6 +46,7 @@
 #include <stdint.h>
 
 #include "../correlate/correlate.h"
+#include "../correlate/pair_count.h"
 #include "../model/error_record.h"
 #include "../model/event.h"
 #include "../process/identity.h"
@@ -122,7 +126,14 @@ struct xp_live_samples_rule {
 	size_t last_count;
 	uint64_t last_ns;              /* 0: never counted */
 	uint64_t matched;              /* pairs at the last count (progress) */
+	/* the pairs counted as events arrive (pair_count.h); counting: 0 not
+	 * yet set up, 1 on, -1 declined (every count correlates) */
+	struct xp_pair_count pc;
+	int counting;
 };
+
+/* Release what the rule's counts hold (a zeroed rule is fine). */
+void xp_live_samples_rule_free(struct xp_live_samples_rule *r);
 
 /*
  * Pairs the correlator forms in @c now: 0 with *@matched (0 when the
@@ -135,7 +146,9 @@ int xp_live_count_pairs(struct xp_live_samples_rule *r, const struct xp_capture 
  * Has @c (every staged record flushed) reached the samples bound?  Only
  * once @end_records reached it (every pair needs its own end); when the
  * capture is large (XP_LIVE_RULE_CHEAP_EVENTS) and not @full, at most once
- * per 1/8 growth or XP_LIVE_RULE_RECHECK_NS.  Returns 1, 0 or negative.
+ * per 1/8 growth or XP_LIVE_RULE_RECHECK_NS does it walk the whole capture
+ * (the counter's replay, or the correlator where the counter declines).
+ * Returns 1, 0 or negative.
  */
 int xp_live_samples_enough(struct xp_live_samples_rule *r, struct xp_capture *c,
 			   uint64_t end_records, bool full, uint64_t now, struct xp_error *err);
@@ -188,8 +201,9 @@ const char *xp_live_stop_name(enum xp_live_stop s);
 
 #define XP_LIVE_POLL_US_DEFAULT 2000 /* poll period */
 #define XP_LIVE_POLL_US_BUSY 250    /* ... after a round a source found busy */
-/* A capture without a samples rule turns staged records into events once
- * this many are staged (bounds the staging memory). */
+/* A source turns staged records into events once this many are staged
+ * (bounds the staging memory; a samples capture too, whose rule now
+ * counts what each flush adds instead of waiting for --samples ends). */
 #define XP_LIVE_FLUSH_RECORDS 65536u
 
 /*

@@ -38,6 +38,7 @@ static void rule_init(struct rule_fx *f, const char *from, const char *to, enum 
 
 static void rule_free(struct rule_fx *f)
 {
+	xp_live_samples_rule_free(&f->r);
 	xp_selector_free(&f->from);
 	xp_selector_free(&f->to);
 }
