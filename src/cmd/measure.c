@@ -36,6 +36,7 @@
 #include "../capture/spec.h"
 #include "../inventory/explain_pairs.h"
 #include "../live/live_sched.h"
+#include "../live/uprobe_link.h"
 #include "histogram.h"
 #include "inventory.h"
 #include "measure.h"
@@ -710,6 +711,8 @@ static int measure_live(struct xp_measure_req *req, struct xp_error *err)
 	int rc;
 
 	xp_capture_init(&c, req->max_events);
+	if (req->from.kind == XP_SEL_UPROBE || req->to.kind == XP_SEL_UPROBE)
+		xp_uprobe_warm_start(); /* beside validation and the load */
 	rc = xp_measure_live_collect(req, &c, &lo, &ws, err);
 	if (rc) {
 		if (c.count) {

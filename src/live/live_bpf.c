@@ -422,9 +422,10 @@ static int detach(struct xp_live_obj *b, bool wait)
 		return 0;
 	if (b->skel && b->skel->bss)
 		xp_live_bpf_arm(b, false);
-	if (b->nmlinks)
-		rc = wait ? xp_uprobe_links_close(b->mlinks, b->nmlinks) :
-			    xp_uprobe_links_release(b->mlinks, b->nmlinks);
+	if (!wait) /* the warm-up's link goes with them, even with none */
+		rc = xp_uprobe_links_release(b->mlinks, b->nmlinks);
+	else if (b->nmlinks)
+		rc = xp_uprobe_links_close(b->mlinks, b->nmlinks);
 	b->nmlinks = 0;
 	while (b->nlinks) {
 		e = bpf_link__destroy(b->links[--b->nlinks]);
@@ -460,6 +461,8 @@ int xp_live_bpf_destroy(struct xp_live_obj *b)
 
 int xp_live_bpf_release(struct xp_live_obj *b)
 {
+	if (!b)
+		return xp_uprobe_links_release(NULL, 0);
 	return destroy(b, false);
 }
 

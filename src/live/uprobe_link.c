@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -121,34 +122,42 @@ static bool kernel_has(int type)
 	return ok;
 }
 
-enum xp_uprobe_kind xp_uprobe_kernel_kind(void)
-{
-	/* 0: not probed yet, else kind + 1 */
-	static int cached;
-	int k = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+static enum xp_uprobe_kind kernel_kind;
+static pthread_once_t kernel_kind_once = PTHREAD_ONCE_INIT;
 
-	if (k)
-		return (enum xp_uprobe_kind)(k - 1);
+static void kernel_kind_probe(void)
+{
 	if (!kernel_has(XP_BPF_TRACE_UPROBE_MULTI))
-		k = XP_UPROBE_PERF;
+		kernel_kind = XP_UPROBE_PERF;
 	else if (kernel_has(XP_BPF_TRACE_UPROBE_SESSION))
-		k = XP_UPROBE_SESSION;
+		kernel_kind = XP_UPROBE_SESSION;
 	else
-		k = XP_UPROBE_MULTI;
-	__atomic_store_n(&cached, k + 1, __ATOMIC_RELEASE);
-	return (enum xp_uprobe_kind)k;
+		kernel_kind = XP_UPROBE_MULTI;
 }
 
-enum xp_uprobe_kind xp_uprobe_kind(void)
+enum xp_uprobe_kind xp_uprobe_kernel_kind(void)
 {
-	enum xp_uprobe_kind k = xp_uprobe_kernel_kind();
+	pthread_once(&kernel_kind_once, kernel_kind_probe);
+	return kernel_kind;
+}
+
+/* The best kind the test hook allows (XP_UPROBE_SESSION: no limit). */
+static enum xp_uprobe_kind forced_kind(void)
+{
 	const char *v = xpc_test_hook_env("XPROBE_TEST_UPROBE_LINK");
 
 	if (v && !strcmp(v, "perf"))
 		return XP_UPROBE_PERF;
-	if (v && !strcmp(v, "multi") && k > XP_UPROBE_MULTI)
+	if (v && !strcmp(v, "multi"))
 		return XP_UPROBE_MULTI;
-	return k;
+	return XP_UPROBE_SESSION;
+}
+
+enum xp_uprobe_kind xp_uprobe_kind(void)
+{
+	enum xp_uprobe_kind k = xp_uprobe_kernel_kind(), f = forced_kind();
+
+	return k < f ? k : f;
 }
 
 enum xp_uprobe_kind xp_uprobe_kind_for(uint32_t pid)
@@ -241,6 +250,8 @@ static __attribute__((noreturn)) void release_child(int *fds, size_t n)
 	int null = open("/dev/null", O_RDWR);
 	unsigned int from = 3;
 
+	prctl(PR_SET_NAME, "xprobe-release"); /* what ps shows while it waits */
+
 	if (null >= 0) {
 		dup2(null, 0);
 		dup2(null, 1);
@@ -261,13 +272,16 @@ static __attribute__((noreturn)) void release_child(int *fds, size_t n)
 	_exit(0);
 }
 
+static int warm_take(void);
+
 int xp_uprobe_links_release(int *fds, size_t n)
 {
-	int sorted[XP_LIVE_RELEASE_MAX];
+	int sorted[XP_LIVE_RELEASE_MAX + 1];
+	int warm = warm_take();
+	size_t i, m = n;
 	pid_t pid;
-	size_t i;
 
-	if (!n)
+	if (!n && warm < 0)
 		return 0;
 	if (n > XP_LIVE_RELEASE_MAX)
 		return xp_uprobe_links_close(fds, n);
@@ -275,16 +289,103 @@ int xp_uprobe_links_release(int *fds, size_t n)
 		if (fds[i] < 3)
 			return xp_uprobe_links_close(fds, n);
 	memcpy(sorted, fds, n * sizeof(*fds));
-	qsort(sorted, n, sizeof(*sorted), fd_cmp);
+	if (warm >= 3)
+		sorted[m++] = warm;
+	qsort(sorted, m, sizeof(*sorted), fd_cmp);
 	fflush(NULL); /* nothing buffered is written twice */
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		if (warm >= 0)
+			close(warm); /* the process's last grace period, here */
 		return xp_uprobe_links_close(fds, n);
+	}
 	if (pid == 0)
-		release_child(sorted, n);
+		release_child(sorted, m);
 	for (i = 0; i < n; i++) {
 		close(fds[i]);
 		fds[i] = -1;
 	}
+	if (warm >= 0)
+		close(warm);
 	return 0;
+}
+
+/* --- the warm-up ----------------------------------------------------------- */
+
+static pthread_t warm_thread;
+static bool warm_started;
+static int warm_fd = -1;
+
+/* The warm-up probe's site: never called (a breakpoint here costs nothing). */
+__attribute__((noinline, used)) void xp_uprobe_warm_target(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The file offset of @addr in this process's executable, or 0. */
+static uint64_t self_file_offset(uintptr_t addr)
+{
+	unsigned long lo, hi, off;
+	char line[512], perms[8];
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %7s %lx", &lo, &hi, perms, &off) != 4)
+			continue;
+		if (addr >= lo && addr < hi && perms[2] == 'x') {
+			found = addr - lo + off;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void *warm_run(void *arg)
+{
+	uint64_t offset;
+	int prog;
+
+	(void)arg;
+	/* no kind probe first (it costs about a millisecond): a kernel
+	 * without uprobe_multi refuses the program or the link, and nothing
+	 * is left behind */
+	if (forced_kind() == XP_UPROBE_PERF)
+		return NULL;
+	offset = self_file_offset((uintptr_t)xp_uprobe_warm_target);
+	if (!offset)
+		return NULL;
+	prog = probe_prog(XP_BPF_TRACE_UPROBE_MULTI);
+	if (prog < 0)
+		return NULL;
+	warm_fd = link_create(prog, XP_BPF_TRACE_UPROBE_MULTI, "/proc/self/exe", &offset, NULL,
+			      NULL, 1, 0, (uint32_t)getpid());
+	if (warm_fd < 0)
+		warm_fd = -1;
+	close(prog); /* the link holds the program */
+	return NULL;
+}
+
+void xp_uprobe_warm_start(void)
+{
+	if (warm_started)
+		return;
+	warm_started = !pthread_create(&warm_thread, NULL, warm_run, NULL);
+}
+
+/* The warm link, the thread joined; -1 when none.  Once. */
+static int warm_take(void)
+{
+	int fd;
+
+	if (!warm_started)
+		return -1;
+	pthread_join(warm_thread, NULL);
+	warm_started = false;
+	fd = warm_fd;
+	warm_fd = -1;
+	return fd;
 }

@@ -103,4 +103,19 @@ int xp_uprobe_links_close(int *fds, size_t n);
  */
 int xp_uprobe_links_release(int *fds, size_t n);
 
+/*
+ * Start, on a thread of its own, what makes the first uprobe of a
+ * measurement slow: the kernel's first uprobe registration after a quiet
+ * spell waits an RCU grace period (the writer side of its mmap-duplication
+ * lock; 5-19 ms measured on 6.18), and registrations within a grace
+ * period of another do not.  The thread registers one uprobe_multi probe
+ * in this process's own executable, on a function nothing calls
+ * (xp_uprobe_warm_target), while the caller validates and loads; the
+ * measurement's own links then register at once.  The warm link is given
+ * up with the measurement's (xp_uprobe_links_release appends it), or
+ * closed with this process.  Nothing happens where the kind in use is
+ * perf-event links.  Call once, early; idempotent.
+ */
+void xp_uprobe_warm_start(void);
+
 #endif /* XP_LIVE_UPROBE_LINK_H */

@@ -82,8 +82,10 @@ class Fixture:
                 pass
 
 
-def bpf_ids(pid):
-    """(prog ids, link ids) a process holds, from its fdinfo."""
+def bpf_ids(pid, own=None):
+    """(prog ids, link ids) a process holds, from its fdinfo.  With a set
+    @own, the ids of its links into its own memory (the uprobe warm-up
+    link, src/live/uprobe_link.h) are added to it too."""
     progs, links = set(), set()
     for fd, target in fd_targets(pid).items():
         if "bpf-prog" not in target and "bpf_link" not in target:
@@ -93,12 +95,16 @@ def bpf_ids(pid):
                 info = f.read()
         except OSError:
             continue
+        fields = {}
         for line in info.splitlines():
             k, _, v = line.partition(":")
-            if k == "prog_id":
-                progs.add(int(v))
-            elif k == "link_id":
-                links.add(int(v))
+            fields.setdefault(k, v.strip())
+        if "prog_id" in fields:
+            progs.add(int(fields["prog_id"]))
+        if "link_id" in fields:
+            links.add(int(fields["link_id"]))
+            if own is not None and fields.get("pid") == str(pid):
+                own.add(int(fields["link_id"]))
     return progs, links
 
 
@@ -143,6 +149,7 @@ class LiveRun:
         self.p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   text=True, env=env)
         self.progs, self.links = set(), set()
+        self.own_links = set()  # links into xprobe's own memory (the warm-up)
 
     def wait_armed(self, nlinks, timeout=10.0, settle=0.1):
         """Wait until the run holds @nlinks BPF links (then it arms within
@@ -152,14 +159,18 @@ class LiveRun:
             if self.p.poll() is not None:
                 raise AssertionError("xprobe exited before arming: rc=%s out=%s err=%s" % (
                     self.p.returncode, self.p.stdout.read(), self.p.stderr.read()))
-            progs, links = bpf_ids(self.p.pid)
+            own = set()
+            progs, links = bpf_ids(self.p.pid, own)
             self.progs |= progs
             self.links |= links
-            if len(links) >= nlinks:
+            self.own_links |= own
+            # the warm-up link into xprobe itself comes first: not the target's
+            if len(links - own) >= nlinks:
                 time.sleep(settle)
-                progs, links = bpf_ids(self.p.pid)
+                progs, links = bpf_ids(self.p.pid, own)
                 self.progs |= progs
                 self.links |= links
+                self.own_links |= own
                 return
             time.sleep(0.005)
         raise AssertionError("xprobe did not attach %d links in %.1fs" % (nlinks, timeout))

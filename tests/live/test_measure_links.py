@@ -19,8 +19,9 @@ def sleeper(calls, sleep_ms):
     return Fixture([fixture_path("live_sleeper"), "--calls", calls, "--sleep-ms", sleep_ms])
 
 
-def link_info(pid):
-    """fdinfo of every BPF link the process holds: a list of dicts."""
+def link_info(pid, own=None):
+    """fdinfo of every BPF link the process holds into another process: a
+    list of dicts (its links into itself, the uprobe warm-up, go to @own)."""
     out = []
     for fd, target in fd_targets(pid).items():
         if "bpf_link" not in target:
@@ -35,6 +36,10 @@ def link_info(pid):
             k, _, v = line.partition(":")
             info.setdefault(k.strip(), v.strip())
         info["_text"] = text
+        if info.get("pid") == str(pid):
+            if own is not None:
+                own.append(info)
+            continue
         out.append(info)
     return out
 
@@ -54,7 +59,8 @@ def run_pair(xprobe, kind, expect_type):
                       "--to", "uprobe:%s:xp_fx_sleep:return" % exe, "--match", "stack-nested",
                       "--samples", 5, "--timeout-ms", 20000, env=hook_env(kind))
         run.wait_armed(2)
-        links = link_info(run.p.pid)
+        own = []
+        links = link_info(run.p.pid, own)
         fx.go()
         done = fx.done()
         res = run.finish(timeout=60)
@@ -67,8 +73,13 @@ def run_pair(xprobe, kind, expect_type):
         assert sorted(l.get("link_type") for l in links) == ["uprobe_multi",
                                                              "uretprobe_multi"], links
         assert all(l.get("uprobe_cnt") == "1" for l in links), links
+        # the warm-up: one probe in xprobe's own executable, nowhere else
+        assert len(own) == 1 and own[0].get("uprobe_cnt") == "1", own
+        assert os.path.realpath(own[0]["path"]) == os.path.realpath(xprobe.binary), own
     else:
         assert [l.get("link_type") for l in links] == [expect_type, expect_type], links
+        assert own == [], own  # no uprobe_multi: no warm-up either
+    # every link, the warm-up's too, is gone soon after the exit
     assert_released(run.progs, run.links)
 
 
