@@ -184,6 +184,13 @@ struct xp_inv_lh_result {
 	uint64_t inflight_occupied; /* thread slots in use at the end */
 	uint64_t inflight_capacity, group_capacity, max_depth;
 	bool nested;
+	/* paired through a session link's per-call cookies (no in-flight
+	 * map: open_at_end = session_starts - pairs, and thread_exit_open,
+	 * unpaired_ends, inflight_overflow and depth_overflow stay 0) */
+	bool session;
+	/* how the uprobe endpoints attached (xp_uprobe_kind_name), NULL
+	 * without uprobe endpoints */
+	const char *uprobe_link;
 	int group_by;              /* XP_LH_BY_* */
 	/* the Agent's histograms (cuda: endpoints): how its pairs were formed
 	 * ("nvtx_range": push/pop and start/end, "cuda_api_call",

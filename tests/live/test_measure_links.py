@@ -145,15 +145,16 @@ def test_result_written_before_teardown(xprobe):
     assert alive, "xprobe exited before its document was complete on stdout"
 
 
-def hist_pair(xprobe, kind, expect):
-    """--histogram: its uprobe endpoints take the same link kinds."""
+def hist_pair(xprobe, kind, expect, link):
+    """--histogram: its uprobe endpoints take the same link kinds, and a
+    session link (one for both) where the kernel has it."""
     with Fixture([fixture_path("live_hist"), "--plan", "1000:20"]) as fx:
         exe = fx.ready["exe"]
         run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
                       "uprobe:%s:xp_hist_call:entry" % exe, "--to",
                       "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
                       "--duration-ms", 1500, env=hook_env(kind))
-        run.wait_armed(3)  # start, end, the thread-exit raw tracepoint
+        run.wait_armed(len(expect))  # the endpoints', the thread-exit raw tracepoint
         links = link_info(run.p.pid)
         fx.go()
         done = fx.done()
@@ -163,14 +164,25 @@ def hist_pair(xprobe, kind, expect):
     assert done["calls"] == 20
     c = res.doc["collection"]
     assert (c["starts"], c["ends"], c["pairs"]) == (20, 20, 20)
+    assert c["uprobe_link"] == link
     types = sorted(l.get("link_type") for l in links)
     assert types == expect, links
+    assert all(l.get("uprobe_cnt") == "1" for l in links if l.get("link_type") != "perf" and
+               l.get("link_type") != "raw_tracepoint"), links
     assert_released(run.progs, run.links)
 
 
+def test_histogram_uprobe_session_link(xprobe):
+    # the kernel under test (6.13+) has session uprobes: one uprobe_multi
+    # link (its fdinfo names no direction) runs one program at the entry
+    # and the return, and the returns pair
+    hist_pair(xprobe, None, ["raw_tracepoint", "uprobe_multi"], "uprobe_session")
+
+
 def test_histogram_uprobe_multi_links(xprobe):
-    hist_pair(xprobe, None, ["raw_tracepoint", "uprobe_multi", "uretprobe_multi"])
+    hist_pair(xprobe, "multi", ["raw_tracepoint", "uprobe_multi", "uretprobe_multi"],
+              "uprobe_multi")
 
 
 def test_histogram_perf_event_fallback(xprobe):
-    hist_pair(xprobe, "perf", ["perf", "perf", "raw_tracepoint"])
+    hist_pair(xprobe, "perf", ["perf", "perf", "raw_tracepoint"], "perf_event")
