@@ -4,15 +4,19 @@
  * --histogram`: open the skeleton, write the filters and the pairing
  * configuration, size the bounded maps from --max-inflight / --max-groups,
  * load only the programs the two endpoints need, attach every link, arm,
- * wait out the window, disarm, detach, read the maps once, and free
+ * wait out the window, disarm, read the maps once, detach, and free
  * everything on every path.
  *
  * Order matters for exactness, as in syscall_aggregate.c: every link is
  * attached before `armed` flips, so no lifecycle is half-seen at the start
  * except one the target was already inside (its end is an unpaired end);
- * at the end `armed` flips back before the links are destroyed (the kernel
- * waits out programs in flight) and the maps are read, so no program adds
- * into a value being read.
+ * at the end `armed` flips back and the programs still running are waited
+ * out (programs_done; else the links are destroyed first, and the kernel
+ * waits them out) before the maps are read, so no program adds into a
+ * value being read.  The caller may keep the disarmed links until it has
+ * written the result (xp_inv_lh_opts.keep): detaching waits a grace
+ * period per link in the kernel, tens of milliseconds the result need
+ * not wait for.
  *
  * The window ends on the first of: --duration-ms since arming; a stop
  * request (the caller's flag, set by SIGINT/SIGTERM, or common/cancel.h's
@@ -22,12 +26,14 @@
  * target exit is a result: the maps hold everything up to it.
  *
  * Attachments: a uprobe/uretprobe pair on the resolved file offset, opened
- * for the target PID, one program each (the role is the program); the two
+ * for the target PID, one program each (the role is the program), or one
+ * session link and one program for both (lh_ukind); the two
  * CPython GC USDT markers through libbpf, likewise; a syscall through the raw
  * tracepoints sys_enter/sys_exit with the number in rodata.  The
  * thread-exit raw tracepoint is attached for every plan.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -655,6 +661,47 @@ static int wait_window(const struct xp_inv_lh_opts *o, uint64_t armed_at, int pi
 	}
 }
 
+struct xp_inv_lh_attached {
+	struct bpf_link *links[XP_LH_LINKS_MAX];
+	int mlinks[2];
+	size_t nlinks, nmlinks;
+	struct latency_hist_bpf *skel;
+};
+
+int xp_inv_lh_detach(struct xp_inv_lh_attached *a)
+{
+	int rc, e;
+
+	if (!a)
+		return 0;
+	rc = xp_uprobe_links_close(a->mlinks, a->nmlinks);
+	while (a->nlinks) {
+		e = bpf_link__destroy(a->links[--a->nlinks]);
+		if (e && !rc)
+			rc = e < 0 ? e : -e;
+	}
+	latency_hist_bpf__destroy(a->skel);
+	free(a);
+	return rc;
+}
+
+/*
+ * After `armed` is cleared, wait until no program of ours still runs
+ * (one that read `armed` set may be adding): membarrier's global command
+ * is synchronize_rcu(), and every program of this object runs inside an
+ * RCU read-side section -- uprobe (perf-event, multi and session) and
+ * raw-tracepoint programs alike.  False when the kernel refuses it
+ * (nohz_full CPUs): the caller then detaches first.
+ */
+static bool programs_done(void)
+{
+	/* with one CPU online the kernel returns at once: a program
+	 * preempted on it would not be waited for */
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return false;
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
 int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r,
 		      struct xp_error *err)
 {
@@ -670,6 +717,8 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	bool own_pidfd = false;
 
 	memset(r, 0, sizeof(*r));
+	if (o->keep)
+		*o->keep = NULL;
 	if (!o->max_inflight || o->max_inflight > XP_LH_MAX_INFLIGHT_LIMIT ||
 	    (o->group_by != XP_LH_BY_NONE &&
 	     (!o->max_groups || o->max_groups > XP_LH_MAX_GROUPS_LIMIT)) ||
@@ -791,10 +840,14 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	r->stop = (enum xp_inv_lh_stop)rc;
 	__atomic_store_n(&skel->bss->armed, 0u, __ATOMIC_SEQ_CST);
 	r->window_ns = xpc_mono_ns() - r->armed_at_ns;
-	xp_uprobe_links_close(mlinks, nmlinks);
-	nmlinks = 0;
-	while (nlinks)
-		bpf_link__destroy(links[--nlinks]);
+	/* no program may add while the maps are read: wait out those that
+	 * saw `armed` set, or (no RCU wait here) detach first */
+	if (!o->keep || !programs_done()) {
+		xp_uprobe_links_close(mlinks, nmlinks);
+		nmlinks = 0;
+		while (nlinks)
+			bpf_link__destroy(links[--nlinks]);
+	}
 	rc = read_maps(skel, r, err);
 	if (!rc && o->explain)
 		rc = read_explain(skel, r, err);
@@ -804,6 +857,17 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	if (rc)
 		goto out;
 	xp_inv_lh_result_finish(r);
+	if (o->keep && (*o->keep = calloc(1, sizeof(**o->keep)))) {
+		struct xp_inv_lh_attached *a = *o->keep;
+
+		memcpy(a->links, links, sizeof(links));
+		memcpy(a->mlinks, mlinks, sizeof(mlinks));
+		a->nlinks = nlinks;
+		a->nmlinks = nmlinks;
+		a->skel = skel;
+		nlinks = nmlinks = 0;
+		skel = NULL;
+	}
 out:
 	intervals_free(&iv);
 	xp_uprobe_links_close(mlinks, nmlinks);

@@ -243,11 +243,20 @@ struct xp_inv_lh_opts {
 	uint64_t interval_ns;
 	int (*on_interval)(void *ctx, const struct xp_inv_lh_interval *iv, struct xp_error *err);
 	void *interval_ctx;
+	/* Non-NULL: a result leaves the probes attached (disarmed) in
+	 * *keep, for the caller to write the result first and detach
+	 * after (xp_inv_lh_detach); detaching waits a grace period per
+	 * link in the kernel.  NULL: detached before returning. */
+	struct xp_inv_lh_attached **keep;
 };
+
+/* A finished window's links and loaded object, disarmed. */
+struct xp_inv_lh_attached;
 
 /*
  * Load, attach (every link before arming), arm, wait out the window,
- * disarm, detach, read the maps, free (every path).  A target that exits
+ * disarm, wait out the programs still running (else detach first), read
+ * the maps, detach (or hand the links to @o->keep), free (every path).  A target that exits
  * during the window is a result (stop XP_LH_STOP_TARGET_EXITED).  Errors:
  * PERMISSION_DENIED, SESSION_LIMIT_EXCEEDED (map sizes the kernel
  * refuses), TARGET_EXITED (gone while attaching), BINARY_NOT_MAPPED /
@@ -257,6 +266,10 @@ struct xp_inv_lh_opts {
 int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r,
 		      struct xp_error *err);
 void xp_inv_lh_result_free(struct xp_inv_lh_result *r);
+
+/* Detach and free what xp_inv_lh_collect kept (NULL: nothing).  Returns 0
+ * or the first -errno of a link's close; everything is freed either way. */
+int xp_inv_lh_detach(struct xp_inv_lh_attached *a);
 
 /*
  * validate's proof that the histogram path loads here: the real object,

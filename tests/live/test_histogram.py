@@ -215,7 +215,7 @@ def test_session_pairs_every_depth_and_thread(xprobe):
     cookie): recursion deeper than --max-depth and more threads inside
     the function than --max-inflight are all paired, and nothing is
     unpaired (docs/histograms.md, "Session uprobes")."""
-    assert uprobe_session(), "this kernel (6.13+) has session uprobes"
+    assert uprobe_session(link_env(None)), "this kernel (6.13+) has session uprobes"
     with hist_fixture("--recurse", 4, "--recurse-calls", 20, "--recurse-us", 1000) as fx:
         res, done, _ = run_hist(xprobe, fx, nested_args(fx, "xp_hist_rec") +
                                 ["--max-depth", 3], env=link_env(None))
