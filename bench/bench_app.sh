@@ -136,15 +136,27 @@ class Tool:
             time.sleep(0.002)
         raise RuntimeError("the launcher started nothing")
 
-    def wait_fds(self, kinds, n, timeout=60, text=None):
-        """Armed: the tool holds @n descriptors of @kinds (and printed @text)."""
+    def wait_fds(self, kinds, n, timeout=60, text=None, stable=0.0):
+        """Armed: the tool holds @n descriptors of @kinds (and printed @text);
+        with @stable, at least @n and no new one for @stable seconds (an
+        xprobe --histogram of a uprobe pair holds two links with a session
+        link, three with uprobe_multi links: both builds are measured)."""
         pid = self.pid()
         deadline = time.monotonic() + timeout
+
+        def count():
+            return sum(1 for t in fd_targets(pid).values() if any(k in t for k in kinds))
         while time.monotonic() < deadline:
             if self.p.poll() is not None:
                 raise RuntimeError("tool exited before arming: %s" % self.text(self.err))
-            got = sum(1 for t in fd_targets(pid).values() if any(k in t for k in kinds))
+            got = count()
             if got >= n and (text is None or text in self.text(self.out) + self.text(self.err)):
+                while stable:
+                    time.sleep(stable)
+                    again = count()
+                    if again == got:
+                        break
+                    got = again
                 time.sleep(0.2)
                 return
             time.sleep(0.01)
@@ -263,7 +275,12 @@ BT_SYS = ("tracepoint:syscalls:sys_enter_write /pid == %d/ { @s[tid] = nsecs; } 
 BT_SYS_EMPTY = "tracepoint:syscalls:sys_enter_write {} tracepoint:syscalls:sys_exit_write {}"
 
 
+UPROBE_LINK = set()  # collection.uprobe_link of the --histogram runs
+
+
 def hist_pcts(doc):
+    if doc["collection"].get("uprobe_link"):
+        UPROBE_LINK.add(doc["collection"]["uprobe_link"])
     p = {x["percentile"]: x["value_ns"] for x in doc["histogram"]["percentiles"]}
     return p.get(50.0), p.get(99.0), doc["histogram"]["stats"]["count"]
 
@@ -325,7 +342,10 @@ def run_mode(mode, table, pipe, n, rp, stats=False):
                  ["--from", "syscall:write:entry", "--to", "syscall:write:exit", "--match",
                   "exact"])
         tool = Tool(argv)
-        tool.wait_fds(["bpf_link", "bpf-link"], 7 if explain else 3)
+        if explain or table != "uprobe":
+            tool.wait_fds(["bpf_link", "bpf-link"], 7 if explain else 3)
+        else:
+            tool.wait_fds(["bpf_link", "bpf-link"], 2, stable=0.3)
     elif mode.startswith("xprobe exact"):
         # every processCommand call is one pair; writes: about one per
         # request unpipelined, fewer pipelined (measured by --histogram)
@@ -505,6 +525,8 @@ def report(kind, pipe, res):
     def x(a, c):
         return "%.2fx" % (a / c) if a is not None and c else "n/a"
 
+    if UPROBE_LINK:
+        print("xprobe --histogram's uprobes attached as: %s" % ", ".join(sorted(UPROBE_LINK)))
     print("goals (issue 12; cost by throughput, as the issue defines it, then by redis's own "
           "CPU per call):")
     for key, how in (("added", "throughput"), ("added_cpu", "redis CPU")):
@@ -566,7 +588,10 @@ def long_mode():
         tool = Tool([XPROBE, "measure", "--pid", str(rp), "--histogram", "--json",
                      "--from", up_sel(False), "--to", up_sel(True), "--match", "stack-nested",
                      "--duration-ms", str(LONG_MS)] + (["--explain"] if LONG_EXPLAIN else []))
-        tool.wait_fds(["bpf_link", "bpf-link"], 7 if LONG_EXPLAIN else 3)
+        if LONG_EXPLAIN:
+            tool.wait_fds(["bpf_link", "bpf-link"], 7)
+        else:
+            tool.wait_fds(["bpf_link", "bpf-link"], 2, stable=0.3)
         xp = tool.pid()
         load = subprocess.Popen(
             ["sh", "-c", "while :; do taskset -c %s redis-benchmark -p %d -n 1000000 -c %d "

@@ -7,6 +7,8 @@
  *
  *   xp_lh_up_start   uprobe on one function's entry
  *   xp_lh_up_end     uretprobe on its return
+ *   xp_lh_up_session both at once, through a session link's per-call
+ *                    cookie (stack-nested pairs on kernels that have it)
  *   xp_lh_usdt_start CPython python:gc__start (libbpf USDT)
  *   xp_lh_usdt_end   python:gc__done
  *   xp_lh_sys_enter  raw tracepoint sys_enter, the start syscall number
@@ -44,7 +46,9 @@
  *
  * CO-RE: as bpf/xp_live.bpf.c, BPF_NO_PRESERVE_ACCESS_INDEX; the only
  * kernel layout read is x86-64 struct pt_regs (uapi), so nothing is
- * relocated and libbpf never parses the kernel's BTF at load.
+ * relocated.  The session kfuncs are extern symbols, so libbpf parses the
+ * kernel's BTF at every load of this object (to resolve them, loaded
+ * program or not): docs/histograms.md gives the cost.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -825,6 +829,56 @@ int xp_lh_up_end(struct pt_regs *ctx)
 		return 0;
 	now = bpf_ktime_get_ns();
 	on_end(tid, now);
+	return 0;
+}
+
+/*
+ * The session path (latency_hist.h): one program at the entry and the
+ * return of each call of a session link (BPF_TRACE_UPROBE_SESSION, Linux
+ * 6.13+), loaded only for stack-nested pairs without --by arg0 or
+ * --explain (the cookie holds 8 bytes: the time).  The kfuncs are weak:
+ * on a kernel without them this program is never loaded, and the
+ * up_start/up_end pair above runs instead.
+ *
+ * entry  not the target or not armed: return 1, so the kernel runs no
+ *        return for this call (nothing to pair, nothing unpaired); else
+ *        count the start and store the time in the call's cookie, last.
+ * return the time first; not armed any more: the call is open at the end
+ *        (session_starts - pairs); else pair with the cookie.  Only calls
+ *        whose entry stored reach it, so the target filter is not run
+ *        again (the thread id is read only with --by thread).
+ */
+extern bool bpf_session_is_return(void) __ksym __weak;
+extern __u64 *bpf_session_cookie(void) __ksym __weak;
+
+SEC("uprobe")
+int xp_lh_up_session(struct pt_regs *ctx)
+{
+	struct xp_lh_total *t;
+	__u32 pid, tid = 0;
+	__u64 now, *c;
+
+	if (bpf_session_is_return()) {
+		now = bpf_ktime_get_ns();
+		if (!armed)
+			return 0;
+		t = total();
+		c = bpf_session_cookie();
+		if (!t || !c)
+			return 0;
+		if (group_by == XP_LH_BY_THREAD)
+			xp_target_ids(&pid, &tid);
+		close_pair(t, 0, now, *c, 0, 0, tid);
+		return 0;
+	}
+	if (!xp_target_ids(&pid, &tid) || !armed)
+		return 1;
+	t = total();
+	c = bpf_session_cookie();
+	if (!t || !c)
+		return 1;
+	__sync_fetch_and_add(&t->c.session_starts, 1);
+	*c = bpf_ktime_get_ns();
 	return 0;
 }
 

@@ -26,6 +26,8 @@
  *                   stack-nested: recursion), at most --max-depth deep;
  *                   max_entries = --max-inflight.  Only one of the two
  *                   in-flight maps is sized; the other holds one entry.
+ *                   On the session path (below) neither is used: each
+ *                   call's start is its session cookie.
  *   xp_lh_zero      ARRAY, one zeroed struct xp_lh_zero: what a new group
  *                   or stack slot is created from (BPF's stack is 512
  *                   bytes, these values are larger).  Never written.
@@ -35,8 +37,18 @@
  * program (raw tracepoint sched_process_exit) deletes it when the thread
  * ends, so threads that come and go do not fill --max-inflight.
  *
+ * The session path (stack-nested uprobe pairs without --by arg0 or
+ * --explain, on kernels with BPF_TRACE_UPROBE_SESSION): one program runs
+ * at the entry and at the return of each call, and the kernel keeps one
+ * 8-byte cookie per call between the two.  The entry stores its time
+ * there, the return reads it: every return pairs with its own call's
+ * entry, at any depth, with no per-thread state.  An entry that does not
+ * store (not the target, not armed) returns 1 and the kernel skips that
+ * call's return, so nothing is unpaired; starts are counted
+ * (session_starts) for open_at_end.
+ *
  * Accounting identities, at the end of the window (open_at_end counted by
- * the collector from the in-flight map):
+ * the collector from the in-flight map, or session_starts - pairs):
  *   starts = pairs + superseded + open_at_end + thread_exit_open
  *            + inflight_overflow + depth_overflow
  *   ends   = pairs + unpaired_ends
@@ -131,6 +143,10 @@ struct xp_lh_counters {
 				    of two CPUs' clocks and were cut to it */
 	__u64 ex_block_overflow; /* blocked time whose (syscall, state) found the
 				    by-syscall map full */
+	/* the session path (xp_lh_up_session) */
+	__u64 session_starts;    /* starts kept in their call's cookie: no
+				    in-flight map holds them, so what is open
+				    at the end is session_starts - pairs */
 };
 
 struct xp_lh_total {

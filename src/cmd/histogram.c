@@ -394,6 +394,15 @@ struct lh_window {
 	struct xp_inv_lh_result *r;
 };
 
+/* The result is out: detach now; a failure is only a warning. */
+static void lh_detach(struct xp_inv_lh_attached *a)
+{
+	int e = xp_inv_lh_detach(a);
+
+	if (e)
+		xp_out_warning("failed to detach the histogram's probes: %s", strerror(-e));
+}
+
 /* --metrics-out is checked before anything attaches (as --events-out). */
 static int check_metrics_out(const char *path, struct xp_error *err)
 {
@@ -590,8 +599,10 @@ out:
 int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 {
 	uint64_t t0 = xpc_mono_ns();
+	struct xp_inv_lh_attached *kept = NULL;
 	struct xp_inv_lh_opts o = { .stop = &xp_inventory_stop,
-				    .on_armed = xp_inventory_verify_armed };
+				    .on_armed = xp_inventory_verify_armed,
+				    .keep = &kept };
 	struct xp_warnings ws = { 0 };
 	struct hist_progress prog;
 	struct xp_inv_lh_result r;
@@ -761,6 +772,10 @@ int xp_measure_histogram(struct xp_measure_req *req, struct xp_error *err)
 		rc = xp_emit_reported(req, XP_HTML_HISTOGRAM, &xp_doc_histogram, &view);
 	}
 out:
+	/* after the result is written (an error is written by the caller
+	 * after this): the disarmed probes hold nothing the document needs,
+	 * and detaching them waits a grace period per link */
+	lh_detach(kept);
 	free(exe);
 	if (have_r)
 		xp_inv_lh_result_free(&r);

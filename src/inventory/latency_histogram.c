@@ -4,15 +4,19 @@
  * --histogram`: open the skeleton, write the filters and the pairing
  * configuration, size the bounded maps from --max-inflight / --max-groups,
  * load only the programs the two endpoints need, attach every link, arm,
- * wait out the window, disarm, detach, read the maps once, and free
+ * wait out the window, disarm, read the maps once, detach, and free
  * everything on every path.
  *
  * Order matters for exactness, as in syscall_aggregate.c: every link is
  * attached before `armed` flips, so no lifecycle is half-seen at the start
  * except one the target was already inside (its end is an unpaired end);
- * at the end `armed` flips back before the links are destroyed (the kernel
- * waits out programs in flight) and the maps are read, so no program adds
- * into a value being read.
+ * at the end `armed` flips back and the programs still running are waited
+ * out (programs_done; else the links are destroyed first, and the kernel
+ * waits them out) before the maps are read, so no program adds into a
+ * value being read.  The caller may keep the disarmed links until it has
+ * written the result (xp_inv_lh_opts.keep): detaching waits a grace
+ * period per link in the kernel, tens of milliseconds the result need
+ * not wait for.
  *
  * The window ends on the first of: --duration-ms since arming; a stop
  * request (the caller's flag, set by SIGINT/SIGTERM, or common/cancel.h's
@@ -22,12 +26,14 @@
  * target exit is a result: the maps hold everything up to it.
  *
  * Attachments: a uprobe/uretprobe pair on the resolved file offset, opened
- * for the target PID, one program each (the role is the program); the two
+ * for the target PID, one program each (the role is the program), or one
+ * session link and one program for both (lh_ukind); the two
  * CPython GC USDT markers through libbpf, likewise; a syscall through the raw
  * tracepoints sys_enter/sys_exit with the number in rodata.  The
  * thread-exit raw tracepoint is attached for every plan.
  */
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,21 +88,37 @@ static int bpf_fail(struct xp_error *err, int e, const struct xp_live_endpoint *
  * rodata, which programs load, map sizes.  Returns 0 or -errno (errno of
  * libbpf), *out set on success.
  */
-/* How the uprobe endpoints attach: uprobe_multi links where the kernel
- * has them (the two close at once, uprobe_link.h), else perf-event links.
- * The session kind is not used: its kfuncs would make libbpf parse the
- * kernel's BTF at load. */
-static enum xp_uprobe_kind lh_ukind(const struct xp_live_filter *f)
+/*
+ * How the uprobe endpoints attach (uprobe_link.h).  A session link where
+ * the kernel has one and the pair fits a per-call cookie: stack-nested,
+ * the entry and the return of one function, no --by arg0 (the cookie
+ * holds the start's time only) and no --explain (its per-thread frames
+ * need the thread's depth): one program at both ends, no per-thread map
+ * (latency_hist.bpf.c, xp_lh_up_session).  Else uprobe_multi links (the
+ * two close at once), else perf-event links.
+ */
+static enum xp_uprobe_kind lh_ukind(const struct xp_live_filter *f,
+				    const struct xp_live_endpoint *start,
+				    const struct xp_live_endpoint *end, bool nested, int group_by,
+				    bool explain)
 {
 	enum xp_uprobe_kind k = xp_uprobe_kind_for(f ? f->global_tgid : 0);
+	bool one_call = start->kind == XP_LIVE_UPROBE && end->kind == XP_LIVE_UPROBE &&
+			!start->retprobe && end->retprobe &&
+			start->file_offset == end->file_offset && start->access_path &&
+			end->access_path && !strcmp(start->access_path, end->access_path);
 
-	return k == XP_UPROBE_SESSION ? XP_UPROBE_MULTI : k;
+	if (k == XP_UPROBE_SESSION &&
+	    !(one_call && nested && group_by != XP_LH_BY_ARG0 && !explain))
+		k = XP_UPROBE_MULTI;
+	return k;
 }
 
 static int configure(struct latency_hist_bpf **out, const struct xp_live_filter *f,
 		     const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
 		     bool nested, int group_by, uint64_t max_groups, uint64_t max_inflight,
-		     uint64_t max_depth, bool explain, uint32_t explain_top)
+		     uint64_t max_depth, bool explain, uint32_t explain_top,
+		     enum xp_uprobe_kind uk)
 {
 	struct latency_hist_bpf *skel;
 	bool up = start->kind == XP_LIVE_UPROBE, usdt = start->kind == XP_LIVE_USDT;
@@ -116,9 +138,14 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 		skel->rodata->start_nr = start->syscall_nr;
 		skel->rodata->end_nr = end->syscall_nr;
 	}
-	bpf_program__set_autoload(skel->progs.xp_lh_up_start, up);
-	bpf_program__set_autoload(skel->progs.xp_lh_up_end, up);
-	if (up && lh_ukind(f) != XP_UPROBE_PERF) {
+	bpf_program__set_autoload(skel->progs.xp_lh_up_start, up && uk != XP_UPROBE_SESSION);
+	bpf_program__set_autoload(skel->progs.xp_lh_up_end, up && uk != XP_UPROBE_SESSION);
+	bpf_program__set_autoload(skel->progs.xp_lh_up_session, up && uk == XP_UPROBE_SESSION);
+	if (up && uk == XP_UPROBE_SESSION) {
+		bpf_program__set_expected_attach_type(
+			skel->progs.xp_lh_up_session,
+			(enum bpf_attach_type)xp_uprobe_attach_type(XP_UPROBE_SESSION));
+	} else if (up && uk != XP_UPROBE_PERF) {
 		int t = xp_uprobe_attach_type(XP_UPROBE_MULTI);
 
 		bpf_program__set_expected_attach_type(skel->progs.xp_lh_up_start,
@@ -172,7 +199,8 @@ int xp_inv_lh_load_check(const struct xp_live_endpoint *start, const struct xp_l
 
 	xp_live_libbpf_capture();
 	rc = configure(&skel, NULL, start, end, nested, group_by, XP_LH_DEFAULT_MAX_GROUPS,
-		       XP_LH_DEFAULT_MAX_INFLIGHT, XP_LH_DEFAULT_MAX_DEPTH, false, 0);
+		       XP_LH_DEFAULT_MAX_INFLIGHT, XP_LH_DEFAULT_MAX_DEPTH, false, 0,
+		       lh_ukind(NULL, start, end, nested, group_by, false));
 	if (rc)
 		goto fail;
 	rc = latency_hist_bpf__load(skel);
@@ -259,6 +287,7 @@ static int read_totals(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r
 		r->c.ex_unexplained += t->c.ex_unexplained;
 		r->c.ex_clamped += t->c.ex_clamped;
 		r->c.ex_block_overflow += t->c.ex_block_overflow;
+		r->c.session_starts += t->c.session_starts;
 	}
 	if (r->group_by != XP_LH_BY_NONE) {
 		fd = bpf_map__fd(skel->maps.xp_lh_groups);
@@ -295,6 +324,13 @@ static int read_maps(struct latency_hist_bpf *skel, struct xp_inv_lh_result *r,
 
 	if (rc)
 		return rc;
+	if (r->session) {
+		/* no in-flight map: a start is open when it did not pair (its
+		 * return not run yet, or never: its thread exited inside) */
+		if (r->c.session_starts > r->total.count)
+			r->open_at_end = r->c.session_starts - r->total.count;
+		return 0;
+	}
 	fd = bpf_map__fd(r->nested ? skel->maps.xp_lh_stack : skel->maps.xp_lh_open);
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
@@ -625,6 +661,47 @@ static int wait_window(const struct xp_inv_lh_opts *o, uint64_t armed_at, int pi
 	}
 }
 
+struct xp_inv_lh_attached {
+	struct bpf_link *links[XP_LH_LINKS_MAX];
+	int mlinks[2];
+	size_t nlinks, nmlinks;
+	struct latency_hist_bpf *skel;
+};
+
+int xp_inv_lh_detach(struct xp_inv_lh_attached *a)
+{
+	int rc, e;
+
+	if (!a)
+		return 0;
+	rc = xp_uprobe_links_close(a->mlinks, a->nmlinks);
+	while (a->nlinks) {
+		e = bpf_link__destroy(a->links[--a->nlinks]);
+		if (e && !rc)
+			rc = e < 0 ? e : -e;
+	}
+	latency_hist_bpf__destroy(a->skel);
+	free(a);
+	return rc;
+}
+
+/*
+ * After `armed` is cleared, wait until no program of ours still runs
+ * (one that read `armed` set may be adding): membarrier's global command
+ * is synchronize_rcu(), and every program of this object runs inside an
+ * RCU read-side section -- uprobe (perf-event, multi and session) and
+ * raw-tracepoint programs alike.  False when the kernel refuses it
+ * (nohz_full CPUs): the caller then detaches first.
+ */
+static bool programs_done(void)
+{
+	/* with one CPU online the kernel returns at once: a program
+	 * preempted on it would not be waited for */
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return false;
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
+}
+
 int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r,
 		      struct xp_error *err)
 {
@@ -636,9 +713,12 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	int mlinks[2]; /* the uprobe endpoints' uprobe_multi links */
 	size_t nlinks = 0, nmlinks = 0, i;
 	int pidfd = -1, rc, e = 0;
+	enum xp_uprobe_kind uk;
 	bool own_pidfd = false;
 
 	memset(r, 0, sizeof(*r));
+	if (o->keep)
+		*o->keep = NULL;
 	if (!o->max_inflight || o->max_inflight > XP_LH_MAX_INFLIGHT_LIMIT ||
 	    (o->group_by != XP_LH_BY_NONE &&
 	     (!o->max_groups || o->max_groups > XP_LH_MAX_GROUPS_LIMIT)) ||
@@ -664,8 +744,12 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 				    "cannot count the possible CPUs: %s", strerror(-r->ncpus));
 
 	xp_live_libbpf_capture();
+	uk = lh_ukind(&o->filter, o->start, o->end, o->nested, o->group_by, o->explain);
+	r->session = o->start->kind == XP_LIVE_UPROBE && uk == XP_UPROBE_SESSION;
+	if (o->start->kind == XP_LIVE_UPROBE)
+		r->uprobe_link = xp_uprobe_kind_name(uk);
 	rc = configure(&skel, &o->filter, o->start, o->end, o->nested, o->group_by, o->max_groups,
-		       o->max_inflight, o->max_depth, o->explain, o->explain_top);
+		       o->max_inflight, o->max_depth, o->explain, o->explain_top, uk);
 	if (rc) {
 		rc = bpf_fail(err, -rc, NULL, "open");
 		goto out;
@@ -690,20 +774,23 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 		if (rc)
 			goto out;
 	}
-	for (i = 0; i < 2; i++) {
-		if (eps[i]->kind == XP_LIVE_UPROBE && lh_ukind(&o->filter) != XP_UPROBE_PERF) {
+	/* a session link is both endpoints: one link, made at i == 0 */
+	for (i = 0; i < (r->session ? 1u : 2u); i++) {
+		if (eps[i]->kind == XP_LIVE_UPROBE && uk != XP_UPROBE_PERF) {
 			uint64_t off = eps[i]->file_offset;
 			struct xp_uprobe_multi m = {
 				.path = eps[i]->access_path,
 				.offsets = &off,
 				.cnt = 1,
 				.retprobe = eps[i]->retprobe,
+				.session = r->session,
 				.pid = xp_proc_attach_pid(o->target->pid),
 			};
+			struct bpf_program *p = r->session ? skel->progs.xp_lh_up_session :
+					       i == 1	   ? skel->progs.xp_lh_up_end :
+							     skel->progs.xp_lh_up_start;
 
-			e = xp_uprobe_multi_attach(bpf_program__fd(i == 1 ? skel->progs.xp_lh_up_end
-									  : skel->progs.xp_lh_up_start),
-						   &m);
+			e = xp_uprobe_multi_attach(bpf_program__fd(p), &m);
 			if (e >= 0) {
 				mlinks[nmlinks++] = e;
 				continue;
@@ -753,10 +840,14 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	r->stop = (enum xp_inv_lh_stop)rc;
 	__atomic_store_n(&skel->bss->armed, 0u, __ATOMIC_SEQ_CST);
 	r->window_ns = xpc_mono_ns() - r->armed_at_ns;
-	xp_uprobe_links_close(mlinks, nmlinks);
-	nmlinks = 0;
-	while (nlinks)
-		bpf_link__destroy(links[--nlinks]);
+	/* no program may add while the maps are read: wait out those that
+	 * saw `armed` set, or (no RCU wait here) detach first */
+	if (!o->keep || !programs_done()) {
+		xp_uprobe_links_close(mlinks, nmlinks);
+		nmlinks = 0;
+		while (nlinks)
+			bpf_link__destroy(links[--nlinks]);
+	}
 	rc = read_maps(skel, r, err);
 	if (!rc && o->explain)
 		rc = read_explain(skel, r, err);
@@ -766,6 +857,17 @@ int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r
 	if (rc)
 		goto out;
 	xp_inv_lh_result_finish(r);
+	if (o->keep && (*o->keep = calloc(1, sizeof(**o->keep)))) {
+		struct xp_inv_lh_attached *a = *o->keep;
+
+		memcpy(a->links, links, sizeof(links));
+		memcpy(a->mlinks, mlinks, sizeof(mlinks));
+		a->nlinks = nlinks;
+		a->nmlinks = nmlinks;
+		a->skel = skel;
+		nlinks = nmlinks = 0;
+		skel = NULL;
+	}
 out:
 	intervals_free(&iv);
 	xp_uprobe_links_close(mlinks, nmlinks);

@@ -184,6 +184,13 @@ struct xp_inv_lh_result {
 	uint64_t inflight_occupied; /* thread slots in use at the end */
 	uint64_t inflight_capacity, group_capacity, max_depth;
 	bool nested;
+	/* paired through a session link's per-call cookies (no in-flight
+	 * map: open_at_end = session_starts - pairs, and thread_exit_open,
+	 * unpaired_ends, inflight_overflow and depth_overflow stay 0) */
+	bool session;
+	/* how the uprobe endpoints attached (xp_uprobe_kind_name), NULL
+	 * without uprobe endpoints */
+	const char *uprobe_link;
 	int group_by;              /* XP_LH_BY_* */
 	/* the Agent's histograms (cuda: endpoints): how its pairs were formed
 	 * ("nvtx_range": push/pop and start/end, "cuda_api_call",
@@ -236,11 +243,20 @@ struct xp_inv_lh_opts {
 	uint64_t interval_ns;
 	int (*on_interval)(void *ctx, const struct xp_inv_lh_interval *iv, struct xp_error *err);
 	void *interval_ctx;
+	/* Non-NULL: a result leaves the probes attached (disarmed) in
+	 * *keep, for the caller to write the result first and detach
+	 * after (xp_inv_lh_detach); detaching waits a grace period per
+	 * link in the kernel.  NULL: detached before returning. */
+	struct xp_inv_lh_attached **keep;
 };
+
+/* A finished window's links and loaded object, disarmed. */
+struct xp_inv_lh_attached;
 
 /*
  * Load, attach (every link before arming), arm, wait out the window,
- * disarm, detach, read the maps, free (every path).  A target that exits
+ * disarm, wait out the programs still running (else detach first), read
+ * the maps, detach (or hand the links to @o->keep), free (every path).  A target that exits
  * during the window is a result (stop XP_LH_STOP_TARGET_EXITED).  Errors:
  * PERMISSION_DENIED, SESSION_LIMIT_EXCEEDED (map sizes the kernel
  * refuses), TARGET_EXITED (gone while attaching), BINARY_NOT_MAPPED /
@@ -250,6 +266,10 @@ struct xp_inv_lh_opts {
 int xp_inv_lh_collect(const struct xp_inv_lh_opts *o, struct xp_inv_lh_result *r,
 		      struct xp_error *err);
 void xp_inv_lh_result_free(struct xp_inv_lh_result *r);
+
+/* Detach and free what xp_inv_lh_collect kept (NULL: nothing).  Returns 0
+ * or the first -errno of a link's close; everything is freed either way. */
+int xp_inv_lh_detach(struct xp_inv_lh_attached *a);
 
 /*
  * validate's proof that the histogram path loads here: the real object,

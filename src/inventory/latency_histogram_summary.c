@@ -29,7 +29,7 @@
 #ifndef __bpf__
 _Static_assert(sizeof(struct xp_ex_sums) == 64, "xp_ex_sums layout");
 _Static_assert(sizeof(struct xp_lh_hist) == 64 + 24 + 8 * XP_LH_BUCKETS, "xp_lh_hist layout");
-_Static_assert(sizeof(struct xp_lh_counters) == 88, "xp_lh_counters layout");
+_Static_assert(sizeof(struct xp_lh_counters) == 96, "xp_lh_counters layout");
 _Static_assert(sizeof(struct xp_ex_buckets) <= 32768, "a per-CPU value is at most 32 KiB");
 _Static_assert(XP_EX_BUCKET_ROWS >= XP_LH_BUCKETS &&
 		       (XP_EX_BUCKET_ROWS & (XP_EX_BUCKET_ROWS - 1)) == 0,

@@ -314,6 +314,7 @@ void xp_render_histogram_json(struct xpc_json *w, const struct xp_histogram_view
 	xpc_json_ku64(w, "setup_ns", r->setup_ns);
 	xpc_json_ku64(w, "armed_at_ns", r->armed_at_ns);
 	xpc_json_kbool(w, "pid_namespace_filter", v->pid_namespace_filter);
+	xpc_json_kstr(w, "uprobe_link", r->uprobe_link); /* NULL: null */
 	xpc_json_ku64(w, "starts", r->starts);
 	xpc_json_ku64(w, "ends", r->ends);
 	xpc_json_ku64(w, "pairs", r->pairs);

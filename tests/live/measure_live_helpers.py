@@ -207,3 +207,29 @@ def measure_fixture(xprobe, fx, args, nlinks, env=None, timeout=60):
     done = fx.done()
     res = run.finish(timeout=timeout)
     return res, done, run
+
+
+def uprobe_session(env=None):
+    """Whether uprobes may attach as session links here (src/live/
+    uprobe_link.h): BPF_TRACE_UPROBE_SESSION came in Linux 6.13, and
+    XPROBE_TEST_UPROBE_LINK=multi or perf forces a lesser kind."""
+    env = os.environ if env is None else env
+    if env.get("XPROBE_TEST_UPROBE_LINK") in ("multi", "perf"):
+        return False
+    major, minor = os.uname().release.split("-")[0].split(".")[:2]
+    return (int(major), int(minor)) >= (6, 13)
+
+
+def hist_nlinks(args, env=None):
+    """BPF links a `measure --histogram` run with @args holds once armed:
+    the thread-exit raw tracepoint, its endpoints' links -- one session
+    link for a stack-nested pair of one function's entry and return
+    without --by arg0 or --explain (src/inventory/latency_histogram.c,
+    lh_ukind), else two -- and four scheduler programs with --explain."""
+    a = [str(x) for x in args]
+    explain = "--explain" in a
+    by = a[a.index("--by") + 1] if "--by" in a else None
+    nested = "--match" in a and a[a.index("--match") + 1] == "stack-nested"
+    up = sum(1 for x in a if x.startswith("uprobe:")) == 2
+    one = up and nested and by != "arg0" and not explain and uprobe_session(env)
+    return 1 + (1 if one else 2) + (4 if explain else 0)

@@ -25,11 +25,10 @@ import time
 import pytest
 
 from measure_live_helpers import (FIXTURE_SRC, PY311, Fixture, LiveRun, assert_released,
-                                  fixture_path)
+                                  fixture_path, hist_nlinks, uprobe_session)
 
 SCHEMA = "latency-histogram-result"
 PROBE_NS = 300_000  # the two probes' cost and a little scheduling, far above both
-NLINKS = 3          # start, end, and the thread-exit raw tracepoint
 PCTS = [50.0, 90.0, 95.0, 99.0, 99.9]
 PLAN = "1000:40,2000:30,5000:20,10000:8,20000:2"  # us:calls, 100 calls
 
@@ -47,14 +46,23 @@ def nested_args(fx, fn="xp_hist_call"):
             "stack-nested"]
 
 
-def run_hist(xprobe, fx, args, duration=3000, go=True, json_mode=True):
+def link_env(kind):
+    """The environment with XPROBE_TEST_UPROBE_LINK=@kind (None: unset)."""
+    env = dict(os.environ)
+    env.pop("XPROBE_TEST_UPROBE_LINK", None)
+    if kind:
+        env["XPROBE_TEST_UPROBE_LINK"] = kind
+    return env
+
+
+def run_hist(xprobe, fx, args, duration=3000, go=True, json_mode=True, env=None):
     """measure --histogram in the background, armed, then one round of the
     fixture; returns (Result, the fixture's done line, the run)."""
     argv = ["--pid", fx.pid, "--histogram"] + list(args)
     if duration:
         argv += ["--duration-ms", duration]
-    run = LiveRun(xprobe, *argv, json_mode=json_mode)
-    run.wait_armed(NLINKS)
+    run = LiveRun(xprobe, *argv, json_mode=json_mode, env=env)
+    run.wait_armed(hist_nlinks(argv, env))
     done = None
     if go:
         fx.go()
@@ -158,9 +166,12 @@ def test_recursion_pairs_innermost_first(xprobe):
 
 
 def test_depth_bound_keeps_the_outer_calls(xprobe):
+    # the per-thread stack's bound (the uprobe_multi path: a session link
+    # keeps no stack, below)
     with hist_fixture("--recurse", 4, "--recurse-calls", 20, "--recurse-us", 1000) as fx:
         res, done, _ = run_hist(xprobe, fx, nested_args(fx, "xp_hist_rec") +
-                                ["--max-depth", 3])
+                                ["--max-depth", 3], env=link_env("multi"))
+        assert res.doc["collection"]["uprobe_link"] == "uprobe_multi"
         assert res.rc == 0, res
         doc, c = res.doc, res.doc["collection"]
         check_accounting(doc)
@@ -199,10 +210,45 @@ def test_threads_coming_and_going_by_thread(xprobe):
     assert_released(run.progs, run.links)
 
 
-def test_inflight_overflow_is_counted(xprobe):
-    # six threads inside the function at once, two slots
+def test_session_pairs_every_depth_and_thread(xprobe):
+    """A session link pairs each return with its own call's entry (the
+    cookie): recursion deeper than --max-depth and more threads inside
+    the function than --max-inflight are all paired, and nothing is
+    unpaired (docs/histograms.md, "Session uprobes")."""
+    assert uprobe_session(link_env(None)), "this kernel (6.13+) has session uprobes"
+    with hist_fixture("--recurse", 4, "--recurse-calls", 20, "--recurse-us", 1000) as fx:
+        res, done, _ = run_hist(xprobe, fx, nested_args(fx, "xp_hist_rec") +
+                                ["--max-depth", 3], env=link_env(None))
+        assert res.rc == 0, res
+        doc, c = res.doc, res.doc["collection"]
+        assert c["uprobe_link"] == "uprobe_session"
+        check_accounting(doc)
+        assert (c["starts"], c["pairs"]) == (100, 100)
+        assert c["depth_overflow"] == 0 and c["unpaired_ends"] == 0 and c["open_at_end"] == 0
+        assert c["completeness"] == "complete" and doc["warnings"] == []
+        levels = done["levels_ns"]
+        check_stats(doc["histogram"], [x for lv in levels for x in lv])
+        fx.quit()
     with hist_fixture("--block", 6, "--block-ms", 300) as fx:
-        res, done, _ = run_hist(xprobe, fx, nested_args(fx) + ["--max-inflight", 2])
+        res, done, _ = run_hist(xprobe, fx, nested_args(fx) + ["--max-inflight", 2],
+                                env=link_env(None))
+        assert res.rc == 0, res
+        doc, c = res.doc, res.doc["collection"]
+        assert c["uprobe_link"] == "uprobe_session"
+        check_accounting(doc)
+        assert done["calls"] == 6
+        assert c["pairs"] == 6 and c["inflight_overflow"] == 0 and c["unpaired_ends"] == 0
+        assert c["inflight_occupied"] == 0 and c["completeness"] == "complete"
+        fx.quit()
+
+
+def test_inflight_overflow_is_counted(xprobe):
+    # six threads inside the function at once, two slots (the per-thread
+    # map of the uprobe_multi path)
+    with hist_fixture("--block", 6, "--block-ms", 300) as fx:
+        res, done, _ = run_hist(xprobe, fx, nested_args(fx) + ["--max-inflight", 2],
+                                env=link_env("multi"))
+        assert res.doc["collection"]["uprobe_link"] == "uprobe_multi"
         assert res.rc == 0, res
         doc, c = res.doc, res.doc["collection"]
         check_accounting(doc)
@@ -233,7 +279,7 @@ def test_target_exit_mid_window_is_a_result(xprobe):
 def test_stop_request_without_duration_is_a_result(xprobe, signo):
     with hist_fixture("--plan", "1000:5", "--tick-us", 2000) as fx:
         run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", *nested_args(fx))
-        run.wait_armed(NLINKS)
+        run.wait_armed(hist_nlinks(nested_args(fx)))
         fx.go()
         fx.done()
         time.sleep(1.0)
@@ -254,7 +300,7 @@ def test_timeout_bounds_an_open_window(xprobe):
     with hist_fixture("--tick-us", 2000) as fx:
         run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", *nested_args(fx),
                       "--timeout-ms", 1500)
-        run.wait_armed(NLINKS)
+        run.wait_armed(hist_nlinks(nested_args(fx)))
         fx.go()
         res = run.finish(schema_name=SCHEMA)
         assert res.rc == 0, res

@@ -33,10 +33,9 @@ import time
 import urllib.parse
 import urllib.request
 
-from measure_live_helpers import Fixture, LiveRun, assert_released, fixture_path
+from measure_live_helpers import Fixture, LiveRun, assert_released, fixture_path, hist_nlinks
 
 SCHEMA = "latency-histogram-result"
-NLINKS = 3  # thread exit, entry, return
 EDGE_NS = 200_000
 
 
@@ -46,11 +45,11 @@ def hist_fixture(*args):
 
 def run_hist(xprobe, fx, *extra, json_mode=True):
     exe = fx.ready["exe"]
-    run = LiveRun(xprobe, "--pid", fx.pid, "--histogram",
-                  "--from", "uprobe:%s:xp_hist_call:entry" % exe,
-                  "--to", "uprobe:%s:xp_hist_call:return" % exe,
-                  "--match", "stack-nested", *extra, json_mode=json_mode)
-    run.wait_armed(NLINKS)
+    args = ["--from", "uprobe:%s:xp_hist_call:entry" % exe,
+            "--to", "uprobe:%s:xp_hist_call:return" % exe,
+            "--match", "stack-nested", *extra]
+    run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", *args, json_mode=json_mode)
+    run.wait_armed(hist_nlinks(args))
     fx.go()
     done = fx.done()
     return run.finish(schema_name=SCHEMA), done, run

@@ -10,6 +10,7 @@ import os
 import select
 import time
 
+import xprobe_test
 from measure_live_helpers import (Fixture, LiveRun, assert_released, fd_targets, fixture_path,
                                   measure_fixture)
 from test_measure_uprobe import check_pairs
@@ -156,15 +157,62 @@ def test_result_written_before_teardown(xprobe):
     assert alive, "xprobe exited before its document was complete on stdout"
 
 
-def hist_pair(xprobe, kind, expect):
-    """--histogram: its uprobe endpoints take the same link kinds."""
+def test_histogram_result_written_before_teardown(xprobe):
+    """--histogram writes its document while its disarmed probes are still
+    attached, and detaches after (perf-event links wait a grace period
+    each, so the gap is wide); the result is whole all the same."""
+    with Fixture([fixture_path("live_hist"), "--plan", "1000:20"]) as fx:
+        exe = fx.ready["exe"]
+        run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
+                      "uprobe:%s:xp_hist_call:entry" % exe, "--to",
+                      "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
+                      "--duration-ms", 1500, env=hook_env("perf"))
+        run.wait_armed(3)
+        fx.go()
+        done = fx.done()
+        fd = run.p.stdout.fileno()
+        os.set_blocking(fd, False)
+        buf, doc, links_then = b"", None, None
+        deadline = time.monotonic() + 30
+        while doc is None and time.monotonic() < deadline:
+            select.select([fd], [], [], 1.0)
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            buf += chunk
+            try:
+                doc = json.loads(buf)
+                links_then = link_info(run.p.pid) if run.p.poll() is None else None
+            except ValueError:
+                pass
+        run.p.wait(timeout=30)
+        err = run.p.stderr.read()
+        fx.quit()
+    assert doc is not None and doc["status"] == "completed", buf
+    assert run.p.returncode == 0 and err == "", err
+    doc = xprobe_test.check_document(run.argv, run.p.returncode, buf.decode(),
+                                     "latency-histogram-result")
+    assert done["calls"] == 20
+    c = doc["collection"]
+    assert (c["starts"], c["ends"], c["pairs"]) == (20, 20, 20) and c["uprobe_link"] == "perf_event"
+    # the document was complete while the process still held its links
+    assert links_then, "xprobe had detached (or exited) before its document was complete"
+    assert_released(run.progs, run.links)
+
+
+def hist_pair(xprobe, kind, expect, link):
+    """--histogram: its uprobe endpoints take the same link kinds, and a
+    session link (one for both) where the kernel has it."""
     with Fixture([fixture_path("live_hist"), "--plan", "1000:20"]) as fx:
         exe = fx.ready["exe"]
         run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
                       "uprobe:%s:xp_hist_call:entry" % exe, "--to",
                       "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
                       "--duration-ms", 1500, env=hook_env(kind))
-        run.wait_armed(3)  # start, end, the thread-exit raw tracepoint
+        run.wait_armed(len(expect))  # the endpoints', the thread-exit raw tracepoint
         links = link_info(run.p.pid)
         fx.go()
         done = fx.done()
@@ -174,14 +222,25 @@ def hist_pair(xprobe, kind, expect):
     assert done["calls"] == 20
     c = res.doc["collection"]
     assert (c["starts"], c["ends"], c["pairs"]) == (20, 20, 20)
+    assert c["uprobe_link"] == link
     types = sorted(l.get("link_type") for l in links)
     assert types == expect, links
+    assert all(l.get("uprobe_cnt") == "1" for l in links if l.get("link_type") != "perf" and
+               l.get("link_type") != "raw_tracepoint"), links
     assert_released(run.progs, run.links)
 
 
+def test_histogram_uprobe_session_link(xprobe):
+    # the kernel under test (6.13+) has session uprobes: one uprobe_multi
+    # link (its fdinfo names no direction) runs one program at the entry
+    # and the return, and the returns pair
+    hist_pair(xprobe, None, ["raw_tracepoint", "uprobe_multi"], "uprobe_session")
+
+
 def test_histogram_uprobe_multi_links(xprobe):
-    hist_pair(xprobe, None, ["raw_tracepoint", "uprobe_multi", "uretprobe_multi"])
+    hist_pair(xprobe, "multi", ["raw_tracepoint", "uprobe_multi", "uretprobe_multi"],
+              "uprobe_multi")
 
 
 def test_histogram_perf_event_fallback(xprobe):
-    hist_pair(xprobe, "perf", ["perf", "perf", "raw_tracepoint"])
+    hist_pair(xprobe, "perf", ["perf", "perf", "raw_tracepoint"], "perf_event")

@@ -22,7 +22,8 @@ import report_html as rh
 from browser import Browser
 from cuda_helpers import CuptiFixture, measure_cuda
 from inv_helpers import InvProc
-from measure_live_helpers import Fixture, LiveRun, fixture_path, measure_fixture, start_time
+from measure_live_helpers import (Fixture, LiveRun, fixture_path, hist_nlinks, measure_fixture,
+                                  start_time)
 
 SCREENSHOT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "docs", "img", "report.png")
@@ -142,10 +143,10 @@ def test_histogram_page(xprobe, tmp_path, browser):
     out = tmp_path / "hist.html"
     with Fixture([fixture_path("live_hist"), "--plan", "1000:20,3000:10,9000:4"]) as fx:
         sel = "uprobe:%s:xp_hist_call:" % fx.ready["exe"]
-        run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from", sel + "entry", "--to",
-                      sel + "return", "--match", "stack-nested", "--duration-ms", 2500,
+        args = ["--from", sel + "entry", "--to", sel + "return", "--match", "stack-nested"]
+        run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", *args, "--duration-ms", 2500,
                       "--report", out)
-        run.wait_armed(3)
+        run.wait_armed(hist_nlinks(args))
         fx.go()
         fx.done()
         res = run.finish(schema_name="latency-histogram-result")
