@@ -35,7 +35,7 @@ fail:
 	return -1;
 }
 
-void xpc_buf_append(struct xpc_buf *b, const void *p, size_t n)
+void xpc_buf_append_slow(struct xpc_buf *b, const void *p, size_t n)
 {
 	if (xpc_buf_reserve(b, n))
 		return;
@@ -48,16 +48,6 @@ void xpc_buf_append(struct xpc_buf *b, const void *p, size_t n)
 void xpc_buf_puts(struct xpc_buf *b, const char *s)
 {
 	xpc_buf_append(b, s, strlen(s));
-}
-
-void xpc_buf_putc(struct xpc_buf *b, char c)
-{
-	if (b->len + 1 < b->cap && !b->failed) {
-		b->data[b->len++] = c;
-		b->data[b->len] = '\0';
-		return;
-	}
-	xpc_buf_append(b, &c, 1);
 }
 
 void xpc_buf_vprintf(struct xpc_buf *b, const char *fmt, va_list ap)

@@ -25,9 +25,33 @@ struct xpc_buf {
 #define XPC_BUF_INIT { NULL, 0, 0, false }
 
 int xpc_buf_reserve(struct xpc_buf *b, size_t extra);
-void xpc_buf_append(struct xpc_buf *b, const void *p, size_t n);
+/* The out-of-line part of xpc_buf_append/_putc: grows the buffer. */
+void xpc_buf_append_slow(struct xpc_buf *b, const void *p, size_t n);
+
+/* Inline: the JSON writer appends a few bytes at a time, millions of times
+ * for a large document; only growth leaves the caller. */
+static inline void xpc_buf_append(struct xpc_buf *b, const void *p, size_t n)
+{
+	if (b->len + n < b->cap && !b->failed) {
+		__builtin_memcpy(b->data + b->len, p, n);
+		b->len += n;
+		b->data[b->len] = '\0';
+		return;
+	}
+	xpc_buf_append_slow(b, p, n);
+}
+
+static inline void xpc_buf_putc(struct xpc_buf *b, char c)
+{
+	if (b->len + 1 < b->cap && !b->failed) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+		return;
+	}
+	xpc_buf_append_slow(b, &c, 1);
+}
+
 void xpc_buf_puts(struct xpc_buf *b, const char *s);
-void xpc_buf_putc(struct xpc_buf *b, char c);
 void xpc_buf_printf(struct xpc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void xpc_buf_vprintf(struct xpc_buf *b, const char *fmt, va_list ap);

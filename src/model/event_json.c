@@ -174,13 +174,22 @@ void xp_event_render_attributes(struct xpc_json *w, const struct xp_capture *c,
 void xp_event_render(struct xpc_json *w, const struct xp_capture *c, const struct xp_event *e,
 		     const char *session_id)
 {
-	char event_id[32];
+	char event_id[32], *p = event_id + sizeof(event_id) - 1;
+	uint64_t v = e->sequence;
 
-	snprintf(event_id, sizeof(event_id), "evt_%llu", (unsigned long long)e->sequence);
+	/* "evt_<sequence>", built from the end (no printf: a document holds
+	 * every evidence event) */
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	p -= 4;
+	memcpy(p, "evt_", 4);
 	xpc_json_obj_begin(w);
 	xpc_json_kstr(w, "schema_version", XP_SCHEMA_VERSION);
 	xpc_json_kstr(w, "session_id", session_id);
-	xpc_json_kstr(w, "event_id", event_id);
+	xpc_json_kstr(w, "event_id", p);
 	xpc_json_ku64(w, "sequence", e->sequence);
 	xpc_json_kstr(w, "source", xp_source_name(e->source));
 	xpc_json_kstr(w, "event_type", xp_event_type_name(e->event_type));

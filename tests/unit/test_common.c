@@ -79,11 +79,64 @@ static void test_writer(void)
 	CHECK_STR(b.data, "{\n  \"a\": 1,\n  \"b\": [],\n  \"d\": {\n    \"k\": [\n      1,\n      2\n    ]\n  }\n}");
 	xpc_buf_reset(&b);
 
+	/* integers at their edges (formatted without printf) */
+	xpc_json_init_buf(&w, &b, 0);
+	xpc_json_arr_begin(&w);
+	xpc_json_u64(&w, 0);
+	xpc_json_u64(&w, UINT64_MAX);
+	xpc_json_i64(&w, 0);
+	xpc_json_i64(&w, -1);
+	xpc_json_i64(&w, INT64_MIN);
+	xpc_json_i64(&w, INT64_MAX);
+	xpc_json_arr_end(&w);
+	CHECK(xpc_json_finish(&w) == 0);
+	CHECK_STR(b.data, "[0,18446744073709551615,0,-1,-9223372036854775808,9223372036854775807]");
+	xpc_buf_reset(&b);
+
+	/* pretty at depth: two spaces a level */
+	xpc_json_init_buf(&w, &b, XPC_JSON_PRETTY);
+	xpc_json_arr_begin(&w);
+	xpc_json_arr_begin(&w);
+	xpc_json_arr_begin(&w);
+	xpc_json_u64(&w, 7);
+	xpc_json_arr_end(&w);
+	xpc_json_arr_end(&w);
+	xpc_json_arr_end(&w);
+	CHECK(xpc_json_finish(&w) == 0);
+	CHECK_STR(b.data, "[\n  [\n    [\n      7\n    ]\n  ]\n]");
+	xpc_buf_reset(&b);
+
 	/* unbalanced document is reported */
 	xpc_json_init_buf(&w, &b, 0);
 	xpc_json_obj_begin(&w);
 	CHECK(xpc_json_finish(&w) == -EINVAL);
 	xpc_buf_free(&b);
+}
+
+/* The 8-byte fast path agrees with the byte loop: every byte value at
+ * every position of a 16-byte string, escaped whole and byte by byte (a
+ * lone byte escapes alike whether or not it sits among 'a's). */
+static void test_escape_words(void)
+{
+	struct xpc_buf whole = XPC_BUF_INIT, bytes = XPC_BUF_INIT;
+	char s[16];
+	int bad = 0;
+
+	for (int c = 0; c < 256; c++) {
+		for (int pos = 0; pos < 16; pos++) {
+			memset(s, 'a', sizeof(s));
+			s[pos] = (char)c;
+			xpc_buf_reset(&whole);
+			xpc_buf_reset(&bytes);
+			xpc_json_escape(&whole, s, sizeof(s));
+			for (int i = 0; i < 16; i++)
+				xpc_json_escape(&bytes, s + i, 1);
+			bad += whole.len != bytes.len || memcmp(whole.data, bytes.data, whole.len);
+		}
+	}
+	CHECK(bad == 0);
+	xpc_buf_free(&whole);
+	xpc_buf_free(&bytes);
 }
 
 static void test_escape_utf8(void)
@@ -366,6 +419,7 @@ int main(void)
 {
 	test_floats();
 	test_writer();
+	test_escape_words();
 	test_escape_utf8();
 	test_parse();
 	test_atomic();
