@@ -44,6 +44,7 @@
 #include "../agent/agent_histogram.h"
 #include "../checks/validate_checks.h"
 #include "../inventory/latency_histogram.h"
+#include "../live/link_release.h"
 #include "../live/live.h"
 #include "../live/probe_cost.h"
 #include "../correlate/correlate.h"
@@ -397,7 +398,11 @@ struct lh_window {
 /* The result is out: detach now; a failure is only a warning. */
 static void lh_detach(struct xp_inv_lh_attached *a)
 {
-	int e = xp_inv_lh_detach(a);
+	int e;
+
+	/* the kernel's detach waits go to a child; our closes return at once */
+	xp_link_release_to_child();
+	e = xp_inv_lh_detach(a);
 
 	if (e)
 		xp_out_warning("failed to detach the histogram's probes: %s", strerror(-e));

@@ -46,6 +46,7 @@
 #include "../agent/agent_client.h"
 #include "../agent/agent_source.h"
 #include "../agent/agent_inject.h"
+#include "../live/link_release.h"
 #include "../live/live.h"
 #include "../live/live_sched.h"
 #include "../live/probe_cost.h"
@@ -683,7 +684,11 @@ out:
 
 void xp_measure_live_teardown(struct xp_live_outcome *out)
 {
-	int rc = xp_live_bpf_release(out->bpf);
+	int rc;
+
+	/* the kernel's detach waits go to a child; our closes return at once */
+	xp_link_release_to_child();
+	rc = xp_live_bpf_destroy(out->bpf);
 
 	out->bpf = NULL;
 	if (rc)

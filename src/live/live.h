@@ -225,11 +225,6 @@ int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_
 int xp_live_bpf_detach(struct xp_live_obj *b);
 /* Detach and free everything; NULL is fine.  Returns what detach did. */
 int xp_live_bpf_destroy(struct xp_live_obj *b);
-/* The same as the command's last step, after its answer is out: the
- * uprobe_multi links are handed to a child process that closes them
- * (xp_uprobe_links_release), so this process does not wait out the
- * kernel's grace periods before it exits. */
-int xp_live_bpf_release(struct xp_live_obj *b);
 /* How the uprobe endpoints were attached: xp_uprobe_kind_name's words. */
 const char *xp_live_bpf_link_kind(const struct xp_live_obj *b);
 

@@ -414,7 +414,7 @@ int xp_live_bpf_dropped(struct xp_live_obj *b, uint64_t *count, uint64_t *first_
 	return 0;
 }
 
-static int detach(struct xp_live_obj *b, bool wait)
+int xp_live_bpf_detach(struct xp_live_obj *b)
 {
 	int rc = 0, e;
 
@@ -422,9 +422,7 @@ static int detach(struct xp_live_obj *b, bool wait)
 		return 0;
 	if (b->skel && b->skel->bss)
 		xp_live_bpf_arm(b, false);
-	if (!wait) /* the warm-up's link goes with them, even with none */
-		rc = xp_uprobe_links_release(b->mlinks, b->nmlinks);
-	else if (b->nmlinks)
+	if (b->nmlinks)
 		rc = xp_uprobe_links_close(b->mlinks, b->nmlinks);
 	b->nmlinks = 0;
 	while (b->nlinks) {
@@ -435,35 +433,18 @@ static int detach(struct xp_live_obj *b, bool wait)
 	return rc;
 }
 
-int xp_live_bpf_detach(struct xp_live_obj *b)
-{
-	return detach(b, true);
-}
-
-static int destroy(struct xp_live_obj *b, bool wait)
+int xp_live_bpf_destroy(struct xp_live_obj *b)
 {
 	int rc;
 
 	if (!b)
 		return 0;
-	rc = detach(b, wait);
+	rc = xp_live_bpf_detach(b);
 	ring_buffer__free(b->rb);
 	xp_live_bpf__destroy(b->skel);
 	free(b->percpu);
 	free(b);
 	return rc;
-}
-
-int xp_live_bpf_destroy(struct xp_live_obj *b)
-{
-	return destroy(b, true);
-}
-
-int xp_live_bpf_release(struct xp_live_obj *b)
-{
-	if (!b)
-		return xp_uprobe_links_release(NULL, 0);
-	return destroy(b, false);
 }
 
 const char *xp_live_bpf_link_kind(const struct xp_live_obj *b)

@@ -40,8 +40,6 @@
 #include "../../common/env_hooks.h"
 #include "uprobe_link.h"
 
-/* links one release hands to its child at most (more: closed here) */
-#define XP_LIVE_RELEASE_MAX 64
 #include "../process/procfs.h"
 
 #define XP_BPF_TRACE_UPROBE_MULTI 48
@@ -235,86 +233,10 @@ int xp_uprobe_links_close(int *fds, size_t n)
 	return rc;
 }
 
-static int fd_cmp(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The child: every inherited descriptor but the links closed, the
- * standard streams on /dev/null, then the links (only async-signal-safe
- * calls: the parent may have threads). */
-static __attribute__((noreturn)) void release_child(int *fds, size_t n)
-{
-	int null = open("/dev/null", O_RDWR);
-	unsigned int from = 3;
-
-	prctl(PR_SET_NAME, "xprobe-release"); /* what ps shows while it waits */
-
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-	}
-	/* fds sorted: close the gaps [3, fds[0]), (fds[i], fds[i+1]), (last, ~0] */
-	for (size_t i = 0; i <= n; i++) {
-		unsigned int to = i < n ? (unsigned int)fds[i] : ~0u;
-
-		if (to > from)
-			syscall(SYS_close_range, from, to - 1, 0);
-		from = to + 1;
-		if (i == n)
-			break;
-	}
-	for (size_t i = 0; i < n; i++)
-		close(fds[i]);
-	_exit(0);
-}
-
-static int warm_take(void);
-
-int xp_uprobe_links_release(int *fds, size_t n)
-{
-	int sorted[XP_LIVE_RELEASE_MAX + 1];
-	int warm = warm_take();
-	size_t i, m = n;
-	pid_t pid;
-
-	if (!n && warm < 0)
-		return 0;
-	if (n > XP_LIVE_RELEASE_MAX)
-		return xp_uprobe_links_close(fds, n);
-	for (i = 0; i < n; i++)
-		if (fds[i] < 3)
-			return xp_uprobe_links_close(fds, n);
-	memcpy(sorted, fds, n * sizeof(*fds));
-	if (warm >= 3)
-		sorted[m++] = warm;
-	qsort(sorted, m, sizeof(*sorted), fd_cmp);
-	fflush(NULL); /* nothing buffered is written twice */
-	pid = fork();
-	if (pid < 0) {
-		if (warm >= 0)
-			close(warm); /* the process's last grace period, here */
-		return xp_uprobe_links_close(fds, n);
-	}
-	if (pid == 0)
-		release_child(sorted, m);
-	for (i = 0; i < n; i++) {
-		close(fds[i]);
-		fds[i] = -1;
-	}
-	if (warm >= 0)
-		close(warm);
-	return 0;
-}
-
 /* --- the warm-up ----------------------------------------------------------- */
 
 static pthread_t warm_thread;
 static bool warm_started;
-static int warm_fd = -1;
 
 /* The warm-up probe's site: never called (a breakpoint here costs nothing). */
 __attribute__((noinline, used)) void xp_uprobe_warm_target(void)
@@ -361,10 +283,10 @@ static void *warm_run(void *arg)
 	prog = probe_prog(XP_BPF_TRACE_UPROBE_MULTI);
 	if (prog < 0)
 		return NULL;
-	warm_fd = link_create(prog, XP_BPF_TRACE_UPROBE_MULTI, "/proc/self/exe", &offset, NULL,
-			      NULL, 1, 0, (uint32_t)getpid());
-	if (warm_fd < 0)
-		warm_fd = -1;
+	/* kept open to the end: the release child closes it with the rest
+	 * (link_release.h), or this process's exit does */
+	(void)link_create(prog, XP_BPF_TRACE_UPROBE_MULTI, "/proc/self/exe", &offset, NULL, NULL,
+			  1, 0, (uint32_t)getpid());
 	close(prog); /* the link holds the program */
 	return NULL;
 }
@@ -376,16 +298,10 @@ void xp_uprobe_warm_start(void)
 	warm_started = !pthread_create(&warm_thread, NULL, warm_run, NULL);
 }
 
-/* The warm link, the thread joined; -1 when none.  Once. */
-static int warm_take(void)
+void xp_uprobe_warm_join(void)
 {
-	int fd;
-
 	if (!warm_started)
-		return -1;
+		return;
 	pthread_join(warm_thread, NULL);
 	warm_started = false;
-	fd = warm_fd;
-	warm_fd = -1;
-	return fd;
 }

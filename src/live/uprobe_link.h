@@ -87,23 +87,6 @@ int xp_uprobe_multi_attach(int prog_fd, const struct xp_uprobe_multi *m);
 int xp_uprobe_links_close(int *fds, size_t n);
 
 /*
- * Give @n uprobe_multi links up without waiting for the kernel: a child
- * process (fork) keeps the only other references, closes them one after
- * the other and exits; this process's copies are closed at once, which
- * costs nothing while the child holds the links.  So a command that has
- * written its answer exits in microseconds, not a grace period per link
- * later; the breakpoints stay in the target, their programs disarmed,
- * until the child's closes return (about 40 ms a link on 6.18).  The
- * child writes nothing: its standard streams are /dev/null and every other
- * descriptor it inherited is closed first, so whoever reads this
- * process's output sees its end when this process exits.  If xprobe or
- * the child is killed, the kernel closes the links as usual.  Every
- * fds[i] becomes -1.  Returns 0, or what xp_uprobe_links_close returns
- * when no child could be made (it closes them here).
- */
-int xp_uprobe_links_release(int *fds, size_t n);
-
-/*
  * Start, on a thread of its own, what makes the first uprobe of a
  * measurement slow: the kernel's first uprobe registration after a quiet
  * spell waits an RCU grace period (the writer side of its mmap-duplication
@@ -111,11 +94,14 @@ int xp_uprobe_links_release(int *fds, size_t n);
  * period of another do not.  The thread registers one uprobe_multi probe
  * in this process's own executable, on a function nothing calls
  * (xp_uprobe_warm_target), while the caller validates and loads; the
- * measurement's own links then register at once.  The warm link is given
- * up with the measurement's (xp_uprobe_links_release appends it), or
- * closed with this process.  Nothing happens where the kind in use is
+ * measurement's own links then register at once.  The warm link stays
+ * open to the end and goes with the others (link_release.h).  Nothing
+ * happens where the kind in use is
  * perf-event links.  Call once, early; idempotent.
  */
 void xp_uprobe_warm_start(void);
+/* Wait for the warm-up thread (before a fork).  Its link stays open with
+ * this process's others (link_release.h). */
+void xp_uprobe_warm_join(void);
 
 #endif /* XP_LIVE_UPROBE_LINK_H */

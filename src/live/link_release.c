@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * link_release.c - the child that waits out the kernel's detach
+ * (link_release.h says why and what it keeps).
+ *
+ * Invariant: the child holds only the descriptors the parent classified
+ * as probe holders before the fork, plus /dev/null on 0, 1 and 2.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "link_release.h"
+#include "uprobe_link.h"
+
+/* descriptors one release hands over at most (more: the parent waits) */
+#define RELEASE_MAX 4096
+
+/* Whether descriptor @fd of this process holds a probe. */
+static bool holds_probe(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return !strcmp(target, "anon_inode:bpf_link") ||
+	       !strcmp(target, "anon_inode:[perf_event]");
+}
+
+static int fd_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The probe holders of this process, sorted, in @fds; their count, or
+ * -errno (-E2BIG: more than @max). */
+static int collect(int *fds, int max)
+{
+	struct dirent *d;
+	int n = 0, rc = 0;
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		char *end;
+		long fd = strtol(d->d_name, &end, 10);
+
+		if (*end || end == d->d_name || fd < 3 || fd == dirfd(dir) || !holds_probe((int)fd))
+			continue;
+		if (n == max) {
+			rc = -E2BIG;
+			break;
+		}
+		fds[n++] = (int)fd;
+	}
+	closedir(dir);
+	if (rc)
+		return rc;
+	qsort(fds, (size_t)n, sizeof(*fds), fd_cmp);
+	return n;
+}
+
+/* The child: every inherited descriptor but @fds closed, the standard
+ * streams on /dev/null, then @fds (each close may wait in the kernel). */
+static __attribute__((noreturn)) void child(const int *fds, int n)
+{
+	int null = open("/dev/null", O_RDWR);
+	unsigned int from = 3;
+
+	prctl(PR_SET_NAME, "xprobe-release");
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	/* the gaps [3, fds[0]), (fds[i], fds[i+1]), (last, ~0] */
+	for (int i = 0; i <= n; i++) {
+		unsigned int to = i < n ? (unsigned int)fds[i] : ~0u;
+
+		if (to > from)
+			syscall(SYS_close_range, from, to - 1, 0);
+		if (i == n)
+			break;
+		from = to + 1;
+	}
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	_exit(0);
+}
+
+int xp_link_release_to_child(void)
+{
+	int *fds, n;
+	pid_t pid;
+
+	xp_uprobe_warm_join(); /* no thread inside a registration at the fork */
+	fds = malloc(RELEASE_MAX * sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	n = collect(fds, RELEASE_MAX);
+	if (n <= 0) {
+		free(fds);
+		return n;
+	}
+	fflush(NULL); /* nothing buffered is written twice */
+	pid = fork();
+	if (pid < 0) {
+		n = -errno;
+		free(fds);
+		return n;
+	}
+	if (pid == 0)
+		child(fds, n);
+	free(fds);
+	return n;
+}
