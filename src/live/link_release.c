@@ -15,8 +15,11 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../../common/env_hooks.h"
+#include "../../common/parse.h"
 #include "link_release.h"
 #include "uprobe_link.h"
 
@@ -76,7 +79,7 @@ static int collect(int *fds, int max)
 
 /* The child: every inherited descriptor but @fds closed, the standard
  * streams on /dev/null, then @fds (each close may wait in the kernel). */
-static __attribute__((noreturn)) void child(const int *fds, int n)
+static __attribute__((noreturn)) void child(const int *fds, int n, long hold_ms)
 {
 	int null = open("/dev/null", O_RDWR);
 	unsigned int from = 3;
@@ -97,13 +100,31 @@ static __attribute__((noreturn)) void child(const int *fds, int n)
 			break;
 		from = to + 1;
 	}
+	if (hold_ms > 0) { /* test builds: time to look at the child */
+		struct timespec ts = { hold_ms / 1000, (hold_ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+	}
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	_exit(0);
 }
 
+/* XPROBE_TEST_RELEASE_HOLD_MS (test builds): the child waits that long
+ * before its closes. */
+static long hold_ms(void)
+{
+	const char *v = xpc_test_hook_env("XPROBE_TEST_RELEASE_HOLD_MS");
+	uint64_t ms;
+
+	if (!v || xpc_parse_u64(v, 0, 60000, &ms))
+		return 0;
+	return (long)ms;
+}
+
 int xp_link_release_to_child(void)
 {
+	long hold = hold_ms();
 	int *fds, n;
 	pid_t pid;
 
@@ -124,7 +145,7 @@ int xp_link_release_to_child(void)
 		return n;
 	}
 	if (pid == 0)
-		child(fds, n);
+		child(fds, n, hold);
 	free(fds);
 	return n;
 }

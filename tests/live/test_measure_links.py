@@ -13,6 +13,8 @@ import time
 import xprobe_test
 from measure_live_helpers import (Fixture, LiveRun, assert_released, fd_targets, fixture_path,
                                   measure_fixture)
+from measure_live_helpers import bpf_ids as bpf_ids_of
+from measure_live_helpers import bpftool_ids
 from test_measure_uprobe import check_pairs
 
 
@@ -120,74 +122,74 @@ def test_one_link_per_binary_and_direction(xprobe):
     assert_released(run.progs, run.links)
 
 
+def read_document(run):
+    """Read the document from @run's stdout as it comes; (bytes, document,
+    the target's link ids the kernel still listed when it was complete)."""
+    fd = run.p.stdout.fileno()
+    os.set_blocking(fd, False)
+    buf, doc, listed = b"", None, None
+    deadline = time.monotonic() + 30
+    while doc is None and time.monotonic() < deadline:
+        select.select([fd], [], [], 1.0)
+        try:
+            chunk = os.read(fd, 65536)
+        except BlockingIOError:
+            continue
+        if not chunk:
+            break
+        buf += chunk
+        try:
+            doc = json.loads(buf)
+            listed = bpftool_ids()[1]
+        except ValueError:
+            pass
+    return buf, doc, listed
+
+
+def hold_env(kind):
+    """The hook env, with the release child holding the probes 3 s."""
+    env = hook_env(kind)
+    env["XPROBE_TEST_RELEASE_HOLD_MS"] = "3000"
+    return env
+
+
 def test_result_written_before_teardown(xprobe):
-    """The document is complete on stdout while xprobe still detaches (the
-    perf-event fallback waits a grace period per probe, about 100 ms each
-    on kernels since 6.13, so the gap is wide)."""
-    with sleeper(3, 5) as fx:
-        exe = fx.ready["exe"]
-        run = LiveRun(xprobe, "--pid", fx.pid, "--from", "uprobe:%s:xp_fx_sleep:entry" % exe,
-                      "--to", "uprobe:%s:xp_fx_sleep:return" % exe, "--match", "stack-nested",
-                      "--samples", 1, "--timeout-ms", 20000, env=hook_env("perf"))
-        run.wait_armed(2)
-        fx.go()
-        fd = run.p.stdout.fileno()
-        os.set_blocking(fd, False)
-        buf, doc, alive = b"", None, None
-        deadline = time.monotonic() + 30
-        while doc is None and time.monotonic() < deadline:
-            select.select([fd], [], [], 1.0)
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                break
-            buf += chunk
-            try:
-                doc = json.loads(buf)
-                alive = run.p.poll() is None
-            except ValueError:
-                pass
-        run.p.wait(timeout=30)
-        fx.done()
-        fx.quit()
-    assert doc is not None and doc["status"] == "completed", buf
-    assert run.p.returncode == 0
-    assert alive, "xprobe exited before its document was complete on stdout"
+    """The document is complete on stdout while the probes are still
+    attached: the detach comes after the answer (held by the release
+    child, XPROBE_TEST_RELEASE_HOLD_MS, so the order shows)."""
+    for kind in ("perf", None):
+        with sleeper(3, 5) as fx:
+            exe = fx.ready["exe"]
+            run = LiveRun(xprobe, "--pid", fx.pid, "--from",
+                          "uprobe:%s:xp_fx_sleep:entry" % exe, "--to",
+                          "uprobe:%s:xp_fx_sleep:return" % exe, "--match", "stack-nested",
+                          "--samples", 1, "--timeout-ms", 20000, env=hold_env(kind))
+            run.wait_armed(2)
+            fx.go()
+            buf, doc, listed = read_document(run)
+            run.p.wait(timeout=30)
+            fx.done()
+            fx.quit()
+        assert doc is not None and doc["status"] == "completed", buf
+        assert run.p.returncode == 0
+        target_links = run.links - run.own_links
+        assert target_links and target_links <= listed, (target_links, listed)
+        assert_released(run.progs, run.links, timeout=10)
 
 
 def test_histogram_result_written_before_teardown(xprobe):
     """--histogram writes its document while its disarmed probes are still
-    attached, and detaches after (perf-event links wait a grace period
-    each, so the gap is wide); the result is whole all the same."""
+    attached, and detaches after; the result is whole all the same."""
     with Fixture([fixture_path("live_hist"), "--plan", "1000:20"]) as fx:
         exe = fx.ready["exe"]
         run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
                       "uprobe:%s:xp_hist_call:entry" % exe, "--to",
                       "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
-                      "--duration-ms", 1500, env=hook_env("perf"))
+                      "--duration-ms", 1500, env=hold_env("perf"))
         run.wait_armed(3)
         fx.go()
         done = fx.done()
-        fd = run.p.stdout.fileno()
-        os.set_blocking(fd, False)
-        buf, doc, links_then = b"", None, None
-        deadline = time.monotonic() + 30
-        while doc is None and time.monotonic() < deadline:
-            select.select([fd], [], [], 1.0)
-            try:
-                chunk = os.read(fd, 65536)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                break
-            buf += chunk
-            try:
-                doc = json.loads(buf)
-                links_then = link_info(run.p.pid) if run.p.poll() is None else None
-            except ValueError:
-                pass
+        buf, doc, listed = read_document(run)
         run.p.wait(timeout=30)
         err = run.p.stderr.read()
         fx.quit()
@@ -198,9 +200,10 @@ def test_histogram_result_written_before_teardown(xprobe):
     assert done["calls"] == 20
     c = doc["collection"]
     assert (c["starts"], c["ends"], c["pairs"]) == (20, 20, 20) and c["uprobe_link"] == "perf_event"
-    # the document was complete while the process still held its links
-    assert links_then, "xprobe had detached (or exited) before its document was complete"
-    assert_released(run.progs, run.links)
+    # the document was complete while the probes were still attached
+    target_links = run.links - run.own_links
+    assert target_links and target_links <= listed, (target_links, listed)
+    assert_released(run.progs, run.links, timeout=10)
 
 
 def hist_pair(xprobe, kind, expect, link):
@@ -244,3 +247,67 @@ def test_histogram_uprobe_multi_links(xprobe):
 
 def test_histogram_perf_event_fallback(xprobe):
     hist_pair(xprobe, "perf", ["perf", "perf", "raw_tracepoint"], "perf_event")
+
+
+def release_children(mark):
+    """pids of the xprobe-release children whose environment holds @mark."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/comm" % d) as f:
+                if f.read().strip() != "xprobe-release":
+                    continue
+            with open("/proc/%s/environ" % d, "rb") as f:
+                if mark.encode() not in f.read().split(b"\0"):
+                    continue
+        except OSError:
+            continue
+        out.append(int(d))
+    return out
+
+
+def test_release_child_holds_only_the_probes(xprobe):
+    """Once the answer is out, a child keeps the probe holders (links,
+    perf events) and nothing else: its standard streams are /dev/null, so
+    the caller's pipes end when xprobe exits; the links go when the child
+    closes them.  XPROBE_TEST_RELEASE_HOLD_MS keeps the child waiting long
+    enough to look at it.  On both link kinds (the perf-event fallback
+    holds perf events)."""
+    for kind in (None, "perf"):
+        mark = "XP_RELEASE_TEST=%d_%s" % (os.getpid(), kind)
+        env = hook_env(kind)
+        env["XPROBE_TEST_RELEASE_HOLD_MS"] = "3000"
+        env[mark.split("=")[0]] = mark.split("=")[1]
+        with sleeper(3, 5) as fx:
+            exe = fx.ready["exe"]
+            run = LiveRun(xprobe, "--pid", fx.pid, "--from", "uprobe:%s:xp_fx_sleep:entry" % exe,
+                          "--to", "uprobe:%s:xp_fx_sleep:return" % exe, "--match",
+                          "stack-nested", "--samples", 1, "--timeout-ms", 20000, env=env)
+            run.wait_armed(2)
+            fx.go()
+            t0 = time.monotonic()
+            res = run.finish(timeout=60)  # stdout and stderr reached their end
+            assert res.rc == 0, res
+            assert time.monotonic() - t0 < 2.5  # not the child's 3 s hold
+            kids = release_children(mark)
+            assert len(kids) == 1, kids
+            kid = kids[0]
+            targets = fd_targets(kid)
+            for fd in ("0", "1", "2"):
+                assert targets[fd] == "/dev/null", targets
+            others = {fd: t for fd, t in targets.items() if fd not in ("0", "1", "2")}
+            assert others, targets
+            assert all(t in ("anon_inode:bpf_link", "anon_inode:[perf_event]")
+                       for t in others.values()), others
+            # the target's probes are still there while the child holds them
+            _, kl = bpf_ids_of(kid)
+            assert (run.links - run.own_links) <= kl, (run.links, kl)
+            fx.done()
+            fx.quit()
+        assert_released(run.progs, run.links, timeout=10)
+        deadline = time.monotonic() + 5
+        while release_children(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert release_children(mark) == []
