@@ -26,7 +26,7 @@ import time
 
 import xprobe_test
 from agent_helpers import libxprobe, wait_state
-from measure_live_helpers import bpf_ids
+from measure_live_helpers import target_link_ids
 
 STRIPPED = ("LD_PRELOAD", "LD_LIBRARY_PATH", "NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH")
 
@@ -136,7 +136,7 @@ class CudaRun:
         endpoint's probes attach before the sources arm back to back)."""
         wait_state(pid, "active", timeout=timeout, run=self)
         deadline = time.monotonic() + timeout
-        while nlinks and len(bpf_ids(self.p.pid)[1]) < nlinks:
+        while nlinks and len(target_link_ids(self.p.pid)) < nlinks:
             assert time.monotonic() < deadline, "no %d BPF links" % nlinks
             assert self.p.poll() is None, self.p.stderr.read()
             time.sleep(0.005)

@@ -108,6 +108,15 @@ def bpf_ids(pid, own=None):
     return progs, links
 
 
+def target_link_ids(pid):
+    """The link ids a process holds into other processes: its links but
+    the uprobe warm-up into its own executable (src/live/uprobe_link.h),
+    which attaches nothing to a target."""
+    own = set()
+    links = bpf_ids(pid, own)[1]
+    return links - own
+
+
 def bpftool_ids():
     """(prog ids, link ids) the kernel lists now."""
     progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], check=True,

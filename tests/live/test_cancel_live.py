@@ -18,7 +18,7 @@ import signal
 import subprocess
 import time
 
-from measure_live_helpers import Fixture, bpf_ids, fixture_path
+from measure_live_helpers import Fixture, fixture_path, target_link_ids
 
 import xprobe_test
 
@@ -48,7 +48,7 @@ def test_live_measure_cancelled_before_the_window(xprobe):
                                 "--timeout-ms", "20000", "--json"], signal.SIGTERM)
         links = set()
         while p.poll() is None:
-            links |= bpf_ids(p.pid)[1]
+            links |= target_link_ids(p.pid)
             time.sleep(0.001)
         out, err = p.communicate()
         elapsed = time.monotonic() - t0

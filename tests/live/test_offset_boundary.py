@@ -13,7 +13,8 @@ import os
 import subprocess
 import time
 
-from measure_live_helpers import Fixture, LiveRun, bpf_ids, fixture_path, measure_fixture
+from measure_live_helpers import (Fixture, LiveRun, fixture_path, measure_fixture,
+                                  target_link_ids)
 
 UNVERIFIED = "UNVERIFIED_INSTRUCTION_BOUNDARY"
 
@@ -57,7 +58,7 @@ def run_refused(xprobe, fx, args, timeout=10.0):
     deadline = time.monotonic() + timeout
     links = set()
     while time.monotonic() < deadline and run.p.poll() is None:
-        links |= bpf_ids(run.p.pid)[1]
+        links |= target_link_ids(run.p.pid)
         if links:
             time.sleep(0.1)  # armed: the probe is in the target now
             break
