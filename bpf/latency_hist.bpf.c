@@ -47,8 +47,15 @@
  * CO-RE: as bpf/xp_live.bpf.c, BPF_NO_PRESERVE_ACCESS_INDEX; the only
  * kernel layout read is x86-64 struct pt_regs (uapi), so nothing is
  * relocated.  The session kfuncs are extern symbols, so libbpf parses the
- * kernel's BTF at every load of this object (to resolve them, loaded
- * program or not): docs/histograms.md gives the cost.
+ * kernel's BTF at every load of an object that has them (to resolve them,
+ * loaded program or not: ~30 ms on 6.18).  So this file is built twice
+ * (cmake/bpf.cmake): as is, for the session path, and with
+ * XP_LH_LEAN, the lean object: no kfuncs and none of --explain's task
+ * reads (CO-RE relocations need the kernel's BTF too), its session and
+ * scheduler programs stubs that are never loaded, --explain's branches
+ * compiled out -- the same programs, maps and data, so one skeleton
+ * serves both objects, and latency_histogram.c opens the lean bytes for
+ * a run with neither a session link nor --explain.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -76,6 +83,13 @@ const volatile __s32 start_nr = 0;
 const volatile __s32 end_nr = 0;
 /* --explain: 1 follows the target's threads through the scheduler */
 const volatile __u32 explain = 0;
+/* explain, or 0 in the lean object (above), where the compiler drops
+ * --explain's branches and with them their task reads */
+#ifdef XP_LH_LEAN
+#define ex_on 0
+#else
+#define ex_on explain
+#endif
 const volatile __u32 explain_top = 20; /* 0..XP_EX_TOP_MAX */
 
 /* --- state ------------------------------------------------------------- */
@@ -343,7 +357,7 @@ static __always_inline void ex_start(__u32 d, __u64 now)
 	struct xp_ex_frame *f;
 	int i;
 
-	if (!explain)
+	if (!ex_on)
 		return;
 	t = ex_slot(global_tid(), now);
 	if (!t || d >= XP_EX_MAX_DEPTH) {
@@ -434,7 +448,7 @@ static __always_inline void ex_end(struct xp_lh_total *tot, struct xp_lh_hist *g
 	__u32 gtid, zero = 0, b;
 	int i;
 
-	if (!explain)
+	if (!ex_on)
 		return; /* before any work: the pair's hot path without --explain */
 	gtid = global_tid();
 	b = xp_lh_bucket_of(lat);
@@ -553,6 +567,7 @@ static __always_inline void ex_block_ends(struct xp_ex_thread *t, __u64 now)
 
 /* sched_switch(bool preempt, struct task_struct *prev, struct task_struct
  * *next, unsigned int prev_state); runs in prev's context. */
+#ifndef XP_LH_LEAN
 SEC("tp_btf/sched_switch")
 int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
@@ -654,6 +669,33 @@ int BPF_PROG(xp_ex_migrate, struct task_struct *p, int dest_cpu)
 		t->nmigr++;
 	return 0;
 }
+#else
+/* the lean object: stubs of the same names, never loaded */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(xp_ex_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(xp_ex_wakeup, struct task_struct *p)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(xp_ex_wakeup_new, struct task_struct *p)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_migrate_task")
+int BPF_PROG(xp_ex_migrate, struct task_struct *p, int dest_cpu)
+{
+	return 0;
+}
+#endif
 
 /* One pair: into the total and, with --by, into its group (returned,
  * NULL without one). */
@@ -848,6 +890,7 @@ int xp_lh_up_end(struct pt_regs *ctx)
  *        whose entry stored reach it, so the target filter is not run
  *        again (the thread id is read only with --by thread).
  */
+#ifndef XP_LH_LEAN
 extern bool bpf_session_is_return(void) __ksym __weak;
 extern __u64 *bpf_session_cookie(void) __ksym __weak;
 
@@ -881,6 +924,14 @@ int xp_lh_up_session(struct pt_regs *ctx)
 	*c = bpf_ktime_get_ns();
 	return 0;
 }
+#else
+/* the lean object: a stub of the same name, never loaded */
+SEC("uprobe")
+int xp_lh_up_session(struct pt_regs *ctx)
+{
+	return 0;
+}
+#endif
 
 SEC("usdt")
 int xp_lh_usdt_start(struct pt_regs *ctx)

@@ -56,6 +56,27 @@ foreach(src ${XP_BPF_SOURCES})
     COMMENT "Generating BPF skeleton ${name}.skel.h"
     VERBATIM)
   list(APPEND XP_BPF_SKELETONS ${skel})
+  if(name STREQUAL "latency_hist")
+    # the lean object: no session kfuncs, no --explain task reads (bpf/latency_hist.bpf.c,
+    # "CO-RE"): its bytes, opened with the skeleton above where no session
+    # link nor --explain is used, spare libbpf the kernel BTF parse
+    set(lean ${XP_BPF_OUT}/${name}_lean.bpf.o)
+    set(lean_skel ${XP_BPF_OUT}/${name}_lean.skel.h)
+    add_custom_command(
+      OUTPUT ${lean}
+      COMMAND ${XP_CLANG} ${XP_BPF_CFLAGS} -DXP_LH_LEAN -c ${src} -o ${lean}
+      DEPENDS ${src} ${XP_BPF_HEADERS} ${XP_BPF_OUT}/vmlinux.h
+      COMMENT "Compiling BPF object ${name}_lean.bpf.o"
+      VERBATIM)
+    add_custom_command(
+      OUTPUT ${lean_skel}
+      COMMAND ${XP_BPFTOOL} gen skeleton ${lean} name ${name}_lean_bpf > ${lean_skel}.tmp
+      COMMAND ${CMAKE_COMMAND} -E rename ${lean_skel}.tmp ${lean_skel}
+      DEPENDS ${lean}
+      COMMENT "Generating BPF skeleton ${name}_lean.skel.h"
+      VERBATIM)
+    list(APPEND XP_BPF_SKELETONS ${lean_skel})
+  endif()
 endforeach()
 
 add_custom_target(xprobe_bpf_skeletons DEPENDS ${XP_BPF_SKELETONS})

@@ -49,6 +49,7 @@
 #include "../../common/monotonic.h"
 #include "../process/procfs.h"
 #include "latency_hist.skel.h"
+#include "latency_hist_lean.skel.h"
 #include "latency_histogram.h"
 #include "../live/libbpf_msg.h"
 #include "../live/uprobe_link.h"
@@ -114,6 +115,39 @@ static enum xp_uprobe_kind lh_ukind(const struct xp_live_filter *f,
 	return k;
 }
 
+/*
+ * The skeleton over the whole object (@full: a session link or --explain)
+ * or over the lean one (bpf/latency_hist.bpf.c, "CO-RE"): the same
+ * programs, maps and data, so one skeleton type opens either, and only a
+ * run that needs the session kfuncs or --explain's task reads pays
+ * libbpf's parse of the kernel's BTF (~25 ms on 6.18).
+ */
+static struct latency_hist_bpf *open_skel(bool full)
+{
+	struct latency_hist_bpf *obj;
+	int err;
+
+	if (full)
+		return latency_hist_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = latency_hist_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data =
+			(void *)latency_hist_lean_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		latency_hist_bpf__destroy(obj);
+		errno = err < 0 ? -err : err;
+		return NULL;
+	}
+	return obj;
+}
+
 static int configure(struct latency_hist_bpf **out, const struct xp_live_filter *f,
 		     const struct xp_live_endpoint *start, const struct xp_live_endpoint *end,
 		     bool nested, int group_by, uint64_t max_groups, uint64_t max_inflight,
@@ -126,7 +160,7 @@ static int configure(struct latency_hist_bpf **out, const struct xp_live_filter 
 	int rc;
 
 	*out = NULL;
-	skel = latency_hist_bpf__open();
+	skel = open_skel((up && uk == XP_UPROBE_SESSION) || explain);
 	if (!skel)
 		return errno ? -errno : -EINVAL;
 	if (f)

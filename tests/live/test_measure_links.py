@@ -311,3 +311,38 @@ def test_release_child_holds_only_the_probes(xprobe):
         while release_children(mark) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert release_children(mark) == []
+
+
+def rchar_when_armed(xprobe, *extra, kind=None):
+    """Bytes a --histogram run has read (/proc/PID/io rchar) once armed."""
+    with Fixture([fixture_path("live_hist"), "--plan", "1000:5"]) as fx:
+        exe = fx.ready["exe"]
+        run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
+                      "uprobe:%s:xp_hist_call:entry" % exe, "--to",
+                      "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
+                      "--duration-ms", 1000, *extra, env=hook_env(kind))
+        run.wait_armed(2)
+        with open("/proc/%d/io" % run.p.pid) as f:
+            io = dict(l.split(": ") for l in f.read().splitlines())
+        fx.go()
+        fx.done()
+        res = run.finish(schema_name="latency-histogram-result")
+        assert res.rc == 0, res
+        fx.quit()
+    return int(io["rchar"])
+
+
+def test_histogram_lean_object_reads_no_kernel_btf(xprobe):
+    """A --histogram run with neither a session link nor --explain opens
+    the lean object, which libbpf loads without parsing the kernel's BTF
+    (bpf/latency_hist.bpf.c, "CO-RE"); --explain (CO-RE task reads) and a
+    session link (kfuncs) need it.  The difference shows in the bytes the
+    process read: the whole /sys/kernel/btf/vmlinux, or none of it."""
+    btf = os.path.getsize("/sys/kernel/btf/vmlinux") or len(open("/sys/kernel/btf/vmlinux",
+                                                                  "rb").read())
+    lean = rchar_when_armed(xprobe, kind="multi")
+    explain = rchar_when_armed(xprobe, "--explain", kind="multi")
+    session = rchar_when_armed(xprobe)
+    assert lean < btf, (lean, btf)
+    assert explain - lean >= 0.9 * btf, (lean, explain, btf)
+    assert session - lean >= 0.9 * btf, (lean, session, btf)
