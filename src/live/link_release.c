@@ -79,7 +79,17 @@ static int collect(int *fds, int max)
 
 /* The child: every inherited descriptor but @fds closed, the standard
  * streams on /dev/null, then @fds (each close may wait in the kernel). */
-static __attribute__((noreturn)) void child(const int *fds, int n, long hold_ms)
+/* Close [@from, @to] in the child: close_range (5.9+), else one by one up
+ * to @open_max (the descriptor limit, read before the fork). */
+static void close_span(unsigned int from, unsigned int to, long open_max)
+{
+	if (!syscall(SYS_close_range, from, to, 0))
+		return;
+	for (long fd = from; fd <= (long)to && fd < open_max; fd++)
+		close((int)fd);
+}
+
+static __attribute__((noreturn)) void child(const int *fds, int n, long hold_ms, long open_max)
 {
 	int null = open("/dev/null", O_RDWR);
 	unsigned int from = 3;
@@ -95,7 +105,7 @@ static __attribute__((noreturn)) void child(const int *fds, int n, long hold_ms)
 		unsigned int to = i < n ? (unsigned int)fds[i] : ~0u;
 
 		if (to > from)
-			syscall(SYS_close_range, from, to - 1, 0);
+			close_span(from, to - 1, open_max);
 		if (i == n)
 			break;
 		from = to + 1;
@@ -124,7 +134,7 @@ static long hold_ms(void)
 
 int xp_link_release_to_child(void)
 {
-	long hold = hold_ms();
+	long hold = hold_ms(), open_max = sysconf(_SC_OPEN_MAX);
 	int *fds, n;
 	pid_t pid;
 
@@ -145,7 +155,7 @@ int xp_link_release_to_child(void)
 		return n;
 	}
 	if (pid == 0)
-		child(fds, n, hold);
+		child(fds, n, hold, open_max > 0 ? open_max : 1024);
 	free(fds);
 	return n;
 }
