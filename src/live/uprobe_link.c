@@ -25,12 +25,8 @@
  * lacking the link.  Nothing is attached anywhere by the probe.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,9 +34,8 @@
 #include <bpf/bpf.h>
 
 #include "../../common/env_hooks.h"
-#include "uprobe_link.h"
-
 #include "../process/procfs.h"
+#include "uprobe_link.h"
 
 #define XP_BPF_TRACE_UPROBE_MULTI 48
 #define XP_BPF_TRACE_UPROBE_SESSION 57
@@ -244,25 +239,25 @@ __attribute__((noinline, used)) void xp_uprobe_warm_target(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-/* The file offset of @addr in this process's executable, or 0. */
+/* The file offset of @addr in this process's executable, or 0 (the one
+ * maps reader, procfs.h). */
 static uint64_t self_file_offset(uintptr_t addr)
 {
-	unsigned long lo, hi, off;
-	char line[512], perms[8];
+	struct xp_maps m;
 	uint64_t found = 0;
-	FILE *f = fopen("/proc/self/maps", "re");
+	size_t bad;
 
-	if (!f)
+	if (xp_maps_read_pid((uint32_t)getpid(), &m, &bad))
 		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %7s %lx", &lo, &hi, perms, &off) != 4)
-			continue;
-		if (addr >= lo && addr < hi && perms[2] == 'x') {
-			found = addr - lo + off;
+	for (size_t i = 0; i < m.n; i++) {
+		const struct xp_map_entry *e = &m.v[i];
+
+		if (addr >= e->start && addr < e->end && xp_map_is_exec(e)) {
+			found = addr - e->start + e->offset;
 			break;
 		}
 	}
-	fclose(f);
+	xp_maps_free(&m);
 	return found;
 }
 
