@@ -37,14 +37,15 @@ set(XP_BPF_CFLAGS -g -O2 -target bpf -D__TARGET_ARCH_x86 -DBPF_NO_PRESERVE_ACCES
 file(GLOB XP_BPF_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/bpf/*.bpf.c)
 file(GLOB XP_BPF_HEADERS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/bpf/*.h)
 set(XP_BPF_SKELETONS)
-foreach(src ${XP_BPF_SOURCES})
-  get_filename_component(base ${src} NAME)
-  string(REGEX REPLACE "\\.bpf\\.c$" "" name ${base})
+
+# ${name}.bpf.o from ${src} (with the extra compiler flags after them) and
+# its skeleton ${name}.skel.h, appended to XP_BPF_SKELETONS.
+function(xp_bpf_object name src)
   set(obj ${XP_BPF_OUT}/${name}.bpf.o)
   set(skel ${XP_BPF_OUT}/${name}.skel.h)
   add_custom_command(
     OUTPUT ${obj}
-    COMMAND ${XP_CLANG} ${XP_BPF_CFLAGS} -c ${src} -o ${obj}
+    COMMAND ${XP_CLANG} ${XP_BPF_CFLAGS} ${ARGN} -c ${src} -o ${obj}
     DEPENDS ${src} ${XP_BPF_HEADERS} ${XP_BPF_OUT}/vmlinux.h
     COMMENT "Compiling BPF object ${name}.bpf.o"
     VERBATIM)
@@ -55,27 +56,19 @@ foreach(src ${XP_BPF_SOURCES})
     DEPENDS ${obj}
     COMMENT "Generating BPF skeleton ${name}.skel.h"
     VERBATIM)
-  list(APPEND XP_BPF_SKELETONS ${skel})
+  set(XP_BPF_SKELETONS ${XP_BPF_SKELETONS} ${skel} PARENT_SCOPE)
+endfunction()
+
+foreach(src ${XP_BPF_SOURCES})
+  get_filename_component(base ${src} NAME)
+  string(REGEX REPLACE "\\.bpf\\.c$" "" name ${base})
+  xp_bpf_object(${name} ${src})
   if(name STREQUAL "latency_hist")
-    # the lean object: no session kfuncs, no --explain task reads (bpf/latency_hist.bpf.c,
-    # "CO-RE"): its bytes, opened with the skeleton above where no session
-    # link nor --explain is used, spare libbpf the kernel BTF parse
-    set(lean ${XP_BPF_OUT}/${name}_lean.bpf.o)
-    set(lean_skel ${XP_BPF_OUT}/${name}_lean.skel.h)
-    add_custom_command(
-      OUTPUT ${lean}
-      COMMAND ${XP_CLANG} ${XP_BPF_CFLAGS} -DXP_LH_LEAN -c ${src} -o ${lean}
-      DEPENDS ${src} ${XP_BPF_HEADERS} ${XP_BPF_OUT}/vmlinux.h
-      COMMENT "Compiling BPF object ${name}_lean.bpf.o"
-      VERBATIM)
-    add_custom_command(
-      OUTPUT ${lean_skel}
-      COMMAND ${XP_BPFTOOL} gen skeleton ${lean} name ${name}_lean_bpf > ${lean_skel}.tmp
-      COMMAND ${CMAKE_COMMAND} -E rename ${lean_skel}.tmp ${lean_skel}
-      DEPENDS ${lean}
-      COMMENT "Generating BPF skeleton ${name}_lean.skel.h"
-      VERBATIM)
-    list(APPEND XP_BPF_SKELETONS ${lean_skel})
+    # the lean object: no session kfuncs, no --explain task reads
+    # (bpf/latency_hist.bpf.c, "CO-RE"); its bytes, opened with the
+    # skeleton above where neither a session link nor --explain is used,
+    # spare libbpf the kernel BTF parse
+    xp_bpf_object(${name}_lean ${src} -DXP_LH_LEAN)
   endif()
 endforeach()
 
