@@ -82,30 +82,55 @@ class Fixture:
                 pass
 
 
-def bpf_ids(pid, own=None):
-    """(prog ids, link ids) a process holds, from its fdinfo.  With a set
-    @own, the ids of its links into its own memory (the uprobe warm-up
-    link, src/live/uprobe_link.h) are added to it too."""
-    progs, links = set(), set()
+def bpf_fdinfo(pid):
+    """The fdinfo of every BPF program and link descriptor a process
+    holds: a list of dicts, each field's first value (keys and values
+    stripped), "_text" the whole file."""
+    out = []
     for fd, target in fd_targets(pid).items():
         if "bpf-prog" not in target and "bpf_link" not in target:
             continue
         try:
             with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                info = f.read()
+                text = f.read()
         except OSError:
             continue
-        fields = {}
-        for line in info.splitlines():
+        info = {"_text": text}
+        for line in text.splitlines():
             k, _, v = line.partition(":")
-            fields.setdefault(k, v.strip())
-        if "prog_id" in fields:
-            progs.add(int(fields["prog_id"]))
-        if "link_id" in fields:
-            links.add(int(fields["link_id"]))
-            if own is not None and fields.get("pid") == str(pid):
-                own.add(int(fields["link_id"]))
+            info.setdefault(k.strip(), v.strip())
+        out.append(info)
+    return out
+
+
+def bpf_ids(pid, own=None):
+    """(prog ids, link ids) a process holds, from its fdinfo.  With a set
+    @own, the ids of its links into its own memory (the uprobe warm-up
+    link, src/live/uprobe_link.h) are added to it too."""
+    progs, links = set(), set()
+    for info in bpf_fdinfo(pid):
+        if "prog_id" in info:
+            progs.add(int(info["prog_id"]))
+        if "link_id" in info:
+            links.add(int(info["link_id"]))
+            if own is not None and info.get("pid") == str(pid):
+                own.add(int(info["link_id"]))
     return progs, links
+
+
+def link_info(pid, own=None):
+    """fdinfo of every BPF link the process holds into another process: a
+    list of dicts (its links into itself, the uprobe warm-up, go to @own)."""
+    out = []
+    for info in bpf_fdinfo(pid):
+        if "link_id" not in info:
+            continue
+        if info.get("pid") == str(pid):
+            if own is not None:
+                own.append(info)
+            continue
+        out.append(info)
+    return out
 
 
 def target_link_ids(pid):
@@ -115,6 +140,16 @@ def target_link_ids(pid):
     own = set()
     links = bpf_ids(pid, own)[1]
     return links - own
+
+
+def link_env(kind):
+    """The environment with XPROBE_TEST_UPROBE_LINK=@kind (None: unset):
+    the uprobe link kind a test-hook build uses (src/live/uprobe_link.h)."""
+    env = dict(os.environ)
+    env.pop("XPROBE_TEST_UPROBE_LINK", None)
+    if kind:
+        env["XPROBE_TEST_UPROBE_LINK"] = kind
+    return env
 
 
 def bpftool_ids():

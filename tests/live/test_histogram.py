@@ -25,7 +25,7 @@ import time
 import pytest
 
 from measure_live_helpers import (FIXTURE_SRC, PY311, Fixture, LiveRun, assert_released,
-                                  fixture_path, hist_nlinks, uprobe_session)
+                                  fixture_path, hist_nlinks, link_env, uprobe_session)
 
 SCHEMA = "latency-histogram-result"
 PROBE_NS = 300_000  # the two probes' cost and a little scheduling, far above both
@@ -44,15 +44,6 @@ def sel(fx, fn, end):
 def nested_args(fx, fn="xp_hist_call"):
     return ["--from", sel(fx, fn, False), "--to", sel(fx, fn, True), "--match",
             "stack-nested"]
-
-
-def link_env(kind):
-    """The environment with XPROBE_TEST_UPROBE_LINK=@kind (None: unset)."""
-    env = dict(os.environ)
-    env.pop("XPROBE_TEST_UPROBE_LINK", None)
-    if kind:
-        env["XPROBE_TEST_UPROBE_LINK"] = kind
-    return env
 
 
 def run_hist(xprobe, fx, args, duration=3000, go=True, json_mode=True, env=None):

@@ -12,7 +12,7 @@ import time
 
 import xprobe_test
 from measure_live_helpers import (Fixture, LiveRun, assert_released, fd_targets, fixture_path,
-                                  measure_fixture)
+                                  link_env, link_info)
 from measure_live_helpers import bpf_ids as bpf_ids_of
 from measure_live_helpers import bpftool_ids
 from test_measure_uprobe import check_pairs
@@ -22,45 +22,12 @@ def sleeper(calls, sleep_ms):
     return Fixture([fixture_path("live_sleeper"), "--calls", calls, "--sleep-ms", sleep_ms])
 
 
-def link_info(pid, own=None):
-    """fdinfo of every BPF link the process holds into another process: a
-    list of dicts (its links into itself, the uprobe warm-up, go to @own)."""
-    out = []
-    for fd, target in fd_targets(pid).items():
-        if "bpf_link" not in target:
-            continue
-        try:
-            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                text = f.read()
-        except OSError:
-            continue
-        info = {}
-        for line in text.splitlines():
-            k, _, v = line.partition(":")
-            info.setdefault(k.strip(), v.strip())
-        info["_text"] = text
-        if info.get("pid") == str(pid):
-            if own is not None:
-                own.append(info)
-            continue
-        out.append(info)
-    return out
-
-
-def hook_env(kind):
-    env = dict(os.environ)
-    env.pop("XPROBE_TEST_UPROBE_LINK", None)
-    if kind:
-        env["XPROBE_TEST_UPROBE_LINK"] = kind
-    return env
-
-
 def run_pair(xprobe, kind, expect_type):
     with sleeper(5, 20) as fx:
         exe = fx.ready["exe"]
         run = LiveRun(xprobe, "--pid", fx.pid, "--from", "uprobe:%s:xp_fx_sleep:entry" % exe,
                       "--to", "uprobe:%s:xp_fx_sleep:return" % exe, "--match", "stack-nested",
-                      "--samples", 5, "--timeout-ms", 20000, env=hook_env(kind))
+                      "--samples", 5, "--timeout-ms", 20000, env=link_env(kind))
         run.wait_armed(2)
         own = []
         links = link_info(run.p.pid, own)
@@ -103,7 +70,7 @@ def test_one_link_per_binary_and_direction(xprobe):
         exe = fx.ready["exe"]
         run = LiveRun(xprobe, "--pid", fx.pid, "--from", "uprobe:%s:xp_fx_sleep:entry" % exe,
                       "--to", "uprobe:%s:xp_fx_hot:entry" % exe, "--match", "first-after",
-                      "--duration-ms", 300, env=hook_env(None))
+                      "--duration-ms", 300, env=link_env(None))
         run.wait_armed(1)
         links = link_info(run.p.pid)
         fx.go()
@@ -148,7 +115,7 @@ def read_document(run):
 
 def hold_env(kind):
     """The hook env, with the release child holding the probes 3 s."""
-    env = hook_env(kind)
+    env = link_env(kind)
     env["XPROBE_TEST_RELEASE_HOLD_MS"] = "3000"
     return env
 
@@ -214,7 +181,7 @@ def hist_pair(xprobe, kind, expect, link):
         run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
                       "uprobe:%s:xp_hist_call:entry" % exe, "--to",
                       "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
-                      "--duration-ms", 1500, env=hook_env(kind))
+                      "--duration-ms", 1500, env=link_env(kind))
         run.wait_armed(len(expect))  # the endpoints', the thread-exit raw tracepoint
         links = link_info(run.p.pid)
         fx.go()
@@ -277,7 +244,7 @@ def test_release_child_holds_only_the_probes(xprobe):
     holds perf events)."""
     for kind in (None, "perf"):
         mark = "XP_RELEASE_TEST=%d_%s" % (os.getpid(), kind)
-        env = hook_env(kind)
+        env = link_env(kind)
         env["XPROBE_TEST_RELEASE_HOLD_MS"] = "3000"
         env[mark.split("=")[0]] = mark.split("=")[1]
         with sleeper(3, 5) as fx:
@@ -320,7 +287,7 @@ def rchar_when_armed(xprobe, *extra, kind=None):
         run = LiveRun(xprobe, "--pid", fx.pid, "--histogram", "--from",
                       "uprobe:%s:xp_hist_call:entry" % exe, "--to",
                       "uprobe:%s:xp_hist_call:return" % exe, "--match", "stack-nested",
-                      "--duration-ms", 1000, *extra, env=hook_env(kind))
+                      "--duration-ms", 1000, *extra, env=link_env(kind))
         run.wait_armed(2)
         with open("/proc/%d/io" % run.p.pid) as f:
             io = dict(l.split(": ") for l in f.read().splitlines())
