@@ -131,9 +131,8 @@ static int items_check(const struct xp_capture_table_rx *rx, const struct xprobe
 	return 0;
 }
 
-int xp_capture_table_rx_accept(struct xp_capture_table_rx *rx,
-			       const struct xprobe_agent_reply *rep, void **items, size_t elem,
-			       struct xp_error *err)
+int xp_capture_table_rx_accept(struct xp_capture_table_rx *rx, const struct xprobe_agent_reply *rep,
+			       void **items, size_t elem, struct xp_error *err)
 {
 	bool has = xp_capture_table_rx_has_items(rep->op);
 	int rc;
@@ -164,8 +163,7 @@ int xp_capture_table_rx_accept(struct xp_capture_table_rx *rx,
 	return 0;
 }
 
-int64_t xp_capture_table_rx_chunk(struct xp_capture_table_rx *rx, size_t len,
-				  struct xp_error *err)
+int64_t xp_capture_table_rx_chunk(struct xp_capture_table_rx *rx, size_t len, struct xp_error *err)
 {
 	if (!rx->in_reply || !rx->chunks_left)
 		return xp_capture_table_rx_bad(rx, err, "nchunks",

@@ -37,8 +37,7 @@ static bool holds_probe(int fd)
 	if (n <= 0)
 		return false;
 	target[n] = '\0';
-	return !strcmp(target, "anon_inode:bpf_link") ||
-	       !strcmp(target, "anon_inode:[perf_event]");
+	return !strcmp(target, "anon_inode:bpf_link") || !strcmp(target, "anon_inode:[perf_event]");
 }
 
 static int fd_cmp(const void *a, const void *b)

@@ -280,8 +280,8 @@ static void *warm_run(void *arg)
 		return NULL;
 	/* kept open to the end: the release child closes it with the rest
 	 * (link_release.h), or this process's exit does */
-	(void)link_create(prog, XP_BPF_TRACE_UPROBE_MULTI, "/proc/self/exe", &offset, NULL, NULL,
-			  1, 0, (uint32_t)getpid());
+	(void)link_create(prog, XP_BPF_TRACE_UPROBE_MULTI, "/proc/self/exe", &offset, NULL, NULL, 1,
+			  0, (uint32_t)getpid());
 	close(prog); /* the link holds the program */
 	return NULL;
 }
